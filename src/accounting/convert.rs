@@ -1,0 +1,436 @@
+//! From RDP curves (and zCDP / GDP) to (ε, δ)-DP.
+//!
+//! Per order λ, an RDP bound ε(λ) gives (ε_DP, δ)-DP by
+//! * Canonne–Kamath–Steinke 2020 (Prop. 12 / Lemma 14 of the seed), the default:
+//!   ε_DP = ε(λ) + ln(1 − 1/λ) − ln(δλ)/(λ−1), equivalently
+//!   ln δ = (λ−1)(ε(λ) − ε_DP + ln(1 − 1/λ)) − ln λ;
+//! * Mironov 2017 (Prop. 3): ε_DP = ε(λ) + ln(1/δ)/(λ−1).
+//!
+//! With CKS we also use the KL route (valid at any order because D_λ ≥ D_1 = KL):
+//! Bretagnolle–Huber gives TV ≤ √(1 − e^{−KL}), and TV ≤ δ means (0, δ)-DP.
+//! The bound is then minimised over orders: continuously for closed-form curves, over the grid
+//! for sampled ones. Any order gives a valid bound, so a search can only lose tightness, never
+//! validity; each result reports the order that produced it.
+
+use super::rdp::{format_orders, RdpCurve};
+use crate::error::{Error, Range, Result};
+use crate::numeric::{golden_min, log_ndtr};
+use std::sync::LazyLock;
+
+/// dp-accounting 0.6.0's `DEFAULT_RDP_ORDERS`: 1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512, 1024.
+pub static DP_ACCOUNTING_ORDERS: LazyLock<Vec<f64>> = LazyLock::new(|| {
+    (1..100)
+        .map(|x| 1.0 + f64::from(x) / 10.0)
+        .chain((11..64).map(f64::from))
+        .chain([128.0, 256.0, 512.0, 1024.0])
+        .collect()
+});
+
+/// Which RDP → (ε, δ) rule to apply at each order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Conversion {
+    /// Canonne–Kamath–Steinke (tighter), with the KL route.
+    #[default]
+    Cks,
+    /// Mironov's original conversion.
+    Mironov,
+}
+
+/// Which orders the bound is minimised over.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum Orders {
+    /// Every λ > 1 for closed-form curves (a dense search plus refinement); a sampled curve's
+    /// own grid otherwise.
+    #[default]
+    Continuous,
+    /// dp-accounting 0.6.0's default grid and its guards (CKS only for λ > 1.01), so results
+    /// can be compared with that library.
+    DpAccounting,
+    /// An explicit list of orders.
+    List(Vec<f64>),
+}
+
+impl Orders {
+    /// Parses `continuous`, `dp-accounting` or a comma-separated list of orders > 1.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim() {
+            "continuous" => Ok(Orders::Continuous),
+            "dp-accounting" => Ok(Orders::DpAccounting),
+            list => {
+                let allowed = "continuous, dp-accounting, or a comma-separated list of orders > 1";
+                let orders = list
+                    .split(',')
+                    .map(|t| {
+                        t.trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|&o| Range::Order.contains(o))
+                    })
+                    .collect::<Option<Vec<f64>>>()
+                    .ok_or_else(|| Error::invalid("orders", list, allowed))?;
+                Ok(Orders::List(orders))
+            }
+        }
+    }
+}
+
+/// An (ε, δ)-DP guarantee and how it was obtained.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpBound {
+    pub epsilon: f64,
+    pub delta: f64,
+    /// The Rényi order that gave the bound (None for conversions that use no order, e.g. GDP).
+    pub order: Option<f64>,
+}
+
+/// Converts RDP curves to (ε, δ): an order policy and a per-order conversion rule.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Accountant {
+    pub orders: Orders,
+    pub conversion: Conversion,
+}
+
+impl Accountant {
+    pub fn new(orders: Orders, conversion: Conversion) -> Self {
+        Accountant { orders, conversion }
+    }
+
+    /// A short machine-readable name, e.g. `rdp/cks/continuous`.
+    pub fn name(&self) -> String {
+        let conv = match self.conversion {
+            Conversion::Cks => "cks",
+            Conversion::Mironov => "mironov",
+        };
+        let orders = match &self.orders {
+            Orders::Continuous => "continuous".to_string(),
+            Orders::DpAccounting => "dp-accounting-0.6.0-orders".to_string(),
+            Orders::List(l) => format!("orders{}", format_orders(l)),
+        };
+        format!("rdp/{conv}/{orders}")
+    }
+
+    /// The smallest ε such that the curve gives (ε, δ)-DP.
+    pub fn epsilon(&self, curve: &RdpCurve, delta: f64) -> Result<DpBound> {
+        let delta = Range::OpenUnit.check("delta", delta)?;
+        let rule = self.rule();
+        let (epsilon, order) = self.minimise(curve, |r, l| rule.epsilon(r, l, delta))?;
+        Ok(DpBound {
+            epsilon,
+            delta,
+            order: Some(order),
+        })
+    }
+
+    /// The smallest δ such that the curve gives (ε, δ)-DP.
+    pub fn delta(&self, curve: &RdpCurve, epsilon: f64) -> Result<DpBound> {
+        let epsilon = Range::NonNegative.check("epsilon", epsilon)?;
+        let rule = self.rule();
+        let (log_delta, order) = self.minimise(curve, |r, l| rule.log_delta(r, l, epsilon))?;
+        Ok(DpBound {
+            epsilon,
+            delta: log_delta.exp().min(1.0),
+            order: Some(order),
+        })
+    }
+
+    fn rule(&self) -> Rule {
+        Rule {
+            conversion: self.conversion,
+            dp_accounting_guards: self.orders == Orders::DpAccounting,
+        }
+    }
+
+    /// min over the policy's orders of `objective(ε(λ), λ)`, with the order that attains it.
+    fn minimise(
+        &self,
+        curve: &RdpCurve,
+        objective: impl Fn(f64, f64) -> f64,
+    ) -> Result<(f64, f64)> {
+        let best = match (&self.orders, curve.closed_form()) {
+            (Orders::Continuous, Some(form)) => {
+                minimise_continuous(|l| objective(form.eval(l), l), form.is_cheap())
+            }
+            (Orders::Continuous, None) => {
+                let (orders, eps) = curve.grid().expect("a curve is a grid or a closed form");
+                minimise_grid(orders, eps, &objective)
+            }
+            (Orders::DpAccounting, _) => {
+                let sampled = curve.on_orders(&DP_ACCOUNTING_ORDERS)?;
+                let (orders, eps) = sampled.grid().expect("sampled");
+                minimise_grid(orders, eps, &objective)
+            }
+            (Orders::List(list), _) => {
+                let sampled = curve.on_orders(list)?;
+                let (orders, eps) = sampled.grid().expect("sampled");
+                minimise_grid(orders, eps, &objective)
+            }
+        };
+        if best.0.is_nan() {
+            return Err(Error::Infeasible(
+                "the privacy bound evaluated to NaN at every order (please report this)".into(),
+            ));
+        }
+        Ok(best)
+    }
+}
+
+/// The per-order conversion rule.
+#[derive(Clone, Copy, Debug)]
+struct Rule {
+    conversion: Conversion,
+    dp_accounting_guards: bool,
+}
+
+impl Rule {
+    fn epsilon(self, rdp: f64, order: f64, delta: f64) -> f64 {
+        if rdp.is_nan() || rdp == f64::INFINITY {
+            return f64::INFINITY;
+        }
+        let rdp = rdp.max(0.0);
+        let eps = match self.conversion {
+            Conversion::Mironov => mironov_epsilon(rdp, order, delta),
+            Conversion::Cks => {
+                if delta * delta + (-rdp).exp_m1() > 0.0 {
+                    0.0 // KL route: TV ≤ √(1 − e^{−ε(λ)}) < δ.
+                } else if self.dp_accounting_guards && order <= 1.01 {
+                    f64::INFINITY
+                } else {
+                    cks_epsilon(rdp, order, delta)
+                }
+            }
+        };
+        eps.max(0.0)
+    }
+
+    fn log_delta(self, rdp: f64, order: f64, epsilon: f64) -> f64 {
+        if rdp.is_nan() || rdp == f64::INFINITY {
+            return 0.0;
+        }
+        let rdp = rdp.max(0.0);
+        let log_delta = match self.conversion {
+            Conversion::Mironov => (order - 1.0) * (rdp - epsilon),
+            Conversion::Cks => {
+                let kl = if rdp == 0.0 {
+                    f64::NEG_INFINITY
+                } else {
+                    0.5 * (-(-rdp).exp()).ln_1p()
+                };
+                if self.dp_accounting_guards && order <= 1.01 {
+                    kl
+                } else {
+                    kl.min(cks_log_delta(rdp, order, epsilon))
+                }
+            }
+        };
+        log_delta.min(0.0)
+    }
+}
+
+/// CKS: ε_DP = ε(λ) + ln(1 − 1/λ) − ln(δλ)/(λ−1) (not clamped).
+pub fn cks_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
+    rdp + (-1.0 / order).ln_1p() - (delta * order).ln() / (order - 1.0)
+}
+
+/// CKS: ln δ = (λ−1)(ε(λ) − ε_DP + ln(1 − 1/λ)) − ln λ (not clamped).
+pub fn cks_log_delta(rdp: f64, order: f64, epsilon: f64) -> f64 {
+    (order - 1.0) * (rdp - epsilon + (-1.0 / order).ln_1p()) - order.ln()
+}
+
+/// Mironov: ε_DP = ε(λ) + ln(1/δ)/(λ−1) (not clamped).
+pub fn mironov_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
+    rdp - delta.ln() / (order - 1.0)
+}
+
+/// min over a grid; ties go to the first (lowest) order, as dp-accounting's argmin does.
+fn minimise_grid(orders: &[f64], eps: &[f64], objective: impl Fn(f64, f64) -> f64) -> (f64, f64) {
+    let mut best = (f64::INFINITY, orders[0]);
+    for (&o, &e) in orders.iter().zip(eps) {
+        let v = objective(e, o);
+        if v < best.0 {
+            best = (v, o);
+        }
+    }
+    best
+}
+
+/// min over λ > 1 of `f(λ)`. Candidates: dp-accounting's grid (so the result is never worse
+/// than it) and, for cheap curves, 4001 points of t = ln(λ−1) in [−12, 16]; for expensive ones
+/// the grid is extended by doubling past 1024 while that improves. Then golden-section search in
+/// t between the neighbours of the best candidate. Returns the smallest value evaluated.
+fn minimise_continuous(f: impl Fn(f64) -> f64, cheap: bool) -> (f64, f64) {
+    let mut candidates: Vec<f64> = DP_ACCOUNTING_ORDERS.clone();
+    if cheap {
+        candidates.extend((0..=4000).map(|i| 1.0 + (-12.0 + 28.0 * f64::from(i) / 4000.0).exp()));
+        candidates.sort_by(f64::total_cmp);
+        candidates.dedup();
+    }
+    let mut values: Vec<f64> = candidates.iter().map(|&l| f(l)).collect();
+    let mut best = argmin(&values);
+    if !cheap {
+        while best == candidates.len() - 1 && candidates[best] < 1.0e9 {
+            let next = 2.0 * candidates[best];
+            candidates.push(next);
+            values.push(f(next));
+            best = argmin(&values);
+        }
+    }
+    let mut result = (values[best], candidates[best]);
+    if !values[best].is_finite() {
+        return result;
+    }
+    let t_of = |l: f64| (l - 1.0).ln();
+    let lo = t_of(candidates[best.saturating_sub(1)]);
+    let hi = t_of(candidates[(best + 1).min(candidates.len() - 1)]);
+    let tol = if cheap { 1e-12 } else { 1e-6 };
+    let (t, v) = golden_min(|t| f(1.0 + t.exp()), lo, hi, tol);
+    if v < result.0 {
+        result = (v, 1.0 + t.exp());
+    }
+    result
+}
+
+fn argmin(values: &[f64]) -> usize {
+    let mut best = 0;
+    for (i, v) in values.iter().enumerate() {
+        if *v < values[best] || values[best].is_nan() {
+            best = i;
+        }
+    }
+    best
+}
+
+/// (ε, δ) of ρ-zCDP, by the RDP curve ρλ and the accountant's rule.
+pub fn zcdp_epsilon(rho: f64, delta: f64, accountant: &Accountant) -> Result<DpBound> {
+    accountant.epsilon(&RdpCurve::zcdp(rho)?, delta)
+}
+
+/// Pure ε-DP implies (ε²/2)-zCDP (Bun–Steinke 2016, Prop. 1.4).
+pub fn pure_to_zcdp(epsilon: f64) -> Result<f64> {
+    let e = Range::NonNegative.check("epsilon", epsilon)?;
+    Ok(0.5 * e * e)
+}
+
+/// μ-GDP implies (μ²/2)-zCDP (its Rényi curve is exactly μ²λ/2).
+pub fn gdp_to_zcdp(mu: f64) -> Result<f64> {
+    let mu = Range::NonNegative.check("mu", mu)?;
+    Ok(0.5 * mu * mu)
+}
+
+/// The exact δ(ε) of μ-GDP (Dong–Roth–Su 2019, Cor. 2.13):
+/// δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space so tiny δ stay accurate.
+pub fn gdp_delta(mu: f64, epsilon: f64) -> Result<f64> {
+    let mu = Range::Positive.check("mu", mu)?;
+    let epsilon = Range::NonNegative.check("epsilon", epsilon)?;
+    let log_a = log_ndtr(-epsilon / mu + mu / 2.0);
+    let log_b = log_ndtr(-epsilon / mu - mu / 2.0);
+    let delta = log_a.exp() * -(epsilon + log_b - log_a).exp_m1();
+    Ok(delta.clamp(0.0, 1.0))
+}
+
+/// The exact smallest ε with δ(ε) ≤ δ for μ-GDP, by bisection on the decreasing δ(ε); the
+/// returned ε is one whose δ(ε) was computed and checked (an upper bound within 1e-12).
+pub fn gdp_epsilon(mu: f64, delta: f64) -> Result<DpBound> {
+    let mu = Range::Positive.check("mu", mu)?;
+    let delta = Range::OpenUnit.check("delta", delta)?;
+    let meets = |e: f64| gdp_delta(mu, e).map(|d| d <= delta).unwrap_or(false);
+    let epsilon = if meets(0.0) {
+        0.0
+    } else {
+        let mut hi = 1.0_f64;
+        while !meets(hi) {
+            hi *= 2.0;
+            if hi > 1e6 {
+                return Err(Error::Infeasible(format!(
+                    "no epsilon below 1e6 meets delta = {delta} for mu = {mu}"
+                )));
+            }
+        }
+        crate::numeric::bisect_boundary(meets, 0.0, hi, 1e-13)
+    };
+    Ok(DpBound {
+        epsilon,
+        delta,
+        order: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dp_accounting_grid_has_156_orders() {
+        assert_eq!(DP_ACCOUNTING_ORDERS.len(), 156);
+        assert_eq!(DP_ACCOUNTING_ORDERS[0], 1.1);
+        assert_eq!(DP_ACCOUNTING_ORDERS[98], 10.9);
+        assert_eq!(*DP_ACCOUNTING_ORDERS.last().unwrap(), 1024.0);
+    }
+
+    #[test]
+    fn orders_parse() {
+        assert_eq!(Orders::parse("continuous").unwrap(), Orders::Continuous);
+        assert_eq!(
+            Orders::parse("dp-accounting").unwrap(),
+            Orders::DpAccounting
+        );
+        assert_eq!(
+            Orders::parse("2, 4.5,8").unwrap(),
+            Orders::List(vec![2.0, 4.5, 8.0])
+        );
+        for bad in ["", "1", "2,x", "0.5", "nan", "inf", "2,,3"] {
+            assert!(Orders::parse(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn zcdp_goldens_from_spec_000() {
+        // Table B (single run): 0.1-zCDP at δ = 1e-6 gives ε = 2.141939 (CKS, continuous λ).
+        let acc = Accountant::default();
+        let b = zcdp_epsilon(0.1, 1e-6, &acc).unwrap();
+        assert!((b.epsilon - 2.141939).abs() < 2e-6, "{}", b.epsilon);
+        // Table D: δ(ε=1) = 8.93324577e-3 and δ(ε=2) = 4.32521087e-6 at ρ = 0.1.
+        let c = RdpCurve::zcdp(0.1).unwrap();
+        let d1 = acc.delta(&c, 1.0).unwrap().delta;
+        let d2 = acc.delta(&c, 2.0).unwrap().delta;
+        assert!((d1 / 8.93324577e-3 - 1.0).abs() < 1e-7, "{d1}");
+        assert!((d2 / 4.32521087e-6 - 1.0).abs() < 1e-7, "{d2}");
+    }
+
+    #[test]
+    fn mironov_closed_form_for_zcdp() {
+        // min_λ ρλ + ln(1/δ)/(λ−1) = ρ + 2√(ρ ln(1/δ)).
+        let acc = Accountant::new(Orders::Continuous, Conversion::Mironov);
+        for &(rho, delta) in &[(0.1, 1e-6), (2.0, 1e-5), (0.001, 1e-9)] {
+            let got = zcdp_epsilon(rho, delta, &acc).unwrap().epsilon;
+            let exact = rho + 2.0 * (rho * (1.0f64 / delta).ln()).sqrt();
+            assert!(
+                got >= exact - 1e-12 && got - exact < 1e-9,
+                "{got} vs {exact}"
+            );
+        }
+    }
+
+    #[test]
+    fn gdp_round_trip_and_zero() {
+        for &(mu, delta) in &[(0.5, 1e-5), (1.0, 1e-6), (3.0, 1e-3)] {
+            let b = gdp_epsilon(mu, delta).unwrap();
+            let d = gdp_delta(mu, b.epsilon).unwrap();
+            assert!(d <= delta && d > delta * (1.0 - 1e-9), "μ={mu}: δ(ε)={d}");
+        }
+        // δ(0) = 2Φ(μ/2) − 1: with a δ above that, ε = 0.
+        let d0 = gdp_delta(0.1, 0.0).unwrap();
+        assert!((d0 - (2.0 * crate::numeric::ndtr(0.05) - 1.0)).abs() < 1e-15);
+        assert_eq!(gdp_epsilon(0.1, 0.5).unwrap().epsilon, 0.0);
+    }
+
+    #[test]
+    fn conversions_reject_bad_targets() {
+        let acc = Accountant::default();
+        let c = RdpCurve::zcdp(0.1).unwrap();
+        for d in [0.0, 1.0, -0.1, f64::NAN] {
+            assert!(acc.epsilon(&c, d).is_err());
+        }
+        assert!(acc.delta(&c, -1.0).is_err() && acc.delta(&c, f64::NAN).is_err());
+        assert!(gdp_epsilon(0.0, 1e-5).is_err() && gdp_delta(1.0, f64::NAN).is_err());
+    }
+}

@@ -1,0 +1,16 @@
+//! How much privacy a computation costs: pure functions of parameters, no randomness, no data.
+//!
+//! * [`rdp`]: [`RdpCurve`], ε(λ) on a grid or in closed form, composition, max, envelope.
+//! * [`convert`]: RDP → (ε, δ) (Canonne–Kamath–Steinke by default, Mironov), zCDP, GDP.
+//! * [`mechanisms`]: Gaussian, Laplace, randomized response, DP-SGD (subsampled Gaussian).
+//! * [`calibrate`]: target (ε, δ) → noise multiplier.
+
+pub mod calibrate;
+pub mod convert;
+pub mod mechanisms;
+pub mod rdp;
+
+pub use calibrate::{calibrate_dpsgd_noise, Calibrated};
+pub use convert::{Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS};
+pub use mechanisms::{DpSgd, Gaussian, Laplace, RandomizedResponse};
+pub use rdp::{ClosedForm, RdpCurve};

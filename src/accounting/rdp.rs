@@ -1,0 +1,420 @@
+//! `RdpCurve`: a Rényi-DP guarantee ε(λ), either sampled on an explicit grid of orders or known
+//! in closed form at every order λ > 1, with the operations privacy proofs use on curves.
+//!
+//! Every closed form here is a Rényi divergence of a fixed pair of distributions (or an upper
+//! bound that is itself non-decreasing in λ), so closed-form curves are monotone and their
+//! envelope is themselves; sums, positive multiples and maxima keep that property.
+
+use super::mechanisms::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
+use crate::error::{Error, Range, Result};
+
+/// ε(λ) of a mechanism (or of a composition of mechanisms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RdpCurve {
+    repr: Repr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Repr {
+    /// ε at each order; orders strictly increasing, all > 1; ε ≥ 0 or +∞.
+    Grid {
+        orders: Vec<f64>,
+        eps: Vec<f64>,
+    },
+    ClosedForm(ClosedForm),
+}
+
+/// A curve that can be evaluated at every order λ > 1.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClosedForm {
+    /// ρ-zCDP: ε(λ) = ρλ.
+    Zcdp { rho: f64 },
+    /// Pure ε-DP: ε(λ) = min(ε, ε²λ/2) (Bun–Steinke Prop. 1.4 with the trivial bound ε).
+    PureDp { epsilon: f64 },
+    /// The exact curve of the Laplace mechanism with pure parameter ε = Δ/b (Mironov 2017, Prop. 6).
+    Laplace { epsilon: f64 },
+    /// The exact curve of binary randomized response with pure parameter ε.
+    RandomizedResponse { epsilon: f64 },
+    /// One step of the Poisson-subsampled Gaussian mechanism (Mironov–Talwar–Zhang 2019).
+    SubsampledGaussian {
+        sampling_rate: f64,
+        noise_multiplier: f64,
+    },
+    /// Σ wᵢ·εᵢ(λ): composition; a weight k is k-fold self-composition.
+    Sum(Vec<(f64, ClosedForm)>),
+    /// max εᵢ(λ): running one of several mechanisms chosen independently of the data
+    /// (quasi-convexity of Rényi divergence).
+    Max(Vec<ClosedForm>),
+}
+
+impl ClosedForm {
+    /// ε(λ) for λ > 1.
+    pub fn eval(&self, order: f64) -> f64 {
+        match self {
+            ClosedForm::Zcdp { rho } => rho * order,
+            ClosedForm::PureDp { epsilon } => epsilon.min(0.5 * epsilon * epsilon * order),
+            ClosedForm::Laplace { epsilon } => laplace_rdp(*epsilon, order),
+            ClosedForm::RandomizedResponse { epsilon } => randomized_response_rdp(*epsilon, order),
+            ClosedForm::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+            } => subsampled_gaussian_rdp(*sampling_rate, *noise_multiplier, order),
+            ClosedForm::Sum(terms) => terms.iter().map(|(w, c)| weighted(*w, c.eval(order))).sum(),
+            ClosedForm::Max(parts) => parts.iter().map(|c| c.eval(order)).fold(0.0, f64::max),
+        }
+    }
+
+    /// Whether one evaluation costs nanoseconds (a dense continuous search is affordable) rather
+    /// than a series (the subsampled Gaussian).
+    pub fn is_cheap(&self) -> bool {
+        match self {
+            ClosedForm::SubsampledGaussian { .. } => false,
+            ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.is_cheap()),
+            ClosedForm::Max(parts) => parts.iter().all(ClosedForm::is_cheap),
+            _ => true,
+        }
+    }
+
+    /// ρ when the curve is exactly ρλ (a sum of zCDP terms), so callers can use closed forms.
+    pub fn as_zcdp(&self) -> Option<f64> {
+        match self {
+            ClosedForm::Zcdp { rho } => Some(*rho),
+            ClosedForm::Sum(terms) => terms
+                .iter()
+                .map(|(w, c)| c.as_zcdp().map(|rho| w * rho))
+                .sum(),
+            _ => None,
+        }
+    }
+
+    fn scaled(self, k: f64) -> ClosedForm {
+        match self {
+            ClosedForm::Zcdp { rho } => ClosedForm::Zcdp { rho: k * rho },
+            ClosedForm::Sum(terms) => {
+                ClosedForm::Sum(terms.into_iter().map(|(w, c)| (k * w, c)).collect())
+            }
+            other => ClosedForm::Sum(vec![(k, other)]),
+        }
+    }
+
+    /// Composition, flattening nested sums and merging zCDP terms so curves stay small.
+    fn plus(self, other: ClosedForm) -> ClosedForm {
+        let mut rho = 0.0;
+        let mut terms = Vec::new();
+        for (w, c) in self.into_terms().into_iter().chain(other.into_terms()) {
+            match c {
+                ClosedForm::Zcdp { rho: r } => rho += w * r,
+                c => terms.push((w, c)),
+            }
+        }
+        if terms.is_empty() {
+            return ClosedForm::Zcdp { rho };
+        }
+        if rho > 0.0 {
+            terms.insert(0, (1.0, ClosedForm::Zcdp { rho }));
+        }
+        if terms.len() == 1 && terms[0].0 == 1.0 {
+            return terms.pop().expect("one term").1;
+        }
+        ClosedForm::Sum(terms)
+    }
+
+    fn into_terms(self) -> Vec<(f64, ClosedForm)> {
+        match self {
+            ClosedForm::Sum(terms) => terms,
+            other => vec![(1.0, other)],
+        }
+    }
+}
+
+/// w·ε with 0·∞ = 0 (a mechanism run zero times costs nothing).
+fn weighted(w: f64, eps: f64) -> f64 {
+    if w == 0.0 {
+        0.0
+    } else {
+        w * eps
+    }
+}
+
+impl RdpCurve {
+    /// ρ-zCDP, ε(λ) = ρλ.
+    pub fn zcdp(rho: f64) -> Result<Self> {
+        let rho = Range::NonNegative.check("rho", rho)?;
+        Ok(Self::closed(ClosedForm::Zcdp { rho }))
+    }
+
+    /// Pure ε-DP as a curve: min(ε, ε²λ/2).
+    pub fn pure_dp(epsilon: f64) -> Result<Self> {
+        let epsilon = Range::NonNegative.check("epsilon", epsilon)?;
+        Ok(Self::closed(ClosedForm::PureDp { epsilon }))
+    }
+
+    /// A curve sampled at explicit orders (e.g. read from a file or from another library).
+    /// Orders must be finite, > 1 and distinct (they are sorted); ε must be ≥ 0 (+∞ allowed).
+    pub fn on_grid(orders: Vec<f64>, eps: Vec<f64>) -> Result<Self> {
+        if orders.is_empty() {
+            return Err(Error::invalid("orders", "[]", "a non-empty list of orders"));
+        }
+        if orders.len() != eps.len() {
+            return Err(Error::invalid(
+                "epsilons",
+                format!("{} values", eps.len()),
+                format!("one value per order ({} orders)", orders.len()),
+            ));
+        }
+        for &o in &orders {
+            Range::Order.check("order", o)?;
+        }
+        for &e in &eps {
+            if e.is_nan() || e < 0.0 {
+                return Err(Error::invalid("epsilon", e, "a number >= 0 (or inf)"));
+            }
+        }
+        let mut pairs: Vec<(f64, f64)> = orders.into_iter().zip(eps).collect();
+        pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some(w) = pairs.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::invalid(
+                "order",
+                w[0].0,
+                "distinct orders (this one is repeated)",
+            ));
+        }
+        let (orders, eps) = pairs.into_iter().unzip();
+        Ok(RdpCurve {
+            repr: Repr::Grid { orders, eps },
+        })
+    }
+
+    pub fn closed(form: ClosedForm) -> Self {
+        RdpCurve {
+            repr: Repr::ClosedForm(form),
+        }
+    }
+
+    /// The closed form, when the curve has one.
+    pub fn closed_form(&self) -> Option<&ClosedForm> {
+        match &self.repr {
+            Repr::ClosedForm(c) => Some(c),
+            Repr::Grid { .. } => None,
+        }
+    }
+
+    /// The grid (orders, ε), when the curve is sampled.
+    pub fn grid(&self) -> Option<(&[f64], &[f64])> {
+        match &self.repr {
+            Repr::Grid { orders, eps } => Some((orders, eps)),
+            Repr::ClosedForm(_) => None,
+        }
+    }
+
+    /// ε(λ). A sampled curve answers only at its own orders.
+    pub fn eval(&self, order: f64) -> Result<f64> {
+        Range::Order.check("order", order)?;
+        match &self.repr {
+            Repr::ClosedForm(c) => Ok(c.eval(order)),
+            Repr::Grid { orders, eps } => orders
+                .iter()
+                .position(|&o| o == order)
+                .map(|i| eps[i])
+                .ok_or_else(|| {
+                    Error::invalid("order", order, "one of the orders the curve is sampled at")
+                }),
+        }
+    }
+
+    /// The curve sampled at `orders`: a closed form is evaluated there; a grid keeps those of
+    /// `orders` it has (an error if it has none).
+    pub fn on_orders(&self, orders: &[f64]) -> Result<Self> {
+        match &self.repr {
+            Repr::ClosedForm(c) => {
+                let eps = orders.iter().map(|&o| c.eval(o)).collect();
+                Self::on_grid(orders.to_vec(), eps)
+            }
+            Repr::Grid { .. } => {
+                let kept: Vec<f64> = orders
+                    .iter()
+                    .copied()
+                    .filter(|&o| self.eval(o).is_ok())
+                    .collect();
+                if kept.is_empty() {
+                    return Err(Error::invalid(
+                        "orders",
+                        format_orders(orders),
+                        "orders at which the sampled curve is known",
+                    ));
+                }
+                let eps = kept.iter().map(|&o| self.eval(o)).collect::<Result<_>>()?;
+                Self::on_grid(kept, eps)
+            }
+        }
+    }
+
+    /// Composition: ε(λ) adds up. Two grids compose on the orders they share.
+    pub fn compose(&self, other: &RdpCurve) -> Result<Self> {
+        self.combine(other, |a, b| a.plus(b), |a, b| a + b)
+    }
+
+    /// Pointwise maximum: the curve of running one of the two, chosen without looking at data.
+    pub fn max(&self, other: &RdpCurve) -> Result<Self> {
+        self.combine(
+            other,
+            |a, b| {
+                let mut parts = Vec::new();
+                for c in [a, b] {
+                    match c {
+                        ClosedForm::Max(ps) => parts.extend(ps),
+                        c => parts.push(c),
+                    }
+                }
+                ClosedForm::Max(parts)
+            },
+            f64::max,
+        )
+    }
+
+    /// k-fold self-composition (k = 0 is the curve of doing nothing).
+    pub fn self_compose(&self, k: u64) -> Self {
+        let k = k as f64;
+        match &self.repr {
+            Repr::ClosedForm(c) => Self::closed(c.clone().scaled(k)),
+            Repr::Grid { orders, eps } => RdpCurve {
+                repr: Repr::Grid {
+                    orders: orders.clone(),
+                    eps: eps.iter().map(|&e| weighted(k, e)).collect(),
+                },
+            },
+        }
+    }
+
+    /// The monotone envelope: D_λ is non-decreasing in λ, so a bound at a higher order also
+    /// holds at every lower one: ε(λᵢ) ← min_{λⱼ ≥ λᵢ} ε(λⱼ). Closed forms are already monotone.
+    pub fn envelope(&self) -> Self {
+        match &self.repr {
+            Repr::ClosedForm(_) => self.clone(),
+            Repr::Grid { orders, eps } => {
+                let mut env = eps.clone();
+                for i in (0..env.len().saturating_sub(1)).rev() {
+                    env[i] = env[i].min(env[i + 1]);
+                }
+                RdpCurve {
+                    repr: Repr::Grid {
+                        orders: orders.clone(),
+                        eps: env,
+                    },
+                }
+            }
+        }
+    }
+
+    fn combine(
+        &self,
+        other: &RdpCurve,
+        closed: impl Fn(ClosedForm, ClosedForm) -> ClosedForm,
+        pointwise: impl Fn(f64, f64) -> f64,
+    ) -> Result<Self> {
+        if let (Repr::ClosedForm(a), Repr::ClosedForm(b)) = (&self.repr, &other.repr) {
+            return Ok(Self::closed(closed(a.clone(), b.clone())));
+        }
+        let orders: Vec<f64> = match (&self.repr, &other.repr) {
+            (Repr::Grid { orders, .. }, Repr::ClosedForm(_)) => orders.clone(),
+            (Repr::ClosedForm(_), Repr::Grid { orders, .. }) => orders.clone(),
+            (Repr::Grid { orders: a, .. }, Repr::Grid { orders: b, .. }) => {
+                a.iter().copied().filter(|o| b.contains(o)).collect()
+            }
+            _ => unreachable!("both closed forms handled above"),
+        };
+        if orders.is_empty() {
+            return Err(Error::Infeasible(
+                "the two sampled RDP curves share no order, so they cannot be combined".into(),
+            ));
+        }
+        let eps = orders
+            .iter()
+            .map(|&o| Ok(pointwise(self.eval(o)?, other.eval(o)?)))
+            .collect::<Result<Vec<f64>>>()?;
+        Self::on_grid(orders, eps)
+    }
+}
+
+pub(crate) fn format_orders(orders: &[f64]) -> String {
+    let shown: Vec<String> = orders.iter().take(6).map(|o| o.to_string()).collect();
+    let more = if orders.len() > 6 { ", …" } else { "" };
+    format!("[{}{}]", shown.join(", "), more)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(orders: &[f64], eps: &[f64]) -> RdpCurve {
+        RdpCurve::on_grid(orders.to_vec(), eps.to_vec()).unwrap()
+    }
+
+    #[test]
+    fn closed_forms_evaluate_as_defined() {
+        let z = RdpCurve::zcdp(0.1).unwrap();
+        assert!((z.eval(7.0).unwrap() - 0.7).abs() < 1e-15);
+        let p = RdpCurve::pure_dp(1.0).unwrap();
+        assert_eq!(p.eval(1.5).unwrap(), 0.75);
+        assert_eq!(p.eval(3.0).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn composition_adds_and_merges_zcdp() {
+        let a = RdpCurve::zcdp(0.1).unwrap();
+        let b = RdpCurve::zcdp(0.25).unwrap();
+        let c = a.compose(&b).unwrap();
+        assert_eq!(c.closed_form().unwrap().as_zcdp(), Some(0.35));
+        let k = a.self_compose(10);
+        assert!((k.eval(2.0).unwrap() - 2.0).abs() < 1e-15);
+        let mixed = a.compose(&RdpCurve::pure_dp(1.0).unwrap()).unwrap();
+        assert!((mixed.eval(4.0).unwrap() - (0.4 + 1.0)).abs() < 1e-15);
+        assert_eq!(mixed.closed_form().unwrap().as_zcdp(), None);
+    }
+
+    #[test]
+    fn grids_compose_on_shared_orders() {
+        let a = grid(&[2.0, 3.0, 4.0], &[0.1, 0.2, 0.3]);
+        let b = grid(&[3.0, 4.0, 5.0], &[1.0, 1.0, 1.0]);
+        let c = a.compose(&b).unwrap();
+        assert_eq!(c.grid().unwrap(), (&[3.0, 4.0][..], &[1.2, 1.3][..]));
+        let d = a.compose(&RdpCurve::zcdp(1.0).unwrap()).unwrap();
+        assert_eq!(d.grid().unwrap().1, &[2.1, 3.2, 4.3][..]);
+        let e = grid(&[7.0], &[0.0]);
+        assert!(a.compose(&e).is_err());
+    }
+
+    #[test]
+    fn max_and_envelope() {
+        let a = grid(&[2.0, 3.0, 4.0], &[0.5, 0.2, 0.3]);
+        let b = grid(&[2.0, 3.0, 4.0], &[0.1, 0.4, 0.1]);
+        assert_eq!(a.max(&b).unwrap().grid().unwrap().1, &[0.5, 0.4, 0.3][..]);
+        assert_eq!(a.envelope().grid().unwrap().1, &[0.2, 0.2, 0.3][..]);
+        let m = RdpCurve::zcdp(0.1)
+            .unwrap()
+            .max(&RdpCurve::pure_dp(0.5).unwrap())
+            .unwrap();
+        assert!((m.eval(2.0).unwrap() - 0.25).abs() < 1e-15);
+        assert!((m.eval(10.0).unwrap() - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn grid_validation() {
+        assert!(RdpCurve::on_grid(vec![], vec![]).is_err());
+        assert!(RdpCurve::on_grid(vec![1.0], vec![0.1]).is_err());
+        assert!(RdpCurve::on_grid(vec![2.0, 2.0], vec![0.1, 0.2]).is_err());
+        assert!(RdpCurve::on_grid(vec![2.0], vec![f64::NAN]).is_err());
+        assert!(RdpCurve::on_grid(vec![2.0], vec![-0.1]).is_err());
+        assert!(RdpCurve::on_grid(vec![2.0], vec![f64::INFINITY]).is_ok());
+        let sorted = grid(&[3.0, 2.0], &[0.3, 0.2]);
+        assert_eq!(sorted.grid().unwrap().0, &[2.0, 3.0][..]);
+        assert!(sorted.eval(2.5).is_err());
+        assert!(RdpCurve::zcdp(-1.0).is_err() && RdpCurve::zcdp(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn zero_fold_composition_costs_nothing() {
+        let inf = grid(&[2.0], &[f64::INFINITY]);
+        assert_eq!(inf.self_compose(0).eval(2.0).unwrap(), 0.0);
+    }
+}

@@ -1,0 +1,214 @@
+//! Small numerical building blocks shared by the accountants: log-space sums, the log of the
+//! complementary error function, and robust 1-D minimisation / bisection.
+
+use std::f64::consts::{LN_2, PI};
+
+/// ln(e^a + e^b), exact at -inf.
+pub fn log_add(a: f64, b: f64) -> f64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    if lo == f64::NEG_INFINITY {
+        return hi;
+    }
+    hi + (lo - hi).exp().ln_1p()
+}
+
+/// A running log-sum-exp: one `exp` per term, rescaled when a larger term arrives.
+#[derive(Debug, Clone, Copy)]
+pub struct LogSumExp {
+    max: f64,
+    scaled_sum: f64,
+}
+
+impl Default for LogSumExp {
+    fn default() -> Self {
+        LogSumExp {
+            max: f64::NEG_INFINITY,
+            scaled_sum: 0.0,
+        }
+    }
+}
+
+impl LogSumExp {
+    pub fn add(&mut self, log_term: f64) {
+        if log_term == f64::NEG_INFINITY {
+            return;
+        }
+        if log_term <= self.max {
+            self.scaled_sum += (log_term - self.max).exp();
+        } else {
+            self.scaled_sum = self.scaled_sum * (self.max - log_term).exp() + 1.0;
+            self.max = log_term;
+        }
+    }
+
+    /// ln of the sum of the terms added so far (-inf when none).
+    pub fn value(&self) -> f64 {
+        if self.max == f64::NEG_INFINITY {
+            f64::NEG_INFINITY
+        } else {
+            self.max + self.scaled_sum.ln()
+        }
+    }
+}
+
+/// ln(erfc(x)), accurate in the far right tail where erfc underflows.
+pub fn log_erfc(x: f64) -> f64 {
+    if x < 25.0 {
+        libm::erfc(x).ln()
+    } else {
+        // Asymptotic series erfc(x) = e^{-x²}/(x√π) · (1 − 1/(2x²) + 3/(4x⁴) − 15/(8x⁶) + 105/(16x⁸) …);
+        // at x ≥ 25 the first omitted term is below 1e-13 relative.
+        let z = 1.0 / (2.0 * x * x);
+        let series = 1.0 - z * (1.0 - 3.0 * z * (1.0 - 5.0 * z * (1.0 - 7.0 * z)));
+        -x * x - (x * PI.sqrt()).ln() + series.ln()
+    }
+}
+
+/// ln Φ(x) for the standard normal CDF Φ.
+pub fn log_ndtr(x: f64) -> f64 {
+    log_erfc(-x / std::f64::consts::SQRT_2) - LN_2
+}
+
+/// Standard normal CDF Φ(x).
+pub fn ndtr(x: f64) -> f64 {
+    0.5 * libm::erfc(-x / std::f64::consts::SQRT_2)
+}
+
+/// Golden-section search for a minimum of `f` on [a, b]; returns (x, f(x)) for the best point
+/// evaluated. Robust to flat or non-unimodal objectives in the sense that it never returns a
+/// value worse than the best evaluated point.
+pub fn golden_min(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, tol: f64) -> (f64, f64) {
+    const INV_PHI: f64 = 0.618_033_988_749_894_8;
+    let mut c = b - INV_PHI * (b - a);
+    let mut d = a + INV_PHI * (b - a);
+    let (mut fc, mut fd) = (f(c), f(d));
+    let mut best = if fc <= fd { (c, fc) } else { (d, fd) };
+    while (b - a).abs() > tol {
+        if fc <= fd {
+            b = d;
+            d = c;
+            fd = fc;
+            c = b - INV_PHI * (b - a);
+            fc = f(c);
+            if fc < best.1 {
+                best = (c, fc);
+            }
+        } else {
+            a = c;
+            c = d;
+            fc = fd;
+            d = a + INV_PHI * (b - a);
+            fd = f(d);
+            if fd < best.1 {
+                best = (d, fd);
+            }
+        }
+    }
+    best
+}
+
+/// Bisection on a monotone predicate: `ok(lo)` is false, `ok(hi)` is true; returns a point
+/// where `ok` holds, within relative width `rel_tol` of the boundary. The returned point was
+/// evaluated, so callers get a value they have checked, never an interpolation.
+pub fn bisect_boundary(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64, rel_tol: f64) -> f64 {
+    while hi - lo > rel_tol * hi.abs().max(f64::MIN_POSITIVE) {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+/// Rounds `x` up to `digits` significant decimal digits (for printing upper bounds).
+pub fn round_up_sig(x: f64, digits: i32) -> f64 {
+    if !x.is_finite() || x == 0.0 {
+        return x;
+    }
+    let exp = x.abs().log10().floor() as i32;
+    let scale = 10f64.powi(digits - 1 - exp);
+    let r = (x * scale).ceil() / scale;
+    if r < x {
+        // Division rounded below x: step to the next representable value above.
+        r.next_up()
+    } else {
+        r
+    }
+}
+
+/// Rounds `x` up to `decimals` places after the point (for printing upper bounds).
+pub fn round_up_decimals(x: f64, decimals: i32) -> f64 {
+    if !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(decimals);
+    let r = (x * scale).ceil() / scale;
+    if r < x {
+        r.next_up()
+    } else {
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_erfc_is_continuous_across_the_series_switch() {
+        let below = libm::erfc(24.999_999_999).ln();
+        let above = log_erfc(25.0);
+        assert!(
+            (below - above).abs() < 1e-9 * above.abs(),
+            "{below} vs {above}"
+        );
+        // Reference: ln erfc(30) = -903.97411711064387808 (mpmath, 40 digits).
+        assert!((log_erfc(30.0) + 903.974_117_110_643_9).abs() < 1e-10);
+    }
+
+    #[test]
+    fn log_ndtr_matches_cdf_where_both_are_accurate() {
+        for x in [-5.0, -1.0, 0.0, 0.5, 3.0] {
+            assert!((log_ndtr(x) - ndtr(x).ln()).abs() < 1e-14);
+        }
+        assert!((ndtr(0.0) - 0.5).abs() < 1e-16);
+    }
+
+    #[test]
+    fn log_sum_exp_matches_direct_sum() {
+        let xs = [-3.0, 10.0, 2.0, 10.0, -700.0];
+        let mut acc = LogSumExp::default();
+        xs.iter().for_each(|&x| acc.add(x));
+        let direct: f64 = xs.iter().map(|x: &f64| x.exp()).sum::<f64>().ln();
+        assert!((acc.value() - direct).abs() < 1e-14);
+        assert!((log_add(1.0, 2.0) - (1f64.exp() + 2f64.exp()).ln()).abs() < 1e-15);
+        assert_eq!(LogSumExp::default().value(), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn golden_finds_parabola_minimum() {
+        let (x, fx) = golden_min(|x| (x - 0.3) * (x - 0.3) + 1.0, -2.0, 5.0, 1e-10);
+        assert!((x - 0.3).abs() < 1e-8 && (fx - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn rounding_up_never_goes_down() {
+        assert_eq!(round_up_decimals(2.5966561, 6), 2.596657);
+        assert_eq!(round_up_decimals(2.5, 6), 2.5);
+        assert_eq!(round_up_sig(1.23456e-7, 3), 1.24e-7);
+        for x in [0.1, 1.0 / 3.0, 7.7e-9, 123.456] {
+            assert!(round_up_sig(x, 4) >= x && round_up_decimals(x, 4) >= x);
+        }
+    }
+
+    #[test]
+    fn bisect_returns_a_point_that_satisfies() {
+        let b = bisect_boundary(|x| x * x >= 2.0, 0.0, 2.0, 1e-12);
+        assert!(b * b >= 2.0 && (b - 2f64.sqrt()).abs() < 1e-11);
+    }
+}
