@@ -209,10 +209,12 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
         a0 = log_add(a0, s0);
         a1 = log_add(a1, s1);
         let total = log_add(a0, a1);
-        if s0 < last0 && s1 < last1 && s0.max(s1) < total - 30.0 {
-            // The omitted tail decays like i^{−(α+1)}, so it is at most (i+1)·(last term):
-            // add that rather than drop it (≤ 1e-10 relative; keeps the bound an upper bound).
-            return log_add(total, s0.max(s1) + (fi + 1.0).ln());
+        // dp-accounting's rule (both terms falling and 30 nats below the total), and past
+        // λ + 1, where the coefficients alternate in sign: the omitted signed tail is then at
+        // most the next term, which the negative terms already counted at full size outweigh,
+        // so the truncated sum stays above the true A_λ.
+        if fi > alpha + 1.0 && s0 < last0 && s1 < last1 && s0.max(s1) < total - 30.0 {
+            return total;
         }
         last0 = s0;
         last1 = s1;
