@@ -1,9 +1,7 @@
-//! dptune: differentially private hyperparameter tuning.
-//!
-//! Layers, bottom up: [`accounting`] (how much privacy a computation costs), then selection
-//! theory, tuners, workloads and the simulation harness (see `docs/architecture.md`).
+#![doc = include_str!("../README.md")]
 
 pub mod accounting;
+pub mod cli;
 pub mod error;
 pub mod numeric;
 

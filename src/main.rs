@@ -1,1 +1,3 @@
-fn main() {}
+fn main() {
+    std::process::exit(dptune::cli::run(std::env::args_os()));
+}

@@ -12,18 +12,22 @@ pub fn log_add(a: f64, b: f64) -> f64 {
     hi + (lo - hi).exp().ln_1p()
 }
 
-/// A running log-sum-exp: one `exp` per term, rescaled when a larger term arrives.
+/// A running log-sum-exp: one `exp` per term, rescaled when a larger term arrives. The mass
+/// of the terms other than the largest is kept apart and added with `ln_1p`, so a sum
+/// dominated by one term keeps full relative precision in ln(sum) − max (which matters when
+/// the sum is 1 + tiny and its log is a small privacy loss).
 #[derive(Debug, Clone, Copy)]
 pub struct LogSumExp {
     max: f64,
-    scaled_sum: f64,
+    /// Σ exp(term − max) over all terms but the largest.
+    rest: f64,
 }
 
 impl Default for LogSumExp {
     fn default() -> Self {
         LogSumExp {
             max: f64::NEG_INFINITY,
-            scaled_sum: 0.0,
+            rest: 0.0,
         }
     }
 }
@@ -33,10 +37,12 @@ impl LogSumExp {
         if log_term == f64::NEG_INFINITY {
             return;
         }
-        if log_term <= self.max {
-            self.scaled_sum += (log_term - self.max).exp();
+        if self.max == f64::NEG_INFINITY {
+            self.max = log_term;
+        } else if log_term <= self.max {
+            self.rest += (log_term - self.max).exp();
         } else {
-            self.scaled_sum = self.scaled_sum * (self.max - log_term).exp() + 1.0;
+            self.rest = (self.rest + 1.0) * (self.max - log_term).exp();
             self.max = log_term;
         }
     }
@@ -46,7 +52,7 @@ impl LogSumExp {
         if self.max == f64::NEG_INFINITY {
             f64::NEG_INFINITY
         } else {
-            self.max + self.scaled_sum.ln()
+            self.max + self.rest.ln_1p()
         }
     }
 }
@@ -188,6 +194,15 @@ mod tests {
         assert!((acc.value() - direct).abs() < 1e-14);
         assert!((log_add(1.0, 2.0) - (1f64.exp() + 2f64.exp()).ln()).abs() < 1e-15);
         assert_eq!(LogSumExp::default().value(), f64::NEG_INFINITY);
+        // 1 + 1e-12 keeps its small part to full relative precision.
+        let mut tiny = LogSumExp::default();
+        tiny.add(0.0);
+        tiny.add(-27.631021115928547); // ln 1e-12
+        assert!(
+            (tiny.value() / 1e-12 - 1.0).abs() < 1e-12,
+            "{}",
+            tiny.value()
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! for sampled ones. Any order gives a valid bound, so a search can only lose tightness, never
 //! validity; each result reports the order that produced it.
 
-use super::rdp::{format_orders, RdpCurve};
+use super::rdp::{format_orders, ClosedForm, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{golden_min, log_ndtr};
 use std::sync::LazyLock;
@@ -147,9 +147,7 @@ impl Accountant {
         objective: impl Fn(f64, f64) -> f64,
     ) -> Result<(f64, f64)> {
         let best = match (&self.orders, curve.closed_form()) {
-            (Orders::Continuous, Some(form)) => {
-                minimise_continuous(|l| objective(form.eval(l), l), form.is_cheap())
-            }
+            (Orders::Continuous, Some(form)) => minimise_continuous(form, &objective),
             (Orders::Continuous, None) => {
                 let (orders, eps) = curve.grid().expect("a curve is a grid or a closed form");
                 minimise_grid(orders, eps, &objective)
@@ -257,14 +255,21 @@ fn minimise_grid(orders: &[f64], eps: &[f64], objective: impl Fn(f64, f64) -> f6
 /// than it) and, for cheap curves, 4001 points of t = ln(λ−1) in [−12, 16]; for expensive ones
 /// the grid is extended by doubling past 1024 while that improves. Then golden-section search in
 /// t between the neighbours of the best candidate. Returns the smallest value evaluated.
-fn minimise_continuous(f: impl Fn(f64) -> f64, cheap: bool) -> (f64, f64) {
+fn minimise_continuous(form: &ClosedForm, objective: impl Fn(f64, f64) -> f64) -> (f64, f64) {
+    let cheap = form.is_cheap();
+    let f = |l: f64| objective(form.eval(l), l);
     let mut candidates: Vec<f64> = DP_ACCOUNTING_ORDERS.clone();
     if cheap {
         candidates.extend((0..=4000).map(|i| 1.0 + (-12.0 + 28.0 * f64::from(i) / 4000.0).exp()));
         candidates.sort_by(f64::total_cmp);
         candidates.dedup();
     }
-    let mut values: Vec<f64> = candidates.iter().map(|&l| f(l)).collect();
+    let rdp = form.eval_many(&candidates);
+    let mut values: Vec<f64> = candidates
+        .iter()
+        .zip(&rdp)
+        .map(|(&l, &r)| objective(r, l))
+        .collect();
     let mut best = argmin(&values);
     if !cheap {
         while best == candidates.len() - 1 && candidates[best] < 1.0e9 {

@@ -5,6 +5,7 @@ use super::rdp::{ClosedForm, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{log_add, log_erfc, LogSumExp};
 use std::f64::consts::{LN_2, SQRT_2};
+use std::sync::LazyLock;
 
 /// The Gaussian mechanism: N(g(x), σ²I) for a query g of ℓ2-sensitivity Δ.
 /// It is (Δ²/2σ²)-zCDP and exactly (Δ/σ)-GDP.
@@ -164,15 +165,23 @@ pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, order: f64) -> f64 {
     (log_a / (order - 1.0)).clamp(0.0, gaussian)
 }
 
+/// ln k for k = 0..=MAX_SERIES_ORDER + 1, shared by the binomial recurrences of both series.
+static LN_INT: LazyLock<Vec<f64>> = LazyLock::new(|| {
+    (0..=MAX_SERIES_ORDER as usize + 1)
+        .map(|k| (k as f64).ln())
+        .collect()
+});
+
 /// ln A_λ = ln Σ_{i=0}^{λ} C(λ,i) q^i (1−q)^{λ−i} e^{(i²−i)/(2σ²)} for integer λ.
 fn log_a_integer(q: f64, sigma: f64, alpha: u64) -> f64 {
     let (ln_q, ln_1mq) = (q.ln(), (-q).ln_1p());
     let inv_two_var = 0.5 / (sigma * sigma);
+    let ln_int = &LN_INT;
     let mut sum = LogSumExp::default();
     let mut log_binom = 0.0;
     for i in 0..=alpha {
         if i > 0 {
-            log_binom += ((alpha - i + 1) as f64).ln() - (i as f64).ln();
+            log_binom += ln_int[(alpha - i + 1) as usize] - ln_int[i as usize];
         }
         let fi = i as f64;
         sum.add(log_binom + fi * ln_q + (alpha - i) as f64 * ln_1mq + (fi * fi - fi) * inv_two_var);
@@ -189,15 +198,16 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
     let inv_two_var = 0.5 / (sigma * sigma);
     let z0 = sigma * sigma * (1.0 / q - 1.0).ln() + 0.5;
     let erfc_scale = 1.0 / (SQRT_2 * sigma);
-    let (mut a0, mut a1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let ln_int = &LN_INT;
+    let (mut a0, mut a1) = (LogSumExp::default(), LogSumExp::default());
     let (mut last0, mut last1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
     // dp-accounting stops at 1000 terms; large fractional orders need about λ terms first.
-    let max_steps = 1000 + 2 * alpha.ceil() as usize;
+    let max_steps = (1000 + 2 * alpha.ceil() as usize).min(ln_int.len());
     let mut log_abs_binom = 0.0; // ln |C(α, i)|
     for i in 0..max_steps {
         let fi = i as f64;
         if i > 0 {
-            log_abs_binom += (alpha - fi + 1.0).abs().ln() - fi.ln();
+            log_abs_binom += (alpha - fi + 1.0).abs().ln() - ln_int[i];
         }
         let j = alpha - fi;
         let log_t0 = log_abs_binom + fi * ln_q + j * ln_1mq;
@@ -206,15 +216,17 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
         let log_e1 = -LN_2 + log_erfc((z0 - j) * erfc_scale);
         let s0 = log_t0 + (fi * fi - fi) * inv_two_var + log_e0;
         let s1 = log_t1 + (j * j - j) * inv_two_var + log_e1;
-        a0 = log_add(a0, s0);
-        a1 = log_add(a1, s1);
-        let total = log_add(a0, a1);
+        a0.add(s0);
+        a1.add(s1);
         // dp-accounting's rule (both terms falling and 30 nats below the total), and past
         // λ + 1, where the coefficients alternate in sign: the omitted signed tail is then at
         // most the next term, which the negative terms already counted at full size outweigh,
         // so the truncated sum stays above the true A_λ.
-        if fi > alpha + 1.0 && s0 < last0 && s1 < last1 && s0.max(s1) < total - 30.0 {
-            return total;
+        if fi > alpha + 1.0 && s0 < last0 && s1 < last1 {
+            let total = log_add(a0.value(), a1.value());
+            if s0.max(s1) < total - 30.0 {
+                return total;
+            }
         }
         last0 = s0;
         last1 = s1;

@@ -7,6 +7,7 @@
 
 use super::mechanisms::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
 use crate::error::{Error, Range, Result};
+use rayon::prelude::*;
 
 /// ε(λ) of a mechanism (or of a composition of mechanisms).
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +62,16 @@ impl ClosedForm {
             } => subsampled_gaussian_rdp(*sampling_rate, *noise_multiplier, order),
             ClosedForm::Sum(terms) => terms.iter().map(|(w, c)| weighted(*w, c.eval(order))).sum(),
             ClosedForm::Max(parts) => parts.iter().map(|c| c.eval(order)).fold(0.0, f64::max),
+        }
+    }
+
+    /// ε at each of `orders`; series-based curves are evaluated in parallel (each order is
+    /// computed independently, so the result does not depend on the thread count).
+    pub fn eval_many(&self, orders: &[f64]) -> Vec<f64> {
+        if self.is_cheap() {
+            orders.iter().map(|&o| self.eval(o)).collect()
+        } else {
+            orders.par_iter().map(|&o| self.eval(o)).collect()
         }
     }
 
@@ -226,10 +237,7 @@ impl RdpCurve {
     /// `orders` it has (an error if it has none).
     pub fn on_orders(&self, orders: &[f64]) -> Result<Self> {
         match &self.repr {
-            Repr::ClosedForm(c) => {
-                let eps = orders.iter().map(|&o| c.eval(o)).collect();
-                Self::on_grid(orders.to_vec(), eps)
-            }
+            Repr::ClosedForm(c) => Self::on_grid(orders.to_vec(), c.eval_many(orders)),
             Repr::Grid { .. } => {
                 let kept: Vec<f64> = orders
                     .iter()

@@ -1,0 +1,41 @@
+# dptune tasks. `just sims` regenerates every result; `just test` is the whole suite (what CI runs).
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# List the recipes.
+default:
+    @just --list
+
+# Regenerate every table and plot under results/ (the main job).
+sims: deps
+    cargo run --release -- sim
+
+# A fast, reduced run of every experiment (part of `just test`; same build as the tests).
+sims-smoke: deps
+    cargo run -- sim --smoke
+
+# The whole suite: unit, integration and doc tests, each bench once as a test, smoke sims.
+# One cargo profile (dev, with optimised dependencies) for all of it, so the tree builds once.
+test: deps
+    cargo test --all-targets
+    cargo test --doc
+    just sims-smoke
+
+# Criterion benches (release build); reports land in target/criterion/.
+bench: deps
+    cargo bench
+
+# Formatting and clippy, warnings as errors.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --all-targets -- -D warnings
+
+# Install the system packages dptune links against (Debian/Ubuntu: libopenblas-dev).
+deps:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    command -v dpkg >/dev/null || { echo "not Debian: install OpenBLAS (libopenblas) with your package manager"; exit 0; }
+    dpkg -s libopenblas-dev >/dev/null 2>&1 && exit 0
+    echo "installing libopenblas-dev (LAPACK for ndarray-linalg)"
+    sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libopenblas-dev

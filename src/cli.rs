@@ -1,0 +1,440 @@
+//! The `dptune` command line. Every error is one line naming the parameter and its range.
+
+use crate::accounting::convert::{gdp_delta, gdp_epsilon};
+use crate::accounting::{
+    calibrate_dpsgd_noise, Accountant, Conversion, DpBound, DpSgd, Gaussian, Orders, RdpCurve,
+};
+use crate::error::{Error, Range};
+use crate::numeric::{round_up_decimals, round_up_sig};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{json, Value};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dptune",
+    version,
+    about = "Differentially private hyperparameter tuning"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Privacy accounting: (ε, δ) of a mechanism, or the noise that meets a target.
+    #[command(subcommand)]
+    Account(Account),
+    /// Run the experiments in sims/ (the harness arrives with the tuners).
+    Sim {
+        /// Run a fast, reduced version of each experiment.
+        #[arg(long)]
+        smoke: bool,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum Account {
+    /// DP-SGD: Poisson-subsampled Gaussian steps (add/remove-one neighbours).
+    Dpsgd {
+        /// Poisson sampling rate q, in (0, 1].
+        #[arg(long, allow_negative_numbers = true, value_parser = unit_excluding_zero)]
+        sampling_rate: f64,
+        /// Noise standard deviation divided by the clipping norm, > 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        noise_multiplier: f64,
+        /// Number of steps, ≥ 1.
+        #[arg(long, allow_negative_numbers = true, value_parser = steps)]
+        steps: u64,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        rdp: RdpOptions,
+    },
+    /// ρ-zCDP.
+    Zcdp {
+        /// ρ ≥ 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+        rho: f64,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        rdp: RdpOptions,
+    },
+    /// The Gaussian mechanism N(f(x), σ²) for a query of ℓ2-sensitivity Δ.
+    Gaussian {
+        /// ℓ2-sensitivity Δ > 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        sensitivity: f64,
+        /// Noise standard deviation σ > 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        sigma: f64,
+        #[command(flatten)]
+        target: Target,
+        #[command(flatten)]
+        rdp: RdpOptions,
+    },
+    /// μ-Gaussian DP, converted exactly (Dong–Roth–Su).
+    Gdp {
+        /// μ > 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        mu: f64,
+        #[command(flatten)]
+        target: Target,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The smallest DP-SGD noise multiplier that meets a target (ε, δ).
+    CalibrateDpsgd {
+        /// Poisson sampling rate q, in (0, 1].
+        #[arg(long, allow_negative_numbers = true, value_parser = unit_excluding_zero)]
+        sampling_rate: f64,
+        /// Number of steps, ≥ 1.
+        #[arg(long, allow_negative_numbers = true, value_parser = steps)]
+        steps: u64,
+        /// Target ε > 0.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        epsilon: f64,
+        /// Target δ in (0, 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+        delta: f64,
+        #[command(flatten)]
+        rdp: RdpOptions,
+    },
+}
+
+/// Exactly one of --delta (then ε is computed) or --epsilon (then δ is computed).
+#[derive(Args, Debug)]
+#[group(required = true, multiple = false)]
+struct Target {
+    /// δ in (0, 1): report the smallest ε.
+    #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+    delta: Option<f64>,
+    /// ε ≥ 0: report the smallest δ.
+    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+    epsilon: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+struct RdpOptions {
+    /// Orders to optimise over: continuous, dp-accounting (its 156 default orders and rules) or a
+    /// comma-separated list.
+    #[arg(long, default_value = "continuous", value_parser = orders)]
+    orders: Orders,
+    /// RDP → (ε, δ) conversion.
+    #[arg(long, value_enum, default_value_t = ConversionArg::Cks)]
+    conversion: ConversionArg,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ConversionArg {
+    /// Canonne–Kamath–Steinke 2020 (tighter).
+    Cks,
+    /// Mironov 2017.
+    Mironov,
+}
+
+impl RdpOptions {
+    fn accountant(&self) -> Accountant {
+        let conversion = match self.conversion {
+            ConversionArg::Cks => Conversion::Cks,
+            ConversionArg::Mironov => Conversion::Mironov,
+        };
+        Accountant::new(self.orders.clone(), conversion)
+    }
+}
+
+fn parse_in(s: &str, range: Range) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if range.contains(v) => Ok(v),
+        _ => Err(format!("must be {range}")),
+    }
+}
+fn open_unit(s: &str) -> Result<f64, String> {
+    parse_in(s, Range::OpenUnit)
+}
+fn unit_excluding_zero(s: &str) -> Result<f64, String> {
+    parse_in(s, Range::UnitExcludingZero)
+}
+fn positive(s: &str) -> Result<f64, String> {
+    parse_in(s, Range::Positive)
+}
+fn non_negative(s: &str) -> Result<f64, String> {
+    parse_in(s, Range::NonNegative)
+}
+fn steps(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(v) if v >= 1 => Ok(v),
+        _ => Err("must be an integer >= 1".into()),
+    }
+}
+fn orders(s: &str) -> Result<Orders, String> {
+    Orders::parse(s).map_err(|e| match e {
+        Error::InvalidParameter { allowed, .. } => format!("must be {allowed}"),
+        other => other.to_string(),
+    })
+}
+
+/// Runs the CLI on `args`; returns the process exit code. Output goes to stdout, the one-line
+/// error to stderr.
+pub fn run<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
+            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
+                print!("{e}");
+                return 0;
+            }
+            eprintln!("{}", one_line(&e.to_string()));
+            return 2;
+        }
+    };
+    match execute(cli) {
+        Ok(text) => {
+            println!("{text}");
+            0
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
+
+/// clap's message up to its first blank line, folded onto one line.
+fn one_line(message: &str) -> String {
+    let head = message.split("\n\n").next().unwrap_or(message);
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What was accounted, for the statement and the JSON.
+struct Subject {
+    description: String,
+    protects: &'static str,
+    parameters: Value,
+}
+
+fn execute(cli: Cli) -> Result<String, Error> {
+    match cli.command {
+        Command::Account(account) => execute_account(account),
+        Command::Sim { smoke } => Ok(sim_plan(smoke)),
+    }
+}
+
+fn execute_account(account: Account) -> Result<String, Error> {
+    match account {
+        Account::Dpsgd {
+            sampling_rate,
+            noise_multiplier,
+            steps,
+            target,
+            rdp,
+        } => {
+            let m = DpSgd::new(sampling_rate, noise_multiplier, steps)?;
+            let subject = Subject {
+                description: format!(
+                    "DP-SGD with Poisson sampling rate {sampling_rate}, noise multiplier {noise_multiplier} and {steps} steps"
+                ),
+                protects: "adding or removing one training example",
+                parameters: json!({"mechanism": "dpsgd", "sampling_rate": sampling_rate,
+                    "noise_multiplier": noise_multiplier, "steps": steps}),
+            };
+            account_rdp(&m.rdp(), &subject, &target, &rdp)
+        }
+        Account::Zcdp { rho, target, rdp } => {
+            let subject = Subject {
+                description: format!("A {rho}-zCDP mechanism"),
+                protects: "one change of the neighbouring relation under which it is zCDP",
+                parameters: json!({"mechanism": "zcdp", "rho": rho}),
+            };
+            account_rdp(&RdpCurve::zcdp(rho)?, &subject, &target, &rdp)
+        }
+        Account::Gaussian {
+            sensitivity,
+            sigma,
+            target,
+            rdp,
+        } => {
+            let m = Gaussian::new(sensitivity, sigma)?;
+            let subject = Subject {
+                description: format!(
+                    "The Gaussian mechanism with ℓ2-sensitivity {sensitivity} and noise σ = {sigma} ({}-zCDP)",
+                    m.rho()
+                ),
+                protects: "one change of the data that moves the query by at most its sensitivity",
+                parameters: json!({"mechanism": "gaussian", "sensitivity": sensitivity, "sigma": sigma}),
+            };
+            account_rdp(&m.rdp(), &subject, &target, &rdp)
+        }
+        Account::Gdp { mu, target, json } => {
+            let subject = Subject {
+                description: format!("A {mu}-GDP mechanism"),
+                protects: "one change of the neighbouring relation under which it is GDP",
+                parameters: json!({"mechanism": "gdp", "mu": mu}),
+            };
+            let bound = match (target.delta, target.epsilon) {
+                (Some(delta), _) => gdp_epsilon(mu, delta)?,
+                (None, Some(epsilon)) => DpBound {
+                    epsilon,
+                    delta: gdp_delta(mu, epsilon)?,
+                    order: None,
+                },
+                (None, None) => unreachable!("clap requires one target"),
+            };
+            let how = "the exact (ε, δ) curve of Gaussian DP (Dong–Roth–Su 2019)";
+            report(
+                &subject,
+                &bound,
+                "gdp/exact",
+                how,
+                target.delta.is_none(),
+                json,
+            )
+        }
+        Account::CalibrateDpsgd {
+            sampling_rate,
+            steps,
+            epsilon,
+            delta,
+            rdp,
+        } => {
+            let accountant = rdp.accountant();
+            let c = calibrate_dpsgd_noise(sampling_rate, steps, epsilon, delta, &accountant)?;
+            let sigma = c.value;
+            if rdp.json {
+                let out = json!({"noise_multiplier": sigma, "epsilon": c.bound.epsilon,
+                    "delta": delta, "order": c.bound.order, "accountant": accountant.name(),
+                    "target_epsilon": epsilon, "sampling_rate": sampling_rate, "steps": steps});
+                return Ok(out.to_string());
+            }
+            Ok(format!(
+                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with Poisson sampling rate {sampling_rate} and {steps} steps is (ε = {}, δ = {delta})-DP, within the target ε = {epsilon}.\n  protects: adding or removing one training example\n  accountant: {} (best order λ = {})",
+                fmt_epsilon(c.bound.epsilon),
+                describe_accountant(&accountant),
+                fmt_order(c.bound.order),
+            ))
+        }
+    }
+}
+
+fn account_rdp(
+    curve: &RdpCurve,
+    subject: &Subject,
+    target: &Target,
+    options: &RdpOptions,
+) -> Result<String, Error> {
+    let accountant = options.accountant();
+    let bound = match (target.delta, target.epsilon) {
+        (Some(delta), _) => accountant.epsilon(curve, delta)?,
+        (None, Some(epsilon)) => accountant.delta(curve, epsilon)?,
+        (None, None) => unreachable!("clap requires one target"),
+    };
+    let how = describe_accountant(&accountant);
+    let asked_delta = target.delta.is_none();
+    report(
+        subject,
+        &bound,
+        &accountant.name(),
+        &how,
+        asked_delta,
+        options.json,
+    )
+}
+
+fn report(
+    subject: &Subject,
+    bound: &DpBound,
+    accountant: &str,
+    how: &str,
+    delta_was_computed: bool,
+    json: bool,
+) -> Result<String, Error> {
+    if !bound.epsilon.is_finite() || bound.delta.is_nan() {
+        return Err(Error::Infeasible(format!(
+            "{} has no finite ε at δ = {}: it gives no useful privacy guarantee",
+            subject.description, bound.delta
+        )));
+    }
+    if json {
+        let mut out = json!({"epsilon": bound.epsilon, "delta": bound.delta,
+            "order": bound.order, "accountant": accountant, "protects": subject.protects});
+        let params = subject
+            .parameters
+            .as_object()
+            .expect("parameters are an object");
+        out.as_object_mut().expect("object").extend(params.clone());
+        return Ok(out.to_string());
+    }
+    let delta = if delta_was_computed {
+        format!("{:e}", round_up_sig(bound.delta, 7))
+    } else {
+        bound.delta.to_string()
+    };
+    let order = match bound.order {
+        Some(o) => format!(" (best order λ = {})", fmt_order(Some(o))),
+        None => String::new(),
+    };
+    Ok(format!(
+        "{} is (ε = {}, δ = {delta})-DP.\n  protects: {}\n  accountant: {how}{order}",
+        subject.description,
+        fmt_epsilon(bound.epsilon),
+        subject.protects
+    ))
+}
+
+/// ε for people: rounded up (never down) to 6 decimals.
+fn fmt_epsilon(epsilon: f64) -> String {
+    format!("{:.6}", round_up_decimals(epsilon, 6))
+}
+
+fn fmt_order(order: Option<f64>) -> String {
+    order.map_or_else(|| "n/a".into(), |o| format!("{}", (o * 1e4).round() / 1e4))
+}
+
+fn describe_accountant(accountant: &Accountant) -> String {
+    let conversion = match accountant.conversion {
+        Conversion::Cks => "Canonne–Kamath–Steinke conversion",
+        Conversion::Mironov => "Mironov conversion",
+    };
+    let orders = match &accountant.orders {
+        Orders::Continuous => "optimised over all orders λ > 1".to_string(),
+        Orders::DpAccounting => {
+            "over dp-accounting 0.6.0's 156 default orders and rules".to_string()
+        }
+        Orders::List(l) => format!("over the {} orders given", l.len()),
+    };
+    format!("Rényi DP {orders}, {conversion}")
+}
+
+fn sim_plan(smoke: bool) -> String {
+    let mode = if smoke { "smoke (reduced) " } else { "" };
+    let mut files: Vec<String> = std::fs::read_dir("sims")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .map(|e| e.path().display().to_string())
+                .filter(|p| p.ends_with(".toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    format!(
+        "dptune sim: the {mode}simulation harness is not built yet (it arrives with the tuners).\n\
+         When it is, this command runs every experiment file in sims/ in parallel, reproducibly\n\
+         from each file's seed, and writes parquet, plots and tables under results/.\n\
+         Experiment files found now: {}",
+        if files.is_empty() {
+            "none".to_string()
+        } else {
+            files.join(", ")
+        }
+    )
+}

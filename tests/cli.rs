@@ -1,0 +1,179 @@
+//! The `dptune` binary: JSON output, the statement in words, and one-line errors for bad input.
+
+use std::process::Command;
+
+fn dptune(args: &str) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args.split_whitespace())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(args: &str) -> serde_json::Value {
+    let (code, stdout, stderr) = dptune(args);
+    assert_eq!(code, 0, "{args}: {stderr}");
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{args}: not JSON ({e}): {stdout}"))
+}
+
+const MNIST: &str = "account dpsgd --sampling-rate 0.004266666666666667 --noise-multiplier 1.1 --steps 14063 --delta 1e-5";
+
+#[test]
+fn dpsgd_json_reproduces_the_spec_golden_on_dp_accounting_orders() {
+    let v = json(&format!("{MNIST} --orders dp-accounting --json"));
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 2.596656).abs() < 5e-7,
+        "{v}"
+    );
+    assert_eq!(v["order"].as_f64(), Some(8.1));
+    assert_eq!(v["delta"].as_f64(), Some(1e-5));
+    assert_eq!(v["accountant"], "rdp/cks/dp-accounting-0.6.0-orders");
+    let default = json(&format!("{MNIST} --json"));
+    assert!(default["epsilon"].as_f64().unwrap() <= v["epsilon"].as_f64().unwrap());
+    assert_eq!(default["accountant"], "rdp/cks/continuous");
+}
+
+#[test]
+fn every_account_command_answers() {
+    let z = json("account zcdp --rho 0.1 --delta 1e-6 --json");
+    assert!((z["epsilon"].as_f64().unwrap() - 2.141939).abs() < 2e-6);
+    let g = json("account gaussian --sensitivity 2 --sigma 4 --delta 1e-6 --json");
+    // Δ/σ = 1/2 is 0.125-zCDP: same as --rho 0.125.
+    let same = json("account zcdp --rho 0.125 --delta 1e-6 --json");
+    assert_eq!(g["epsilon"], same["epsilon"]);
+    let d = json("account gdp --mu 1 --delta 1e-6 --json");
+    assert!(d["order"].is_null() && d["epsilon"].as_f64().unwrap() > 0.0);
+    let listed = json("account zcdp --rho 0.1 --delta 1e-6 --orders 2,4,8,16 --json");
+    assert_eq!(listed["order"].as_f64(), Some(16.0));
+    let delta = json("account zcdp --rho 0.1 --epsilon 1 --json");
+    assert!((delta["delta"].as_f64().unwrap() / 8.93324577e-3 - 1.0).abs() < 1e-7);
+    let c = json(
+        "account calibrate-dpsgd --sampling-rate 0.01 --steps 1000 --epsilon 2 --delta 1e-5 --json",
+    );
+    assert!(c["epsilon"].as_f64().unwrap() <= 2.0 && c["noise_multiplier"].as_f64().unwrap() > 0.5);
+}
+
+#[test]
+fn statement_in_words_names_unit_guarantee_and_conversion() {
+    let (code, out, _) = dptune(MNIST);
+    assert_eq!(code, 0);
+    assert!(out.contains("is (ε = 2.5966"), "{out}");
+    assert!(
+        out.contains("adding or removing one training example"),
+        "{out}"
+    );
+    assert!(out.contains("Canonne–Kamath–Steinke"), "{out}");
+    let (_, out, _) = dptune(&format!("{MNIST} --conversion mironov"));
+    assert!(out.contains("Mironov"), "{out}");
+}
+
+#[test]
+fn printed_epsilon_is_rounded_up() {
+    let (_, text, _) = dptune(&format!("{MNIST} --orders dp-accounting"));
+    let exact = json(&format!("{MNIST} --orders dp-accounting --json"))["epsilon"]
+        .as_f64()
+        .unwrap();
+    let shown: f64 = text
+        .split("ε = ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        shown >= exact && shown - exact < 1e-6,
+        "shown {shown} vs {exact}"
+    );
+}
+
+#[test]
+fn bad_input_fails_with_one_line_naming_the_parameter() {
+    let cases = [
+        ("account zcdp --rho 0.1 --delta 0", "--delta"),
+        ("account zcdp --rho 0.1 --delta 1", "--delta"),
+        ("account zcdp --rho 0.1 --delta -0.5", "--delta"),
+        ("account zcdp --rho NaN --delta 1e-5", "--rho"),
+        ("account zcdp --rho inf --delta 1e-5", "--rho"),
+        (
+            "account gaussian --sensitivity 1 --sigma 0 --delta 1e-5",
+            "--sigma",
+        ),
+        (
+            "account gaussian --sensitivity 1 --sigma -2 --delta 1e-5",
+            "--sigma",
+        ),
+        (
+            "account dpsgd --sampling-rate 0 --noise-multiplier 1 --steps 5 --delta 1e-5",
+            "--sampling-rate",
+        ),
+        (
+            "account dpsgd --sampling-rate 1.5 --noise-multiplier 1 --steps 5 --delta 1e-5",
+            "--sampling-rate",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.1 --noise-multiplier 0 --steps 5 --delta 1e-5",
+            "--noise-multiplier",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.1 --noise-multiplier 1 --steps 0 --delta 1e-5",
+            "--steps",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.1 --noise-multiplier 1 --steps 2.5 --delta 1e-5",
+            "--steps",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.1 --noise-multiplier NaN --steps 5 --delta 1e-5",
+            "--noise-multiplier",
+        ),
+        ("account gdp --mu 0 --delta 1e-5", "--mu"),
+        (
+            "account calibrate-dpsgd --sampling-rate 0.1 --steps 10 --epsilon 0 --delta 1e-5",
+            "--epsilon",
+        ),
+        (
+            "account zcdp --rho 0.1 --delta 1e-5 --orders 1,2",
+            "--orders",
+        ),
+        (
+            "account zcdp --rho 0.1 --delta 1e-5 --conversion magic",
+            "--conversion",
+        ),
+        ("account zcdp --rho 0.1 --delta 1e-5 --bogus", "--bogus"),
+        ("account zcdp --rho 0.1", "--delta"),
+    ];
+    for (args, parameter) in cases {
+        let (code, stdout, stderr) = dptune(args);
+        assert_ne!(code, 0, "{args} succeeded: {stdout}");
+        assert!(stdout.is_empty(), "{args} printed a result: {stdout}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "{args}: not one line: {stderr}"
+        );
+        assert!(
+            stderr.contains(parameter),
+            "{args}: does not name {parameter}: {stderr}"
+        );
+        assert!(
+            !stderr.contains("panicked") && !stderr.to_lowercase().contains("nan as"),
+            "{args}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn help_and_version_succeed() {
+    let (code, out, _) = dptune("--help");
+    assert_eq!(code, 0);
+    assert!(out.contains("account"));
+    let (code, out, _) = dptune("account dpsgd --help");
+    assert_eq!(code, 0);
+    assert!(out.contains("--noise-multiplier"));
+}
