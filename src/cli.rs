@@ -5,7 +5,7 @@ use crate::accounting::{
     calibrate_dpsgd_noise, Accountant, Conversion, DpBound, DpSgd, Gaussian, Orders, RdpCurve,
 };
 use crate::error::{Error, Range};
-use crate::numeric::{round_up_decimals, round_up_sig};
+use crate::numeric::{fmt_num, round_up_decimals, round_up_sig};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
@@ -242,7 +242,9 @@ fn execute_account(account: Account) -> Result<String, Error> {
             let m = DpSgd::new(sampling_rate, noise_multiplier, steps)?;
             let subject = Subject {
                 description: format!(
-                    "DP-SGD with Poisson sampling rate {sampling_rate}, noise multiplier {noise_multiplier} and {steps} steps"
+                    "DP-SGD with Poisson sampling rate {}, noise multiplier {} and {steps} steps",
+                    fmt_num(sampling_rate),
+                    fmt_num(noise_multiplier)
                 ),
                 protects: "adding or removing one training example",
                 parameters: json!({"mechanism": "dpsgd", "sampling_rate": sampling_rate,
@@ -252,7 +254,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
         }
         Account::Zcdp { rho, target, rdp } => {
             let subject = Subject {
-                description: format!("A {rho}-zCDP mechanism"),
+                description: format!("A {}-zCDP mechanism", fmt_num(rho)),
                 protects: "one change of the neighbouring relation under which it is zCDP",
                 parameters: json!({"mechanism": "zcdp", "rho": rho}),
             };
@@ -267,8 +269,10 @@ fn execute_account(account: Account) -> Result<String, Error> {
             let m = Gaussian::new(sensitivity, sigma)?;
             let subject = Subject {
                 description: format!(
-                    "The Gaussian mechanism with ℓ2-sensitivity {sensitivity} and noise σ = {sigma} ({}-zCDP)",
-                    m.rho()
+                    "The Gaussian mechanism with ℓ2-sensitivity {} and noise σ = {} ({}-zCDP)",
+                    fmt_num(sensitivity),
+                    fmt_num(sigma),
+                    fmt_num(m.rho())
                 ),
                 protects: "one change of the data that moves the query by at most its sensitivity",
                 parameters: json!({"mechanism": "gaussian", "sensitivity": sensitivity, "sigma": sigma}),
@@ -277,7 +281,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
         }
         Account::Gdp { mu, target, json } => {
             let subject = Subject {
-                description: format!("A {mu}-GDP mechanism"),
+                description: format!("A {}-GDP mechanism", fmt_num(mu)),
                 protects: "one change of the neighbouring relation under which it is GDP",
                 parameters: json!({"mechanism": "gdp", "mu": mu}),
             };
@@ -317,8 +321,11 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 return Ok(out.to_string());
             }
             Ok(format!(
-                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with Poisson sampling rate {sampling_rate} and {steps} steps is (ε = {}, δ = {delta})-DP, within the target ε = {epsilon}.\n  protects: adding or removing one training example\n  accountant: {} (best order λ = {})",
+                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with Poisson sampling rate {} and {steps} steps is (ε = {}, δ = {})-DP, within the target ε = {}.\n  protects: adding or removing one training example\n  accountant: {} (best order λ = {})",
+                fmt_num(sampling_rate),
                 fmt_epsilon(c.bound.epsilon),
+                fmt_num(delta),
+                fmt_num(epsilon),
                 describe_accountant(&accountant),
                 fmt_order(c.bound.order),
             ))
@@ -361,7 +368,8 @@ fn report(
     if !bound.epsilon.is_finite() || bound.delta.is_nan() {
         return Err(Error::Infeasible(format!(
             "{} has no finite ε at δ = {}: it gives no useful privacy guarantee",
-            subject.description, bound.delta
+            subject.description,
+            fmt_num(bound.delta)
         )));
     }
     if json {
@@ -377,7 +385,7 @@ fn report(
     let delta = if delta_was_computed {
         format!("{:e}", round_up_sig(bound.delta, 7))
     } else {
-        bound.delta.to_string()
+        fmt_num(bound.delta)
     };
     let order = match bound.order {
         Some(o) => format!(" (best order λ = {})", fmt_order(Some(o))),

@@ -65,7 +65,11 @@ impl Range {
         if self.contains(v) {
             Ok(v)
         } else {
-            Err(Error::invalid(name, v, self.to_string()))
+            Err(Error::invalid(
+                name,
+                crate::numeric::fmt_num(v),
+                self.to_string(),
+            ))
         }
     }
 }

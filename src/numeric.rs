@@ -131,6 +131,25 @@ pub fn bisect_boundary(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64, rel_t
     hi
 }
 
+/// A number for messages: plain in [1e-4, 1e6), scientific outside, so 1e300 is not 301 digits.
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// exp(ln δ) for a δ that is an upper bound: a finite ln δ that underflows gives the smallest
+/// positive double, never 0 (only ln δ = −∞, an exact zero, gives 0).
+pub fn exp_bound(log_value: f64) -> f64 {
+    if log_value == f64::NEG_INFINITY {
+        0.0
+    } else {
+        log_value.exp().max(f64::from_bits(1))
+    }
+}
+
 /// Rounds `x` up to `digits` significant decimal digits (for printing upper bounds).
 pub fn round_up_sig(x: f64, digits: i32) -> f64 {
     if !x.is_finite() || x == 0.0 {
@@ -209,6 +228,16 @@ mod tests {
     fn golden_finds_parabola_minimum() {
         let (x, fx) = golden_min(|x| (x - 0.3) * (x - 0.3) + 1.0, -2.0, 5.0, 1e-10);
         assert!((x - 0.3).abs() < 1e-8 && (fx - 1.0).abs() < 1e-15);
+    }
+
+    #[test]
+    fn bounds_never_underflow_to_zero() {
+        assert_eq!(exp_bound(f64::NEG_INFINITY), 0.0);
+        assert!(exp_bound(-1e6) > 0.0);
+        assert_eq!(exp_bound(0.0), 1.0);
+        assert_eq!(fmt_num(1e300), "1e300");
+        assert_eq!(fmt_num(0.25), "0.25");
+        assert_eq!(fmt_num(-3e-9), "-3e-9");
     }
 
     #[test]

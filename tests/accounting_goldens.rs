@@ -214,3 +214,16 @@ fn results_do_not_depend_on_the_thread_count() {
     };
     assert_eq!(run(1), run(4));
 }
+
+#[test]
+fn delta_underflow_is_reported_as_the_smallest_positive_double_not_zero() {
+    let acc = Accountant::default();
+    let dpsgd = DpSgd::new(0.01, 1.0, 10).unwrap().rdp();
+    let d = acc.delta(&dpsgd, 1e300).unwrap().delta;
+    assert!(d > 0.0, "a positive δ was rounded down to {d}");
+    // Only a mechanism with no privacy loss at all has δ exactly 0.
+    assert_eq!(
+        acc.delta(&RdpCurve::zcdp(0.0).unwrap(), 1.0).unwrap().delta,
+        0.0
+    );
+}

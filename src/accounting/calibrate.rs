@@ -31,7 +31,8 @@ pub fn smallest_meeting(
         hi *= 2.0;
         if hi > hi_max {
             return Err(Error::Infeasible(format!(
-                "no {name} up to {hi_max:e} meets epsilon <= {target_epsilon}"
+                "no {name} up to {hi_max:e} meets epsilon <= {}",
+                crate::numeric::fmt_num(target_epsilon)
             )));
         }
     }

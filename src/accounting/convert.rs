@@ -14,7 +14,7 @@
 
 use super::rdp::{format_orders, ClosedForm, RdpCurve};
 use crate::error::{Error, Range, Result};
-use crate::numeric::{golden_min, log_ndtr};
+use crate::numeric::{exp_bound, fmt_num, golden_min, log_ndtr};
 use std::sync::LazyLock;
 
 /// dp-accounting 0.6.0's `DEFAULT_RDP_ORDERS`: 1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512, 1024.
@@ -128,7 +128,7 @@ impl Accountant {
         let (log_delta, order) = self.minimise(curve, |r, l| rule.log_delta(r, l, epsilon))?;
         Ok(DpBound {
             epsilon,
-            delta: log_delta.exp().min(1.0),
+            delta: exp_bound(log_delta).min(1.0),
             order: Some(order),
         })
     }
@@ -205,8 +205,11 @@ impl Rule {
             return 0.0;
         }
         let rdp = rdp.max(0.0);
+        // A −∞ from these formulas is overflow of a huge finite ln δ, not an exact zero: keep it
+        // finite so δ is reported as the smallest positive double, never 0 (only a zero RDP,
+        // through the KL route, gives an exact δ = 0).
         let log_delta = match self.conversion {
-            Conversion::Mironov => (order - 1.0) * (rdp - epsilon),
+            Conversion::Mironov => ((order - 1.0) * (rdp - epsilon)).max(f64::MIN),
             Conversion::Cks => {
                 let kl = if rdp == 0.0 {
                     f64::NEG_INFINITY
@@ -216,7 +219,7 @@ impl Rule {
                 if self.dp_accounting_guards && order <= 1.01 {
                     kl
                 } else {
-                    kl.min(cks_log_delta(rdp, order, epsilon))
+                    kl.min(cks_log_delta(rdp, order, epsilon).max(f64::MIN))
                 }
             }
         };
@@ -346,7 +349,9 @@ pub fn gdp_epsilon(mu: f64, delta: f64) -> Result<DpBound> {
             hi *= 2.0;
             if hi > 1e6 {
                 return Err(Error::Infeasible(format!(
-                    "no epsilon below 1e6 meets delta = {delta} for mu = {mu}"
+                    "no epsilon below 1e6 meets delta = {} for mu = {}",
+                    fmt_num(delta),
+                    fmt_num(mu)
                 )));
             }
         }
