@@ -4,5 +4,6 @@ pub mod accounting;
 pub mod cli;
 pub mod error;
 pub mod numeric;
+pub mod selection;
 
 pub use error::{Error, Result};

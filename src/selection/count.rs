@@ -1,0 +1,602 @@
+//! Distributions of the number of runs K (spec 000 §3): truncated negative binomial for every
+//! η > −1 (η = 0 logarithmic, η = 1 geometric), Poisson, a fixed K, and any of them truncated at m
+//! (Lemma 22). Each has a validating constructor, pmf, pgf, pgf′, mean and an exact sampler.
+//!
+//! The TNB is parametrised by u = ln(1/γ) > 0 internally, so that γ far below the smallest
+//! double (η near −1 with a large mean) and γ near 1 (mean near 1) both stay accurate.
+
+use crate::error::{Error, Range, Result};
+use rand::Rng;
+use rand_distr::{Distribution, Gamma, Poisson};
+use std::sync::{Arc, OnceLock};
+
+/// What every law of K offers to the bounds and utilities.
+pub trait CountLaw {
+    /// P[K = k].
+    fn pmf(&self, k: u64) -> f64;
+    /// f(x) = E[x^K] for x ∈ [0, 1].
+    fn pgf(&self, x: f64) -> f64;
+    /// f′(x).
+    fn pgf_deriv(&self, x: f64) -> f64;
+    /// E[K].
+    fn mean(&self) -> f64;
+    /// (P[K > m], E[K·1{K > m}]), summed upwards from m + 1 (never 1 − a head sum when the tail
+    /// is small). Used by Lemma 22.
+    fn tail(&self, m: u64) -> (f64, f64) {
+        tail_by_summation(|k| self.pmf(k), m, self.mean())
+    }
+}
+
+/// Sums the pmf upward from m + 1 until terms fall below 1e-18 of the running sum. If that would
+/// take more than `MAX_TAIL_TERMS` terms (a heavy tail, so the tail is not small), uses
+/// 1 − head sum instead, inflated by a rounding allowance so both values stay upper bounds.
+fn tail_by_summation(pmf: impl Fn(u64) -> f64, m: u64, mean: f64) -> (f64, f64) {
+    const MAX_TAIL_TERMS: u64 = 2_000_000;
+    let (mut p, mut t) = (0.0, 0.0);
+    let mut k = m + 1;
+    loop {
+        let pk = pmf(k);
+        p += pk;
+        t += k as f64 * pk;
+        if (pk <= 1e-18 * p && k > m + 1) || pk == 0.0 && p > 0.0 {
+            return (p, t);
+        }
+        if k - m > MAX_TAIL_TERMS {
+            break;
+        }
+        k += 1;
+    }
+    let (mut head_p, mut head_t) = (0.0, 0.0);
+    for k in 0..=m {
+        let pk = pmf(k);
+        head_p += pk;
+        head_t += k as f64 * pk;
+    }
+    let slack = 1e-13 * (m as f64 + 1.0);
+    (
+        (1.0 - head_p + slack).clamp(0.0, 1.0),
+        (mean - head_t + slack * mean).max(0.0),
+    )
+}
+
+/// ln φ(a) with φ(a) = a/expm1(a), φ(0) = 1.
+fn ln_phi(a: f64) -> f64 {
+    if a.abs() < 1e-10 {
+        -a / 2.0
+    } else if a > 0.0 {
+        a.ln() - a - (-(-a).exp()).ln_1p()
+    } else {
+        (-a).ln() - (-a.exp_m1()).ln()
+    }
+}
+
+/// ln E[K] of the TNB with parameters (η, u = ln 1/γ) (spec 000 §3.1).
+fn tnb_ln_mean(eta: f64, u: f64) -> f64 {
+    (-(-u).exp_m1()).ln() + u + ln_phi(-eta * u) - u.ln()
+}
+
+/// Truncated negative binomial D_{η,γ} on {1, 2, …}: P[K = k] ∝ C(k+η−1, k)(1−γ)^k.
+#[derive(Clone, Debug)]
+pub struct Tnb {
+    eta: f64,
+    /// u = ln(1/γ) > 0.
+    u: f64,
+    ln_mean: f64,
+    /// Cumulative probabilities P[K ≤ k], built on first use by the inverse-CDF sampler.
+    cdf_table: OnceLock<Arc<Vec<f64>>>,
+}
+
+impl PartialEq for Tnb {
+    fn eq(&self, other: &Self) -> bool {
+        self.eta == other.eta && self.u == other.u
+    }
+}
+
+impl Tnb {
+    /// D_{η,γ} with η ∈ (−1, ∞) and γ ∈ (0, 1).
+    pub fn new(eta: f64, gamma: f64) -> Result<Self> {
+        let gamma = Range::OpenUnit.check("gamma", gamma)?;
+        Self::from_u(eta, -gamma.ln())
+    }
+
+    fn from_u(eta: f64, u: f64) -> Result<Self> {
+        if !(eta > -1.0 && eta.is_finite()) {
+            return Err(Error::invalid(
+                "eta",
+                crate::numeric::fmt_num(eta),
+                "a finite number > -1",
+            ));
+        }
+        if !(u > 0.0 && u.is_finite()) {
+            return Err(Error::invalid("gamma", (-u).exp(), "a number in (0, 1)"));
+        }
+        Ok(Tnb {
+            eta,
+            u,
+            ln_mean: tnb_ln_mean(eta, u),
+            cdf_table: OnceLock::new(),
+        })
+    }
+
+    /// The TNB with shape η and mean E[K] = `mean` > 1, solving for γ (in u = ln 1/γ, where
+    /// ln E[K] is increasing) by bisection to full precision.
+    pub fn from_mean(eta: f64, mean: f64) -> Result<Self> {
+        if !(mean > 1.0 && mean.is_finite()) {
+            return Err(Error::invalid(
+                "mean",
+                crate::numeric::fmt_num(mean),
+                "a finite number > 1",
+            ));
+        }
+        Self::from_u(eta, 1.0)?; // validates η
+        let target = mean.ln();
+        let (mut lo, mut hi) = (1e-15_f64.ln(), 1e5_f64.ln()); // bisect in ln u
+        if tnb_ln_mean(eta, lo.exp()) >= target || tnb_ln_mean(eta, hi.exp()) < target {
+            return Err(Error::invalid(
+                "mean",
+                crate::numeric::fmt_num(mean),
+                format!("a mean reachable by the TNB with eta = {eta} (γ would leave the range of doubles)"),
+            ));
+        }
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if mid <= lo || mid >= hi {
+                break;
+            }
+            if tnb_ln_mean(eta, mid.exp()) < target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Self::from_u(eta, (0.5 * (lo + hi)).exp())
+    }
+
+    /// The logarithmic distribution (η = 0) with the given mean.
+    pub fn logarithmic(mean: f64) -> Result<Self> {
+        Self::from_mean(0.0, mean)
+    }
+
+    /// The geometric distribution on {1, 2, …} (η = 1) with the given mean (γ = 1/mean).
+    pub fn geometric(mean: f64) -> Result<Self> {
+        Self::from_mean(1.0, mean)
+    }
+
+    pub fn eta(&self) -> f64 {
+        self.eta
+    }
+    /// γ (may underflow to 0 for extreme parameters; `ln_inv_gamma` stays exact).
+    pub fn gamma(&self) -> f64 {
+        (-self.u).exp()
+    }
+    /// u = ln(1/γ).
+    pub fn ln_inv_gamma(&self) -> f64 {
+        self.u
+    }
+    /// ln E[K], computed stably.
+    pub fn ln_mean(&self) -> f64 {
+        self.ln_mean
+    }
+
+    /// ln(1 − γ).
+    fn ln_1m_gamma(&self) -> f64 {
+        (-(-self.u).exp_m1()).ln()
+    }
+
+    /// ln |γ^{−η} − 1| (η ≠ 0), the normaliser.
+    fn ln_norm(&self) -> f64 {
+        (self.eta * self.u).exp_m1().abs().ln()
+    }
+
+    fn ln_pmf(&self, k: u64) -> f64 {
+        if k == 0 {
+            return f64::NEG_INFINITY;
+        }
+        let kf = k as f64;
+        if self.eta == 0.0 {
+            return kf * self.ln_1m_gamma() - kf.ln() - self.u.ln();
+        }
+        // ln |C(k+η−1, k)| = ln|Γ(k+η)| − ln|Γ(η)| − ln Γ(k+1); for η ∈ (−1, 0) Γ(η) < 0 and
+        // γ^{−η} − 1 < 0, so the ratio is positive.
+        let (lg_k_eta, _) = libm::lgamma_r(kf + self.eta);
+        let (lg_eta, _) = libm::lgamma_r(self.eta);
+        lg_k_eta - lg_eta - libm::lgamma(kf + 1.0) + kf * self.ln_1m_gamma() - self.ln_norm()
+    }
+
+    /// P[K ≤ k] for k = 1, 2, … until it reaches 1 − 1e-13 (or 2^22 entries).
+    fn table(&self) -> &Arc<Vec<f64>> {
+        self.cdf_table.get_or_init(|| {
+            let mut cdf = Vec::new();
+            let mut c = 0.0;
+            let mut p = self.pmf(1);
+            let ratio_base = self.ln_1m_gamma().exp();
+            let mut k = 1u64;
+            while c < 1.0 - 1e-13 && cdf.len() < 1 << 22 {
+                c += p;
+                cdf.push(c);
+                p *= ratio_base * (k as f64 + self.eta) / (k as f64 + 1.0);
+                k += 1;
+            }
+            Arc::new(cdf)
+        })
+    }
+
+    /// Inverse-CDF sampling (the reference sampler of spec 000 §5(b)), with a table for the
+    /// head and the pmf recurrence beyond it.
+    fn sample_inverse_cdf<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        let table = self.table();
+        loop {
+            let v: f64 = rng.random();
+            let i = table.partition_point(|&c| c < v);
+            if i < table.len() {
+                return i as u64 + 1;
+            }
+            // Beyond the table: continue the recurrence from its end.
+            let mut k = table.len() as u64;
+            let mut c = *table.last().expect("table has one entry at least");
+            let mut p = self.pmf(k);
+            let ratio_base = self.ln_1m_gamma().exp();
+            while c < v {
+                p *= ratio_base * (k as f64 + self.eta) / (k as f64 + 1.0);
+                k += 1;
+                c += p;
+                if p == 0.0 {
+                    break; // rounding left v unreachable (probability ~1e-16): redraw
+                }
+            }
+            if c >= v {
+                return k;
+            }
+        }
+    }
+}
+
+impl CountLaw for Tnb {
+    fn pmf(&self, k: u64) -> f64 {
+        self.ln_pmf(k).exp()
+    }
+
+    fn pgf(&self, x: f64) -> f64 {
+        let l = (-(-self.u).exp_m1() * x).ln_1p_neg();
+        if self.eta == 0.0 {
+            l / (-self.u)
+        } else {
+            (-self.eta * l).exp_m1() / (self.eta * self.u).exp_m1()
+        }
+    }
+
+    /// f′(x) = (1 − (1−γ)x)^{−η−1} γ^{η+1} E[K].
+    fn pgf_deriv(&self, x: f64) -> f64 {
+        let l = (-(-self.u).exp_m1() * x).ln_1p_neg();
+        (-(self.eta + 1.0) * l - (self.eta + 1.0) * self.u + self.ln_mean).exp()
+    }
+
+    fn mean(&self) -> f64 {
+        self.ln_mean.exp()
+    }
+}
+
+/// ln(1 − y) for y ∈ [0, 1], written as a method for readability.
+trait Ln1pNeg {
+    fn ln_1p_neg(self) -> f64;
+}
+impl Ln1pNeg for f64 {
+    fn ln_1p_neg(self) -> f64 {
+        (-self).ln_1p()
+    }
+}
+
+impl Distribution<u64> for Tnb {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        let gamma = self.gamma();
+        if self.eta == 0.0 {
+            // Kemp's mixture: q = 1 − γ^U, then K | q is geometric with P[K > k] = q^k.
+            let uu: f64 = rng.random();
+            let q = -(-uu * self.u).exp_m1();
+            if q == 0.0 {
+                return 1;
+            }
+            let v: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
+            return 1 + (v.ln() / q.ln()).floor() as u64;
+        }
+        if self.eta == 1.0 && gamma > 0.0 {
+            let v: f64 = 1.0 - rng.random::<f64>();
+            return 1 + (v.ln() / (-gamma).ln_1p()).floor() as u64;
+        }
+        // η > 0: Gamma–Poisson mixture, rejecting K = 0 (acceptance 1 − γ^η).
+        let acceptance = -(-self.eta * self.u).exp_m1();
+        if self.eta > 0.0 && acceptance > 0.2 {
+            let scale = self.u.exp_m1(); // (1−γ)/γ
+            if let Ok(g) = Gamma::new(self.eta, scale) {
+                loop {
+                    let lambda = g.sample(rng);
+                    let k = match Poisson::new(lambda) {
+                        Ok(p) => p.sample(rng) as u64,
+                        Err(_) if lambda > 0.0 && lambda.is_finite() => lambda.round() as u64,
+                        Err(_) => 0,
+                    };
+                    if k > 0 {
+                        return k;
+                    }
+                }
+            }
+        }
+        self.sample_inverse_cdf(rng)
+    }
+}
+
+/// K ~ Poisson(μ) on {0, 1, …} (K = 0 returns a data-independent default).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoissonK {
+    mu: f64,
+}
+
+impl PoissonK {
+    pub fn new(mu: f64) -> Result<Self> {
+        let mu = Range::Positive.check("mean", mu)?;
+        if mu > Poisson::<f64>::MAX_LAMBDA {
+            return Err(Error::invalid(
+                "mean",
+                crate::numeric::fmt_num(mu),
+                "at most 1.8e19",
+            ));
+        }
+        Ok(PoissonK { mu })
+    }
+    pub fn mu(&self) -> f64 {
+        self.mu
+    }
+}
+
+impl CountLaw for PoissonK {
+    fn pmf(&self, k: u64) -> f64 {
+        let kf = k as f64;
+        (-self.mu + kf * self.mu.ln() - libm::lgamma(kf + 1.0)).exp()
+    }
+    fn pgf(&self, x: f64) -> f64 {
+        (self.mu * (x - 1.0)).exp()
+    }
+    fn pgf_deriv(&self, x: f64) -> f64 {
+        self.mu * (self.mu * (x - 1.0)).exp()
+    }
+    fn mean(&self) -> f64 {
+        self.mu
+    }
+}
+
+impl Distribution<u64> for PoissonK {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        Poisson::new(self.mu).expect("validated mean").sample(rng) as u64
+    }
+}
+
+/// K = k always: naive repetition.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FixedK {
+    k: u64,
+}
+
+impl FixedK {
+    pub fn new(k: u64) -> Result<Self> {
+        if k == 0 {
+            return Err(Error::invalid("k", 0, "an integer >= 1"));
+        }
+        Ok(FixedK { k })
+    }
+    pub fn k(&self) -> u64 {
+        self.k
+    }
+}
+
+impl CountLaw for FixedK {
+    fn pmf(&self, k: u64) -> f64 {
+        if k == self.k {
+            1.0
+        } else {
+            0.0
+        }
+    }
+    fn pgf(&self, x: f64) -> f64 {
+        x.powf(self.k as f64)
+    }
+    fn pgf_deriv(&self, x: f64) -> f64 {
+        self.k as f64 * x.powf(self.k as f64 - 1.0)
+    }
+    fn mean(&self) -> f64 {
+        self.k as f64
+    }
+    fn tail(&self, m: u64) -> (f64, f64) {
+        if self.k > m {
+            (1.0, self.k as f64)
+        } else {
+            (0.0, 0.0)
+        }
+    }
+}
+
+impl Distribution<u64> for FixedK {
+    fn sample<R: Rng + ?Sized>(&self, _rng: &mut R) -> u64 {
+        self.k
+    }
+}
+
+/// K conditioned on K ≤ m (Lemma 22): no run count above m is ever drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TruncatedK {
+    inner: Box<RunCount>,
+    m: u64,
+    /// P[K > m] and T_m = E[K·1{K > m}] of the untruncated K.
+    p_tail: f64,
+    t_tail: f64,
+}
+
+/// Largest truncation point for which the head is tabulated (pmf, pgf, sampling).
+const MAX_TRUNCATION: u64 = 10_000_000;
+
+impl TruncatedK {
+    pub fn new(inner: RunCount, m: u64) -> Result<Self> {
+        if m == 0 || m > MAX_TRUNCATION {
+            return Err(Error::invalid(
+                "truncate",
+                m,
+                format!("an integer in [1, {MAX_TRUNCATION}]"),
+            ));
+        }
+        if let RunCount::Truncated(_) = inner {
+            return Err(Error::invalid(
+                "truncate",
+                m,
+                "applied once (the distribution is already truncated)",
+            ));
+        }
+        let (p_tail, t_tail) = inner.tail(m);
+        if !(p_tail < 1.0) || inner.pmf(0) >= 1.0 - p_tail {
+            return Err(Error::invalid(
+                "truncate",
+                m,
+                "a point below which K has positive probability of at least one run",
+            ));
+        }
+        Ok(TruncatedK {
+            inner: Box::new(inner),
+            m,
+            p_tail,
+            t_tail,
+        })
+    }
+    pub fn inner(&self) -> &RunCount {
+        &self.inner
+    }
+    pub fn m(&self) -> u64 {
+        self.m
+    }
+    /// P[K > m] of the untruncated K.
+    pub fn p_tail(&self) -> f64 {
+        self.p_tail
+    }
+    /// T_m = E[K·1{K > m}] of the untruncated K.
+    pub fn t_tail(&self) -> f64 {
+        self.t_tail
+    }
+    fn head_sum(&self, term: impl Fn(u64, f64) -> f64) -> f64 {
+        (0..=self.m)
+            .map(|k| term(k, self.inner.pmf(k)))
+            .sum::<f64>()
+            / (1.0 - self.p_tail)
+    }
+}
+
+impl CountLaw for TruncatedK {
+    fn pmf(&self, k: u64) -> f64 {
+        if k > self.m {
+            0.0
+        } else {
+            self.inner.pmf(k) / (1.0 - self.p_tail)
+        }
+    }
+    fn pgf(&self, x: f64) -> f64 {
+        self.head_sum(|k, p| p * x.powf(k as f64))
+    }
+    fn pgf_deriv(&self, x: f64) -> f64 {
+        self.head_sum(|k, p| {
+            if k == 0 {
+                0.0
+            } else {
+                p * k as f64 * x.powf(k as f64 - 1.0)
+            }
+        })
+    }
+    fn mean(&self) -> f64 {
+        (self.inner.mean() - self.t_tail) / (1.0 - self.p_tail)
+    }
+    fn tail(&self, m: u64) -> (f64, f64) {
+        if m >= self.m {
+            (0.0, 0.0)
+        } else {
+            let p = (m + 1..=self.m).map(|k| self.pmf(k)).sum();
+            let t = (m + 1..=self.m).map(|k| k as f64 * self.pmf(k)).sum();
+            (p, t)
+        }
+    }
+}
+
+impl Distribution<u64> for TruncatedK {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        if self.p_tail < 0.5 {
+            loop {
+                let k = self.inner.sample(rng);
+                if k <= self.m {
+                    return k;
+                }
+            }
+        }
+        // Mostly above m: inverse CDF over 0..=m.
+        let v: f64 = rng.random::<f64>() * (1.0 - self.p_tail);
+        let mut c = 0.0;
+        for k in 0..=self.m {
+            c += self.inner.pmf(k);
+            if c >= v {
+                return k;
+            }
+        }
+        self.m
+    }
+}
+
+/// Any law of K, for code that chooses the family at run time (the CLI, experiment files).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunCount {
+    Tnb(Tnb),
+    Poisson(PoissonK),
+    Fixed(FixedK),
+    Truncated(TruncatedK),
+}
+
+impl RunCount {
+    /// A short name for tables: `tnb(eta=0.5)`, `poisson`, `fixed`, `… truncated at m`.
+    pub fn family(&self) -> String {
+        match self {
+            RunCount::Tnb(t) if t.eta == 0.0 => "logarithmic".into(),
+            RunCount::Tnb(t) if t.eta == 1.0 => "geometric".into(),
+            RunCount::Tnb(t) => format!("tnb(eta={})", t.eta),
+            RunCount::Poisson(_) => "poisson".into(),
+            RunCount::Fixed(_) => "fixed".into(),
+            RunCount::Truncated(t) => format!("{} truncated at {}", t.inner.family(), t.m),
+        }
+    }
+}
+
+macro_rules! delegate {
+    ($self:ident, $d:ident => $e:expr) => {
+        match $self {
+            RunCount::Tnb($d) => $e,
+            RunCount::Poisson($d) => $e,
+            RunCount::Fixed($d) => $e,
+            RunCount::Truncated($d) => $e,
+        }
+    };
+}
+
+impl CountLaw for RunCount {
+    fn pmf(&self, k: u64) -> f64 {
+        delegate!(self, d => d.pmf(k))
+    }
+    fn pgf(&self, x: f64) -> f64 {
+        delegate!(self, d => d.pgf(x))
+    }
+    fn pgf_deriv(&self, x: f64) -> f64 {
+        delegate!(self, d => d.pgf_deriv(x))
+    }
+    fn mean(&self) -> f64 {
+        delegate!(self, d => d.mean())
+    }
+    fn tail(&self, m: u64) -> (f64, f64) {
+        delegate!(self, d => d.tail(m))
+    }
+}
+
+impl Distribution<u64> for RunCount {
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
+        delegate!(self, d => d.sample(rng))
+    }
+}

@@ -1,0 +1,216 @@
+//! Laws of K: spec 000 §3 identities and golden values, sum consistency, and the samplers
+//! against their pmf (chi-square) and moments.
+
+use dptune::selection::{CountLaw, FixedK, PoissonK, RunCount, Tnb, TruncatedK};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::Distribution;
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(f64::MIN_POSITIVE)
+}
+
+#[test]
+fn gamma_closed_forms() {
+    for mean in [1.5, 10.0, 100.0, 1e4, 1e6] {
+        assert!(rel(Tnb::from_mean(1.0, mean).unwrap().gamma(), 1.0 / mean) < 1e-12);
+        let half = Tnb::from_mean(0.5, mean).unwrap().gamma();
+        let sqrt_g = (1.0 + (1.0 + 8.0 * mean).sqrt()) / (4.0 * mean);
+        assert!(rel(half, sqrt_g * sqrt_g) < 1e-12, "η=½ E={mean}");
+        let neg = Tnb::from_mean(-0.5, mean).unwrap().gamma();
+        assert!(
+            rel(neg, 1.0 / (2.0 * mean - 1.0).powi(2)) < 1e-12,
+            "η=−½ E={mean}"
+        );
+        let g2 = Tnb::from_mean(2.0, mean).unwrap().gamma();
+        assert!(rel(g2 * (1.0 + g2), 2.0 / mean) < 1e-12, "η=2 E={mean}");
+    }
+}
+
+#[test]
+fn spec_000_table_a_gammas() {
+    let table = [
+        (0.0, [2.69182596007e-2, 1.54211507489e-3, 1.09659588025e-4]),
+        (0.5, [6.25e-2, 5.36627429245e-3, 5.11306038637e-4]),
+        (5.0, [0.334263242375, 4.76190587235e-2, 4.97512437812e-3]),
+        (-0.5, [2.77008310249e-3, 2.52518875786e-5, 2.50250187625e-7]),
+    ];
+    for (eta, gammas) in table {
+        for (mean, g) in [10.0, 100.0, 1000.0].into_iter().zip(gammas) {
+            let t = Tnb::from_mean(eta, mean).unwrap();
+            assert!(
+                rel(t.gamma(), g) < 1e-10,
+                "η={eta} E={mean}: {} vs {g}",
+                t.gamma()
+            );
+            assert!(rel(t.mean(), mean) < 1e-12);
+        }
+    }
+    // Table D: η = 0 and E[K] = 1e6 has γ = 6.0144913279e-8.
+    assert!(rel(Tnb::logarithmic(1e6).unwrap().gamma(), 6.0144913279e-8) < 1e-10);
+}
+
+#[test]
+fn spec_000_table_e_pmf_and_tails() {
+    let p1 = [
+        (-0.5, 10.0 / 19.0),
+        (0.0, 0.269182596),
+        (0.5, 0.15625),
+        (1.0, 0.1),
+        (2.0, 0.049844719),
+        (5.0, 0.013948636),
+    ];
+    for (eta, golden) in p1 {
+        let t = Tnb::from_mean(eta, 10.0).unwrap();
+        assert!(
+            (t.pmf(1) - golden).abs() < 1e-9,
+            "η={eta}: P[K=1] = {}",
+            t.pmf(1)
+        );
+    }
+    assert!((PoissonK::new(10.0).unwrap().pmf(0) - 4.539993e-5).abs() < 1e-11);
+    // P[K ≥ 100] = P[K > 99].
+    let (p_log, _) = Tnb::logarithmic(10.0).unwrap().tail(99);
+    assert!((p_log - 5.203236e-3).abs() < 1e-9, "{p_log}");
+    let (p_geo, _) = Tnb::geometric(10.0).unwrap().tail(99);
+    assert!(rel(p_geo, 0.9f64.powi(99)) < 1e-10, "{p_geo}");
+    // Table F: η = 0, E[K] = 10, m = 100.
+    let (p, t) = Tnb::logarithmic(10.0).unwrap().tail(100);
+    assert!(
+        rel(p, 5.022589104e-3) < 1e-9 && rel(t, 0.6530287806) < 1e-9,
+        "{p} {t}"
+    );
+}
+
+fn laws() -> Vec<RunCount> {
+    let mut v: Vec<RunCount> = [-0.5, 0.0, 0.5, 1.0, 2.0, 5.0]
+        .iter()
+        .map(|&eta| RunCount::Tnb(Tnb::from_mean(eta, 10.0).unwrap()))
+        .collect();
+    v.push(RunCount::Poisson(PoissonK::new(10.0).unwrap()));
+    v.push(RunCount::Fixed(FixedK::new(10).unwrap()));
+    let log = RunCount::Tnb(Tnb::logarithmic(10.0).unwrap());
+    v.push(RunCount::Truncated(TruncatedK::new(log, 30).unwrap()));
+    v
+}
+
+#[test]
+fn pmf_pgf_and_mean_agree() {
+    for law in laws() {
+        // Heavy tails (η = −½) need many terms; sum far enough for 1e-9.
+        let n = 2_000_000u64;
+        let (mut s, mut sk) = (0.0, 0.0);
+        let xs: [f64; 3] = [0.3, 0.9, 0.99];
+        let mut sx = [0.0; 3];
+        for k in 0..n {
+            let p = law.pmf(k);
+            s += p;
+            sk += k as f64 * p;
+            for (acc, x) in sx.iter_mut().zip(xs) {
+                *acc += p * x.powf(k as f64);
+            }
+        }
+        let name = law.family();
+        assert!((s - 1.0).abs() < 1e-9, "{name}: Σpmf = {s}");
+        if !name.contains("-0.5") {
+            assert!(
+                rel(sk, law.mean()) < 1e-9,
+                "{name}: Σk·pmf = {sk} vs {}",
+                law.mean()
+            );
+        }
+        for (acc, x) in sx.iter().zip(xs) {
+            assert!(
+                (acc - law.pgf(x)).abs() < 1e-9,
+                "{name}: f({x}) = {} vs Σ {acc}",
+                law.pgf(x)
+            );
+            let h = 1e-6;
+            let fd = (law.pgf(x + h) - law.pgf(x - h)) / (2.0 * h);
+            assert!(
+                rel(law.pgf_deriv(x), fd) < 1e-6,
+                "{name}: f′({x}) = {} vs {fd}",
+                law.pgf_deriv(x)
+            );
+        }
+        assert!(
+            (law.pgf(1.0) - 1.0).abs() < 1e-12,
+            "{name}: f(1) = {}",
+            law.pgf(1.0)
+        );
+    }
+}
+
+#[test]
+fn constructors_reject_bad_parameters() {
+    assert!(Tnb::new(-1.0, 0.5).is_err());
+    assert!(Tnb::new(0.5, 1.0).is_err() && Tnb::new(0.5, 0.0).is_err());
+    assert!(Tnb::new(f64::NAN, 0.5).is_err());
+    assert!(Tnb::from_mean(0.0, 1.0).is_err() && Tnb::from_mean(0.0, 0.5).is_err());
+    assert!(Tnb::from_mean(0.0, f64::INFINITY).is_err());
+    assert!(PoissonK::new(0.0).is_err() && FixedK::new(0).is_err());
+    let log = RunCount::Tnb(Tnb::logarithmic(10.0).unwrap());
+    assert!(TruncatedK::new(log.clone(), 0).is_err());
+    let t = RunCount::Truncated(TruncatedK::new(log, 5).unwrap());
+    assert!(TruncatedK::new(t, 3).is_err());
+    let msg = Tnb::new(-2.0, 0.5).unwrap_err().to_string();
+    assert!(msg.contains("eta") && msg.contains("> -1"), "{msg}");
+}
+
+/// χ² over cells k = lo..=20 plus a tail cell; 2e5 draws with a fixed seed.
+#[test]
+fn samplers_match_their_pmf() {
+    for (i, law) in laws().into_iter().enumerate() {
+        let mut rng = ChaCha8Rng::seed_from_u64(1000 + i as u64);
+        let n = 200_000usize;
+        let mut counts = vec![0usize; 22];
+        let mut sum = 0.0;
+        for _ in 0..n {
+            let k = law.sample(&mut rng);
+            sum += k as f64;
+            counts[(k as usize).min(21)] += 1;
+        }
+        let mut expected: Vec<f64> = (0..21).map(|k| law.pmf(k) * n as f64).collect();
+        expected.push(n as f64 - expected.iter().sum::<f64>());
+        let (mut chi2, mut df) = (0.0, 0usize);
+        for (o, e) in counts.iter().zip(&expected) {
+            if *e >= 5.0 {
+                chi2 += (*o as f64 - e).powi(2) / e;
+                df += 1;
+            } else {
+                assert!(
+                    (*o as f64) < 5.0 + 10.0 * e.max(1.0),
+                    "{}: cell with e={e} got {o}",
+                    law.family()
+                );
+            }
+        }
+        // 99.99th percentile of χ² with ≤ 21 degrees of freedom is below 57.
+        assert!(chi2 < 57.0, "{}: χ² = {chi2} over {df} cells", law.family());
+        if !law.family().contains("-0.5") {
+            let m = sum / n as f64;
+            let var_bound = 4.0 * (law.mean() * 30.0 / n as f64).sqrt();
+            assert!(
+                (m - law.mean()).abs() < var_bound.max(0.05),
+                "{}: mean {m} vs {}",
+                law.family(),
+                law.mean()
+            );
+        }
+    }
+}
+
+#[test]
+fn samplers_are_fast_paths_for_large_means_and_exact_for_each_eta() {
+    // E[K] = 1e6 must sample (quickly) and have the right order of magnitude.
+    for eta in [-0.5, 0.0, 0.5, 1.0, 3.0] {
+        let t = Tnb::from_mean(eta, 1e6).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let draws: Vec<u64> = (0..2000).map(|_| t.sample(&mut rng)).collect();
+        assert!(draws.iter().all(|&k| k >= 1));
+        if eta > 0.0 {
+            let m = draws.iter().sum::<u64>() as f64 / 2000.0;
+            assert!(m > 5e5 && m < 2e6, "η={eta}: mean {m}");
+        }
+    }
+}
