@@ -258,7 +258,10 @@ fn minimise_grid(orders: &[f64], eps: &[f64], objective: impl Fn(f64, f64) -> f6
 /// than it) and, for cheap curves, 4001 points of t = ln(λ−1) in [−12, 16]; for expensive ones
 /// the grid is extended by doubling past 1024 while that improves. Then golden-section search in
 /// t between the neighbours of the best candidate. Returns the smallest value evaluated.
-fn minimise_continuous(form: &ClosedForm, objective: impl Fn(f64, f64) -> f64) -> (f64, f64) {
+pub(crate) fn minimise_continuous(
+    form: &ClosedForm,
+    objective: impl Fn(f64, f64) -> f64,
+) -> (f64, f64) {
     let cheap = form.is_cheap();
     let f = |l: f64| objective(form.eval(l), l);
     let mut candidates: Vec<f64> = DP_ACCOUNTING_ORDERS.clone();

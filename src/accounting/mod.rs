@@ -13,4 +13,4 @@ pub mod rdp;
 pub use calibrate::{calibrate_dpsgd_noise, Calibrated};
 pub use convert::{Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS};
 pub use mechanisms::{DpSgd, Gaussian, Laplace, RandomizedResponse};
-pub use rdp::{ClosedForm, RdpCurve};
+pub use rdp::{ClosedForm, RdpCurve, RdpFunction};

@@ -1,13 +1,15 @@
 //! `RdpCurve`: a Rényi-DP guarantee ε(λ), either sampled on an explicit grid of orders or known
 //! in closed form at every order λ > 1, with the operations privacy proofs use on curves.
 //!
-//! Every closed form here is a Rényi divergence of a fixed pair of distributions (or an upper
-//! bound that is itself non-decreasing in λ), so closed-form curves are monotone and their
-//! envelope is themselves; sums, positive multiples and maxima keep that property.
+//! Every built-in mechanism curve is a Rényi divergence of a fixed pair of distributions (or an
+//! upper bound that is itself non-decreasing in λ), so it is monotone and its own envelope;
+//! sums, positive multiples, maxima and minima keep that. Custom curves (e.g. repeat-and-select
+//! bounds, which carry a ln E[K]/(λ−1) term) say whether they are monotone.
 
 use super::mechanisms::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
 use crate::error::{Error, Range, Result};
 use rayon::prelude::*;
+use std::sync::Arc;
 
 /// ε(λ) of a mechanism (or of a composition of mechanisms).
 #[derive(Clone, Debug, PartialEq)]
@@ -25,8 +27,19 @@ enum Repr {
     ClosedForm(ClosedForm),
 }
 
+/// A curve known at every order λ > 1, defined outside this module (a repeat-and-select bound,
+/// the exact divergence of two given distributions, …).
+pub trait RdpFunction: Send + Sync + std::fmt::Debug {
+    /// ε(λ) for λ > 1: an upper bound on the Rényi divergence of order λ.
+    fn eval(&self, order: f64) -> f64;
+    /// Whether one evaluation costs nanoseconds (so a dense continuous search is affordable).
+    fn is_cheap(&self) -> bool;
+    /// Whether ε(λ) is non-decreasing in λ (so the curve is its own envelope).
+    fn is_monotone(&self) -> bool;
+}
+
 /// A curve that can be evaluated at every order λ > 1.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum ClosedForm {
     /// ρ-zCDP: ε(λ) = ρλ.
     Zcdp { rho: f64 },
@@ -46,6 +59,66 @@ pub enum ClosedForm {
     /// max εᵢ(λ): running one of several mechanisms chosen independently of the data
     /// (quasi-convexity of Rényi divergence).
     Max(Vec<ClosedForm>),
+    /// min εᵢ(λ): several valid bounds on the same mechanism.
+    Min(Vec<ClosedForm>),
+    /// A curve defined elsewhere.
+    Custom(Arc<dyn RdpFunction>),
+}
+
+impl PartialEq for ClosedForm {
+    fn eq(&self, other: &Self) -> bool {
+        use ClosedForm::*;
+        match (self, other) {
+            (Zcdp { rho: a }, Zcdp { rho: b }) => a == b,
+            (PureDp { epsilon: a }, PureDp { epsilon: b })
+            | (Laplace { epsilon: a }, Laplace { epsilon: b })
+            | (RandomizedResponse { epsilon: a }, RandomizedResponse { epsilon: b }) => a == b,
+            (
+                SubsampledGaussian {
+                    sampling_rate: q1,
+                    noise_multiplier: s1,
+                },
+                SubsampledGaussian {
+                    sampling_rate: q2,
+                    noise_multiplier: s2,
+                },
+            ) => q1 == q2 && s1 == s2,
+            (Sum(a), Sum(b)) => a == b,
+            (Max(a), Max(b)) | (Min(a), Min(b)) => a == b,
+            (Custom(a), Custom(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+/// The monotone envelope of a closed form that may not be monotone: ε(λ) ← min over orders
+/// λ′ ≥ λ from a fixed log-spaced set (valid because D_λ ≤ D_λ′).
+#[derive(Debug)]
+struct Envelope(ClosedForm);
+
+impl RdpFunction for Envelope {
+    fn eval(&self, order: f64) -> f64 {
+        // Coarse log grid of orders ≥ λ, then golden-section refinement around the best; every
+        // value considered is the curve at some order ≥ λ, so the result is a valid bound.
+        let t0 = (order - 1.0).ln();
+        let f = |t: f64| self.0.eval(1.0 + t.exp());
+        let (mut best_i, mut best) = (0, f64::INFINITY);
+        for i in 0..=400 {
+            let v = f(t0 + f64::from(i) * 0.05);
+            if v < best {
+                (best_i, best) = (i, v);
+            }
+        }
+        let lo = t0 + f64::from(best_i.max(1) - 1) * 0.05;
+        let hi = t0 + f64::from(best_i + 1) * 0.05;
+        best.min(crate::numeric::golden_min(f, lo.max(t0), hi, 1e-10).1)
+    }
+    fn is_cheap(&self) -> bool {
+        false
+    }
+    fn is_monotone(&self) -> bool {
+        true
+    }
 }
 
 impl ClosedForm {
@@ -62,6 +135,23 @@ impl ClosedForm {
             } => subsampled_gaussian_rdp(*sampling_rate, *noise_multiplier, order),
             ClosedForm::Sum(terms) => terms.iter().map(|(w, c)| weighted(*w, c.eval(order))).sum(),
             ClosedForm::Max(parts) => parts.iter().map(|c| c.eval(order)).fold(0.0, f64::max),
+            ClosedForm::Min(parts) => parts
+                .iter()
+                .map(|c| c.eval(order))
+                .fold(f64::INFINITY, f64::min),
+            ClosedForm::Custom(f) => f.eval(order),
+        }
+    }
+
+    /// Whether ε(λ) is non-decreasing (true for every built-in mechanism curve).
+    pub fn is_monotone(&self) -> bool {
+        match self {
+            ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.is_monotone()),
+            ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
+                parts.iter().all(ClosedForm::is_monotone)
+            }
+            ClosedForm::Custom(f) => f.is_monotone(),
+            _ => true,
         }
     }
 
@@ -81,7 +171,10 @@ impl ClosedForm {
         match self {
             ClosedForm::SubsampledGaussian { .. } => false,
             ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.is_cheap()),
-            ClosedForm::Max(parts) => parts.iter().all(ClosedForm::is_cheap),
+            ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
+                parts.iter().all(ClosedForm::is_cheap)
+            }
+            ClosedForm::Custom(f) => f.is_cheap(),
             _ => true,
         }
     }
@@ -295,10 +388,12 @@ impl RdpCurve {
     }
 
     /// The monotone envelope: D_λ is non-decreasing in λ, so a bound at a higher order also
-    /// holds at every lower one: ε(λᵢ) ← min_{λⱼ ≥ λᵢ} ε(λⱼ). Closed forms are already monotone.
+    /// holds at every lower one: ε(λᵢ) ← min_{λⱼ ≥ λᵢ} ε(λⱼ). Mechanism curves are already
+    /// monotone; other closed forms get a numerical envelope.
     pub fn envelope(&self) -> Self {
         match &self.repr {
-            Repr::ClosedForm(_) => self.clone(),
+            Repr::ClosedForm(c) if c.is_monotone() => self.clone(),
+            Repr::ClosedForm(c) => Self::closed(ClosedForm::Custom(Arc::new(Envelope(c.clone())))),
             Repr::Grid { orders, eps } => {
                 let mut env = eps.clone();
                 for i in (0..env.len().saturating_sub(1)).rev() {

@@ -2,7 +2,11 @@
 //! procedure a random number K of times and keep the best output.
 //!
 //! * [`count`]: the laws of K (pmf, pgf, mean, exact samplers).
+//! * [`bounds`]: the RDP curve of the repeated mechanism (Theorems 2 and 6, Corollaries 3, 4,
+//!   16 and 21, Lemma 22, Liu–Talwar).
 
+pub mod bounds;
 pub mod count;
 
+pub use bounds::{repeat_select, Base};
 pub use count::{CountLaw, FixedK, PoissonK, RunCount, Tnb, TruncatedK};
