@@ -214,3 +214,146 @@ fn samplers_are_fast_paths_for_large_means_and_exact_for_each_eta() {
         }
     }
 }
+
+mod utility {
+    use super::*;
+    use dptune::selection::utility::{
+        expected_best, expected_quantile, success_probability, tail_bound,
+    };
+
+    /// Spec 000 Table E (E[K] = 10, m = 100).
+    #[test]
+    fn table_e() {
+        let rows: [(RunCount, f64, f64); 8] = [
+            (
+                RunCount::Tnb(Tnb::from_mean(-0.5, 10.0).unwrap()),
+                0.65,
+                0.063597837,
+            ),
+            (
+                RunCount::Tnb(Tnb::from_mean(0.0, 10.0).unwrap()),
+                0.751033930,
+                0.085363105,
+            ),
+            (
+                RunCount::Tnb(Tnb::from_mean(0.5, 10.0).unwrap()),
+                0.8,
+                0.089993589,
+            ),
+            (
+                RunCount::Tnb(Tnb::from_mean(1.0, 10.0).unwrap()),
+                0.826841347,
+                0.091743119,
+            ),
+            (
+                RunCount::Tnb(Tnb::from_mean(2.0, 10.0).unwrap()),
+                0.854101966,
+                0.093163076,
+            ),
+            (
+                RunCount::Tnb(Tnb::from_mean(5.0, 10.0).unwrap()),
+                0.879714240,
+                0.094292029,
+            ),
+            (
+                RunCount::Poisson(PoissonK::new(10.0).unwrap()),
+                0.900004540,
+                0.095162582,
+            ),
+            (
+                RunCount::Fixed(FixedK::new(10).unwrap()),
+                0.909090909,
+                0.095617925,
+            ),
+        ];
+        for (law, quantile, beta) in rows {
+            let q = expected_quantile(&law);
+            assert!(
+                (q - quantile).abs() < 1e-9,
+                "{}: quantile {q} vs {quantile}",
+                law.family()
+            );
+            // Independent route: 1 − ∫₀¹ f(x) dx by Simpson.
+            let n = 200_000;
+            let h = 1.0 / n as f64;
+            let integral: f64 = (0..=n)
+                .map(|i| {
+                    let w = if i == 0 || i == n {
+                        1.0
+                    } else if i % 2 == 1 {
+                        4.0
+                    } else {
+                        2.0
+                    };
+                    w * law.pgf(i as f64 * h)
+                })
+                .sum::<f64>()
+                * h
+                / 3.0;
+            assert!(
+                (1.0 - integral - q).abs() < 1e-8,
+                "{}: ∫f gives {}",
+                law.family(),
+                1.0 - integral
+            );
+            let b = success_probability(&law, 100).unwrap();
+            assert!((b - beta).abs() < 1e-9, "{}: β {b} vs {beta}", law.family());
+        }
+        let trunc = RunCount::Truncated(
+            TruncatedK::new(RunCount::Fixed(FixedK::new(3).unwrap()), 5).unwrap(),
+        );
+        assert!((expected_quantile(&trunc) - 0.75).abs() < 1e-15);
+    }
+
+    #[test]
+    fn tails_and_best_scores() {
+        let log = RunCount::Tnb(Tnb::logarithmic(10.0).unwrap());
+        let chernoff = tail_bound(&log, 100).unwrap();
+        assert!((chernoff - 0.1364796).abs() < 1e-6, "{chernoff}");
+        assert!(chernoff >= log.tail(99).0);
+        let p = RunCount::Poisson(PoissonK::new(10.0).unwrap());
+        let k = 30.0f64;
+        let closed = (k - 10.0 - k * (k / 10.0).ln()).exp();
+        assert!((tail_bound(&p, 30).unwrap() - closed).abs() < 1e-9 * closed.max(1e-300));
+        // Best of exactly 2 uniform draws from {1, 2}: P[best = 2] = 3/4.
+        let two = RunCount::Fixed(FixedK::new(2).unwrap());
+        assert!((expected_best(&two, &[2.0, 1.0], 0.0).unwrap() - 1.75).abs() < 1e-15);
+        // Poisson: K = 0 with probability e^{-μ} returns the default.
+        let p1 = RunCount::Poisson(PoissonK::new(1.0).unwrap());
+        let e = expected_best(&p1, &[5.0], -1.0).unwrap();
+        assert!((e - (5.0 * (1.0 - (-1f64).exp()) - (-1f64).exp())).abs() < 1e-12);
+        assert!(
+            expected_best(&two, &[], 0.0).is_err()
+                && expected_best(&two, &[f64::NAN], 0.0).is_err()
+        );
+        assert!(success_probability(&two, 0).is_err() && tail_bound(&two, 0).is_err());
+    }
+}
+
+#[test]
+fn one_minus_pgf_is_accurate_near_one() {
+    // mpmath, 40 digits: 1 − f(0.99) for η = −½, E[K] = 10.
+    let t = Tnb::from_mean(-0.5, 10.0).unwrap();
+    assert!(
+        rel(t.one_minus_pgf(0.99), 0.0635978366084845367) < 1e-12,
+        "{}",
+        t.one_minus_pgf(0.99)
+    );
+    for law in laws() {
+        for x in [0.0, 0.5, 0.9, 0.999] {
+            let direct = 1.0 - law.pgf(x);
+            assert!(
+                (law.one_minus_pgf(x) - direct).abs() < 1e-12,
+                "{} at {x}",
+                law.family()
+            );
+        }
+        // Near 1: 1 − f(1 − h) ≈ h·E[K].
+        let h = 1e-10;
+        assert!(
+            rel(law.one_minus_pgf(1.0 - h), h * law.mean()) < 1e-3,
+            "{}",
+            law.family()
+        );
+    }
+}

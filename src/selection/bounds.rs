@@ -423,20 +423,8 @@ pub fn tnb_approx_dp_base(eps0: f64, delta0: f64, tnb: &Tnb) -> Result<DpBound> 
     let (eps0, delta0) = check_approx_base(eps0, delta0)?;
     Ok(DpBound {
         epsilon: (2.0 + tnb.eta()) * eps0,
-        delta: one_minus_pgf(tnb, 1.0 - delta0),
+        // Rounded up by 1e-12 relative: it is a δ.
+        delta: (tnb.one_minus_pgf(1.0 - delta0) * (1.0 + 1e-12)).min(1.0),
         order: None,
     })
-}
-
-/// 1 − f(x) = ∫ₓ¹ f′(t) dt, without the cancellation of 1 − f(x) for x near 1: composite
-/// Simpson (f′ is smooth and convex there), rounded up by 1e-12 relative.
-pub fn one_minus_pgf(law: &impl CountLaw, x: f64) -> f64 {
-    let n = 64;
-    let h = (1.0 - x) / n as f64;
-    let mut s = law.pgf_deriv(x) + law.pgf_deriv(1.0);
-    for i in 1..n {
-        let w = if i % 2 == 1 { 4.0 } else { 2.0 };
-        s += w * law.pgf_deriv(x + i as f64 * h);
-    }
-    (s * h / 3.0 * (1.0 + 1e-12)).min(1.0)
 }

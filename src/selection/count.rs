@@ -20,6 +20,8 @@ pub trait CountLaw {
     fn pgf_deriv(&self, x: f64) -> f64;
     /// E[K].
     fn mean(&self) -> f64;
+    /// 1 − f(x), without the cancellation of computing f(x) near 1.
+    fn one_minus_pgf(&self, x: f64) -> f64;
     /// (P[K > m], E[K·1{K > m}]), summed upwards from m + 1 (never 1 − a head sum when the tail
     /// is small). Used by Lemma 22.
     fn tail(&self, m: u64) -> (f64, f64) {
@@ -274,6 +276,19 @@ impl CountLaw for Tnb {
     fn mean(&self) -> f64 {
         self.ln_mean.exp()
     }
+
+    /// With L = ln(1 + (1−γ)(1−x)/γ) = ln((1 − (1−γ)x)/γ): 1 − f = L/u for η = 0, else
+    /// −e^{ηu}·expm1(−ηL)/expm1(ηu).
+    fn one_minus_pgf(&self, x: f64) -> f64 {
+        let one_m_gamma = -(-self.u).exp_m1();
+        let l = (one_m_gamma * (1.0 - x) * self.u.exp()).ln_1p();
+        let v = if self.eta == 0.0 {
+            l / self.u
+        } else {
+            -(self.eta * self.u).exp() * (-self.eta * l).exp_m1() / (self.eta * self.u).exp_m1()
+        };
+        v.clamp(0.0, 1.0)
+    }
 }
 
 /// ln(1 − y) for y ∈ [0, 1], written as a method for readability.
@@ -362,6 +377,9 @@ impl CountLaw for PoissonK {
     fn mean(&self) -> f64 {
         self.mu
     }
+    fn one_minus_pgf(&self, x: f64) -> f64 {
+        -(self.mu * (x - 1.0)).exp_m1()
+    }
 }
 
 impl Distribution<u64> for PoissonK {
@@ -404,6 +422,9 @@ impl CountLaw for FixedK {
     }
     fn mean(&self) -> f64 {
         self.k as f64
+    }
+    fn one_minus_pgf(&self, x: f64) -> f64 {
+        -(self.k as f64 * x.ln()).exp_m1()
     }
     fn tail(&self, m: u64) -> (f64, f64) {
         if self.k > m {
@@ -509,6 +530,15 @@ impl CountLaw for TruncatedK {
     fn mean(&self) -> f64 {
         (self.inner.mean() - self.t_tail) / (1.0 - self.p_tail)
     }
+    fn one_minus_pgf(&self, x: f64) -> f64 {
+        self.head_sum(|k, p| {
+            if k == 0 {
+                0.0
+            } else {
+                -p * (k as f64 * x.ln()).exp_m1()
+            }
+        })
+    }
     fn tail(&self, m: u64) -> (f64, f64) {
         if m >= self.m {
             (0.0, 0.0)
@@ -589,6 +619,9 @@ impl CountLaw for RunCount {
     }
     fn mean(&self) -> f64 {
         delegate!(self, d => d.mean())
+    }
+    fn one_minus_pgf(&self, x: f64) -> f64 {
+        delegate!(self, d => d.one_minus_pgf(x))
     }
     fn tail(&self, m: u64) -> (f64, f64) {
         delegate!(self, d => d.tail(m))
