@@ -471,7 +471,7 @@ impl TruncatedK {
             ));
         }
         let (p_tail, t_tail) = inner.tail(m);
-        if !(p_tail < 1.0) || inner.pmf(0) >= 1.0 - p_tail {
+        if p_tail.is_nan() || p_tail >= 1.0 || inner.pmf(0) >= 1.0 - p_tail {
             return Err(Error::invalid(
                 "truncate",
                 m,
