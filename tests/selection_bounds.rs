@@ -28,7 +28,8 @@ const MEANS: [f64; 3] = [10.0, 100.0, 1000.0];
 
 #[test]
 fn table_a_exact_mironov_and_grid() {
-    let rows: [(f64, [f64; 3], [f64; 3], Option<[f64; 3]>); 5] = [
+    type Row = (f64, [f64; 3], [f64; 3], Option<[f64; 3]>);
+    let rows: [Row; 5] = [
         (
             -0.5,
             [3.065742, 3.517345, 3.898397],
