@@ -3,9 +3,13 @@
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
 use crate::accounting::{
     calibrate_dpsgd_noise, Accountant, Conversion, DpBound, DpSgd, Gaussian, Orders, RdpCurve,
+    DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range};
 use crate::numeric::{fmt_num, round_up_decimals, round_up_sig};
+use crate::selection::bounds::bound_name;
+use crate::selection::calibrate::largest_mean;
+use crate::selection::{repeat_select, Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
@@ -85,6 +89,30 @@ enum Account {
         #[arg(long)]
         json: bool,
     },
+    /// Repeat-and-select: run a private procedure K times (K random) and keep the best output.
+    RepeatSelect {
+        /// One run: zcdp:RHO, pure:EPS, dpsgd:q=Q,sigma=S,steps=T, or rdp:FILE (a CSV with header
+        /// order,epsilon).
+        #[arg(long, value_parser = parse_base)]
+        base: BaseSpec,
+        /// Law of K: logarithmic, geometric, tnb:ETA (ETA > -1), poisson or fixed.
+        #[arg(long, value_parser = parse_family)]
+        dist: CountFamily,
+        /// E[K] (> 1 for the TNB family; an integer for fixed).
+        #[arg(long, allow_negative_numbers = true, value_parser = positive, required_unless_present = "target_epsilon")]
+        mean: Option<f64>,
+        /// Never run more than N times (K conditioned on K <= N, Lemma 22).
+        #[arg(long, value_parser = steps)]
+        truncate: Option<u64>,
+        /// δ in (0, 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+        delta: f64,
+        /// Instead of ε at --mean: the largest mean whose guarantee is at most this ε.
+        #[arg(long, allow_negative_numbers = true, value_parser = positive, conflicts_with = "mean")]
+        target_epsilon: Option<f64>,
+        #[command(flatten)]
+        rdp: RdpOptions,
+    },
     /// The smallest DP-SGD noise multiplier that meets a target (ε, δ).
     CalibrateDpsgd {
         /// Poisson sampling rate q, in (0, 1].
@@ -146,6 +174,84 @@ impl RdpOptions {
         };
         Accountant::new(self.orders.clone(), conversion)
     }
+}
+
+/// A base run given on the command line.
+#[derive(Clone, Debug)]
+struct BaseSpec {
+    curve: RdpCurve,
+    description: String,
+    protects: &'static str,
+}
+
+fn parse_base(s: &str) -> Result<BaseSpec, String> {
+    let allowed = "zcdp:RHO, pure:EPS, dpsgd:q=Q,sigma=S,steps=T or rdp:FILE";
+    let (kind, rest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("must be one of {allowed}"))?;
+    let number =
+        |name: &str, v: &str, range: Range| parse_in(v, range).map_err(|m| format!("{name} {m}"));
+    let generic = "one change of the data under the neighbouring relation the base is private for";
+    match kind {
+        "zcdp" => {
+            let rho = number("RHO", rest, Range::NonNegative)?;
+            Ok(BaseSpec {
+                curve: RdpCurve::zcdp(rho).map_err(|e| e.to_string())?,
+                description: format!("a {}-zCDP run", fmt_num(rho)),
+                protects: generic,
+            })
+        }
+        "pure" => {
+            let eps = number("EPS", rest, Range::NonNegative)?;
+            Ok(BaseSpec {
+                curve: RdpCurve::pure_dp(eps).map_err(|e| e.to_string())?,
+                description: format!("a {}-DP run", fmt_num(eps)),
+                protects: generic,
+            })
+        }
+        "dpsgd" => {
+            let (mut q, mut sigma, mut t) = (None, None, None);
+            for part in rest.split(',') {
+                match part.split_once('=') {
+                    Some(("q", v)) => q = Some(number("q", v, Range::UnitExcludingZero)?),
+                    Some(("sigma", v)) => sigma = Some(number("sigma", v, Range::Positive)?),
+                    Some(("steps", v)) => t = Some(steps(v).map_err(|m| format!("steps {m}"))?),
+                    _ => {
+                        return Err(format!(
+                            "dpsgd takes q=Q,sigma=S,steps=T; `{part}` is not one of them"
+                        ))
+                    }
+                }
+            }
+            let (q, sigma, t) = match (q, sigma, t) {
+                (Some(q), Some(s), Some(t)) => (q, s, t),
+                _ => return Err("dpsgd needs all of q=Q,sigma=S,steps=T".into()),
+            };
+            Ok(BaseSpec {
+                curve: DpSgd::new(q, sigma, t).map_err(|e| e.to_string())?.rdp(),
+                description: format!(
+                    "a DP-SGD training run (sampling rate {}, noise multiplier {}, {t} steps)",
+                    fmt_num(q),
+                    fmt_num(sigma)
+                ),
+                protects: "adding or removing one training example",
+            })
+        }
+        "rdp" => Ok(BaseSpec {
+            curve: RdpCurve::from_csv_file(std::path::Path::new(rest))
+                .map_err(|e| e.to_string())?,
+            description: format!("a run whose RDP curve is in {rest}"),
+            protects: generic,
+        }),
+        _ => Err(format!("must be one of {allowed}")),
+    }
+}
+
+fn parse_family(s: &str) -> Result<CountFamily, String> {
+    CountFamily::parse(s).map_err(|e| match e {
+        Error::InvalidParameter { allowed, .. } => format!("must be {allowed}"),
+        other => other.to_string(),
+    })
 }
 
 fn parse_in(s: &str, range: Range) -> Result<f64, String> {
@@ -304,6 +410,15 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 json,
             )
         }
+        Account::RepeatSelect {
+            base,
+            dist,
+            mean,
+            truncate,
+            delta,
+            target_epsilon,
+            rdp,
+        } => repeat_select_command(&base, dist, mean, truncate, delta, target_epsilon, &rdp),
         Account::CalibrateDpsgd {
             sampling_rate,
             steps,
@@ -330,6 +445,98 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 fmt_order(c.bound.order),
             ))
         }
+    }
+}
+
+fn repeat_select_command(
+    spec: &BaseSpec,
+    family: CountFamily,
+    mean: Option<f64>,
+    truncate: Option<u64>,
+    delta: f64,
+    target_epsilon: Option<f64>,
+    options: &RdpOptions,
+) -> Result<String, Error> {
+    let accountant = options.accountant();
+    let orders = &accountant.orders;
+    let base = Base::symmetric(spec.curve.clone());
+    let base_bound = accountant.epsilon(&spec.curve, delta)?;
+    let mean = match target_epsilon {
+        Some(target) => {
+            let c = largest_mean(&base, family, truncate, target, delta, orders)?;
+            if options.json {
+                let out = json!({"mean": c.value, "epsilon": c.bound.epsilon, "delta": delta,
+                    "order": c.bound.order, "accountant": accountant.name(), "target_epsilon": target,
+                    "dist": family.name(), "truncate": truncate, "base_epsilon": base_bound.epsilon});
+                return Ok(out.to_string());
+            }
+            return Ok(format!(
+                "The largest mean number of runs with K ~ {} over {} that stays within (ε = {}, δ = {}) is {} (ε = {}).\n  protects: {}\n  accountant: {} (best order λ = {})",
+                family.name(),
+                spec.description,
+                fmt_num(target),
+                fmt_num(delta),
+                fmt_num(c.value),
+                fmt_epsilon(c.bound.epsilon),
+                spec.protects,
+                describe_accountant(&accountant),
+                fmt_order(c.bound.order),
+            ));
+        }
+        None => mean.expect("clap requires --mean without --target-epsilon"),
+    };
+    let law = family.with_mean(mean, truncate)?;
+    let curve = repeat_select(&base, &law, orders)?;
+    let bound = accountant.epsilon(&curve, delta)?;
+    if !bound.epsilon.is_finite() {
+        return Err(Error::Infeasible(format!(
+            "repeat-and-select over {} has no finite ε at δ = {}",
+            spec.description,
+            fmt_num(delta)
+        )));
+    }
+    let theorem = bound_name(&law);
+    if options.json {
+        // The curve on the grid used: the base's own orders, the --orders list, or (continuous,
+        // closed-form base) dp-accounting's 156 orders.
+        let shown = match (orders, curve.grid()) {
+            (_, Some(_)) => curve.clone(),
+            (Orders::List(list), None) => curve.on_orders(list)?,
+            (_, None) => curve.on_orders(&DP_ACCOUNTING_ORDERS)?,
+        };
+        let (o, e) = shown.grid().expect("sampled");
+        let rdp: Vec<Value> = o
+            .iter()
+            .zip(e)
+            .map(|(o, e)| json!({"order": o, "epsilon": finite_or_null(*e)}))
+            .collect();
+        let out = json!({"epsilon": bound.epsilon, "delta": delta, "order": bound.order,
+            "accountant": accountant.name(), "base_epsilon": base_bound.epsilon, "mean": mean,
+            "dist": law.family(), "truncate": truncate, "bound": theorem, "protects": spec.protects, "rdp": rdp});
+        return Ok(out.to_string());
+    }
+    Ok(format!(
+        "Repeat-and-select with K ~ {} (mean {}) over {} is (ε = {}, δ = {})-DP; one run alone is (ε = {}, δ = {})-DP.\n  protects: {}\n  bound: {}\n  accountant: {} (best order λ = {})",
+        law.family(),
+        fmt_num(mean),
+        spec.description,
+        fmt_epsilon(bound.epsilon),
+        fmt_num(delta),
+        fmt_epsilon(base_bound.epsilon),
+        fmt_num(delta),
+        spec.protects,
+        theorem,
+        describe_accountant(&accountant),
+        fmt_order(bound.order),
+    ))
+}
+
+/// JSON has no infinity: an infinite RDP value (no bound at that order) is written as null.
+fn finite_or_null(x: f64) -> Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        Value::Null
     }
 }
 

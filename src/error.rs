@@ -18,6 +18,13 @@ pub enum Error {
     /// The inputs are individually valid but the request cannot be met.
     #[error("{0}")]
     Infeasible(String),
+    /// A data or curve file is unreadable or malformed: which file, which line, what is wrong.
+    #[error("{file}:{line}: {reason}")]
+    Data {
+        file: String,
+        line: usize,
+        reason: String,
+    },
 }
 
 impl Error {

@@ -177,3 +177,112 @@ fn help_and_version_succeed() {
     assert_eq!(code, 0);
     assert!(out.contains("--noise-multiplier"));
 }
+
+#[test]
+fn repeat_select_json_matches_the_spec_and_the_library() {
+    let v = json(
+        "account repeat-select --base zcdp:0.1 --dist logarithmic --mean 10 --delta 1e-6 --json",
+    );
+    assert!(
+        (v["epsilon"].as_f64().unwrap() - 3.450841).abs() <= 2e-6,
+        "{v}"
+    );
+    assert!((v["base_epsilon"].as_f64().unwrap() - 2.141939).abs() <= 2e-6);
+    let rdp = v["rdp"].as_array().unwrap();
+    assert_eq!(
+        rdp.len(),
+        156,
+        "continuous mode shows the curve on dp-accounting's orders"
+    );
+    assert!(rdp
+        .iter()
+        .all(|p| p["order"].is_f64() && p["epsilon"].is_f64()));
+    let g = json("account repeat-select --base zcdp:0.1 --dist poisson --mean 100 --delta 1e-6 --orders dp-accounting --json");
+    assert!(
+        (g["epsilon"].as_f64().unwrap() - 18.760367).abs() <= 1e-6,
+        "{g}"
+    );
+    let listed = json("account repeat-select --base zcdp:0.1 --dist tnb:0.5 --mean 10 --delta 1e-6 --orders 2,8,16 --json");
+    let orders: Vec<f64> = listed["rdp"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["order"].as_f64().unwrap())
+        .collect();
+    assert_eq!(orders, vec![2.0, 8.0, 16.0]);
+    let mnist = json("account repeat-select --base dpsgd:q=0.004266666666666667,sigma=1.1,steps=14063 --dist geometric --mean 100 --delta 1e-5 --orders dp-accounting --json");
+    assert!(
+        (mnist["epsilon"].as_f64().unwrap() - 6.373923).abs() <= 1e-6,
+        "{mnist}"
+    );
+}
+
+#[test]
+fn repeat_select_reads_rdp_files_and_solves_for_the_mean() {
+    let dir = std::env::temp_dir().join(format!("dptune-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("curve.csv");
+    std::fs::write(
+        &file,
+        "order,epsilon\n2,0.2\n4,0.4\n8,0.8\n16,1.6\n32,3.2\n",
+    )
+    .unwrap();
+    let v = json(&format!(
+        "account repeat-select --base rdp:{} --dist fixed --mean 3 --delta 1e-5 --json",
+        file.display()
+    ));
+    assert_eq!(v["rdp"].as_array().unwrap().len(), 5);
+    assert!((v["rdp"][0]["epsilon"].as_f64().unwrap() - 0.6).abs() < 1e-12);
+    std::fs::write(&file, "order,epsilon\n2,0.2\n4,oops\n").unwrap();
+    let (code, _, err) = dptune(&format!(
+        "account repeat-select --base rdp:{} --dist fixed --mean 3 --delta 1e-5",
+        file.display()
+    ));
+    assert_ne!(code, 0);
+    assert!(err.contains("curve.csv:3") && err.contains("oops"), "{err}");
+    let t = json("account repeat-select --base zcdp:0.1 --dist logarithmic --delta 1e-6 --target-epsilon 4.047730 --json");
+    let mean = t["mean"].as_f64().unwrap();
+    assert!((mean - 100.0).abs() < 0.01, "{t}"); // Table A: E[K] = 100 gives 4.047730
+    assert!(t["epsilon"].as_f64().unwrap() <= 4.047730);
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn repeat_select_rejects_bad_input_in_one_line() {
+    for (args, name) in [
+        (
+            "--base zcdp:x --dist logarithmic --mean 10 --delta 1e-6",
+            "--base",
+        ),
+        (
+            "--base dpsgd:q=2,sigma=1,steps=3 --dist logarithmic --mean 10 --delta 1e-6",
+            "--base",
+        ),
+        (
+            "--base zcdp:0.1 --dist tnb:-1 --mean 10 --delta 1e-6",
+            "--dist",
+        ),
+        (
+            "--base zcdp:0.1 --dist logarithmic --mean 1 --delta 1e-6",
+            "mean",
+        ),
+        (
+            "--base zcdp:0.1 --dist fixed --mean 2.5 --delta 1e-6",
+            "mean",
+        ),
+        (
+            "--base zcdp:0.1 --dist logarithmic --mean 10 --delta 1e-6 --truncate 0",
+            "--truncate",
+        ),
+        (
+            "--base zcdp:0.1 --dist logarithmic --mean 10 --delta 2",
+            "--delta",
+        ),
+        ("--base zcdp:0.1 --dist logarithmic --delta 1e-6", "--mean"),
+    ] {
+        let (code, out, err) = dptune(&format!("account repeat-select {args}"));
+        assert_ne!(code, 0, "{args}: {out}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args}: {err}");
+        assert!(err.contains(name), "{args}: {err}");
+    }
+}

@@ -83,7 +83,13 @@ fn laws(rng: &mut ChaCha8Rng) -> Vec<RunCount> {
         .iter()
         .map(|&eta| RunCount::Tnb(Tnb::from_mean(eta, mean).unwrap()))
         .collect();
-    v.push(RunCount::Poisson(PoissonK::new(mean).unwrap()));
+    // Poisson means below 1 too: P[K = 0] is then large (see Theorem 6's correction).
+    let mu = (rng.random_range(0.05f64.ln()..50f64.ln())).exp();
+    v.push(RunCount::Poisson(PoissonK::new(mu).unwrap()));
+    let m = mu.ceil() as u64 + rng.random_range(0..10);
+    v.push(RunCount::Truncated(
+        TruncatedK::new(RunCount::Poisson(PoissonK::new(mu).unwrap()), m).unwrap(),
+    ));
     v.push(RunCount::Fixed(
         FixedK::new(mean.round().max(1.0) as u64).unwrap(),
     ));

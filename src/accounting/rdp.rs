@@ -289,6 +289,75 @@ impl RdpCurve {
         })
     }
 
+    /// Reads a sampled curve from a CSV file with the header `order,epsilon`.
+    pub fn from_csv_file(path: &std::path::Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Data {
+            file: path.display().to_string(),
+            line: 0,
+            reason: format!("cannot read: {e}"),
+        })?;
+        Self::from_csv(&text, &path.display().to_string())
+    }
+
+    /// Parses `order,epsilon` CSV text (`source` names it in errors). Blank lines are skipped.
+    pub fn from_csv(text: &str, source: &str) -> Result<Self> {
+        let err = |line: usize, reason: String| Error::Data {
+            file: source.to_string(),
+            line,
+            reason,
+        };
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty());
+        match lines.next() {
+            Some((_, h)) if h.split(',').map(str::trim).eq(["order", "epsilon"]) => {}
+            Some((i, h)) => {
+                return Err(err(
+                    i + 1,
+                    format!("header must be `order,epsilon`, found `{}`", h.trim()),
+                ))
+            }
+            None => {
+                return Err(err(
+                    0,
+                    "empty file: expected a header `order,epsilon` and rows".into(),
+                ))
+            }
+        }
+        let (mut orders, mut eps) = (Vec::new(), Vec::new());
+        for (i, line) in lines {
+            let cells: Vec<&str> = line.split(',').map(str::trim).collect();
+            if cells.len() != 2 {
+                return Err(err(
+                    i + 1,
+                    format!("expected 2 cells (order,epsilon), found {}", cells.len()),
+                ));
+            }
+            let order: f64 = cells[0]
+                .parse()
+                .map_err(|_| err(i + 1, format!("order `{}` is not a number", cells[0])))?;
+            let e: f64 = cells[1]
+                .parse()
+                .map_err(|_| err(i + 1, format!("epsilon `{}` is not a number", cells[1])))?;
+            if !Range::Order.contains(order) {
+                return Err(err(
+                    i + 1,
+                    format!("order {order} must be a finite number > 1"),
+                ));
+            }
+            if e.is_nan() || e < 0.0 {
+                return Err(err(i + 1, format!("epsilon {e} must be >= 0 (or inf)")));
+            }
+            orders.push(order);
+            eps.push(e);
+        }
+        if orders.is_empty() {
+            return Err(err(1, "no rows after the header".into()));
+        }
+        Self::on_grid(orders, eps).map_err(|e| err(0, e.to_string()))
+    }
+
     pub fn closed(form: ClosedForm) -> Self {
         RdpCurve {
             repr: Repr::ClosedForm(form),
@@ -513,6 +582,24 @@ mod tests {
         assert_eq!(sorted.grid().unwrap().0, &[2.0, 3.0][..]);
         assert!(sorted.eval(2.5).is_err());
         assert!(RdpCurve::zcdp(-1.0).is_err() && RdpCurve::zcdp(f64::NAN).is_err());
+    }
+
+    #[test]
+    fn csv_curves_parse_and_bad_files_say_where() {
+        let c = RdpCurve::from_csv("order,epsilon\n2,0.1\n\n4, 0.3\n", "f.csv").unwrap();
+        assert_eq!(c.grid().unwrap(), (&[2.0, 4.0][..], &[0.1, 0.3][..]));
+        for (text, needle) in [
+            ("", "f.csv:0: empty file"),
+            ("lambda,eps\n2,1", "f.csv:1: header"),
+            ("order,epsilon\n2,0.1\n3", "f.csv:3: expected 2 cells"),
+            ("order,epsilon\n2,abc", "f.csv:2: epsilon `abc`"),
+            ("order,epsilon\n0.5,1", "f.csv:2: order 0.5"),
+            ("order,epsilon\n2,-1", "f.csv:2: epsilon -1"),
+            ("order,epsilon\n", "f.csv:1: no rows"),
+        ] {
+            let e = RdpCurve::from_csv(text, "f.csv").unwrap_err().to_string();
+            assert!(e.starts_with(needle), "{text:?}: {e}");
+        }
     }
 
     #[test]

@@ -59,22 +59,87 @@ impl Base {
 ///   for a ρ-zCDP base λ̂ = √(ln(1/γ)/ρ) in closed form, Corollary 4); for a pure ε-DP base also
 ///   Corollary 3, (2+η)ε-DP, whichever is smaller at each order;
 /// * Poisson: Theorem 6, ε′(λ) = ε(λ) + μ·δ̂(λ) + ln μ/(λ−1), δ̂ the base's best δ at
-///   ε̂ = ln(λ/(λ−1)) (both directions);
+///   ε̂ = ln(λ/(λ−1)) (both directions), corrected for K = 0 (below);
 /// * fixed K = k: k-fold composition (Lemma 7 with f = x^k is slightly worse, spec §2);
 /// * truncated at m: the untruncated bound plus Lemma 22's ln(1/(1−P[K>m]))/(λ−1) +
 ///   ln(1 + T_m/(E[K] − T_m)).
 ///
 /// On grids the monotone envelope is applied (it never changes the (ε, δ) conversion, but the
 /// curve is then a valid monotone RDP curve for later composition).
+///
+/// **K = 0.** Lemma 7's proof assumes P[K = 0] = 0, and Theorem 6 (and dp-accounting 0.6.0)
+/// apply it to Poisson K anyway. Writing A = p₀·δ_⊥ + (1 − p₀)·Ã, with Ã the best of K | K ≥ 1
+/// (pgf′ = f′/(1 − p₀)), gives e^{(λ−1)D_λ(A‖A′)} ≤ p₀ + e^{(λ−1)B}, B the Lemma 7 bound. We use
+/// ε′ = ln(p₀ + e^{(λ−1)B})/(λ−1). It matches the paper to many digits for large means but is
+/// essential for small ones: at μ ≈ 0.3 the uncorrected bound is negative while the exact
+/// divergence is positive (found by tests/selection_audit.rs).
 pub fn repeat_select(base: &Base, law: &RunCount, orders: &Orders) -> Result<RdpCurve> {
-    match (orders, base.closed_forms()) {
-        (Orders::Continuous, Some((fwd, rev))) => continuous(fwd, rev, base, law),
+    let uncorrected = match (orders, base.closed_forms()) {
+        (Orders::Continuous, Some((fwd, rev))) => continuous(fwd, rev, base, law)?,
         (Orders::Continuous, None) => {
             let grid = shared_grid(base)?;
-            on_grid(base, law, &grid, false)
+            return grid_curve(base, law, &grid, false);
         }
-        (Orders::DpAccounting, _) => on_grid(base, law, &DP_ACCOUNTING_ORDERS, true),
-        (Orders::List(list), _) => on_grid(base, law, list, false),
+        (Orders::DpAccounting, _) => return grid_curve(base, law, &DP_ACCOUNTING_ORDERS, true),
+        (Orders::List(list), _) => return grid_curve(base, law, list, false),
+    };
+    let p0 = law.pmf(0);
+    if p0 == 0.0 {
+        return Ok(uncorrected);
+    }
+    Ok(RdpCurve::closed(ClosedForm::Custom(Arc::new(ZeroMass {
+        inner: uncorrected
+            .closed_form()
+            .expect("continuous bounds are closed forms")
+            .clone(),
+        ln_p0: p0.ln(),
+    }))))
+}
+
+/// The grid bound with the K = 0 correction, clamped at 0 (a divergence) and enveloped.
+fn grid_curve(
+    base: &Base,
+    law: &RunCount,
+    orders: &[f64],
+    dp_accounting: bool,
+) -> Result<RdpCurve> {
+    let (orders, raw) = on_grid(base, law, orders, dp_accounting)?;
+    let p0 = law.pmf(0);
+    let eps = orders
+        .iter()
+        .zip(raw)
+        .map(|(&l, e)| {
+            if p0 > 0.0 {
+                with_zero_mass(p0.ln(), e, l)
+            } else {
+                e
+            }
+            .max(0.0)
+        })
+        .collect();
+    Ok(RdpCurve::on_grid(orders, eps)?.envelope())
+}
+
+/// ln(p₀ + e^{(λ−1)ε})/(λ−1).
+fn with_zero_mass(ln_p0: f64, eps: f64, order: f64) -> f64 {
+    crate::numeric::log_add(ln_p0, (order - 1.0) * eps) / (order - 1.0)
+}
+
+#[derive(Debug)]
+struct ZeroMass {
+    inner: ClosedForm,
+    ln_p0: f64,
+}
+
+impl RdpFunction for ZeroMass {
+    fn eval(&self, order: f64) -> f64 {
+        with_zero_mass(self.ln_p0, self.inner.eval(order), order)
+    }
+    fn is_cheap(&self) -> bool {
+        self.inner.is_cheap()
+    }
+    fn is_monotone(&self) -> bool {
+        false
     }
 }
 
@@ -95,7 +160,13 @@ fn shared_grid(base: &Base) -> Result<Vec<f64>> {
     Ok(shared)
 }
 
-fn on_grid(base: &Base, law: &RunCount, orders: &[f64], dp_accounting: bool) -> Result<RdpCurve> {
+/// The uncorrected bound B(λ) at each order (it may be negative before the K = 0 correction).
+fn on_grid(
+    base: &Base,
+    law: &RunCount,
+    orders: &[f64],
+    dp_accounting: bool,
+) -> Result<(Vec<f64>, Vec<f64>)> {
     let fwd = base.forward.on_orders(orders)?;
     let orders: Vec<f64> = fwd.grid().expect("sampled").0.to_vec();
     let eps: Vec<f64> = fwd.grid().expect("sampled").1.to_vec();
@@ -152,17 +223,16 @@ fn on_grid(base: &Base, law: &RunCount, orders: &[f64], dp_accounting: bool) -> 
         }
         RunCount::Fixed(k) => eps.iter().map(|&e| k.k() as f64 * e).collect(),
         RunCount::Truncated(t) => {
-            let inner = on_grid(base, t.inner(), &orders, dp_accounting)?;
+            let (_, inner_eps) = on_grid(base, t.inner(), &orders, dp_accounting)?;
             let (constant, per_order) = lemma_22_terms(t.inner(), t.p_tail(), t.t_tail());
-            let inner_eps = inner.grid().expect("sampled").1;
             orders
                 .iter()
                 .zip(inner_eps)
-                .map(|(&l, &e)| e + constant + per_order / (l - 1.0))
+                .map(|(&l, e)| e + constant + per_order / (l - 1.0))
                 .collect()
         }
     };
-    Ok(RdpCurve::on_grid(orders, repeated)?.envelope())
+    Ok((orders, repeated))
 }
 
 /// Lemma 22's extra terms as (constant, coefficient of 1/(λ−1)).
@@ -427,4 +497,16 @@ pub fn tnb_approx_dp_base(eps0: f64, delta0: f64, tnb: &Tnb) -> Result<DpBound> 
         delta: (tnb.one_minus_pgf(1.0 - delta0) * (1.0 + 1e-12)).min(1.0),
         order: None,
     })
+}
+
+/// The result that bounds repeat-and-select with this law (for statements and result tables).
+pub fn bound_name(law: &RunCount) -> String {
+    match law {
+        RunCount::Tnb(_) => {
+            "Papernot–Steinke Theorem 2 (Corollary 3 too for a pure-DP base)".into()
+        }
+        RunCount::Poisson(_) => "Papernot–Steinke Theorem 6".into(),
+        RunCount::Fixed(_) => "composition (fixed K)".into(),
+        RunCount::Truncated(t) => format!("{} plus Lemma 22 (truncation)", bound_name(t.inner())),
+    }
 }

@@ -586,11 +586,9 @@ impl RunCount {
     /// A short name for tables: `tnb(eta=0.5)`, `poisson`, `fixed`, `… truncated at m`.
     pub fn family(&self) -> String {
         match self {
-            RunCount::Tnb(t) if t.eta == 0.0 => "logarithmic".into(),
-            RunCount::Tnb(t) if t.eta == 1.0 => "geometric".into(),
-            RunCount::Tnb(t) => format!("tnb(eta={})", t.eta),
-            RunCount::Poisson(_) => "poisson".into(),
-            RunCount::Fixed(_) => "fixed".into(),
+            RunCount::Tnb(t) => CountFamily::Tnb { eta: t.eta }.name(),
+            RunCount::Poisson(_) => CountFamily::Poisson.name(),
+            RunCount::Fixed(_) => CountFamily::Fixed.name(),
             RunCount::Truncated(t) => format!("{} truncated at {}", t.inner.family(), t.m),
         }
     }
@@ -631,5 +629,64 @@ impl CountLaw for RunCount {
 impl Distribution<u64> for RunCount {
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         delegate!(self, d => d.sample(rng))
+    }
+}
+
+/// A family of laws of K, before its mean is chosen (what a user names on the command line or
+/// in an experiment file).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CountFamily {
+    Tnb { eta: f64 },
+    Poisson,
+    Fixed,
+}
+
+impl CountFamily {
+    /// `logarithmic`, `geometric`, `tnb:ETA`, `poisson` or `fixed`.
+    pub fn parse(s: &str) -> Result<Self> {
+        let allowed = "logarithmic, geometric, tnb:ETA (ETA > -1), poisson or fixed";
+        match s.trim() {
+            "logarithmic" => Ok(CountFamily::Tnb { eta: 0.0 }),
+            "geometric" => Ok(CountFamily::Tnb { eta: 1.0 }),
+            "poisson" => Ok(CountFamily::Poisson),
+            "fixed" => Ok(CountFamily::Fixed),
+            other => match other.strip_prefix("tnb:").map(|e| e.trim().parse::<f64>()) {
+                Some(Ok(eta)) if eta > -1.0 && eta.is_finite() => Ok(CountFamily::Tnb { eta }),
+                _ => Err(Error::invalid("dist", other, allowed)),
+            },
+        }
+    }
+
+    /// The law with mean E[K] = `mean` (an integer for `fixed`), truncated at `truncate` if given.
+    pub fn with_mean(self, mean: f64, truncate: Option<u64>) -> Result<RunCount> {
+        let law = match self {
+            CountFamily::Tnb { eta } => RunCount::Tnb(Tnb::from_mean(eta, mean)?),
+            CountFamily::Poisson => RunCount::Poisson(PoissonK::new(mean)?),
+            CountFamily::Fixed => {
+                if !(mean >= 1.0 && mean.fract() == 0.0 && mean < 1e15) {
+                    return Err(Error::invalid(
+                        "mean",
+                        mean,
+                        "an integer >= 1 for a fixed K",
+                    ));
+                }
+                RunCount::Fixed(FixedK::new(mean as u64)?)
+            }
+        };
+        match truncate {
+            Some(m) => Ok(RunCount::Truncated(TruncatedK::new(law, m)?)),
+            None => Ok(law),
+        }
+    }
+
+    /// `logarithmic`, `geometric`, `tnb(eta=…)`, `poisson` or `fixed`.
+    pub fn name(self) -> String {
+        match self {
+            CountFamily::Tnb { eta } if eta == 0.0 => "logarithmic".into(),
+            CountFamily::Tnb { eta } if eta == 1.0 => "geometric".into(),
+            CountFamily::Tnb { eta } => format!("tnb(eta={eta})"),
+            CountFamily::Poisson => "poisson".into(),
+            CountFamily::Fixed => "fixed".into(),
+        }
     }
 }
