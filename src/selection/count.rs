@@ -682,8 +682,8 @@ impl CountFamily {
     /// `logarithmic`, `geometric`, `tnb(eta=…)`, `poisson` or `fixed`.
     pub fn name(self) -> String {
         match self {
-            CountFamily::Tnb { eta } if eta == 0.0 => "logarithmic".into(),
-            CountFamily::Tnb { eta } if eta == 1.0 => "geometric".into(),
+            CountFamily::Tnb { eta: 0.0 } => "logarithmic".into(),
+            CountFamily::Tnb { eta: 1.0 } => "geometric".into(),
             CountFamily::Tnb { eta } => format!("tnb(eta={eta})"),
             CountFamily::Poisson => "poisson".into(),
             CountFamily::Fixed => "fixed".into(),
