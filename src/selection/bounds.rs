@@ -170,10 +170,18 @@ fn on_grid(
     let fwd = base.forward.on_orders(orders)?;
     let orders: Vec<f64> = fwd.grid().expect("sampled").0.to_vec();
     let eps: Vec<f64> = fwd.grid().expect("sampled").1.to_vec();
-    let rev: Vec<f64> = orders
-        .iter()
-        .map(|&o| base.reverse.on_orders(&[o]).and_then(|c| c.eval(o)))
-        .collect::<Result<_>>()?;
+    let rev: Vec<f64> = if base.reverse == base.forward {
+        eps.clone()
+    } else {
+        let rev = base.reverse.on_orders(&orders)?;
+        let (rev_orders, rev_eps) = rev.grid().expect("sampled");
+        if rev_orders != orders.as_slice() {
+            return Err(Error::Infeasible(
+                "the reverse base curve is not known at every order of the forward one".into(),
+            ));
+        }
+        rev_eps.to_vec()
+    };
     let repeated: Vec<f64> = match law {
         RunCount::Tnb(t) => {
             let lam_hat = orders
