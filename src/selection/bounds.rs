@@ -518,3 +518,143 @@ pub fn bound_name(law: &RunCount) -> String {
         RunCount::Truncated(t) => format!("{} plus Lemma 22 (truncation)", bound_name(t.inner())),
     }
 }
+
+/// Lemma 7 evaluated numerically, for any law of K with P[K = 1] > 0:
+/// D_λ(A‖A′) ≤ ε(λ) + sup_{(q,q′)} [λ·ln f′(q) + (1−λ)·ln f′(q′)]/(λ−1), then the K = 0
+/// correction of [`repeat_select`]. The supremum runs over the pairs (q, q′) = (E_Q g, E_Q′ g)
+/// reachable by one post-processing g: Y → [0, 1]; by data processing each such pair satisfies
+/// d_α(q‖q′) ≤ ε(α) and d_α(q′‖q) ≤ ε_rev(α) for Bernoulli divergences d_α, at every order α.
+/// We impose those constraints at a fixed set of orders (fewer constraints, a larger region: the
+/// bound stays valid), compute q_max(q′) by bisection (keeping the upper end), and bound the
+/// supremum over each interval [a, b] of q′ by λ·ln f′(q_max(b)) + (1−λ)·ln f′(a), valid because
+/// f′ increases and q_max does not decrease. The region depends only on the base, so it is built
+/// once (`Lemma7::new`) and reused for every law.
+#[derive(Clone, Debug)]
+pub struct Lemma7 {
+    forward: RdpCurve,
+    /// Breakpoints of q′ in [0, 1] and q_max at each.
+    q_prime: Vec<f64>,
+    q_max: Vec<f64>,
+}
+
+/// Orders at which the privacy region is constrained (a closed-form base is evaluated there; a
+/// sampled one uses its own orders).
+const REGION_ORDERS: [f64; 12] = [
+    1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0, 64.0,
+];
+
+impl Lemma7 {
+    pub fn new(base: &Base) -> Result<Self> {
+        let constraints: Vec<(f64, f64, f64)> = match base.closed_forms() {
+            Some((f, r)) => REGION_ORDERS
+                .iter()
+                .map(|&a| (a, f.eval(a), r.eval(a)))
+                .collect(),
+            None => {
+                let orders = shared_grid(base)?;
+                orders
+                    .iter()
+                    .map(|&a| Ok((a, base.forward.eval(a)?, base.reverse.eval(a)?)))
+                    .collect::<Result<_>>()?
+            }
+        };
+        let feasible = |q: f64, qp: f64| {
+            constraints.iter().all(|&(a, fwd, rev)| {
+                bernoulli_renyi(q, qp, a) <= fwd && bernoulli_renyi(qp, q, a) <= rev
+            })
+        };
+        let mut q_prime: Vec<f64> = (0..=48)
+            .map(|i| 10f64.powf(-12.0 + 0.25 * f64::from(i)))
+            .collect();
+        q_prime.extend((1..400).map(|i| f64::from(i) / 400.0));
+        q_prime.push(0.0);
+        q_prime.push(1.0);
+        q_prime.sort_by(f64::total_cmp);
+        q_prime.dedup();
+        let q_max = q_prime
+            .iter()
+            .map(|&qp| {
+                let (mut lo, mut hi) = (qp, 1.0);
+                if feasible(hi, qp) {
+                    return 1.0;
+                }
+                for _ in 0..45 {
+                    let mid = 0.5 * (lo + hi);
+                    if feasible(mid, qp) {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                hi // an infeasible point: never below the true q_max
+            })
+            .collect();
+        Ok(Lemma7 {
+            forward: base.forward.clone(),
+            q_prime,
+            q_max,
+        })
+    }
+
+    /// For each interval [a, b] of q′: (ln f′(q_max(b)), ln f′(a)), independent of λ.
+    fn interval_logs(&self, law: &RunCount) -> Vec<(f64, f64)> {
+        let ln_fd = |x: f64| law.pgf_deriv(x).ln();
+        self.q_prime
+            .windows(2)
+            .zip(self.q_max.windows(2))
+            .map(|(qp, qm)| (ln_fd(qm[1]), ln_fd(qp[0])))
+            .collect()
+    }
+
+    /// The bound as an RDP curve, on the base's grid (sampled base) or on dp-accounting's
+    /// orders (closed-form base). Errors if P[K = 1] = 0 (f′(0) = 0 makes the bound infinite).
+    pub fn curve(&self, law: &RunCount) -> Result<RdpCurve> {
+        if law.pgf_deriv(0.0) <= 0.0 {
+            return Err(Error::invalid(
+                "dist",
+                law.family(),
+                "a law with P[K = 1] > 0 for Lemma 7",
+            ));
+        }
+        let orders: Vec<f64> = match self.forward.grid() {
+            Some((o, _)) => o.to_vec(),
+            None => DP_ACCOUNTING_ORDERS.clone(),
+        };
+        let p0 = law.pmf(0);
+        let logs = self.interval_logs(law);
+        // sup over the region of λ·ln f′(q) + (1−λ)·ln f′(q′), bounded interval by interval.
+        let sup_term = |l: f64| {
+            logs.iter()
+                .map(|&(at_q, at_qp)| l * at_q + (1.0 - l) * at_qp)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        let eps = orders
+            .iter()
+            .map(|&l| {
+                let b = self.forward.eval(l)? + sup_term(l) / (l - 1.0);
+                Ok(if p0 > 0.0 {
+                    with_zero_mass(p0.ln(), b, l)
+                } else {
+                    b
+                }
+                .max(0.0))
+            })
+            .collect::<Result<_>>()?;
+        Ok(RdpCurve::on_grid(orders, eps)?.envelope())
+    }
+}
+
+/// D_α(Bern(a)‖Bern(b)), +∞ where b puts no mass where a does.
+fn bernoulli_renyi(a: f64, b: f64, alpha: f64) -> f64 {
+    let term = |x: f64, y: f64| {
+        if x == 0.0 {
+            f64::NEG_INFINITY
+        } else if y == 0.0 {
+            f64::INFINITY
+        } else {
+            alpha * x.ln() + (1.0 - alpha) * y.ln()
+        }
+    };
+    let s = crate::numeric::log_add(term(a, b), term(1.0 - a, 1.0 - b));
+    (s / (alpha - 1.0)).max(0.0)
+}
