@@ -4,6 +4,7 @@ pub mod accounting;
 pub mod cli;
 pub mod error;
 pub mod numeric;
+pub mod rng;
 pub mod selection;
 
 pub use error::{Error, Result};

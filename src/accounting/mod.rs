@@ -3,9 +3,11 @@
 //! * [`rdp`]: [`RdpCurve`], ε(λ) on a grid or in closed form, composition, max, envelope.
 //! * [`convert`]: RDP → (ε, δ) (Canonne–Kamath–Steinke by default, Mironov), zCDP, GDP.
 //! * [`mechanisms`]: Gaussian, Laplace, randomized response, DP-SGD (subsampled Gaussian).
+//! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
 
 pub mod calibrate;
+pub mod composition;
 pub mod convert;
 pub mod mechanisms;
 pub mod rdp;
