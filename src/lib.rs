@@ -6,5 +6,6 @@ pub mod error;
 pub mod numeric;
 pub mod rng;
 pub mod selection;
+pub mod workloads;
 
 pub use error::{Error, Result};

@@ -1,0 +1,111 @@
+//! What tuners tune. A workload offers capabilities as traits (the way argmin lets a solver ask
+//! for `CostFunction` or `Gradient`); each tuner asks for the ones it needs and reports a clear
+//! error when a workload lacks one. The noise-free [`Oracle`] is for reporting (utility, regret)
+//! only: tuners never receive it.
+
+pub mod synthetic_gp;
+
+use crate::accounting::RdpCurve;
+use crate::error::{Error, Result};
+use rand::{Rng, RngCore};
+
+/// A hyperparameter: a point of the search space.
+pub type Hyper = Vec<f64>;
+
+/// Where candidates come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Space {
+    /// A finite list of candidates (a grid).
+    Finite(Vec<Hyper>),
+    /// The unit box [0, 1]^dim.
+    UnitBox { dim: usize },
+}
+
+impl Space {
+    /// `m` points drawn uniformly from [0, 1]^dim (a random grid).
+    pub fn random_grid(dim: usize, m: usize, rng: &mut dyn RngCore) -> Result<Self> {
+        if dim == 0 || m == 0 {
+            return Err(Error::invalid(
+                "candidates",
+                m,
+                "at least one candidate in dimension >= 1",
+            ));
+        }
+        Ok(Space::Finite(
+            (0..m)
+                .map(|_| (0..dim).map(|_| rng.random::<f64>()).collect())
+                .collect(),
+        ))
+    }
+
+    /// A candidate drawn uniformly at random, as the random-search theory requires.
+    pub fn draw(&self, rng: &mut dyn RngCore) -> Hyper {
+        match self {
+            Space::Finite(c) => c[rng.random_range(0..c.len())].clone(),
+            Space::UnitBox { dim } => (0..*dim).map(|_| rng.random::<f64>()).collect(),
+        }
+    }
+
+    /// The number of candidates of a finite space.
+    pub fn len(&self) -> Option<usize> {
+        match self {
+            Space::Finite(c) => Some(c.len()),
+            Space::UnitBox { .. } => None,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    pub fn dim(&self) -> usize {
+        match self {
+            Space::Finite(c) => c.first().map_or(0, Vec::len),
+            Space::UnitBox { dim } => *dim,
+        }
+    }
+}
+
+/// Capability: one private training run at a hyperparameter releases a score (higher is
+/// better). Its privacy is known in advance and is the same for every hyperparameter.
+pub trait PrivateTraining: Send + Sync {
+    fn space(&self) -> &Space;
+    /// The RDP curve of one run (independent of the data and of the hyperparameter).
+    fn run_privacy(&self) -> &RdpCurve;
+    /// The pure-DP ε of one run, when the run is pure DP (enables the pure-DP theorems).
+    fn run_pure_epsilon(&self) -> Option<f64> {
+        None
+    }
+    /// One private run: the released score.
+    fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
+}
+
+/// Noise-free quantities for reporting. Never passed to a tuner.
+pub trait Oracle: Send + Sync {
+    /// The true utility at `h`.
+    fn utility(&self, h: &Hyper) -> f64;
+    /// The best true utility over the space (exact for finite spaces, estimated for boxes).
+    fn best_utility(&self) -> f64;
+}
+
+/// A workload: a name, its oracle, and the capabilities it offers.
+pub trait Workload: Send + Sync {
+    fn name(&self) -> String;
+    fn oracle(&self) -> &dyn Oracle;
+    fn private_training(&self) -> Option<&dyn PrivateTraining> {
+        None
+    }
+}
+
+/// The capability or a clear error naming the tuner, the workload and what is missing.
+pub fn require_private_training<'a>(
+    tuner: &str,
+    w: &'a dyn Workload,
+) -> Result<&'a dyn PrivateTraining> {
+    w.private_training().ok_or_else(|| {
+        Error::Infeasible(format!(
+            "tuner `{tuner}` needs private training runs, which workload `{}` does not offer",
+            w.name()
+        ))
+    })
+}
