@@ -6,6 +6,7 @@ pub mod error;
 pub mod numeric;
 pub mod rng;
 pub mod selection;
+pub mod tuners;
 pub mod workloads;
 
 pub use error::{Error, Result};

@@ -1,0 +1,149 @@
+//! Liu–Talwar (2019): geometric K, best of K runs (3ε for a pure ε-DP run; Theorem 2 with η = 1
+//! for RDP runs), or the threshold variant: each round halts with probability p (a data-
+//! independent ⊥, so Q(S) ≥ p), otherwise runs once and stops at the first score ≥ threshold
+//! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
+
+use super::{
+    best_of, check_keys, repeat_select_guarantee, required, tune_repeat_select, Guarantee, Outcome,
+    Tuner,
+};
+use crate::accounting::Accountant;
+use crate::error::{Error, Range, Result};
+use crate::selection::bounds::{conditional_sampling, Base};
+use crate::selection::{RunCount, Tnb};
+use crate::workloads::{require_private_training, Workload};
+use rand::{Rng, RngCore};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LiuTalwar {
+    /// K ~ geometric with this mean.
+    BestOf { law: RunCount },
+    /// Stop at the first score ≥ `threshold`; halt with probability `halt_probability` per round.
+    Threshold {
+        threshold: f64,
+        halt_probability: f64,
+    },
+}
+
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys(
+        "liu-talwar",
+        params,
+        &["variant", "mean", "threshold", "halt_probability"],
+    )?;
+    let variant = match params.get("variant") {
+        None => "best-of",
+        Some(toml::Value::String(s)) => s.as_str(),
+        Some(other) => {
+            return Err(Error::invalid(
+                "variant",
+                other,
+                "\"best-of\" or \"threshold\"",
+            ))
+        }
+    };
+    match variant {
+        "best-of" => {
+            let mean = required(params, "mean")?;
+            Ok(Box::new(LiuTalwar::BestOf {
+                law: RunCount::Tnb(Tnb::geometric(mean)?),
+            }))
+        }
+        "threshold" => {
+            let threshold = required(params, "threshold")?;
+            if !threshold.is_finite() {
+                return Err(Error::invalid("threshold", threshold, "a finite number"));
+            }
+            let p = Range::UnitExcludingZero
+                .check("halt_probability", required(params, "halt_probability")?)?;
+            Ok(Box::new(LiuTalwar::Threshold {
+                threshold,
+                halt_probability: p,
+            }))
+        }
+        other => Err(Error::invalid(
+            "variant",
+            other,
+            "\"best-of\" or \"threshold\"",
+        )),
+    }
+}
+
+impl Tuner for LiuTalwar {
+    fn name(&self) -> &'static str {
+        "liu-talwar"
+    }
+    fn params(&self) -> String {
+        match self {
+            LiuTalwar::BestOf { law } => {
+                use crate::selection::CountLaw;
+                format!("best-of, mean={}", law.mean())
+            }
+            LiuTalwar::Threshold {
+                threshold,
+                halt_probability,
+            } => {
+                format!("threshold={threshold}, halt_probability={halt_probability}")
+            }
+        }
+    }
+    fn guarantee(
+        &self,
+        workload: &dyn Workload,
+        delta: f64,
+        accountant: &Accountant,
+    ) -> Result<Guarantee> {
+        let training = require_private_training(self.name(), workload)?;
+        match self {
+            LiuTalwar::BestOf { law } => repeat_select_guarantee(training, law, delta, accountant),
+            LiuTalwar::Threshold {
+                halt_probability, ..
+            } => {
+                // Mixing the run with a fixed ⊥ never increases its divergence, so the run's
+                // curve bounds the halting run too.
+                let base = Base::symmetric(training.run_privacy().clone());
+                let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
+                let rdp = accountant.epsilon(&curve, delta)?;
+                let pure = training.run_pure_epsilon().map(|e| 2.0 * e);
+                Ok(best_of(
+                    rdp,
+                    pure,
+                    "Papernot–Steinke Corollary 16(2)".into(),
+                    accountant,
+                    "Liu–Talwar threshold (Corollary 16(1)), pure DP",
+                ))
+            }
+        }
+    }
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let training = require_private_training(self.name(), workload)?;
+        match self {
+            LiuTalwar::BestOf { law } => Ok(tune_repeat_select(training, law, rng)),
+            LiuTalwar::Threshold {
+                threshold,
+                halt_probability,
+            } => {
+                let mut runs = 0;
+                loop {
+                    if rng.random::<f64>() < *halt_probability {
+                        return Ok(Outcome {
+                            chosen: None,
+                            released_score: None,
+                            runs,
+                        });
+                    }
+                    let h = training.space().draw(rng);
+                    let s = training.train(&h, rng);
+                    runs += 1;
+                    if s >= *threshold {
+                        return Ok(Outcome {
+                            chosen: Some(h),
+                            released_score: Some(s),
+                            runs,
+                        });
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The `Tuner` trait and the registry. A tuner reports its privacy guarantee from its parameters
+//! and the workload's declared per-run privacy alone (before touching data), then tunes.
+//!
+//! Adding a tuner: one new file implementing [`Tuner`] plus a `build` function, and one line
+//! in [`REGISTRY`].
+
+pub mod liu_talwar;
+pub mod naive;
+pub mod papernot_steinke;
+
+use crate::accounting::{Accountant, DpBound};
+use crate::error::{Error, Result};
+use crate::selection::bounds::{bound_name, repeat_select, Base};
+use crate::selection::{RunCount, Tnb};
+use crate::workloads::{Hyper, PrivateTraining, Workload};
+use rand::RngCore;
+use rand_distr::Distribution;
+
+/// A data-independent (ε, δ) guarantee and the result it rests on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Guarantee {
+    pub epsilon: f64,
+    pub delta: f64,
+    pub theorem: String,
+}
+
+/// What one tuning run released.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// The chosen hyperparameter (None when the tuner released its data-independent default,
+    /// e.g. K = 0 or a halt).
+    pub chosen: Option<Hyper>,
+    /// The private score released with it.
+    pub released_score: Option<f64>,
+    /// Training runs performed (data-dependent for threshold variants: report only).
+    pub runs: u64,
+}
+
+pub trait Tuner: Send + Sync {
+    /// The registry name (used in experiment files and in the `tuner` column).
+    fn name(&self) -> &'static str;
+    /// Its parameters, for result tables.
+    fn params(&self) -> String;
+    /// The guarantee, from parameters and the workload's declared per-run privacy alone.
+    fn guarantee(
+        &self,
+        workload: &dyn Workload,
+        delta: f64,
+        accountant: &Accountant,
+    ) -> Result<Guarantee>;
+    /// One tuning run with its own random stream.
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
+}
+
+type Builder = fn(&toml::Table) -> Result<Box<dyn Tuner>>;
+
+/// Registry names → constructors from experiment-file parameters.
+pub const REGISTRY: &[(&str, Builder)] = &[
+    ("naive", naive::build),
+    ("liu-talwar", liu_talwar::build),
+    ("papernot-steinke", papernot_steinke::build),
+];
+
+/// The tuner named `name`, configured by `params`.
+pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    let known: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
+    match REGISTRY.iter().find(|(n, _)| *n == name) {
+        Some((_, b)) => b(params),
+        None => Err(Error::invalid(
+            "tuner",
+            name,
+            format!("one of {}", known.join(", ")),
+        )),
+    }
+}
+
+/// Rejects parameters a tuner does not know (typos would otherwise be silently ignored).
+fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
+    match params.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(Error::Infeasible(format!(
+            "tuner `{tuner}` has no parameter `{k}` (it takes: {})",
+            if allowed.is_empty() {
+                "none".to_string()
+            } else {
+                allowed.join(", ")
+            }
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A numeric parameter (integers accepted), or None when absent.
+fn number(params: &toml::Table, key: &'static str) -> Result<Option<f64>> {
+    match params.get(key) {
+        None => Ok(None),
+        Some(toml::Value::Float(x)) => Ok(Some(*x)),
+        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+        Some(other) => Err(Error::invalid(key, other, "a number")),
+    }
+}
+
+fn required(params: &toml::Table, key: &'static str) -> Result<f64> {
+    number(params, key)?.ok_or_else(|| Error::invalid(key, "missing", "a number (required)"))
+}
+
+/// The best released score among k runs at candidates drawn uniformly (random search).
+fn best_of_random(training: &dyn PrivateTraining, k: u64, rng: &mut dyn RngCore) -> Outcome {
+    let mut best: Option<(Hyper, f64)> = None;
+    for _ in 0..k {
+        let h = training.space().draw(rng);
+        let s = training.train(&h, rng);
+        if best.as_ref().is_none_or(|(_, b)| s > *b) {
+            best = Some((h, s));
+        }
+    }
+    Outcome {
+        released_score: best.as_ref().map(|b| b.1),
+        chosen: best.map(|b| b.0),
+        runs: k,
+    }
+}
+
+/// Repeat-and-select over the workload's run: K ~ `law`, best of K random candidates.
+fn tune_repeat_select(
+    training: &dyn PrivateTraining,
+    law: &RunCount,
+    rng: &mut dyn RngCore,
+) -> Outcome {
+    let k = law.sample(rng);
+    best_of_random(training, k, rng)
+}
+
+/// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
+/// (2+η)ε is used when smaller.
+fn repeat_select_guarantee(
+    training: &dyn PrivateTraining,
+    law: &RunCount,
+    delta: f64,
+    accountant: &Accountant,
+) -> Result<Guarantee> {
+    let base = Base::symmetric(training.run_privacy().clone());
+    let curve = repeat_select(&base, law, &accountant.orders)?;
+    let rdp = accountant.epsilon(&curve, delta)?;
+    let pure = match (training.run_pure_epsilon(), law) {
+        (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
+        _ => None,
+    };
+    Ok(best_of(
+        rdp,
+        pure,
+        bound_name(law),
+        accountant,
+        "Papernot–Steinke Corollary 3 (pure DP)",
+    ))
+}
+
+fn pure_tnb(eps: f64, t: &Tnb) -> f64 {
+    (2.0 + t.eta()) * eps
+}
+
+/// The smaller of an RDP-route bound and a pure-DP bound (δ = 0 ≤ δ).
+fn best_of(
+    rdp: DpBound,
+    pure: Option<f64>,
+    rdp_name: String,
+    acc: &Accountant,
+    pure_name: &str,
+) -> Guarantee {
+    match pure {
+        Some(p) if p <= rdp.epsilon => Guarantee {
+            epsilon: p,
+            delta: rdp.delta,
+            theorem: pure_name.to_string(),
+        },
+        _ => Guarantee {
+            epsilon: rdp.epsilon,
+            delta: rdp.delta,
+            theorem: format!("{rdp_name}; {}", acc.name()),
+        },
+    }
+}

@@ -1,0 +1,92 @@
+//! Naive composition: train every candidate once (a finite space), or `candidates` uniform draws
+//! (a box), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
+//! composition of Kairouz–Oh–Viswanath when that is smaller.
+
+use super::{best_of, best_of_random, check_keys, number, Guarantee, Outcome, Tuner};
+use crate::accounting::composition::kov_epsilon;
+use crate::accounting::Accountant;
+use crate::error::{Error, Result};
+use crate::workloads::{require_private_training, PrivateTraining, Space, Workload};
+use rand::RngCore;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Naive {
+    /// Number of runs for a box search space (a finite space runs every candidate once).
+    pub candidates: Option<u64>,
+}
+
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys("naive", params, &["candidates"])?;
+    let candidates = match number(params, "candidates")? {
+        Some(c) if c >= 1.0 && c.fract() == 0.0 => Some(c as u64),
+        Some(c) => return Err(Error::invalid("candidates", c, "an integer >= 1")),
+        None => None,
+    };
+    Ok(Box::new(Naive { candidates }))
+}
+
+impl Naive {
+    fn runs(&self, training: &dyn PrivateTraining) -> Result<u64> {
+        match (training.space(), self.candidates) {
+            (Space::Finite(c), _) => Ok(c.len() as u64),
+            (Space::UnitBox { .. }, Some(k)) => Ok(k),
+            (Space::UnitBox { .. }, None) => Err(Error::invalid(
+                "candidates",
+                "missing",
+                "an integer >= 1 (needed for a continuous search space)",
+            )),
+        }
+    }
+}
+
+impl Tuner for Naive {
+    fn name(&self) -> &'static str {
+        "naive"
+    }
+    fn params(&self) -> String {
+        self.candidates
+            .map_or("every candidate".into(), |k| format!("candidates={k}"))
+    }
+    fn guarantee(
+        &self,
+        workload: &dyn Workload,
+        delta: f64,
+        accountant: &Accountant,
+    ) -> Result<Guarantee> {
+        let training = require_private_training(self.name(), workload)?;
+        let k = self.runs(training)?;
+        let rdp = accountant.epsilon(&training.run_privacy().self_compose(k), delta)?;
+        let pure = match training.run_pure_epsilon() {
+            Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
+            None => None,
+        };
+        Ok(best_of(
+            rdp,
+            pure,
+            format!("RDP composition of {k} runs"),
+            accountant,
+            "Kairouz–Oh–Viswanath optimal composition",
+        ))
+    }
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let training = require_private_training(self.name(), workload)?;
+        let k = self.runs(training)?;
+        match training.space() {
+            Space::Finite(candidates) => {
+                let mut best: Option<(Vec<f64>, f64)> = None;
+                for h in candidates {
+                    let s = training.train(h, rng);
+                    if best.as_ref().is_none_or(|(_, b)| s > *b) {
+                        best = Some((h.clone(), s));
+                    }
+                }
+                Ok(Outcome {
+                    released_score: best.as_ref().map(|b| b.1),
+                    chosen: best.map(|b| b.0),
+                    runs: k,
+                })
+            }
+            Space::UnitBox { .. } => Ok(best_of_random(training, k, rng)),
+        }
+    }
+}

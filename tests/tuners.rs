@@ -1,0 +1,274 @@
+//! Tuners: the registry, guarantees equal to the theory's numbers, and empirical behaviour on
+//! cases with a known answer.
+
+use dptune::accounting::{Accountant, Gaussian, RdpCurve};
+use dptune::rng::stream;
+use dptune::selection::{CountFamily, CountLaw};
+use dptune::tuners::{build, Tuner};
+use dptune::workloads::synthetic_gp::{GpObjective, Kernel, ScoreRelease, SyntheticGp};
+use dptune::workloads::{Hyper, Oracle, PrivateTraining, Space, Workload};
+use rand::RngCore;
+
+/// m candidates on a line; candidate 0 has utility 1, the others 0; scores carry tiny noise,
+/// so "the good one was tried" is exactly "the good one was chosen".
+struct OneGood {
+    space: Space,
+    curve: RdpCurve,
+}
+
+impl OneGood {
+    fn new(m: usize) -> Self {
+        OneGood {
+            space: Space::Finite((0..m).map(|i| vec![i as f64]).collect()),
+            curve: RdpCurve::zcdp(0.1).unwrap(),
+        }
+    }
+}
+impl PrivateTraining for OneGood {
+    fn space(&self) -> &Space {
+        &self.space
+    }
+    fn run_privacy(&self) -> &RdpCurve {
+        &self.curve
+    }
+    fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
+        self.utility(h) + 1e-9 * dptune::rng::normal(rng)
+    }
+}
+impl Oracle for OneGood {
+    fn utility(&self, h: &Hyper) -> f64 {
+        if h[0] == 0.0 {
+            1.0
+        } else {
+            0.0
+        }
+    }
+    fn best_utility(&self) -> f64 {
+        1.0
+    }
+}
+impl Workload for OneGood {
+    fn name(&self) -> String {
+        "one-good".into()
+    }
+    fn oracle(&self) -> &dyn Oracle {
+        self
+    }
+    fn private_training(&self) -> Option<&dyn PrivateTraining> {
+        Some(self)
+    }
+}
+
+fn tuner(name: &str, params: &str) -> Box<dyn Tuner> {
+    build(name, &toml::from_str(params).unwrap()).unwrap()
+}
+
+fn success_rate(t: &dyn Tuner, w: &dyn Workload, n: u64) -> f64 {
+    let hits = (0..n)
+        .filter(|&i| {
+            let out = t.tune(w, &mut stream(99, &[i])).unwrap();
+            out.chosen.is_some_and(|h| w.oracle().utility(&h) == 1.0)
+        })
+        .count();
+    hits as f64 / n as f64
+}
+
+#[test]
+fn repeat_and_select_success_probability_matches_1_minus_f() {
+    let m = 20;
+    let w = OneGood::new(m);
+    for (dist, params) in [
+        ("logarithmic", "dist = \"logarithmic\"\nmean = 10"),
+        ("poisson", "dist = \"poisson\"\nmean = 10"),
+        ("tnb", "dist = \"tnb:0.5\"\nmean = 5"),
+    ] {
+        let t = tuner("papernot-steinke", params);
+        let family = match dist {
+            "logarithmic" => CountFamily::Tnb { eta: 0.0 },
+            "poisson" => CountFamily::Poisson,
+            _ => CountFamily::Tnb { eta: 0.5 },
+        };
+        let mean = if dist == "tnb" { 5.0 } else { 10.0 };
+        let law = family.with_mean(mean, None).unwrap();
+        let want = law.one_minus_pgf(1.0 - 1.0 / m as f64);
+        let n = 20_000;
+        let got = success_rate(t.as_ref(), &w, n);
+        let se = (want * (1.0 - want) / n as f64).sqrt();
+        assert!(
+            (got - want).abs() < 4.0 * se,
+            "{dist}: {got} vs 1 − f(1 − 1/m) = {want}"
+        );
+    }
+    // Liu–Talwar best-of is the geometric law.
+    let lt = tuner("liu-talwar", "mean = 10");
+    let want = CountFamily::Tnb { eta: 1.0 }
+        .with_mean(10.0, None)
+        .unwrap()
+        .one_minus_pgf(0.95);
+    let got = success_rate(lt.as_ref(), &w, 20_000);
+    assert!(
+        (got - want).abs() < 4.0 * (want * (1.0 - want) / 20_000.0).sqrt(),
+        "{got} vs {want}"
+    );
+}
+
+#[test]
+fn threshold_variant_succeeds_before_halting_at_the_predicted_rate() {
+    let m = 10.0;
+    let p = 0.05;
+    let w = OneGood::new(10);
+    let t = tuner(
+        "liu-talwar",
+        "variant = \"threshold\"\nthreshold = 0.5\nhalt_probability = 0.05",
+    );
+    // Each round: halt with p, else succeed with 1/m.
+    let want = (1.0 - p) / m / (p + (1.0 - p) / m);
+    let n = 20_000;
+    let got = success_rate(t.as_ref(), &w, n);
+    assert!(
+        (got - want).abs() < 4.0 * (want * (1.0 - want) / n as f64).sqrt(),
+        "{got} vs {want}"
+    );
+}
+
+#[test]
+fn naive_tries_everything_and_guarantees_by_composition() {
+    let w = OneGood::new(7);
+    let t = tuner("naive", "");
+    for i in 0..20 {
+        let out = t.tune(&w, &mut stream(5, &[i])).unwrap();
+        assert_eq!(out.chosen, Some(vec![0.0]));
+        assert_eq!(out.runs, 7);
+    }
+    let acc = Accountant::default();
+    let g = t.guarantee(&w, 1e-6, &acc).unwrap();
+    let direct = acc
+        .epsilon(&RdpCurve::zcdp(0.7).unwrap(), 1e-6)
+        .unwrap()
+        .epsilon;
+    assert!(
+        (g.epsilon - direct).abs() < 1e-12 * direct,
+        "{} vs {direct}",
+        g.epsilon
+    );
+}
+
+#[test]
+fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
+    let f = GpObjective::sample(2, Kernel::Rbf, 0.3, 1.0, 128, 1, 0).unwrap();
+    let grid = Space::random_grid(2, 50, &mut stream(2, &[])).unwrap();
+    // Gaussian score with ρ = Δ²/(2σ²) = 0.1.
+    let sigma = 1.0 / 0.2f64.sqrt();
+    assert!((Gaussian::new(1.0, sigma).unwrap().rho() - 0.1).abs() < 1e-15);
+    let gauss = SyntheticGp::new(
+        f.clone(),
+        grid.clone(),
+        ScoreRelease::Gaussian {
+            sensitivity: 1.0,
+            sigma,
+        },
+    )
+    .unwrap();
+    let acc = Accountant::default();
+    let ps = tuner("papernot-steinke", "dist = \"logarithmic\"\nmean = 10");
+    let g = ps.guarantee(&gauss, 1e-6, &acc).unwrap();
+    assert!(
+        (g.epsilon - 3.450841).abs() <= 2e-6,
+        "spec 000 Table A: {}",
+        g.epsilon
+    );
+    assert!(g.theorem.contains("Theorem 2"));
+    // Pure runs: Liu–Talwar 3ε and the threshold variant's 2ε; naive uses KOV.
+    let lap = SyntheticGp::new(
+        f,
+        grid,
+        ScoreRelease::Laplace {
+            sensitivity: 1.0,
+            scale: 10.0,
+        },
+    )
+    .unwrap();
+    let lt = tuner("liu-talwar", "mean = 10")
+        .guarantee(&lap, 1e-6, &acc)
+        .unwrap();
+    assert!(lt.epsilon <= 0.3 + 1e-12, "{lt:?}");
+    let th = tuner(
+        "liu-talwar",
+        "variant = \"threshold\"\nthreshold = 0\nhalt_probability = 0.01",
+    )
+    .guarantee(&lap, 1e-6, &acc)
+    .unwrap();
+    assert!(th.epsilon <= 0.2 + 1e-12, "{th:?}");
+    let naive = tuner("naive", "").guarantee(&lap, 1e-6, &acc).unwrap();
+    let rdp_route = acc
+        .epsilon(&lap.run_privacy().self_compose(50), 1e-6)
+        .unwrap()
+        .epsilon;
+    assert!(
+        naive.epsilon <= rdp_route && naive.epsilon <= 5.0,
+        "{naive:?} vs {rdp_route}"
+    );
+}
+
+#[test]
+fn tuning_is_reproducible_from_its_stream() {
+    let f = GpObjective::sample(3, Kernel::Matern52, 0.3, 1.0, 128, 4, 0).unwrap();
+    let w = SyntheticGp::new(
+        f,
+        Space::UnitBox { dim: 3 },
+        ScoreRelease::Gaussian {
+            sensitivity: 1.0,
+            sigma: 0.5,
+        },
+    )
+    .unwrap();
+    let t = tuner("papernot-steinke", "dist = \"geometric\"\nmean = 20");
+    let a = t.tune(&w, &mut stream(3, &[1])).unwrap();
+    let b = t.tune(&w, &mut stream(3, &[1])).unwrap();
+    assert_eq!(a, b);
+    assert!(t.tune(&w, &mut stream(3, &[2])).unwrap() != a);
+    assert!(
+        tuner("naive", "")
+            .guarantee(&w, 1e-6, &Accountant::default())
+            .is_err(),
+        "box needs candidates"
+    );
+    assert_eq!(
+        tuner("naive", "candidates = 5")
+            .tune(&w, &mut stream(1, &[]))
+            .unwrap()
+            .runs,
+        5
+    );
+}
+
+#[test]
+fn registry_errors_name_the_field() {
+    let err = |name: &str, params: &str| {
+        build(name, &toml::from_str(params).unwrap())
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    assert!(err("grid-search", "").contains("naive, liu-talwar, papernot-steinke"));
+    assert!(err("papernot-steinke", "mean = 10").contains("dist"));
+    assert!(err("papernot-steinke", "dist = \"logarithmic\"").contains("mean"));
+    assert!(err("papernot-steinke", "dist = \"logarithmic\"\nmean = 0.5").contains("mean"));
+    assert!(err("papernot-steinke", "dist = \"weird\"\nmean = 5").contains("dist"));
+    assert!(err(
+        "papernot-steinke",
+        "dist = \"logarithmic\"\nmean = 5\nmaen = 3"
+    )
+    .contains("maen"));
+    assert!(
+        err("liu-talwar", "variant = \"threshold\"\nthreshold = 1").contains("halt_probability")
+    );
+    assert!(err(
+        "liu-talwar",
+        "variant = \"threshold\"\nthreshold = 1\nhalt_probability = 0"
+    )
+    .contains("halt_probability"));
+    assert!(err("naive", "candidates = 2.5").contains("candidates"));
+    let law = CountFamily::Poisson.with_mean(3.0, None).unwrap();
+    assert!((law.mean() - 3.0).abs() < 1e-15);
+}
