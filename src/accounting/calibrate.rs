@@ -69,6 +69,15 @@ pub fn calibrate_dpsgd_noise(
     let delta = Range::OpenUnit.check("delta", delta)?;
     let epsilon_of =
         |sigma: f64| accountant.epsilon(&DpSgd::new(sampling_rate, sigma, steps)?.rdp(), delta);
+    smallest_noise_multiplier(epsilon_of, target_epsilon)
+}
+
+/// The smallest noise multiplier in (0, 1e6] (to 1e-6 relative) whose ε is within the target:
+/// the one search every noise calibration uses.
+pub fn smallest_noise_multiplier(
+    epsilon_of: impl Fn(f64) -> Result<DpBound>,
+    target_epsilon: f64,
+) -> Result<Calibrated> {
     smallest_meeting(
         "noise_multiplier",
         epsilon_of,

@@ -1,7 +1,7 @@
 //! Calibration for tuning: from a target total (ε, δ) to the largest mean number of runs, or to
 //! the smallest DP-SGD noise multiplier for a given mean. Every answer is re-checked.
 
-use crate::accounting::calibrate::{smallest_meeting, Calibrated};
+use crate::accounting::calibrate::{smallest_noise_multiplier, Calibrated};
 use crate::accounting::{Accountant, DpBound, DpSgd, Orders};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
@@ -109,12 +109,5 @@ pub fn tuning_noise_multiplier(
         let base = Base::symmetric(DpSgd::new(sampling_rate, sigma, steps)?.rdp());
         repeat_select_epsilon(&base, family, mean, truncate, delta, orders)
     };
-    smallest_meeting(
-        "noise_multiplier",
-        epsilon_of,
-        target_epsilon,
-        1.0,
-        1e6,
-        1e-6,
-    )
+    smallest_noise_multiplier(epsilon_of, target_epsilon)
 }

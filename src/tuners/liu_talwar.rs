@@ -4,8 +4,8 @@
 //! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
 
 use super::{
-    best_of, check_keys, repeat_select_guarantee, required, tune_repeat_select, Guarantee, Outcome,
-    Tuner,
+    check_keys, repeat_select_guarantee, required, tighter_of, tune_repeat_select, Guarantee,
+    Outcome, Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
@@ -105,7 +105,7 @@ impl Tuner for LiuTalwar {
                 let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
                 let rdp = accountant.epsilon(&curve, delta)?;
                 let pure = training.run_pure_epsilon().map(|e| 2.0 * e);
-                Ok(best_of(
+                Ok(tighter_of(
                     rdp,
                     pure,
                     "Papernot–Steinke Corollary 16(2)".into(),

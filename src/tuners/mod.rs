@@ -103,11 +103,16 @@ fn required(params: &toml::Table, key: &'static str) -> Result<f64> {
     number(params, key)?.ok_or_else(|| Error::invalid(key, "missing", "a number (required)"))
 }
 
-/// The best released score among k runs at candidates drawn uniformly (random search).
-fn best_of_random(training: &dyn PrivateTraining, k: u64, rng: &mut dyn RngCore) -> Outcome {
+/// Runs `k` trainings at candidates `pick(i, rng)` and keeps the best released score.
+fn best_of(
+    training: &dyn PrivateTraining,
+    k: u64,
+    mut pick: impl FnMut(u64, &mut dyn RngCore) -> Hyper,
+    rng: &mut dyn RngCore,
+) -> Outcome {
     let mut best: Option<(Hyper, f64)> = None;
-    for _ in 0..k {
-        let h = training.space().draw(rng);
+    for i in 0..k {
+        let h = pick(i, rng);
         let s = training.train(&h, rng);
         if best.as_ref().is_none_or(|(_, b)| s > *b) {
             best = Some((h, s));
@@ -118,6 +123,11 @@ fn best_of_random(training: &dyn PrivateTraining, k: u64, rng: &mut dyn RngCore)
         chosen: best.map(|b| b.0),
         runs: k,
     }
+}
+
+/// The best released score among k runs at candidates drawn uniformly (random search).
+fn best_of_random(training: &dyn PrivateTraining, k: u64, rng: &mut dyn RngCore) -> Outcome {
+    best_of(training, k, |_, rng| training.space().draw(rng), rng)
 }
 
 /// Repeat-and-select over the workload's run: K ~ `law`, best of K random candidates.
@@ -145,7 +155,7 @@ fn repeat_select_guarantee(
         (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
         _ => None,
     };
-    Ok(best_of(
+    Ok(tighter_of(
         rdp,
         pure,
         bound_name(law),
@@ -159,7 +169,7 @@ fn pure_tnb(eps: f64, t: &Tnb) -> f64 {
 }
 
 /// The smaller of an RDP-route bound and a pure-DP bound (δ = 0 ≤ δ).
-fn best_of(
+fn tighter_of(
     rdp: DpBound,
     pure: Option<f64>,
     rdp_name: String,

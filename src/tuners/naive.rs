@@ -2,7 +2,7 @@
 //! (a box), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
 //! composition of Kairouz–Oh–Viswanath when that is smaller.
 
-use super::{best_of, best_of_random, check_keys, number, Guarantee, Outcome, Tuner};
+use super::{best_of, best_of_random, check_keys, number, tighter_of, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
@@ -60,7 +60,7 @@ impl Tuner for Naive {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
             None => None,
         };
-        Ok(best_of(
+        Ok(tighter_of(
             rdp,
             pure,
             format!("RDP composition of {k} runs"),
@@ -72,20 +72,12 @@ impl Tuner for Naive {
         let training = require_private_training(self.name(), workload)?;
         let k = self.runs(training)?;
         match training.space() {
-            Space::Finite(candidates) => {
-                let mut best: Option<(Vec<f64>, f64)> = None;
-                for h in candidates {
-                    let s = training.train(h, rng);
-                    if best.as_ref().is_none_or(|(_, b)| s > *b) {
-                        best = Some((h.clone(), s));
-                    }
-                }
-                Ok(Outcome {
-                    released_score: best.as_ref().map(|b| b.1),
-                    chosen: best.map(|b| b.0),
-                    runs: k,
-                })
-            }
+            Space::Finite(candidates) => Ok(best_of(
+                training,
+                k,
+                |i, _| candidates[i as usize].clone(),
+                rng,
+            )),
             Space::UnitBox { .. } => Ok(best_of_random(training, k, rng)),
         }
     }
