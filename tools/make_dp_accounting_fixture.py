@@ -87,12 +87,21 @@ Case kinds and their fields:
 """
 
 import json
-import logging
 import math
 import os
 import sys
 
 import numpy as np
+
+from fixture_common import (  # noqa: E402  (tools/ is on sys.path when run as a script)
+    _COUNTER,
+    _nonconvergence_count,
+    dump,
+    log_uniform,
+    log_uniform_int,
+    num,
+    num_list,
+)
 from scipy import optimize
 from scipy.stats import norm
 
@@ -129,23 +138,10 @@ KIND_INDEX = {
 
 # --------------------------------------------------------------------------
 # Counting dp-accounting's absl warnings (absl logs through the "absl" logger).
-class _WarningCounter(logging.Handler):
-    def __init__(self):
-        super().__init__(level=logging.WARNING)
-        self.messages = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
 
 
-_COUNTER = _WarningCounter()
-_absl_logger = logging.getLogger("absl")
-_absl_logger.addHandler(_COUNTER)
-_absl_logger.propagate = False  # keep stderr readable; we summarise instead
 
 
-def _nonconvergence_count():
-    return sum("failed to converge" in m for m in _COUNTER.messages)
 
 
 # --------------------------------------------------------------------------
@@ -154,14 +150,8 @@ def rng_for(kind):
     return np.random.default_rng([SEED, KIND_INDEX[kind]])
 
 
-def log_uniform(rng, lo, hi):
-    return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
-def log_uniform_int(rng, lo, hi):
-    """Integer in [lo, hi], log-uniform."""
-    v = int(math.floor(math.exp(rng.uniform(math.log(lo), math.log(hi + 1)))))
-    return min(max(v, lo), hi)
 
 
 def round_sig(x, digits=6):
@@ -170,20 +160,8 @@ def round_sig(x, digits=6):
     return float(f"{x:.{digits}g}")
 
 
-def num(x):
-    """Python float for JSON; +inf -> None; NaN is an error."""
-    x = float(x)
-    if math.isnan(x):
-        raise ValueError("NaN in fixture")
-    if math.isinf(x):
-        if x < 0:
-            raise ValueError("-inf in fixture")
-        return None
-    return x
 
 
-def num_list(xs):
-    return [num(x) for x in xs]
 
 
 def dpsgd_event(q, sigma, steps):
@@ -420,19 +398,6 @@ def make_calibrate(stats):
 
 
 # --------------------------------------------------------------------------
-def dump(doc, path):
-    """One case per line; allow_nan=False guarantees no NaN/Infinity tokens."""
-    head = [
-        '  "generator": ' + json.dumps(doc["generator"]),
-        '  "dp_accounting_version": ' + json.dumps(doc["dp_accounting_version"]),
-        '  "default_orders": ' + json.dumps(doc["default_orders"], allow_nan=False),
-    ]
-    case_lines = ",\n".join("    " + json.dumps(c, allow_nan=False) for c in doc["cases"])
-    text = "{\n" + ",\n".join(head) + ',\n  "cases": [\n' + case_lines + "\n  ]\n}\n"
-    json.loads(text)  # must parse
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
 
 
 def sanity_check(path, stats):
