@@ -65,3 +65,32 @@ def dump(doc, path):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(text)
+
+
+def require_dp_accounting(expected):
+    """Exits unless the installed dp-accounting is exactly `expected`."""
+    import sys
+    try:
+        from importlib.metadata import version
+        v = version("dp-accounting")
+    except Exception:  # pragma: no cover
+        v = "unknown"
+    if v != expected:
+        sys.exit(f"need dp-accounting=={expected}, found {v}")
+
+
+def read_fixture_text(path):
+    """The fixture's text, checked to hold no NaN/Infinity token (JSON has none)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    for tok in ("NaN", "Infinity"):
+        assert tok not in text, f"{tok} token in fixture"
+    return text
+
+
+def print_warning_summary():
+    print(f"  absl warnings total: {len(_COUNTER.messages)} "
+          f"(non-convergence: {_nonconvergence_count()})")
+    other = sorted({m.split(',')[0] for m in _COUNTER.messages if 'failed to converge' not in m})
+    if other:
+        print(f"  other absl warnings: {other}")

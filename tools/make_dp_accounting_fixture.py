@@ -94,13 +94,15 @@ import sys
 import numpy as np
 
 from fixture_common import (  # noqa: E402  (tools/ is on sys.path when run as a script)
-    _COUNTER,
     _nonconvergence_count,
     dump,
     log_uniform,
     log_uniform_int,
     num,
     num_list,
+    print_warning_summary,
+    read_fixture_text,
+    require_dp_accounting,
 )
 from scipy import optimize
 from scipy.stats import norm
@@ -401,11 +403,7 @@ def make_calibrate(stats):
 
 
 def sanity_check(path, stats):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    for tok in ("NaN", "Infinity"):
-        assert tok not in text, f"{tok} token in fixture"
-    doc = json.loads(text)
+    doc = json.loads(read_fixture_text(path))
     assert doc["dp_accounting_version"] == EXPECTED_VERSION
     orders = doc["default_orders"]
     assert len(orders) == 156 and orders == [float(o) for o in rdp_mod.DEFAULT_RDP_ORDERS]
@@ -476,13 +474,7 @@ def sanity_check(path, stats):
 
 
 def main():
-    try:
-        from importlib.metadata import version
-        v = version("dp-accounting")
-    except Exception:  # pragma: no cover
-        v = "unknown"
-    if v != EXPECTED_VERSION:
-        sys.exit(f"need dp-accounting=={EXPECTED_VERSION}, found {v}")
+    require_dp_accounting(EXPECTED_VERSION)
 
     stats = {}
     cases = []
@@ -512,11 +504,7 @@ def main():
     print(f"  calibrate candidates skipped for that warning: {len(stats['calibrate_skipped'])}")
     for s in stats["calibrate_skipped"]:
         print(f"    {s}")
-    print(f"  absl warnings total: {len(_COUNTER.messages)} "
-          f"(non-convergence: {_nonconvergence_count()})")
-    other = sorted({m.split(',')[0] for m in _COUNTER.messages if 'failed to converge' not in m})
-    if other:
-        print(f"  other absl warnings: {other}")
+    print_warning_summary()
     print(f"  gdp_exact worst relative error vs mpmath: {stats['gdp_mpmath_worst_rel_err']}")
     inf_fields = []
     for i, c in enumerate(cases):

@@ -92,13 +92,15 @@ import sys
 import numpy as np
 
 from fixture_common import (  # noqa: E402  (tools/ is on sys.path when run as a script)
-    _COUNTER,
     _nonconvergence_count,
     dump,
     log_uniform,
     log_uniform_int,
     num,
     num_list,
+    print_warning_summary,
+    read_fixture_text,
+    require_dp_accounting,
 )
 
 import dp_accounting
@@ -286,11 +288,7 @@ def golden_key(c):
 
 
 def sanity_check(path, stats):
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    for tok in ("NaN", "Infinity"):
-        assert tok not in text, f"{tok} token in fixture"
-    doc = json.loads(text)
+    doc = json.loads(read_fixture_text(path))
     assert doc["dp_accounting_version"] == EXPECTED_VERSION
     orders = doc["default_orders"]
     assert len(orders) == 156 and orders == [float(o) for o in rdp_mod.DEFAULT_RDP_ORDERS]
@@ -351,13 +349,7 @@ def sanity_check(path, stats):
 
 
 def main():
-    try:
-        from importlib.metadata import version
-        v = version("dp-accounting")
-    except Exception:  # pragma: no cover
-        v = "unknown"
-    if v != EXPECTED_VERSION:
-        sys.exit(f"need dp-accounting=={EXPECTED_VERSION}, found {v}")
+    require_dp_accounting(EXPECTED_VERSION)
 
     stats = {"raised": [], "nonconvergent": []}
     cases = []
@@ -387,11 +379,7 @@ def main():
           f"{len(stats['nonconvergent'])}")
     for desc in stats["nonconvergent"]:
         print(f"    {desc}")
-    print(f"  absl warnings total: {len(_COUNTER.messages)} "
-          f"(non-convergence: {_nonconvergence_count()})")
-    other = sorted({m.split(',')[0] for m in _COUNTER.messages if 'failed to converge' not in m})
-    if other:
-        print(f"  other absl warnings: {other}")
+    print_warning_summary()
     print(f"  cases with null (+inf) in rdp: {stats['cases_with_null_rdp']}")
     print(f"  Poisson cases whose rdp is not non-decreasing in the order: "
           f"{stats['non_monotone_poisson']}")
