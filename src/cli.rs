@@ -29,12 +29,67 @@ enum Command {
     /// Privacy accounting: (ε, δ) of a mechanism, or the noise that meets a target.
     #[command(subcommand)]
     Account(Account),
-    /// Run the experiments in sims/ (the harness arrives with the tuners).
-    Sim {
-        /// Run a fast, reduced version of each experiment.
+    /// The simulation harness: run experiment files, regenerate their plots and tables.
+    #[command(subcommand)]
+    Sim(Sim),
+}
+
+#[derive(Subcommand, Debug)]
+enum Sim {
+    /// Run (or resume) experiment files; writes parquet, plots, tables and an index.
+    Run {
+        /// Experiment files (sims/*.toml).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// `smoke`: the fast reduced run (CI); `paper`: the full one.
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        /// Worker threads (default: one per core). Results do not depend on it.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
+        /// Run only shard I of N (cells i with i mod N = I - 1); results merge when all are done.
+        #[arg(long, default_value = "1/1", value_parser = shard)]
+        shard: crate::sim::Shard,
+        /// Results folder; each experiment writes to OUT/<name>/.
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+        /// No progress bar.
         #[arg(long)]
-        smoke: bool,
+        quiet: bool,
+        /// Testing aid: exit abruptly after this many cells, as if killed.
+        #[arg(long, hide = true)]
+        stop_after_cells: Option<u64>,
     },
+    /// Regenerate plots and tables from the parquet files only (no rerun).
+    Report {
+        /// Experiment files whose results to report.
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// The profile the results were made with.
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ProfileArg {
+    Smoke,
+    Paper,
+}
+
+impl From<ProfileArg> for crate::sim::Profile {
+    fn from(p: ProfileArg) -> Self {
+        match p {
+            ProfileArg::Smoke => crate::sim::Profile::Smoke,
+            ProfileArg::Paper => crate::sim::Profile::Paper,
+        }
+    }
+}
+
+fn shard(s: &str) -> Result<crate::sim::Shard, String> {
+    crate::sim::Shard::parse(s).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand, Debug)]
@@ -332,7 +387,7 @@ struct Subject {
 fn execute(cli: Cli) -> Result<String, Error> {
     match cli.command {
         Command::Account(account) => execute_account(account),
-        Command::Sim { smoke } => Ok(sim_plan(smoke)),
+        Command::Sim(sim) => execute_sim(sim),
     }
 }
 
@@ -630,26 +685,64 @@ fn describe_accountant(accountant: &Accountant) -> String {
     format!("Rényi DP {orders}, {conversion}")
 }
 
-fn sim_plan(smoke: bool) -> String {
-    let mode = if smoke { "smoke (reduced) " } else { "" };
-    let mut files: Vec<String> = std::fs::read_dir("sims")
-        .map(|dir| {
-            dir.filter_map(|e| e.ok())
-                .map(|e| e.path().display().to_string())
-                .filter(|p| p.ends_with(".toml"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    format!(
-        "dptune sim: the {mode}simulation harness is not built yet (it arrives with the tuners).\n\
-         When it is, this command runs every experiment file in sims/ in parallel, reproducibly\n\
-         from each file's seed, and writes parquet, plots and tables under results/.\n\
-         Experiment files found now: {}",
-        if files.is_empty() {
-            "none".to_string()
-        } else {
-            files.join(", ")
+fn execute_sim(sim: Sim) -> Result<String, Error> {
+    use crate::sim::{self, RunOptions, RunStatus};
+    let mut lines = Vec::new();
+    let (files, profile, out, run) = match sim {
+        Sim::Run {
+            files,
+            profile,
+            threads,
+            shard,
+            out,
+            quiet,
+            stop_after_cells,
+        } => {
+            let opts = RunOptions {
+                profile: profile.into(),
+                threads: threads.map(|t| t as usize),
+                shard,
+                out: out.clone(),
+                progress: !quiet,
+                stop_after_cells,
+            };
+            (files, profile, out, Some(opts))
         }
-    )
+        Sim::Report {
+            files,
+            profile,
+            out,
+        } => (files, profile, out, None),
+    };
+    // Validate every file before running any, so a typo in the last one fails fast.
+    let experiments = files
+        .iter()
+        .map(|f| sim::load(f, profile.into()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    for exp in &experiments {
+        let dir = sim::results_dir(&out, exp);
+        if let Some(opts) = &run {
+            match sim::run(exp, opts)? {
+                RunStatus::Partial { present, total } => {
+                    lines.push(format!("{}: shard done; {present} of {total} cells present (the run that completes the last cell merges and reports)", exp.name));
+                    continue;
+                }
+                RunStatus::Complete { results, rows } => lines.push(format!(
+                    "{}: {rows} rows in {}",
+                    exp.name,
+                    results.display()
+                )),
+            }
+        }
+        let files = sim::report::report(exp, &dir)?;
+        lines.push(format!(
+            "{}: {} plot and table files in {}",
+            exp.name,
+            files.len(),
+            dir.display()
+        ));
+    }
+    let index = sim::report::write_index(&out)?;
+    lines.push(format!("index: {}", index.display()));
+    Ok(lines.join("\n"))
 }

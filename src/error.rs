@@ -25,9 +25,27 @@ pub enum Error {
         line: usize,
         reason: String,
     },
+    /// An experiment file is malformed: which file, which field, what is wrong.
+    #[error("{file}: {field}: {reason}")]
+    Experiment {
+        file: String,
+        field: String,
+        reason: String,
+    },
+    /// A file could not be read or written.
+    #[error("{path}: {reason}")]
+    Io { path: String, reason: String },
 }
 
 impl Error {
+    /// An I/O failure on `path`.
+    pub fn io(path: &std::path::Path, reason: impl fmt::Display) -> Self {
+        Error::Io {
+            path: path.display().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
     pub fn invalid(
         name: &'static str,
         value: impl fmt::Display,

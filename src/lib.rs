@@ -4,8 +4,10 @@ pub mod accounting;
 pub mod cli;
 pub mod error;
 pub mod numeric;
+pub mod params;
 pub mod rng;
 pub mod selection;
+pub mod sim;
 pub mod tuners;
 pub mod workloads;
 

@@ -12,7 +12,7 @@ pub mod convert;
 pub mod mechanisms;
 pub mod rdp;
 
-pub use calibrate::{calibrate_dpsgd_noise, Calibrated};
+pub use calibrate::{calibrate_dpsgd_noise, smallest_meeting, Calibrated};
 pub use convert::{Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS};
 pub use mechanisms::{DpSgd, Gaussian, Laplace, RandomizedResponse};
 pub use rdp::{ClosedForm, RdpCurve, RdpFunction};

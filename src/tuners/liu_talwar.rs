@@ -118,7 +118,7 @@ impl Tuner for LiuTalwar {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let training = require_private_training(self.name(), workload)?;
         match self {
-            LiuTalwar::BestOf { law } => Ok(tune_repeat_select(training, law, rng)),
+            LiuTalwar::BestOf { law } => Ok(tune_repeat_select(workload, training, law, rng)),
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
@@ -132,7 +132,7 @@ impl Tuner for LiuTalwar {
                             runs,
                         });
                     }
-                    let h = training.space().draw(rng);
+                    let h = workload.space().draw(rng);
                     let s = training.train(&h, rng);
                     runs += 1;
                     if s >= *threshold {

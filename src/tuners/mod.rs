@@ -12,9 +12,16 @@ use crate::accounting::{Accountant, DpBound};
 use crate::error::{Error, Result};
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
-use crate::workloads::{Hyper, PrivateTraining, Workload};
+use crate::workloads::{Hyper, PrivateTraining, Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
+
+pub(crate) use crate::params::{number, required};
+
+/// Rejects parameters tuner `tuner` does not know.
+fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
+    crate::params::check_keys(&format!("tuner `{tuner}`"), params, allowed)
+}
 
 /// A data-independent (ε, δ) guarantee and the result it rests on.
 #[derive(Clone, Debug, PartialEq)]
@@ -74,35 +81,6 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     }
 }
 
-/// Rejects parameters a tuner does not know (typos would otherwise be silently ignored).
-fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
-    match params.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(Error::Infeasible(format!(
-            "tuner `{tuner}` has no parameter `{k}` (it takes: {})",
-            if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed.join(", ")
-            }
-        ))),
-        None => Ok(()),
-    }
-}
-
-/// A numeric parameter (integers accepted), or None when absent.
-fn number(params: &toml::Table, key: &'static str) -> Result<Option<f64>> {
-    match params.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Float(x)) => Ok(Some(*x)),
-        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
-        Some(other) => Err(Error::invalid(key, other, "a number")),
-    }
-}
-
-fn required(params: &toml::Table, key: &'static str) -> Result<f64> {
-    number(params, key)?.ok_or_else(|| Error::invalid(key, "missing", "a number (required)"))
-}
-
 /// Runs `k` trainings at candidates `pick(i, rng)` and keeps the best released score.
 fn best_of(
     training: &dyn PrivateTraining,
@@ -126,18 +104,24 @@ fn best_of(
 }
 
 /// The best released score among k runs at candidates drawn uniformly (random search).
-fn best_of_random(training: &dyn PrivateTraining, k: u64, rng: &mut dyn RngCore) -> Outcome {
-    best_of(training, k, |_, rng| training.space().draw(rng), rng)
+fn best_of_random(
+    space: &Space,
+    training: &dyn PrivateTraining,
+    k: u64,
+    rng: &mut dyn RngCore,
+) -> Outcome {
+    best_of(training, k, |_, rng| space.draw(rng), rng)
 }
 
 /// Repeat-and-select over the workload's run: K ~ `law`, best of K random candidates.
 fn tune_repeat_select(
+    workload: &dyn Workload,
     training: &dyn PrivateTraining,
     law: &RunCount,
     rng: &mut dyn RngCore,
 ) -> Outcome {
     let k = law.sample(rng);
-    best_of_random(training, k, rng)
+    best_of_random(workload.space(), training, k, rng)
 }
 
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's

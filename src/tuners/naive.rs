@@ -1,12 +1,12 @@
-//! Naive composition: train every candidate once (a finite space), or `candidates` uniform draws
-//! (a box), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
+//! Naive composition: train every candidate of a finite space once, or `candidates` uniform
+//! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
 //! composition of Kairouz–Oh–Viswanath when that is smaller.
 
 use super::{best_of, best_of_random, check_keys, number, tighter_of, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
-use crate::workloads::{require_private_training, PrivateTraining, Space, Workload};
+use crate::workloads::{require_private_training, Space, Workload};
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -26,10 +26,10 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 }
 
 impl Naive {
-    fn runs(&self, training: &dyn PrivateTraining) -> Result<u64> {
-        match (training.space(), self.candidates) {
-            (Space::Finite(c), _) => Ok(c.len() as u64),
-            (Space::UnitBox { .. }, Some(k)) => Ok(k),
+    fn runs(&self, space: &Space) -> Result<u64> {
+        match (space, self.candidates) {
+            (_, Some(k)) => Ok(k),
+            (Space::Finite(c), None) => Ok(c.len() as u64),
             (Space::UnitBox { .. }, None) => Err(Error::invalid(
                 "candidates",
                 "missing",
@@ -54,7 +54,7 @@ impl Tuner for Naive {
         accountant: &Accountant,
     ) -> Result<Guarantee> {
         let training = require_private_training(self.name(), workload)?;
-        let k = self.runs(training)?;
+        let k = self.runs(workload.space())?;
         let rdp = accountant.epsilon(&training.run_privacy().self_compose(k), delta)?;
         let pure = match training.run_pure_epsilon() {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
@@ -70,15 +70,15 @@ impl Tuner for Naive {
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let training = require_private_training(self.name(), workload)?;
-        let k = self.runs(training)?;
-        match training.space() {
-            Space::Finite(candidates) => Ok(best_of(
+        let k = self.runs(workload.space())?;
+        match (workload.space(), self.candidates) {
+            (Space::Finite(candidates), None) => Ok(best_of(
                 training,
                 k,
                 |i, _| candidates[i as usize].clone(),
                 rng,
             )),
-            Space::UnitBox { .. } => Ok(best_of_random(training, k, rng)),
+            _ => Ok(best_of_random(workload.space(), training, k, rng)),
         }
     }
 }

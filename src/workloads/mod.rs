@@ -58,6 +58,15 @@ impl Space {
         self.len() == Some(0)
     }
 
+    /// The data-independent output when a tuner releases nothing (K = 0, a halt): the first
+    /// candidate of a finite space, the centre of a box.
+    pub fn default_point(&self) -> Hyper {
+        match self {
+            Space::Finite(c) => c.first().cloned().unwrap_or_default(),
+            Space::UnitBox { dim } => vec![0.5; *dim],
+        }
+    }
+
     pub fn dim(&self) -> usize {
         match self {
             Space::Finite(c) => c.first().map_or(0, Vec::len),
@@ -69,7 +78,6 @@ impl Space {
 /// Capability: one private training run at a hyperparameter releases a score (higher is
 /// better). Its privacy is known in advance and is the same for every hyperparameter.
 pub trait PrivateTraining: Send + Sync {
-    fn space(&self) -> &Space;
     /// The RDP curve of one run (independent of the data and of the hyperparameter).
     fn run_privacy(&self) -> &RdpCurve;
     /// The pure-DP ε of one run, when the run is pure DP (enables the pure-DP theorems).
@@ -91,6 +99,8 @@ pub trait Oracle: Send + Sync {
 /// A workload: a name, its oracle, and the capabilities it offers.
 pub trait Workload: Send + Sync {
     fn name(&self) -> String;
+    /// Where the hyperparameters live.
+    fn space(&self) -> &Space;
     fn oracle(&self) -> &dyn Oracle;
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
         None
@@ -108,4 +118,59 @@ pub fn require_private_training<'a>(
             w.name()
         ))
     })
+}
+
+/// One variant of a workload family (e.g. one dimension) as an experiment file lists it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// Short label, e.g. `d=5`.
+    pub label: String,
+    pub dim: u64,
+}
+
+/// A workload family configured by an experiment file's `[workload]` table. The harness asks
+/// it for instances: one per (variant, repetition), built from the experiment seed alone, with
+/// the noise of each private run as the knob that equal-budget mode calibrates (a larger noise
+/// must never give a weaker guarantee).
+pub trait WorkloadSpec: Send + Sync {
+    /// The registry name (the `kind` of the `[workload]` table).
+    fn kind(&self) -> &'static str;
+    /// Its parameters, for the `workload_params` column.
+    fn params(&self) -> String;
+    fn variants(&self) -> Vec<Variant>;
+    /// The noise of each private run when the experiment does not calibrate it.
+    fn default_noise(&self) -> Option<f64>;
+    /// The instance of `variant` for repetition `rep` under experiment seed `seed`.
+    fn instance(
+        &self,
+        variant: usize,
+        seed: u64,
+        rep: u64,
+        noise: f64,
+    ) -> Result<Box<dyn Workload>>;
+}
+
+type SpecBuilder = fn(&toml::Table) -> Result<Box<dyn WorkloadSpec>>;
+
+/// Workload kinds → constructors from experiment-file parameters. Adding a workload: one file
+/// implementing [`Workload`] and [`WorkloadSpec`], and one line here.
+pub const REGISTRY: &[(&str, SpecBuilder)] = &[("synthetic-gp", synthetic_gp::spec)];
+
+/// The workload family `kind`, configured by `params`.
+pub fn build(kind: &str, params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
+    match REGISTRY.iter().find(|(n, _)| *n == kind) {
+        Some((_, b)) => b(params),
+        None => Err(Error::invalid(
+            "kind",
+            kind,
+            format!(
+                "one of {}",
+                REGISTRY
+                    .iter()
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )),
+    }
 }

@@ -3,7 +3,7 @@
 //! kernel's spectral density, b_m ~ U[0, 2π), w ~ N(0, I), so E[f(x)f(y)] = s²·k(x − y).
 //! A "training run" releases f(h) plus calibrated noise with a known privacy curve.
 
-use super::{Hyper, Oracle, PrivateTraining, Space, Workload};
+use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
 use crate::accounting::{Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::rng::{gamma, normal, stream};
@@ -191,9 +191,6 @@ impl SyntheticGp {
 }
 
 impl PrivateTraining for SyntheticGp {
-    fn space(&self) -> &Space {
-        &self.space
-    }
     fn run_privacy(&self) -> &RdpCurve {
         &self.curve
     }
@@ -225,11 +222,185 @@ impl Workload for SyntheticGp {
     fn name(&self) -> String {
         format!("synthetic-gp(d={})", self.objective.dim())
     }
+    fn space(&self) -> &Space {
+        &self.space
+    }
     fn oracle(&self) -> &dyn Oracle {
         self
     }
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
         Some(self)
+    }
+}
+
+/// The `synthetic-gp` experiment-file workload: one GP path per (dimension, repetition) and,
+/// when `candidates` is given, a random grid of that many points (else the continuous box).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SyntheticGpSpec {
+    pub dims: Vec<usize>,
+    pub kernel: Kernel,
+    pub lengthscale: f64,
+    pub signal_sd: f64,
+    pub features: usize,
+    pub candidates: Option<usize>,
+    /// The release with its default noise (σ or the Laplace scale).
+    pub release: ScoreRelease,
+    pub noise_given: bool,
+}
+
+/// Builds the spec from a `[workload]` table (kind = "synthetic-gp").
+pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
+    use crate::params::{check_keys, integer, number, numbers, string};
+    check_keys(
+        "workload `synthetic-gp`",
+        params,
+        &[
+            "kind",
+            "dims",
+            "kernel",
+            "lengthscale",
+            "signal_sd",
+            "features",
+            "candidates",
+            "release",
+            "sensitivity",
+            "noise",
+        ],
+    )?;
+    let dims = numbers(params, "dims")?
+        .ok_or_else(|| Error::invalid("dims", "missing", "a list of dimensions in [1, 100]"))?
+        .into_iter()
+        .map(|d| {
+            if d.fract() == 0.0 && (1.0..=100.0).contains(&d) {
+                Ok(d as usize)
+            } else {
+                Err(Error::invalid("dims", d, "integers in [1, 100]"))
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let kernel = Kernel::parse(string(params, "kernel")?.unwrap_or("rbf"))?;
+    let lengthscale =
+        Range::Positive.check("lengthscale", number(params, "lengthscale")?.unwrap_or(0.2))?;
+    let signal_sd =
+        Range::Positive.check("signal_sd", number(params, "signal_sd")?.unwrap_or(1.0))?;
+    let features = integer(params, "features", 1)?.unwrap_or(256) as usize;
+    let candidates = integer(params, "candidates", 1)?.map(|c| c as usize);
+    let sensitivity =
+        Range::Positive.check("sensitivity", number(params, "sensitivity")?.unwrap_or(1.0))?;
+    let noise = number(params, "noise")?;
+    let n = Range::Positive.check("noise", noise.unwrap_or(1.0))?;
+    let release = match string(params, "release")?.unwrap_or("gaussian") {
+        "gaussian" => ScoreRelease::Gaussian {
+            sensitivity,
+            sigma: n,
+        },
+        "laplace" => ScoreRelease::Laplace {
+            sensitivity,
+            scale: n,
+        },
+        other => {
+            return Err(Error::invalid(
+                "release",
+                other,
+                "\"gaussian\" or \"laplace\"",
+            ))
+        }
+    };
+    Ok(Box::new(SyntheticGpSpec {
+        dims,
+        kernel,
+        lengthscale,
+        signal_sd,
+        features,
+        candidates,
+        release,
+        noise_given: noise.is_some(),
+    }))
+}
+
+impl ScoreRelease {
+    /// The same release with noise σ (Gaussian) or scale b (Laplace) set to `noise`.
+    pub fn with_noise(&self, noise: f64) -> Self {
+        match *self {
+            ScoreRelease::Gaussian { sensitivity, .. } => ScoreRelease::Gaussian {
+                sensitivity,
+                sigma: noise,
+            },
+            ScoreRelease::Laplace { sensitivity, .. } => ScoreRelease::Laplace {
+                sensitivity,
+                scale: noise,
+            },
+        }
+    }
+
+    pub fn noise(&self) -> f64 {
+        match *self {
+            ScoreRelease::Gaussian { sigma, .. } => sigma,
+            ScoreRelease::Laplace { scale, .. } => scale,
+        }
+    }
+}
+
+impl WorkloadSpec for SyntheticGpSpec {
+    fn kind(&self) -> &'static str {
+        "synthetic-gp"
+    }
+    fn params(&self) -> String {
+        let (release, sens) = match self.release {
+            ScoreRelease::Gaussian { sensitivity, .. } => ("gaussian", sensitivity),
+            ScoreRelease::Laplace { sensitivity, .. } => ("laplace", sensitivity),
+        };
+        format!(
+            "kernel={:?}, lengthscale={}, signal_sd={}, features={}, candidates={}, release={release}, sensitivity={sens}",
+            self.kernel,
+            self.lengthscale,
+            self.signal_sd,
+            self.features,
+            self.candidates.map_or("box".to_string(), |c| c.to_string()),
+        )
+    }
+    fn variants(&self) -> Vec<Variant> {
+        self.dims
+            .iter()
+            .map(|&d| Variant {
+                label: format!("d={d}"),
+                dim: d as u64,
+            })
+            .collect()
+    }
+    fn default_noise(&self) -> Option<f64> {
+        self.noise_given.then(|| self.release.noise())
+    }
+    fn instance(
+        &self,
+        variant: usize,
+        seed: u64,
+        rep: u64,
+        noise: f64,
+    ) -> Result<Box<dyn Workload>> {
+        let dim = *self.dims.get(variant).ok_or_else(|| {
+            Error::invalid("variant", variant, format!("below {}", self.dims.len()))
+        })?;
+        let objective = GpObjective::sample(
+            dim,
+            self.kernel,
+            self.lengthscale,
+            self.signal_sd,
+            self.features,
+            seed,
+            rep,
+        )?;
+        let space = match self.candidates {
+            Some(m) => {
+                Space::random_grid(dim, m, &mut stream(seed, &[0x6772_6964, dim as u64, rep]))?
+            }
+            None => Space::UnitBox { dim },
+        };
+        Ok(Box::new(SyntheticGp::new(
+            objective,
+            space,
+            self.release.with_noise(noise),
+        )?))
     }
 }
 

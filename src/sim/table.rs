@@ -1,0 +1,352 @@
+//! A small typed column table: what the harness computes, what it stores as parquet (polars), and
+//! what reports read back. Non-finite numbers are stored as nulls, so no NaN ever reaches a
+//! result file or a printed table.
+
+use crate::error::{Error, Result};
+use polars::prelude::*;
+use std::path::Path;
+
+/// One typed column.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Values {
+    Str(Vec<String>),
+    U64(Vec<u64>),
+    /// Nullable floats (None = not applicable, or not finite).
+    F64(Vec<Option<f64>>),
+    Bool(Vec<bool>),
+}
+
+impl Values {
+    fn len(&self) -> usize {
+        match self {
+            Values::Str(v) => v.len(),
+            Values::U64(v) => v.len(),
+            Values::F64(v) => v.len(),
+            Values::Bool(v) => v.len(),
+        }
+    }
+
+    fn extend(&mut self, other: &Values) -> bool {
+        match (self, other) {
+            (Values::Str(a), Values::Str(b)) => a.extend_from_slice(b),
+            (Values::U64(a), Values::U64(b)) => a.extend_from_slice(b),
+            (Values::F64(a), Values::F64(b)) => a.extend_from_slice(b),
+            (Values::Bool(a), Values::Bool(b)) => a.extend_from_slice(b),
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Named columns of equal length, in order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<(String, Values)>,
+}
+
+/// A float cell: finite values only.
+pub fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl Table {
+    /// Adds a column (builder style).
+    pub fn with(mut self, name: &str, values: Values) -> Self {
+        self.columns.push((name.to_string(), values));
+        self
+    }
+
+    pub fn height(&self) -> usize {
+        self.columns.first().map_or(0, |(_, v)| v.len())
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.columns.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    fn column(&self, name: &str) -> Result<&Values> {
+        self.columns
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| Error::Infeasible(format!("result table has no column `{name}`")))
+    }
+
+    pub fn str(&self, name: &str) -> Result<&[String]> {
+        match self.column(name)? {
+            Values::Str(v) => Ok(v),
+            _ => Err(Error::Infeasible(format!("column `{name}` is not text"))),
+        }
+    }
+
+    pub fn f64(&self, name: &str) -> Result<&[Option<f64>]> {
+        match self.column(name)? {
+            Values::F64(v) => Ok(v),
+            _ => Err(Error::Infeasible(format!("column `{name}` is not a float"))),
+        }
+    }
+
+    pub fn u64(&self, name: &str) -> Result<&[u64]> {
+        match self.column(name)? {
+            Values::U64(v) => Ok(v),
+            _ => Err(Error::Infeasible(format!(
+                "column `{name}` is not an integer"
+            ))),
+        }
+    }
+
+    /// Appends the rows of `other` (same columns in the same order).
+    pub fn append(&mut self, other: &Table) -> Result<()> {
+        if self.columns.is_empty() {
+            *self = other.clone();
+            return Ok(());
+        }
+        if self.names() != other.names() {
+            return Err(Error::Infeasible(format!(
+                "cannot append tables with different columns ({:?} vs {:?})",
+                self.names(),
+                other.names()
+            )));
+        }
+        for ((name, a), (_, b)) in self.columns.iter_mut().zip(&other.columns) {
+            if !a.extend(b) {
+                return Err(Error::Infeasible(format!("column `{name}` changed type")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The table without column `name` (e.g. wall time, before comparing two runs).
+    pub fn without(&self, name: &str) -> Table {
+        Table {
+            columns: self
+                .columns
+                .iter()
+                .filter(|(n, _)| n != name)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    fn to_frame(&self) -> Result<DataFrame> {
+        let height = self.height();
+        let columns = self
+            .columns
+            .iter()
+            .map(|(name, v)| {
+                if v.len() != height {
+                    return Err(Error::Infeasible(format!(
+                        "column `{name}` has a ragged length"
+                    )));
+                }
+                let name = PlSmallStr::from(name.as_str());
+                Ok(match v {
+                    Values::Str(v) => Column::new(name, v),
+                    Values::U64(v) => Column::new(name, v),
+                    Values::F64(v) => Column::new(name, v),
+                    Values::Bool(v) => Column::new(name, v),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        DataFrame::new(height, columns).map_err(|e| Error::Infeasible(e.to_string()))
+    }
+
+    fn from_frame(df: &DataFrame, path: &Path) -> Result<Table> {
+        let bad = |e: PolarsError| Error::io(path, e);
+        let mut columns = Vec::new();
+        for col in df.columns() {
+            let s = col.as_materialized_series();
+            let values = match s.dtype() {
+                DataType::String => Values::Str(
+                    s.str()
+                        .map_err(bad)?
+                        .iter()
+                        .map(|x| x.unwrap_or_default().to_string())
+                        .collect(),
+                ),
+                DataType::UInt64 => Values::U64(
+                    s.u64()
+                        .map_err(bad)?
+                        .iter()
+                        .map(|x| x.unwrap_or(0))
+                        .collect(),
+                ),
+                DataType::Float64 => Values::F64(s.f64().map_err(bad)?.iter().collect()),
+                DataType::Boolean => Values::Bool(
+                    s.bool()
+                        .map_err(bad)?
+                        .iter()
+                        .map(|x| x.unwrap_or(false))
+                        .collect(),
+                ),
+                other => {
+                    return Err(Error::io(
+                        path,
+                        format!("column `{}` has unsupported type {other}", s.name()),
+                    ))
+                }
+            };
+            columns.push((s.name().to_string(), values));
+        }
+        Ok(Table { columns })
+    }
+
+    /// Writes parquet atomically: a hidden temporary file in the same directory, then a rename,
+    /// so a reader (or a resumed run) never sees a half-written file.
+    pub fn write_parquet(&self, path: &Path) -> Result<()> {
+        let mut df = self.to_frame()?;
+        write_atomically(path, |file| {
+            ParquetWriter::new(file)
+                .finish(&mut df)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    pub fn read_parquet(path: &Path) -> Result<Table> {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let df = ParquetReader::new(file)
+            .finish()
+            .map_err(|e| Error::io(path, e))?;
+        Table::from_frame(&df, path)
+    }
+}
+
+/// Writes `path` through a temporary sibling `.<name>.tmp` and a rename.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::result::Result<(), String>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::io(path, "not a file path"))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
+        write(&mut file)?;
+        file.sync_all().map_err(|e| e.to_string())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// Writes a text file atomically.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    write_atomically(path, |f| {
+        f.write_all(text.as_bytes()).map_err(|e| e.to_string())
+    })
+}
+
+/// A rendered table: a header and rows of already formatted cells.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid {
+    pub caption: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+}
+
+impl Grid {
+    pub fn markdown(&self) -> String {
+        let mut s = format!("**{}**\n\n", self.caption);
+        s += &format!("| {} |\n", self.header.join(" | "));
+        s += &format!("|{}\n", "---|".repeat(self.header.len()));
+        for r in &self.rows {
+            s += &format!("| {} |\n", r.join(" | "));
+        }
+        s
+    }
+
+    pub fn latex(&self) -> String {
+        let esc = |t: &str| {
+            t.replace('\\', "\\textbackslash{}")
+                .replace('&', "\\&")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+                .replace('#', "\\#")
+                .replace('$', "\\$")
+                .replace('±', "$\\pm$")
+                .replace('η', "$\\eta$")
+                .replace('ε', "$\\varepsilon$")
+                .replace('λ', "$\\lambda$")
+                .replace('μ', "$\\mu$")
+                .replace('≤', "$\\le$")
+        };
+        let mut s = String::from("\\begin{table}[ht]\n\\centering\n");
+        s += &format!(
+            "\\begin{{tabular}}{{l{}}}\n\\toprule\n",
+            "r".repeat(self.header.len().saturating_sub(1))
+        );
+        s += &format!(
+            "{} \\\\\n\\midrule\n",
+            self.header
+                .iter()
+                .map(|h| esc(h))
+                .collect::<Vec<_>>()
+                .join(" & ")
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{} \\\\\n",
+                r.iter().map(|c| esc(c)).collect::<Vec<_>>().join(" & ")
+            );
+        }
+        s += &format!(
+            "\\bottomrule\n\\end{{tabular}}\n\\caption{{{}}}\n\\end{{table}}\n",
+            esc(&self.caption)
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parquet_round_trip_keeps_types_and_nulls() {
+        let t = Table::default()
+            .with("name", Values::Str(vec!["a".into(), "b".into()]))
+            .with("n", Values::U64(vec![1, u64::MAX]))
+            .with("x", Values::F64(vec![Some(0.1), None]))
+            .with("ok", Values::Bool(vec![true, false]));
+        let dir = std::env::temp_dir().join(format!("dptune-table-{}", std::process::id()));
+        let path = dir.join("t.parquet");
+        t.write_parquet(&path).unwrap();
+        assert_eq!(Table::read_parquet(&path).unwrap(), t);
+        let leftovers: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
+            .collect();
+        assert!(leftovers.is_empty());
+        let mut u = t.clone();
+        u.append(&t).unwrap();
+        assert_eq!(u.height(), 4);
+        assert!(u.append(&t.without("x")).is_err());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn latex_escapes_and_markdown_aligns() {
+        let g = Grid {
+            caption: "ε at 5% & more".into(),
+            header: vec!["dist".into(), "E[K]=10".into()],
+            rows: vec![vec!["tnb_η".into(), "1 ± 2".into()]],
+        };
+        assert!(g.markdown().contains("| tnb_η | 1 ± 2 |"));
+        let l = g.latex();
+        assert!(l.contains("5\\% \\& more") && l.contains("tnb\\_$\\eta$") && l.contains("$\\pm$"));
+    }
+}
