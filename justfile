@@ -5,13 +5,17 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 default:
     @just --list
 
-# Regenerate every table and plot under results/ (the main job).
+# Regenerate every table and plot under results/ (the main job; resumes where it stopped).
 sims: deps
-    cargo run --release -- sim
+    cargo run --release -- sim run sims/*.toml --profile paper
 
-# A fast, reduced run of every experiment (part of `just test`; same build as the tests).
+# A fast, reduced run of every experiment into target/sims-smoke (part of `just test`).
 sims-smoke: deps
-    cargo run -- sim --smoke
+    cargo run -- sim run sims/*.toml --profile smoke --out target/sims-smoke
+
+# Redraw plots and tables from the parquet under results/ (no rerun).
+report:
+    cargo run --release -- sim report sims/*.toml --profile paper
 
 # The whole suite: unit, integration and doc tests, each bench once as a test, smoke sims.
 # One cargo profile (dev, with optimised dependencies) for all of it, so the tree builds once.

@@ -25,9 +25,6 @@ impl OneGood {
     }
 }
 impl PrivateTraining for OneGood {
-    fn space(&self) -> &Space {
-        &self.space
-    }
     fn run_privacy(&self) -> &RdpCurve {
         &self.curve
     }
@@ -50,6 +47,9 @@ impl Oracle for OneGood {
 impl Workload for OneGood {
     fn name(&self) -> String {
         "one-good".into()
+    }
+    fn space(&self) -> &Space {
+        &self.space
     }
     fn oracle(&self) -> &dyn Oracle {
         self

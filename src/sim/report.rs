@@ -356,7 +356,7 @@ pub fn write_index(out: &Path) -> Result<PathBuf> {
             .flatten()
             .map(|e| e.file_name().to_string_lossy().to_string())
             .collect();
-        entries.sort();
+        entries.sort_by_key(|e| natural_key(e));
         for e in entries.iter().filter(|e| e.ends_with(".png")) {
             s += &format!(
                 "![{e}]({name}/{e}) ([SVG]({name}/{}))\n\n",
@@ -375,4 +375,55 @@ pub fn write_index(out: &Path) -> Result<PathBuf> {
     let path = out.join("README.md");
     write_text(&path, &s)?;
     Ok(path)
+}
+
+/// Sort key that orders embedded numbers by value (`d2` before `d10`).
+fn natural_key(s: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_ascii_digit() {
+            let mut n = c.to_digit(10).unwrap_or(0) as u64;
+            while let Some(d) = chars.peek().and_then(|d| d.to_digit(10)) {
+                n = n.saturating_mul(10).saturating_add(d as u64);
+                chars.next();
+            }
+            key.push((std::mem::take(&mut text), n));
+        } else {
+            text.push(c);
+        }
+    }
+    key.push((text, 0));
+    key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn natural_order_and_formats() {
+        let mut v = vec![
+            "regret-d10.md",
+            "regret-d2.md",
+            "privacy-d1.md",
+            "regret-d1.md",
+        ];
+        v.sort_by_key(|e| natural_key(e));
+        assert_eq!(
+            v,
+            [
+                "privacy-d1.md",
+                "regret-d1.md",
+                "regret-d2.md",
+                "regret-d10.md"
+            ]
+        );
+        // Privacy bounds round up; everything else to nearest; missing values show a dash.
+        assert_eq!(format_quantity("epsilon", Some(3.4508401), 6), "3.450841");
+        assert_eq!(format_quantity("quantile", Some(0.7510339), 6), "0.751034");
+        assert_eq!(format_quantity("rdp", None, 6), "–");
+        assert_eq!(mean_ci(&[1.0, 3.0]), (2.0, 1.96));
+    }
 }
