@@ -12,13 +12,18 @@ use std::hint::black_box;
 fn gp_eval(c: &mut Criterion) {
     let f = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
     let x = vec![0.37; 10];
-    c.bench_function("synthetic_gp_eval_d10_256_features", |b| b.iter(|| f.eval(black_box(&x))));
+    c.bench_function("synthetic_gp_eval_d10_256_features", |b| {
+        b.iter(|| f.eval(black_box(&x)))
+    });
 }
 
 fn tuning_run(c: &mut Criterion) {
     let f = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
     let space = Space::random_grid(10, 1000, &mut stream(2, &[])).unwrap();
-    let release = ScoreRelease::Gaussian { sensitivity: 0.01, sigma: 0.05 };
+    let release = ScoreRelease::Gaussian {
+        sensitivity: 0.01,
+        sigma: 0.05,
+    };
     let w = SyntheticGp::new(f, space, release).unwrap();
     let params: toml::Table = toml::from_str("dist = \"logarithmic\"\nmean = 100").unwrap();
     let tuner: Box<dyn Tuner> = tuners::build("papernot-steinke", &params).unwrap();

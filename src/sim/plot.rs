@@ -121,6 +121,16 @@ fn frac(v: f64, (lo, hi): (f64, f64), scale: Scale) -> f64 {
     }
 }
 
+/// Whether plotters can lay out an axis over (lo, hi): an infinite span (or, on a log axis, an
+/// infinite ratio hi/lo) sends its tick search into an endless loop.
+fn usable(lo: f64, hi: f64, scale: Scale) -> bool {
+    let span = match scale {
+        Scale::Linear => hi - lo,
+        Scale::Log => hi / lo,
+    };
+    valid(lo, scale) && valid(hi, scale) && lo < hi && span.is_finite()
+}
+
 /// Axis limits: the given ones, checked, or the data's extent plus a 5% margin (None: no data).
 fn limits(
     given: Option<(f64, f64)>,
@@ -130,38 +140,29 @@ fn limits(
     stem: &Path,
 ) -> Result<Option<(f64, f64)>> {
     if let Some((lo, hi)) = given {
-        return if valid(lo, scale) && valid(hi, scale) && lo < hi {
-            Ok(Some((lo, hi)))
-        } else {
-            let need = if scale == Scale::Log {
-                "0 < lo < hi, finite"
-            } else {
-                "lo < hi, finite"
-            };
-            Err(fail(
-                stem,
-                format!("{axis} range ({lo}, {hi}) is invalid: must be {need}"),
-            ))
+        if usable(lo, hi, scale) {
+            return Ok(Some((lo, hi)));
+        }
+        let need = match scale {
+            Scale::Log => "0 < lo < hi, finite, hi/lo finite",
+            Scale::Linear => "lo < hi, finite, hi - lo finite",
         };
+        let msg = format!("{axis} range ({lo}, {hi}) is invalid: must be {need}");
+        return Err(fail(stem, msg));
     }
-    let values: Vec<f64> = values.filter(|&v| valid(v, scale)).collect();
-    let (lo, hi) = match values
-        .iter()
-        .copied()
-        .reduce(f64::min)
-        .zip(values.iter().copied().reduce(f64::max))
-    {
-        Some(r) => r,
-        None => return Ok(None),
-    };
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|&v| valid(v, scale)) {
+        (lo, hi) = (lo.min(v), hi.max(v));
+    }
+    if lo > hi {
+        return Ok(None);
+    }
     let padded = match scale {
         Scale::Linear => {
-            let pad = if hi > lo {
-                0.05 * (hi - lo)
-            } else if lo == 0.0 {
-                1.0
-            } else {
-                0.1 * lo.abs()
+            let pad = match hi - lo {
+                span if span > 0.0 => 0.05 * span,
+                _ if lo == 0.0 => 1.0,
+                _ => 0.1 * lo.abs(),
             };
             (lo - pad, hi + pad)
         }
@@ -175,8 +176,16 @@ fn limits(
             ((l - pad).exp(), (h + pad).exp())
         }
     };
-    let ok = valid(padded.0, scale) && valid(padded.1, scale) && padded.0 < padded.1;
-    Ok(Some(if ok { padded } else { (lo, hi) }).filter(|(a, b)| a < b))
+    match [padded, (lo, hi)]
+        .into_iter()
+        .find(|&(a, b)| usable(a, b, scale))
+    {
+        Some(r) => Ok(Some(r)),
+        None => Err(fail(
+            stem,
+            format!("{axis} values from {lo} to {hi} cannot be scaled to an axis"),
+        )),
+    }
 }
 
 /// Everything decided before drawing: axis limits and the legend's corner.
