@@ -3,14 +3,15 @@
 //! d = 10 objective over 1000 candidates), including drawing K and the candidates.
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use dptune::gp::KernelFamily;
 use dptune::rng::stream;
 use dptune::tuners::{self, Tuner};
-use dptune::workloads::synthetic_gp::{GpObjective, Kernel, ScoreRelease, SyntheticGp};
+use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::workloads::Space;
 use std::hint::black_box;
 
 fn gp_eval(c: &mut Criterion) {
-    let f = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
+    let f = GpObjective::sample(10, KernelFamily::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
     let x = vec![0.37; 10];
     c.bench_function("synthetic_gp_eval_d10_256_features", |b| {
         b.iter(|| f.eval(black_box(&x)))
@@ -18,7 +19,7 @@ fn gp_eval(c: &mut Criterion) {
 }
 
 fn tuning_run(c: &mut Criterion) {
-    let f = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
+    let f = GpObjective::sample(10, KernelFamily::Rbf, 0.3, 1.0, 256, 1, 0).unwrap();
     let space = Space::random_grid(10, 1000, &mut stream(2, &[])).unwrap();
     let release = ScoreRelease::Gaussian {
         sensitivity: 0.01,

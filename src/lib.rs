@@ -3,6 +3,7 @@
 pub mod accounting;
 pub mod cli;
 pub mod error;
+pub mod gp;
 pub mod numeric;
 pub mod params;
 pub mod rng;

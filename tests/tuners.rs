@@ -2,10 +2,11 @@
 //! cases with a known answer.
 
 use dptune::accounting::{Accountant, Gaussian, RdpCurve};
+use dptune::gp::KernelFamily;
 use dptune::rng::stream;
 use dptune::selection::{CountFamily, CountLaw};
 use dptune::tuners::{build, Tuner};
-use dptune::workloads::synthetic_gp::{GpObjective, Kernel, ScoreRelease, SyntheticGp};
+use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::workloads::{Hyper, Oracle, PrivateTraining, Space, Workload};
 use rand::RngCore;
 
@@ -155,7 +156,7 @@ fn naive_tries_everything_and_guarantees_by_composition() {
 
 #[test]
 fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
-    let f = GpObjective::sample(2, Kernel::Rbf, 0.3, 1.0, 128, 1, 0).unwrap();
+    let f = GpObjective::sample(2, KernelFamily::Rbf, 0.3, 1.0, 128, 1, 0).unwrap();
     let grid = Space::random_grid(2, 50, &mut stream(2, &[])).unwrap();
     // Gaussian score with ρ = Δ²/(2σ²) = 0.1.
     let sigma = 1.0 / 0.2f64.sqrt();
@@ -212,7 +213,7 @@ fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
 
 #[test]
 fn tuning_is_reproducible_from_its_stream() {
-    let f = GpObjective::sample(3, Kernel::Matern52, 0.3, 1.0, 128, 4, 0).unwrap();
+    let f = GpObjective::sample(3, KernelFamily::Matern52, 0.3, 1.0, 128, 4, 0).unwrap();
     let w = SyntheticGp::new(
         f,
         Space::UnitBox { dim: 3 },

@@ -11,6 +11,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::numeric::fmt_num;
 
 /// One curve: points (x, y) in x order; optional error bars (lo, hi) per point, same length.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +73,8 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     let plan = Plan::new(fig, stem)?;
     register_font(stem)?;
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| fail(dir, e))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| fail(dir, format!("cannot create directory: {e}")))?;
     }
     let with_ext = |ext: &str| {
         let mut name = stem.as_os_str().to_owned();
@@ -147,6 +149,7 @@ fn limits(
             Scale::Log => "0 < lo < hi, finite, hi/lo finite",
             Scale::Linear => "lo < hi, finite, hi - lo finite",
         };
+        let (lo, hi) = (fmt_num(lo), fmt_num(hi));
         let msg = format!("{axis} range ({lo}, {hi}) is invalid: must be {need}");
         return Err(fail(stem, msg));
     }
@@ -183,7 +186,11 @@ fn limits(
         Some(r) => Ok(Some(r)),
         None => Err(fail(
             stem,
-            format!("{axis} values from {lo} to {hi} cannot be scaled to an axis"),
+            format!(
+                "{axis} values from {} to {} cannot be scaled to an axis",
+                fmt_num(lo),
+                fmt_num(hi)
+            ),
         )),
     }
 }
@@ -230,7 +237,7 @@ impl Plan {
             s.points
                 .iter()
                 .zip(errs)
-                .filter(|&(&p, _)| in_x(p))
+                .filter(|&(&p, (lo, hi))| in_x(p) && valid(lo, ys) && valid(hi, ys))
                 .flat_map(|(_, (lo, hi))| [lo, hi])
         });
         let extra = fig.hline.iter().map(|h| h.0);
@@ -351,17 +358,11 @@ where
     for (i, s) in fig.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         // Contiguous runs of drawable points: a skipped point breaks the line.
-        let mut runs: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
-        for &(x, y) in &s.points {
-            match (drawable(x, y), runs.last().is_some_and(|r| r.is_empty())) {
-                (true, _) => runs.last_mut().expect("non-empty").push((x, y)),
-                (false, false) => runs.push(Vec::new()),
-                (false, true) => {}
+        for run in s.points.split(|&(x, y)| !drawable(x, y)) {
+            if !run.is_empty() {
+                let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(2));
+                chart.draw_series(line.point_size(3))?;
             }
-        }
-        for run in runs.into_iter().filter(|r| !r.is_empty()) {
-            chart
-                .draw_series(LineSeries::new(run, color.filled().stroke_width(2)).point_size(3))?;
         }
         if let Some(errors) = &s.errors {
             let bars = s
@@ -422,29 +423,47 @@ mod tests {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
-        std::env::temp_dir().join(format!("dptune-plot-{name}-{}-{nanos}", std::process::id()))
+        let pid = std::process::id();
+        std::env::temp_dir().join(format!("dptune-plot-{name}-{pid}-{nanos}"))
     }
 
-    fn figure(series: Vec<Series>, y_scale: Scale) -> Figure {
+    /// A curve as (label, points, error bars).
+    type Curve<'a> = (&'a str, Vec<(f64, f64)>, Option<Vec<(f64, f64)>>);
+
+    fn figure(series: Vec<Curve>) -> Figure {
         Figure {
             title: "Test figure".into(),
             x_label: "epsilon".into(),
             y_label: "loss".into(),
             x_scale: Scale::Linear,
-            y_scale,
+            y_scale: Scale::Log,
             x_range: None,
             y_range: None,
-            series,
+            series: (series.into_iter())
+                .map(|(label, points, errors)| Series {
+                    label: label.into(),
+                    points,
+                    errors,
+                })
+                .collect(),
             hline: Some((0.05, "non-private best".into())),
         }
     }
 
-    fn series(label: &str, points: Vec<(f64, f64)>, errors: Option<Vec<(f64, f64)>>) -> Series {
-        Series {
-            label: label.into(),
-            points,
-            errors,
-        }
+    /// Filled point markers of palette colour `i` in an SVG (the legend adds one).
+    fn markers(svg: &str, i: usize) -> usize {
+        let RGBColor(r, g, b) = PALETTE[i];
+        svg.matches(&format!(
+            r##"r="3" opacity="1" fill="#{r:02X}{g:02X}{b:02X}""##
+        ))
+        .count()
+    }
+
+    /// Line pieces (2 px polylines) of palette colour `i` in an SVG (the legend adds one).
+    fn lines(svg: &str, i: usize) -> usize {
+        let RGBColor(r, g, b) = PALETTE[i];
+        let pat = format!(r##"stroke="#{r:02X}{g:02X}{b:02X}" stroke-width="2" points"##);
+        svg.matches(&pat).count()
     }
 
     #[test]
@@ -456,13 +475,10 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let errs = pts(1.0).iter().map(|&(_, y)| (0.8 * y, 1.2 * y)).collect();
-        let fig = figure(
-            vec![
-                series("alpha-tuner", pts(1.0), Some(errs)),
-                series("beta-tuner", pts(3.0), None),
-            ],
-            Scale::Log,
-        );
+        let fig = figure(vec![
+            ("alpha-tuner", pts(1.0), Some(errs)),
+            ("beta-tuner", pts(3.0), None),
+        ]);
         let paths = draw(&fig, &dir.join("nested/fig")).expect("draws");
         assert_eq!(
             paths,
@@ -482,8 +498,10 @@ mod tests {
             "Test figure",
             "epsilon",
         ] {
-            assert!(svg.contains(text), "SVG lacks {text:?}");
+            assert!(svg.contains(&format!("\n{text}\n")), "SVG lacks {text:?}");
         }
+        assert_eq!((markers(&svg, 0), lines(&svg, 0)), (9, 2));
+        assert_eq!((markers(&svg, 1), lines(&svg, 1)), (9, 2));
         // Same input, same bytes.
         let again = draw(&fig, &dir.join("again")).unwrap();
         assert_eq!(std::fs::read(&again[0]).unwrap(), png);
@@ -497,67 +515,66 @@ mod tests {
         let (nan, inf) = (f64::NAN, f64::INFINITY);
         let pts = vec![
             (1.0, 0.5),
-            (2.0, nan),
+            (2.0, 0.4),
+            (2.5, nan),
             (inf, 0.3),
             (3.0, -0.2),
             (4.0, 0.0),
-            (5.0, 0.1),
-            (6.0, -inf),
         ];
-        let errs = vec![
-            (0.4, 0.6),
-            (nan, 1.0),
-            (0.1, 0.2),
-            (-1.0, 0.5),
-            (0.0, 0.1),
-            (0.05, inf),
-            (1.0, 2.0),
-        ];
-        let mut fig = figure(
-            vec![
-                series("noisy", pts, Some(errs)),
-                series("all-bad", vec![(nan, 1.0)], None),
-            ],
-            Scale::Log,
-        );
+        let pts = [pts, vec![(5.0, 0.1), (6.0, 0.09), (7.0, -inf), (8.0, 0.08)]].concat();
+        let errs = vec![(nan, 1.0), (0.1, inf), (-1.0, 0.5), (0.0, 0.1), (0.2, 0.1)];
+        let errs = Some([errs.clone(), errs].concat());
+        let mut fig = figure(vec![
+            ("noisy", pts, errs),
+            ("all-bad", vec![(nan, 1.0)], None),
+        ]);
         fig.hline = Some((-1.0, "negative reference".into()));
         let paths = draw(&fig, &dir.join("skip")).expect("bad points are skipped, not fatal");
-        assert!(paths.iter().all(|p| p.exists()));
-        // The same with given limits that clip some of the good points.
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        assert!(std::fs::read(&paths[0]).unwrap().starts_with(b"\x89PNG"));
+        // 5 good points in 3 runs (plus the legend's marker and line); "all-bad" only in the legend.
+        assert_eq!((markers(&svg, 0), lines(&svg, 0)), (6, 4));
+        assert_eq!((markers(&svg, 1), lines(&svg, 1)), (1, 1));
+        assert!(svg.contains("\nall-bad\n") && !svg.contains("negative reference"));
+        // Given limits clip: only (1, 0.5) and (2, 0.4) remain, in one run.
         fig.x_range = Some((0.0, 4.5));
         fig.y_range = Some((0.2, 1.0));
-        draw(&fig, &dir.join("clipped")).expect("clipped points are dropped");
+        let paths = draw(&fig, &dir.join("clipped")).expect("clipped points are dropped");
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        assert_eq!((markers(&svg, 0), lines(&svg, 0)), (3, 2));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn nothing_drawable_is_an_error() {
-        let dir = temp_dir("empty");
-        let stem = dir.join("empty");
+        let stem = temp_dir("empty").join("empty");
         let nan = f64::NAN;
-        let fig = figure(
-            vec![series(
-                "nan",
-                vec![(nan, nan), (1.0, nan), (nan, 2.0)],
-                None,
-            )],
-            Scale::Linear,
-        );
+        let fig = figure(vec![(
+            "nan",
+            vec![(nan, nan), (1.0, nan), (nan, 2.0)],
+            None,
+        )]);
         let err = draw(&fig, &stem).unwrap_err().to_string();
         assert!(err.contains(&stem.display().to_string()), "{err}");
-        let log = figure(
-            vec![series("neg", vec![(1.0, -1.0), (2.0, 0.0)], None)],
-            Scale::Log,
-        );
+        let log = figure(vec![("neg", vec![(1.0, -1.0), (2.0, 0.0)], None)]);
         assert!(draw(&log, &stem).is_err());
-        let mut bad_range = figure(vec![series("ok", vec![(1.0, 1.0)], None)], Scale::Log);
+        let mut outside = figure(vec![("far", vec![(1.0, 1.0)], None)]);
+        outside.x_range = Some((2.0, 3.0));
+        assert!(draw(&outside, &stem).is_err());
+        let mut bad_range = figure(vec![("ok", vec![(1.0, 1.0)], None)]);
         bad_range.y_range = Some((0.0, 1.0));
         assert!(draw(&bad_range, &stem).is_err());
-        let mismatched = figure(
-            vec![series("e", vec![(1.0, 1.0)], Some(vec![]))],
-            Scale::Linear,
+        let huge = figure(vec![(
+            "huge",
+            vec![(-f64::MAX, 1.0), (f64::MAX, 1.0)],
+            None,
+        )]);
+        assert!(
+            draw(&huge, &stem).is_err(),
+            "an infinite axis span must not hang plotters"
         );
+        let mismatched = figure(vec![("e", vec![(1.0, 1.0)], Some(vec![]))]);
         assert!(draw(&mismatched, &stem).is_err());
-        assert!(!stem.with_extension("png").exists());
+        assert!(!stem.parent().unwrap().exists());
     }
 }

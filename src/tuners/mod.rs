@@ -4,6 +4,7 @@
 //! Adding a tuner: one new file implementing [`Tuner`] plus a `build` function, and one line
 //! in [`REGISTRY`].
 
+pub mod gp_ucb;
 pub mod liu_talwar;
 pub mod naive;
 pub mod papernot_steinke;

@@ -6,58 +6,9 @@
 use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
 use crate::accounting::{Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
-use crate::rng::{gamma, normal, stream};
+use crate::gp::KernelFamily;
+use crate::rng::{normal, stream};
 use rand::{Rng, RngCore};
-
-/// Stationary kernels with their spectral densities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kernel {
-    Rbf,
-    Matern32,
-    Matern52,
-}
-
-impl Kernel {
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "rbf" => Ok(Kernel::Rbf),
-            "matern32" => Ok(Kernel::Matern32),
-            "matern52" => Ok(Kernel::Matern52),
-            other => Err(Error::invalid("kernel", other, "rbf, matern32 or matern52")),
-        }
-    }
-
-    /// k(r) with r = ‖x − y‖/ℓ and unit signal variance.
-    pub fn value(self, r: f64) -> f64 {
-        match self {
-            Kernel::Rbf => (-0.5 * r * r).exp(),
-            Kernel::Matern32 => {
-                let a = 3f64.sqrt() * r;
-                (1.0 + a) * (-a).exp()
-            }
-            Kernel::Matern52 => {
-                let a = 5f64.sqrt() * r;
-                (1.0 + a + a * a / 3.0) * (-a).exp()
-            }
-        }
-    }
-
-    /// One frequency ω for lengthscale ℓ: N(0, I/ℓ²) for RBF; for Matérn ν a multivariate t
-    /// with 2ν degrees of freedom, z·√(2ν/u)/ℓ with u ~ χ²(2ν).
-    fn frequency(self, dim: usize, lengthscale: f64, rng: &mut dyn RngCore) -> Vec<f64> {
-        let scale = match self {
-            Kernel::Rbf => 1.0,
-            Kernel::Matern32 | Kernel::Matern52 => {
-                let nu = if self == Kernel::Matern32 { 1.5 } else { 2.5 };
-                let u = 2.0 * gamma(rng, nu);
-                (2.0 * nu / u).sqrt()
-            }
-        };
-        (0..dim)
-            .map(|_| normal(rng) * scale / lengthscale)
-            .collect()
-    }
-}
 
 /// A reproducible GP sample path on [0, 1]^d.
 #[derive(Clone, Debug)]
@@ -73,7 +24,7 @@ impl GpObjective {
     /// Draws the path for (`seed`, `index`) in a fixed order: ω (feature-major), b, w.
     pub fn sample(
         dim: usize,
-        kernel: Kernel,
+        kernel: KernelFamily,
         lengthscale: f64,
         signal_sd: f64,
         features: usize,
@@ -238,7 +189,7 @@ impl Workload for SyntheticGp {
 #[derive(Clone, Debug, PartialEq)]
 pub struct SyntheticGpSpec {
     pub dims: Vec<usize>,
-    pub kernel: Kernel,
+    pub kernel: KernelFamily,
     pub lengthscale: f64,
     pub signal_sd: f64,
     pub features: usize,
@@ -278,7 +229,7 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             }
         })
         .collect::<Result<Vec<_>>>()?;
-    let kernel = Kernel::parse(string(params, "kernel")?.unwrap_or("rbf"))?;
+    let kernel = KernelFamily::parse(string(params, "kernel")?.unwrap_or("rbf"))?;
     let lengthscale =
         Range::Positive.check("lengthscale", number(params, "lengthscale")?.unwrap_or(0.2))?;
     let signal_sd =
@@ -414,7 +365,11 @@ mod tests {
     fn paths_have_the_kernel_covariance() {
         let (x, y) = ([0.2, 0.7], [0.5, 0.4]);
         let r = ((0.3f64).powi(2) * 2.0).sqrt() / 0.4;
-        for kernel in [Kernel::Rbf, Kernel::Matern32, Kernel::Matern52] {
+        for kernel in [
+            KernelFamily::Rbf,
+            KernelFamily::Matern32,
+            KernelFamily::Matern52,
+        ] {
             let n = 4000;
             let (mut sxy, mut sxx) = (0.0, 0.0);
             let mut prods = Vec::with_capacity(n);
@@ -442,21 +397,21 @@ mod tests {
 
     #[test]
     fn paths_are_reproducible_and_validated() {
-        let a = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 5, 0).unwrap();
-        let b = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 5, 0).unwrap();
-        let c = GpObjective::sample(10, Kernel::Rbf, 0.3, 1.0, 256, 5, 1).unwrap();
+        let a = GpObjective::sample(10, KernelFamily::Rbf, 0.3, 1.0, 256, 5, 0).unwrap();
+        let b = GpObjective::sample(10, KernelFamily::Rbf, 0.3, 1.0, 256, 5, 0).unwrap();
+        let c = GpObjective::sample(10, KernelFamily::Rbf, 0.3, 1.0, 256, 5, 1).unwrap();
         let p = vec![0.5; 10];
         assert_eq!(a.eval(&p), b.eval(&p));
         assert_ne!(a.eval(&p), c.eval(&p));
-        assert!(GpObjective::sample(0, Kernel::Rbf, 0.3, 1.0, 8, 0, 0).is_err());
-        assert!(GpObjective::sample(101, Kernel::Rbf, 0.3, 1.0, 8, 0, 0).is_err());
-        assert!(GpObjective::sample(2, Kernel::Rbf, 0.0, 1.0, 8, 0, 0).is_err());
-        assert!(Kernel::parse("cosine").is_err());
+        assert!(GpObjective::sample(0, KernelFamily::Rbf, 0.3, 1.0, 8, 0, 0).is_err());
+        assert!(GpObjective::sample(101, KernelFamily::Rbf, 0.3, 1.0, 8, 0, 0).is_err());
+        assert!(GpObjective::sample(2, KernelFamily::Rbf, 0.0, 1.0, 8, 0, 0).is_err());
+        assert!(KernelFamily::parse("cosine").is_err());
     }
 
     #[test]
     fn released_scores_carry_the_declared_noise() {
-        let f = GpObjective::sample(1, Kernel::Rbf, 0.2, 1.0, 32, 3, 0).unwrap();
+        let f = GpObjective::sample(1, KernelFamily::Rbf, 0.2, 1.0, 32, 3, 0).unwrap();
         let space = Space::Finite(vec![vec![0.5]]);
         let w = SyntheticGp::new(
             f.clone(),

@@ -1,0 +1,9 @@
+//! The one exact Gaussian process every GP-based tuner uses (private GP-UCB, DP-GIBO, DPareto):
+//! kernels with derivatives, the Cholesky posterior, the gradient posterior, marginal
+//! likelihood, and a non-private hyperparameter fit.
+
+pub mod kernel;
+pub mod posterior;
+
+pub use kernel::{Kernel, KernelFamily};
+pub use posterior::Posterior;

@@ -1,0 +1,287 @@
+//! The exact GP posterior by Cholesky factorisation of K + σ²I (triangular solves, never an
+//! explicit inverse), with jitter escalation for nearly singular matrices, one-observation
+//! updates that extend the factor instead of refactorising, the log marginal likelihood and its
+//! gradient, the posterior of the gradient ∇f, and sampling.
+
+use super::kernel::Kernel;
+use crate::error::{Error, Range, Result};
+use crate::rng::normal;
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
+use rand::RngCore;
+
+/// Jitter added to the diagonal, relative to the signal variance, when the factorisation fails:
+/// 0, then 1e-10, 1e-9, …, 1e-4. Beyond that the matrix is reported as not positive definite.
+const JITTERS: [f64; 8] = [0.0, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4];
+
+/// A GP conditioned on observations (x_i, y_i) with Gaussian noise variance σ², prior mean 0.
+#[derive(Clone, Debug)]
+pub struct Posterior {
+    kernel: Kernel,
+    noise_variance: f64,
+    x: Array2<f64>,
+    y: Array1<f64>,
+    /// Lower Cholesky factor of K + (σ² + jitter)I.
+    chol: Array2<f64>,
+    /// (K + (σ² + jitter)I)^{-1} y.
+    alpha: Array1<f64>,
+    jitter: f64,
+}
+
+fn linalg(e: ndarray_linalg::error::LinalgError) -> Error {
+    Error::Infeasible(format!("linear algebra: {e}"))
+}
+
+impl Posterior {
+    /// The prior (no observations).
+    pub fn prior(kernel: Kernel, noise_variance: f64) -> Result<Self> {
+        let d = kernel.dim();
+        Posterior::fit(
+            kernel,
+            noise_variance,
+            Array2::zeros((0, d)),
+            Array1::zeros(0),
+        )
+    }
+
+    /// Conditions on the rows of `x` (n × d) and `y` (n).
+    pub fn fit(
+        kernel: Kernel,
+        noise_variance: f64,
+        x: Array2<f64>,
+        y: Array1<f64>,
+    ) -> Result<Self> {
+        Range::NonNegative.check("noise_variance", noise_variance)?;
+        if x.ncols() != kernel.dim() {
+            return Err(Error::invalid(
+                "x",
+                format!("{} columns", x.ncols()),
+                format!("{} columns (the kernel's dimension)", kernel.dim()),
+            ));
+        }
+        if x.nrows() != y.len() {
+            return Err(Error::invalid(
+                "y",
+                format!("{} values", y.len()),
+                format!("{} values (one per row of x)", x.nrows()),
+            ));
+        }
+        if let Some(v) = x.iter().chain(y.iter()).find(|v| !v.is_finite()) {
+            return Err(Error::invalid("observations", v, "finite numbers"));
+        }
+        if x.nrows() == 0 {
+            let d = kernel.dim();
+            return Ok(Posterior {
+                kernel,
+                noise_variance,
+                x: Array2::zeros((0, d)),
+                y,
+                chol: Array2::zeros((0, 0)),
+                alpha: Array1::zeros(0),
+                jitter: 0.0,
+            });
+        }
+        let k = kernel.matrix(x.view(), x.view());
+        let scale = kernel.signal_variance();
+        for jitter in JITTERS.map(|j| j * scale) {
+            let mut a = k.clone();
+            a.diag_mut().mapv_inplace(|v| v + noise_variance + jitter);
+            if let Ok(chol) = a.cholesky(UPLO::Lower) {
+                if chol.diag().iter().all(|d| d.is_finite() && *d > 0.0) {
+                    let mut p = Posterior {
+                        kernel,
+                        noise_variance,
+                        x,
+                        y,
+                        chol,
+                        alpha: Array1::zeros(0),
+                        jitter,
+                    };
+                    p.alpha = p.solve(&p.y)?;
+                    return Ok(p);
+                }
+            }
+        }
+        Err(Error::Infeasible(format!(
+            "the kernel matrix of {} points is not positive definite even with jitter {:e}·s² \
+             (duplicate points with zero noise, or a lengthscale far below the point spacing?)",
+            k.nrows(),
+            JITTERS[JITTERS.len() - 1]
+        )))
+    }
+
+    /// (K + σ²I)^{-1} b by two triangular solves.
+    fn solve(&self, b: &Array1<f64>) -> Result<Array1<f64>> {
+        if b.is_empty() {
+            return Ok(Array1::zeros(0));
+        }
+        let z = self
+            .chol
+            .solve_triangular(UPLO::Lower, Diag::NonUnit, b)
+            .map_err(linalg)?;
+        self.chol
+            .t()
+            .solve_triangular(UPLO::Upper, Diag::NonUnit, &z)
+            .map_err(linalg)
+    }
+
+    /// L^{-1} B.
+    fn half_solve(&self, b: &Array2<f64>) -> Result<Array2<f64>> {
+        if self.n() == 0 {
+            return Ok(Array2::zeros((0, b.ncols())));
+        }
+        self.chol
+            .solve_triangular(UPLO::Lower, Diag::NonUnit, b)
+            .map_err(linalg)
+    }
+
+    /// Adds one observation by extending the Cholesky factor (O(n²)); falls back to a fresh
+    /// factorisation (with more jitter) when the new pivot is not positive.
+    pub fn add(&mut self, x: ArrayView1<f64>, y: f64) -> Result<()> {
+        if x.len() != self.kernel.dim() || !y.is_finite() || x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                "observation",
+                format!("{x} -> {y}"),
+                format!(
+                    "a finite point of dimension {} and a finite value",
+                    self.kernel.dim()
+                ),
+            ));
+        }
+        let n = self.n();
+        let kx = Array1::from_shape_fn(n, |i| self.kernel.eval(self.x.row(i), x));
+        let l = if n == 0 {
+            Array1::zeros(0)
+        } else {
+            self.chol
+                .solve_triangular(UPLO::Lower, Diag::NonUnit, &kx)
+                .map_err(linalg)?
+        };
+        let pivot = self.kernel.eval(x, x) + self.noise_variance + self.jitter - l.dot(&l);
+        let mut xs = self.x.clone();
+        xs.push_row(x)
+            .map_err(|e| Error::Infeasible(e.to_string()))?;
+        let mut ys = self.y.to_vec();
+        ys.push(y);
+        if !(pivot > 1e-12 * self.kernel.signal_variance()) {
+            *self = Posterior::fit(
+                self.kernel.clone(),
+                self.noise_variance,
+                xs,
+                Array1::from(ys),
+            )?;
+            return Ok(());
+        }
+        let mut chol = Array2::zeros((n + 1, n + 1));
+        chol.slice_mut(s![..n, ..n]).assign(&self.chol);
+        chol.slice_mut(s![n, ..n]).assign(&l);
+        chol[[n, n]] = pivot.sqrt();
+        self.chol = chol;
+        self.x = xs;
+        self.y = Array1::from(ys);
+        self.alpha = self.solve(&self.y)?;
+        Ok(())
+    }
+
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    pub fn noise_variance(&self) -> f64 {
+        self.noise_variance
+    }
+    /// The jitter that made the factorisation succeed (0 when none was needed).
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+    pub fn x(&self) -> ArrayView2<'_, f64> {
+        self.x.view()
+    }
+
+    /// Posterior mean and variance of f at the rows of `xs` (variance clamped at 0).
+    pub fn predict(&self, xs: ArrayView2<f64>) -> Result<(Array1<f64>, Array1<f64>)> {
+        let ks = self.kernel.matrix(self.x.view(), xs);
+        let mean = ks.t().dot(&self.alpha);
+        let v = self.half_solve(&ks)?;
+        let prior = Array1::from_shape_fn(xs.nrows(), |i| self.kernel.eval(xs.row(i), xs.row(i)));
+        let var = (prior - v.mapv(|a| a * a).sum_axis(Axis(0))).mapv(|a| a.max(0.0));
+        Ok((mean, var))
+    }
+
+    /// Posterior mean and full covariance at the rows of `xs`.
+    pub fn predict_cov(&self, xs: ArrayView2<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
+        let ks = self.kernel.matrix(self.x.view(), xs);
+        let mean = ks.t().dot(&self.alpha);
+        let v = self.half_solve(&ks)?;
+        let mut cov = self.kernel.matrix(xs, xs) - v.t().dot(&v);
+        cov.diag_mut().mapv_inplace(|a| a.max(0.0));
+        Ok((mean, cov))
+    }
+
+    /// ln p(y | x) = −½ yᵀα − Σ ln L_ii − (n/2) ln 2π.
+    pub fn log_marginal_likelihood(&self) -> f64 {
+        -0.5 * self.y.dot(&self.alpha)
+            - self.chol.diag().mapv(f64::ln).sum()
+            - 0.5 * self.n() as f64 * (2.0 * std::f64::consts::PI).ln()
+    }
+
+    /// ∂ ln p(y | x)/∂θ for θ = (ln ℓ_1, …, ln ℓ_d, ln s², ln σ²):
+    /// ½ tr((ααᵀ − (K + σ²I)^{-1}) ∂K/∂θ_p).
+    pub fn lml_gradient(&self) -> Result<Array1<f64>> {
+        let n = self.n();
+        let d = self.kernel.dim();
+        let mut grad = Array1::zeros(d + 2);
+        if n == 0 {
+            return Ok(grad);
+        }
+        let linv = self.half_solve(&Array2::eye(n))?;
+        let kinv = linv.t().dot(&linv);
+        let w = Array2::from_shape_fn((n, n), |(i, j)| {
+            self.alpha[i] * self.alpha[j] - kinv[[i, j]]
+        });
+        for i in 0..n {
+            for j in 0..n {
+                let dk = self.kernel.grad_log_params(self.x.row(i), self.x.row(j));
+                for p in 0..=d {
+                    grad[p] += 0.5 * w[[i, j]] * dk[p];
+                }
+            }
+            grad[d + 1] += 0.5 * w[[i, i]] * self.noise_variance;
+        }
+        Ok(grad)
+    }
+
+    /// Posterior mean and covariance of ∇f(x): J = [∂k(x, x_i)/∂x] (n × d),
+    /// mean Jᵀα, covariance ∂²k(x, x)/∂x∂x′ − (L^{-1}J)ᵀ(L^{-1}J).
+    pub fn gradient(&self, x: ArrayView1<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
+        let d = self.kernel.dim();
+        let mut j = Array2::zeros((self.n(), d));
+        for i in 0..self.n() {
+            j.row_mut(i).assign(&self.kernel.grad_x(x, self.x.row(i)));
+        }
+        let mean = j.t().dot(&self.alpha);
+        let v = self.half_solve(&j)?;
+        let cov = self.kernel.cross_hessian(x, x) - v.t().dot(&v);
+        Ok((mean, cov))
+    }
+
+    /// One joint draw of f at the rows of `xs` from the posterior (the prior when n = 0).
+    pub fn sample(&self, xs: ArrayView2<f64>, rng: &mut dyn RngCore) -> Result<Array1<f64>> {
+        let (mean, cov) = self.predict_cov(xs)?;
+        let m = mean.len();
+        let scale = self.kernel.signal_variance();
+        for jitter in JITTERS.map(|j| (j * scale).max(1e-12 * scale)) {
+            let mut a = cov.clone();
+            a.diag_mut().mapv_inplace(|v| v + jitter);
+            if let Ok(l) = a.cholesky(UPLO::Lower) {
+                let z = Array1::from_shape_fn(m, |_| normal(rng));
+                return Ok(mean + l.dot(&z));
+            }
+        }
+        Err(Error::Infeasible(
+            "the posterior covariance could not be factorised for sampling".into(),
+        ))
+    }
+}
