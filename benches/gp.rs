@@ -1,0 +1,57 @@
+//! GP speed (issue 5). Targets: at n = 500, d = 10, factorising and predicting 1000 points
+//! ≤ 15 ms; adding one observation to an n = 500 posterior ≤ 1 ms.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use dptune::gp::{Kernel, KernelFamily, Posterior};
+use dptune::rng::stream;
+use ndarray::{Array1, Array2};
+use rand::Rng;
+use std::hint::black_box;
+
+fn data(n: usize, d: usize) -> (Array2<f64>, Array1<f64>) {
+    let mut rng = stream(1, &[n as u64, d as u64]);
+    let x = Array2::from_shape_fn((n, d), |_| rng.random::<f64>());
+    let y = Array1::from_shape_fn(n, |i| (3.0 * x.row(i).sum()).sin());
+    (x, y)
+}
+
+fn fit_predict(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gp_fit_predict_1000");
+    group.sample_size(10);
+    for d in [2, 10] {
+        let kernel = Kernel::isotropic(KernelFamily::Matern52, d, 0.5, 1.0).unwrap();
+        let (xs, _) = data(1000, d);
+        for n in [100, 500, 2000] {
+            let (x, y) = data(n, d);
+            group.bench_with_input(BenchmarkId::new(format!("d{d}"), n), &n, |b, _| {
+                b.iter(|| {
+                    let p = Posterior::fit(kernel.clone(), 0.01, x.clone(), y.clone()).unwrap();
+                    p.predict(black_box(xs.view())).unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn add_one(c: &mut Criterion) {
+    let kernel = Kernel::isotropic(KernelFamily::Matern52, 10, 0.5, 1.0).unwrap();
+    let (x, y) = data(501, 10);
+    let base = Posterior::fit(
+        kernel,
+        0.01,
+        x.slice(ndarray::s![..500, ..]).to_owned(),
+        y.slice(ndarray::s![..500]).to_owned(),
+    )
+    .unwrap();
+    c.bench_function("gp_add_one_observation_n500_d10", |b| {
+        b.iter_batched(
+            || base.clone(),
+            |mut p| p.add(x.row(500), y[500]).unwrap(),
+            criterion::BatchSize::LargeInput,
+        )
+    });
+}
+
+criterion_group!(benches, fit_predict, add_one);
+criterion_main!(benches);
