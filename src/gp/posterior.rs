@@ -163,7 +163,9 @@ impl Posterior {
             .map_err(|e| Error::Infeasible(e.to_string()))?;
         let mut ys = self.y.to_vec();
         ys.push(y);
-        if !(pivot > 1e-12 * self.kernel.signal_variance()) {
+        // A NaN or non-positive pivot means the extended matrix is numerically singular.
+        let pivot_ok = pivot > 1e-12 * self.kernel.signal_variance();
+        if !pivot_ok {
             *self = Posterior::fit(
                 self.kernel.clone(),
                 self.noise_variance,
