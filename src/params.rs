@@ -19,6 +19,30 @@ pub fn check_keys(owner: &str, params: &toml::Table, allowed: &[&str]) -> Result
     }
 }
 
+/// A registry entry's constructor from experiment-file parameters.
+pub type Builder<T> = fn(&toml::Table) -> Result<T>;
+
+/// The entry `name` of a registry (tuners, workloads) built from `params`, or an error naming
+/// `field` and listing the registered names.
+pub fn from_registry<T>(
+    registry: &[(&str, Builder<T>)],
+    field: &'static str,
+    name: &str,
+    params: &toml::Table,
+) -> Result<T> {
+    match registry.iter().find(|(n, _)| *n == name) {
+        Some((_, build)) => build(params),
+        None => {
+            let known: Vec<&str> = registry.iter().map(|(n, _)| *n).collect();
+            Err(Error::invalid(
+                field,
+                name,
+                format!("one of {}", known.join(", ")),
+            ))
+        }
+    }
+}
+
 /// A numeric parameter (integers accepted), or None when absent.
 pub fn number(params: &toml::Table, key: &'static str) -> Result<Option<f64>> {
     match params.get(key) {

@@ -472,6 +472,49 @@ fn malformed_experiment_files_name_file_field_and_reason() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Curve files: a `tables` entry that is not an array of tables, a series without its law, or
+/// an unknown plot column is an error, never ignored.
+#[test]
+fn malformed_curve_files_are_rejected() {
+    let dir = temp_dir("curves");
+    let file = std::fs::read_to_string("sims/ps-fig4-mean-vs-epsilon.toml").unwrap();
+    // Without its [[tables]] block, so that a root `tables = 3` is not a duplicate key.
+    let block = "[[tables]]\nquantity = \"epsilon\"\nat = [10, 100, 1000]\n";
+    assert!(file.contains(block));
+    let base = file.replacen(block, "", 1);
+    for (what, from, to, expected) in [
+        (
+            "tables",
+            "delta = 1e-6",
+            "delta = 1e-6\ntables = 3",
+            "tables: must be a non-empty array",
+        ),
+        (
+            "series",
+            "dist = \"geometric\"",
+            "distr = \"geometric\"",
+            "series[2].dist: missing",
+        ),
+        ("plot", "y = \"mean\"", "y = \"means\"", "plot.y: one of"),
+        (
+            "scale",
+            "scale = \"log\"",
+            "scale = \"ln\"",
+            "sweep.scale: `linear` or `log`",
+        ),
+    ] {
+        assert!(base.contains(from), "{what}");
+        let path = dir.join(format!("{what}.toml"));
+        std::fs::write(&path, base.replacen(from, to, 1)).unwrap();
+        let err = load(&path, Profile::Paper).err().map(|e| e.to_string());
+        assert!(
+            err.as_deref().is_some_and(|e| e.contains(expected)),
+            "{what}: {err:?}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn every_shipped_experiment_file_is_valid_at_both_profiles() {
     let mut n = 0;

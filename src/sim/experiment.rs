@@ -221,18 +221,9 @@ fn tuning(f: &Fields) -> Result<Tuning> {
             "the noise of each private run (or give a [budget] to calibrate it)",
         ));
     }
-    let list = match f.root.get("tuners") {
-        Some(toml::Value::Array(a)) if !a.is_empty() => a,
-        Some(_) => return Err(f.bad("tuners", "must be a non-empty array of [[tuners]] tables")),
-        None => return Err(f.missing("tuners", "at least one [[tuners]] table")),
-    };
     let mut tuners: Vec<TunerEntry> = Vec::new();
-    for (i, t) in list.iter().enumerate() {
-        let prefix = format!("tuners[{i}]");
-        let Some(table) = t.as_table() else {
-            return Err(fail(f.file, &prefix, "must be a table"));
-        };
-        let tf = Fields::new(f.file, &prefix, table);
+    for tf in f.array("tuners", true)? {
+        let table = tf.table;
         let name = tf
             .string("tuner")?
             .ok_or_else(|| tf.missing("tuner", "a registry name such as `papernot-steinke`"))?;
@@ -306,24 +297,11 @@ fn curves(f: &Fields) -> Result<Curves> {
     let points = s
         .integer("points", 2)?
         .ok_or_else(|| s.missing("points", "an integer >= 2"))?;
-    let log = match s.string("scale")? {
-        None | Some("linear") => false,
-        Some("log") => true,
-        Some(_) => return Err(s.bad("scale", "`linear` or `log`")),
-    };
+    let log = s.log_scale("scale")?;
     s.finish(&["param", "range", "points", "scale"])?;
     let success_m = f.integer("success_m", 1)?.unwrap_or(100);
-    let list = match f.root.get("series") {
-        Some(toml::Value::Array(a)) if !a.is_empty() => a,
-        _ => return Err(f.missing("series", "at least one [[series]] table")),
-    };
     let mut series = Vec::new();
-    for (i, v) in list.iter().enumerate() {
-        let prefix = format!("series[{i}]");
-        let t = v
-            .as_table()
-            .ok_or_else(|| fail(f.file, &prefix, "must be a table"))?;
-        let sf = Fields::new(f.file, &prefix, t);
+    for sf in f.array("series", true)? {
         let dist = sf.string("dist")?.ok_or_else(|| {
             sf.missing("dist", "logarithmic, geometric, tnb:ETA, poisson or fixed")
         })?;
@@ -352,64 +330,36 @@ fn curves(f: &Fields) -> Result<Curves> {
     let p = f
         .table("plot")?
         .ok_or_else(|| f.missing("plot", "a [plot] table with x and y"))?;
-    let column = |key: &'static str| -> Result<String> {
-        match p.string(key)? {
-            Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
-            _ => Err(p.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
-        }
-    };
-    let scale = |key: &'static str| -> Result<bool> {
-        match p.string(key)? {
-            None | Some("linear") => Ok(false),
-            Some("log") => Ok(true),
-            Some(_) => Err(p.bad(key, "`linear` or `log`")),
-        }
-    };
     let plot = PlotSpec {
-        x: column("x")?,
-        y: column("y")?,
-        x_log: scale("x_scale")?,
-        y_log: scale("y_scale")?,
+        x: p.quantity("x")?,
+        y: p.quantity("y")?,
+        x_log: p.log_scale("x_scale")?,
+        y_log: p.log_scale("y_scale")?,
         x_range: p.pair("x_range")?.map(|[a, b]| (a, b)),
         y_range: p.pair("y_range")?.map(|[a, b]| (a, b)),
     };
     p.finish(&["x", "y", "x_scale", "y_scale", "x_range", "y_range"])?;
     let mut tables = Vec::new();
     let mut table_at = Vec::new();
-    if let Some(toml::Value::Array(a)) = f.root.get("tables") {
-        for (i, v) in a.iter().enumerate() {
-            let prefix = format!("tables[{i}]");
-            let t = v
-                .as_table()
-                .ok_or_else(|| fail(f.file, &prefix, "must be a table"))?;
-            let tf = Fields::new(f.file, &prefix, t);
-            let quantity = match tf.string("quantity")? {
-                Some(q) if CURVE_QUANTITIES.contains(&q) => q.to_string(),
-                _ => {
-                    return Err(tf.bad(
-                        "quantity",
-                        &format!("one of {}", CURVE_QUANTITIES.join(", ")),
-                    ))
-                }
-            };
-            let at = tf
-                .numbers("at", Range::Positive)?
-                .ok_or_else(|| tf.missing("at", "sweep values"))?;
-            if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
-                return Err(tf.bad(
-                    "at",
-                    &format!("{x} is outside the sweep range [{from}, {to}]"),
-                ));
-            }
-            let digits = tf.integer("digits", 0)?.unwrap_or(6) as u32;
-            tf.finish(&["quantity", "at", "digits"])?;
-            table_at.extend(&at);
-            tables.push(TableSpec {
-                quantity,
-                at,
-                digits,
-            });
+    for tf in f.array("tables", false)? {
+        let quantity = tf.quantity("quantity")?;
+        let at = tf
+            .numbers("at", Range::Positive)?
+            .ok_or_else(|| tf.missing("at", "sweep values"))?;
+        if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
+            return Err(tf.bad(
+                "at",
+                &format!("{x} is outside the sweep range [{from}, {to}]"),
+            ));
         }
+        let digits = tf.integer("digits", 0)?.unwrap_or(6) as u32;
+        tf.finish(&["quantity", "at", "digits"])?;
+        table_at.extend(&at);
+        tables.push(TableSpec {
+            quantity,
+            at,
+            digits,
+        });
     }
     f.finish_some(&[
         "base",
@@ -485,7 +435,6 @@ fn fail(file: &str, field: &str, reason: &str) -> Error {
 struct Fields<'a> {
     file: &'a str,
     prefix: String,
-    root: &'a toml::Table,
     table: &'a toml::Table,
 }
 
@@ -494,7 +443,6 @@ impl<'a> Fields<'a> {
         Fields {
             file,
             prefix: prefix.to_string(),
-            root: table,
             table,
         }
     }
@@ -563,13 +511,59 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The tables of an array of tables (`[[key]]`), each located as `key[i]`; an error when
+    /// `key` is something else, or when it is absent or empty and `required`.
+    fn array(&self, key: &'static str, required: bool) -> Result<Vec<Fields<'a>>> {
+        let list = match self.table.get(key) {
+            Some(toml::Value::Array(a)) if !a.is_empty() || !required => a,
+            None if !required => return Ok(Vec::new()),
+            None => return Err(self.missing(key, &format!("at least one [[{key}]] table"))),
+            Some(_) => {
+                return Err(self.bad(
+                    key,
+                    &format!("must be a non-empty array of [[{key}]] tables"),
+                ))
+            }
+        };
+        list.iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let prefix = self.path(&format!("{key}[{i}]"));
+                match v.as_table() {
+                    Some(t) => Ok(Fields {
+                        file: self.file,
+                        prefix,
+                        table: t,
+                    }),
+                    None => Err(fail(self.file, &prefix, "must be a table")),
+                }
+            })
+            .collect()
+    }
+
+    /// `linear` (the default) or `log`: true for log.
+    fn log_scale(&self, key: &'static str) -> Result<bool> {
+        match self.string(key)? {
+            None | Some("linear") => Ok(false),
+            Some("log") => Ok(true),
+            Some(_) => Err(self.bad(key, "`linear` or `log`")),
+        }
+    }
+
+    /// One of the curve quantities (a column of `curves.parquet`).
+    fn quantity(&self, key: &'static str) -> Result<String> {
+        match self.string(key)? {
+            Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
+            _ => Err(self.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
+        }
+    }
+
     fn table(&self, key: &'static str) -> Result<Option<Fields<'a>>> {
         match self.table.get(key) {
             None => Ok(None),
             Some(toml::Value::Table(t)) => Ok(Some(Fields {
                 file: self.file,
                 prefix: self.path(key),
-                root: self.root,
                 table: t,
             })),
             Some(_) => Err(self.bad(key, "must be a table")),

@@ -10,7 +10,7 @@ pub mod naive;
 pub mod papernot_steinke;
 
 use crate::accounting::{Accountant, DpBound};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
 use crate::workloads::{Hyper, PrivateTraining, Space, Workload};
@@ -60,7 +60,7 @@ pub trait Tuner: Send + Sync {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
 }
 
-type Builder = fn(&toml::Table) -> Result<Box<dyn Tuner>>;
+type Builder = crate::params::Builder<Box<dyn Tuner>>;
 
 /// Registry names → constructors from experiment-file parameters.
 pub const REGISTRY: &[(&str, Builder)] = &[
@@ -71,15 +71,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
 
 /// The tuner named `name`, configured by `params`.
 pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    let known: Vec<&str> = REGISTRY.iter().map(|(n, _)| *n).collect();
-    match REGISTRY.iter().find(|(n, _)| *n == name) {
-        Some((_, b)) => b(params),
-        None => Err(Error::invalid(
-            "tuner",
-            name,
-            format!("one of {}", known.join(", ")),
-        )),
-    }
+    crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
 /// Runs `k` trainings at candidates `pick(i, rng)` and keeps the best released score.

@@ -150,7 +150,7 @@ pub trait WorkloadSpec: Send + Sync {
     ) -> Result<Box<dyn Workload>>;
 }
 
-type SpecBuilder = fn(&toml::Table) -> Result<Box<dyn WorkloadSpec>>;
+type SpecBuilder = crate::params::Builder<Box<dyn WorkloadSpec>>;
 
 /// Workload kinds → constructors from experiment-file parameters. Adding a workload: one file
 /// implementing [`Workload`] and [`WorkloadSpec`], and one line here.
@@ -158,19 +158,5 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[("synthetic-gp", synthetic_gp::sp
 
 /// The workload family `kind`, configured by `params`.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
-    match REGISTRY.iter().find(|(n, _)| *n == kind) {
-        Some((_, b)) => b(params),
-        None => Err(Error::invalid(
-            "kind",
-            kind,
-            format!(
-                "one of {}",
-                REGISTRY
-                    .iter()
-                    .map(|(n, _)| *n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        )),
-    }
+    crate::params::from_registry(REGISTRY, "kind", kind, params)
 }
