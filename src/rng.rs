@@ -30,6 +30,14 @@ pub fn normal(rng: &mut dyn RngCore) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
+/// A Laplace(0, `scale`) variate by the inverse CDF (spec 002 P8). Floating-point attacks on
+/// the Laplace mechanism (Mironov 2012) are out of scope, as in the papers we implement.
+pub fn laplace(rng: &mut dyn RngCore, scale: f64) -> f64 {
+    // u ∈ (−½, ½): the one value of [−½, ½) with an infinite inverse is moved inwards.
+    let u: f64 = (rng.random::<f64>() - 0.5).max(-0.5 + f64::EPSILON);
+    -scale * u.signum() * (-2.0 * u.abs()).ln_1p()
+}
+
 /// A Gamma(shape, 1) variate by Marsaglia–Tsang (shape < 1 by the boost U^{1/shape}).
 pub fn gamma(rng: &mut dyn RngCore, shape: f64) -> f64 {
     if shape < 1.0 {

@@ -12,7 +12,7 @@ use crate::accounting::{smallest_meeting, DpBound};
 use crate::error::{Error, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
-use crate::tuners::Guarantee;
+use crate::tuners::{Guarantee, Tuner};
 use std::time::Instant;
 
 /// Stream tag of tuners' own draws.
@@ -52,57 +52,91 @@ pub fn cells(t: &Tuning) -> Vec<Cell> {
     out
 }
 
-/// The noise each private run gets in `cell`: the workload's own, or in equal-budget mode the
-/// smallest noise at which the tuner's guarantee meets the target ε (at the file's δ).
-pub fn noise(t: &Tuning, cell: &Cell) -> Result<f64> {
-    let entry = &t.tuners[cell.tuner];
-    match t.budgets[cell.budget] {
-        None => t
-            .workload
-            .default_noise()
-            .ok_or_else(|| Error::invalid("noise", "missing", "a number")),
-        Some(target) => {
-            let bound = |noise: f64| -> Result<DpBound> {
-                let g = guarantee(t, cell, noise)?;
-                Ok(DpBound {
-                    epsilon: g.epsilon,
-                    delta: g.delta,
-                    order: None,
-                })
-            };
-            smallest_meeting("noise of each run", bound, target, 1.0, 1e12, 1e-6)
-                .map(|c| c.value)
-                .map_err(|e| {
-                    Error::Infeasible(format!(
-                        "{}: calibrating to ε = {}: {e}",
-                        entry.label,
-                        fmt_num(target)
-                    ))
-                })
-        }
+/// The tuner of `cell` and the noise of each private run. In equal-budget mode a tuner whose
+/// privacy comes from its own releases (GP-UCB) is configured for the target (ε, δ) and the
+/// runs' noise plays no part (`None`; instances get the workload's default or 1); every other
+/// tuner is used as written, with the smallest noise at which its guarantee meets the target.
+struct Setup<'a> {
+    own: Option<Box<dyn Tuner>>,
+    written: &'a dyn Tuner,
+    noise: Option<f64>,
+}
+
+impl Setup<'_> {
+    fn tuner(&self) -> &dyn Tuner {
+        self.own.as_deref().unwrap_or(self.written)
+    }
+    fn instance_noise(&self, t: &Tuning) -> f64 {
+        self.noise.or(t.workload.default_noise()).unwrap_or(1.0)
     }
 }
 
-/// The tuner's guarantee in `cell` with runs at `noise` (data-independent: instance 0 serves).
-pub fn guarantee(t: &Tuning, cell: &Cell, noise: f64) -> Result<Guarantee> {
+fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
+    let entry = &t.tuners[cell.tuner];
+    let written = entry.tuner.as_ref();
+    let Some(target) = t.budgets[cell.budget] else {
+        let noise = t
+            .workload
+            .default_noise()
+            .ok_or_else(|| Error::invalid("noise", "missing", "a number"))?;
+        return Ok(Setup {
+            own: None,
+            written,
+            noise: Some(noise),
+        });
+    };
+    if let Some(own) = written.at_budget(target, t.delta) {
+        return Ok(Setup {
+            own: Some(own),
+            written,
+            noise: None,
+        });
+    }
+    let bound = |noise: f64| -> Result<DpBound> {
+        let g = guarantee(t, cell, written, noise)?;
+        Ok(DpBound {
+            epsilon: g.epsilon,
+            delta: g.delta,
+            order: None,
+        })
+    };
+    let noise = smallest_meeting("noise of each run", bound, target, 1.0, 1e12, 1e-6)
+        .map(|c| c.value)
+        .map_err(|e| {
+            Error::Infeasible(format!(
+                "{}: calibrating to ε = {}: {e}",
+                entry.label,
+                fmt_num(target)
+            ))
+        })?;
+    Ok(Setup {
+        own: None,
+        written,
+        noise: Some(noise),
+    })
+}
+
+/// The guarantee of `tuner` in `cell` with runs at `noise` (data-independent: instance 0
+/// serves).
+fn guarantee(t: &Tuning, cell: &Cell, tuner: &dyn Tuner, noise: f64) -> Result<Guarantee> {
     let w = t.workload.instance(cell.variant, t.seed, 0, noise)?;
-    t.tuners[cell.tuner]
-        .tuner
-        .guarantee(w.as_ref(), t.delta, &t.accountant)
+    tuner.guarantee(w.as_ref(), t.delta, &t.accountant)
 }
 
 /// Runs every repetition of `cell`: one row per run.
 pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
     let entry = &t.tuners[cell.tuner];
     let variant = &t.workload.variants()[cell.variant];
-    let noise = noise(t, cell)?;
-    let g = guarantee(t, cell, noise)?;
+    let setup = setup(t, cell)?;
+    let tuner = setup.tuner();
+    let noise = setup.instance_noise(t);
+    let g = guarantee(t, cell, tuner, noise)?;
     if let Some(target) = t.budgets[cell.budget] {
         // The calibration verified this; a guarantee above the target would be a privacy bug.
-        if g.epsilon > target {
+        if g.epsilon > target || g.delta > t.delta {
             return Err(Error::Infeasible(format!(
-                "{}: ε {} exceeds the budget {target}",
-                cell.key, g.epsilon
+                "{}: (ε, δ) = ({}, {}) exceeds the budget ({target}, {})",
+                cell.key, g.epsilon, g.delta, t.delta
             )));
         }
     }
@@ -112,7 +146,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         let w = t.workload.instance(cell.variant, t.seed, rep, noise)?;
         let mut rng = stream(t.seed, &[TUNE_STREAM, cell.id, rep]);
         let start = Instant::now();
-        let outcome = entry.tuner.tune(w.as_ref(), &mut rng)?;
+        let outcome = tuner.tune(w.as_ref(), &mut rng)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
         let fallback = outcome.chosen.is_none();
         let chosen = outcome.chosen.unwrap_or_else(|| w.space().default_point());
@@ -132,15 +166,15 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
     Ok(Table::default()
         .with("experiment", same_str(experiment))
         .with("cell", same_str(&format!("{:016x}", cell.id)))
-        .with("tuner", same_str(entry.tuner.name()))
-        .with("tuner_params", same_str(&entry.tuner.params()))
+        .with("tuner", same_str(tuner.name()))
+        .with("tuner_params", same_str(&tuner.params()))
         .with("label", same_str(&entry.label))
         .with("workload", same_str(t.workload.kind()))
         .with("workload_params", same_str(&t.workload.params()))
         .with("variant", same_str(&variant.label))
         .with("dim", Values::U64(vec![variant.dim; n]))
         .with("target_epsilon", same_f64(t.budgets[cell.budget]))
-        .with("noise", same_f64(finite(noise)))
+        .with("noise", same_f64(setup.noise.and_then(finite)))
         .with("seed", Values::U64(rows.seed))
         .with("epsilon", same_f64(finite(g.epsilon)))
         .with("delta", same_f64(finite(g.delta)))

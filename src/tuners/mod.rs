@@ -58,6 +58,13 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Guarantee>;
     /// One tuning run with its own random stream.
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
+    /// For a tuner whose privacy comes from its own releases rather than from the workload's
+    /// runs: a copy configured to spend at most (ε, δ) in total. The harness's equal-budget
+    /// mode uses it instead of calibrating the runs' noise. `None` (the default): the tuner's
+    /// privacy is that of the runs, and the harness calibrates their noise.
+    fn at_budget(&self, _epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
+        None
+    }
 }
 
 type Builder = crate::params::Builder<Box<dyn Tuner>>;
@@ -67,6 +74,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("naive", naive::build),
     ("liu-talwar", liu_talwar::build),
     ("papernot-steinke", papernot_steinke::build),
+    ("gp-ucb", gp_ucb::build),
 ];
 
 /// The tuner named `name`, configured by `params`.

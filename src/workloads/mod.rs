@@ -3,10 +3,12 @@
 //! error when a workload lacks one. The noise-free [`Oracle`] is for reporting (utility, regret)
 //! only: tuners never receive it.
 
+pub mod grid_gain;
 pub mod synthetic_gp;
 
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Result};
+use crate::gp::KernelFamily;
 use rand::{Rng, RngCore};
 
 /// A hyperparameter: a point of the search space.
@@ -88,6 +90,32 @@ pub trait PrivateTraining: Send + Sync {
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
 }
 
+/// The GP prior a workload declares for its validation gain (spec 002 Assumption 1), fixed and
+/// public before any data is seen: f_V ~ GP(0, s²·k2) with k2 of unit variance, observations
+/// v = f_V(λ) + α with α ~ N(0, σ²), and ρ = k1(V, V′) for neighbouring validation sets, so
+/// that Var[f_V(λ) − f_V′(λ)] = 2(1 − ρ)s².
+#[derive(Clone, Debug, PartialEq)]
+pub struct GainPrior {
+    /// The family of k2.
+    pub kernel: KernelFamily,
+    /// The lengthscale ℓ of k2 (isotropic).
+    pub lengthscale: f64,
+    /// The prior standard deviation s of f_V (in gain units).
+    pub scale: f64,
+    /// The observation noise σ (in gain units; 0 for exact evaluations).
+    pub noise_sd: f64,
+    /// The correlation ρ ∈ [0, 1] of neighbouring datasets' gains.
+    pub rho: f64,
+}
+
+/// Capability: noisy evaluations of the validation gain f_V at a grid point (private GP-UCB).
+/// The evaluations are not private by themselves: the tuner privatises what it releases.
+pub trait ValidationGain: Send + Sync {
+    fn prior(&self) -> &GainPrior;
+    /// One evaluation v = f_V(h) + α, α ~ N(0, σ²).
+    fn observe(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
+}
+
 /// Noise-free quantities for reporting. Never passed to a tuner.
 pub trait Oracle: Send + Sync {
     /// The true utility at `h`.
@@ -105,6 +133,9 @@ pub trait Workload: Send + Sync {
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
         None
     }
+    fn validation_gain(&self) -> Option<&dyn ValidationGain> {
+        None
+    }
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.
@@ -112,12 +143,29 @@ pub fn require_private_training<'a>(
     tuner: &str,
     w: &'a dyn Workload,
 ) -> Result<&'a dyn PrivateTraining> {
-    w.private_training().ok_or_else(|| {
-        Error::Infeasible(format!(
-            "tuner `{tuner}` needs private training runs, which workload `{}` does not offer",
-            w.name()
-        ))
+    w.private_training()
+        .ok_or_else(|| missing(tuner, w, "private training runs"))
+}
+
+/// The capability or a clear error naming the tuner, the workload and what is missing.
+pub fn require_validation_gain<'a>(
+    tuner: &str,
+    w: &'a dyn Workload,
+) -> Result<&'a dyn ValidationGain> {
+    w.validation_gain().ok_or_else(|| {
+        missing(
+            tuner,
+            w,
+            "validation-gain evaluations with a declared GP prior",
+        )
     })
+}
+
+fn missing(tuner: &str, w: &dyn Workload, what: &str) -> Error {
+    Error::Infeasible(format!(
+        "tuner `{tuner}` needs {what}, which workload `{}` does not offer",
+        w.name()
+    ))
 }
 
 /// One variant of a workload family (e.g. one dimension) as an experiment file lists it.

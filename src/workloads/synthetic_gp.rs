@@ -3,11 +3,14 @@
 //! kernel's spectral density, b_m ~ U[0, 2π), w ~ N(0, I), so E[f(x)f(y)] = s²·k(x − y).
 //! A "training run" releases f(h) plus calibrated noise with a known privacy curve.
 
-use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
+use super::{
+    GainPrior, Hyper, Oracle, PrivateTraining, Space, ValidationGain, Variant, Workload,
+    WorkloadSpec,
+};
 use crate::accounting::{Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
-use crate::rng::{normal, stream};
+use crate::rng::{laplace, normal, stream};
 use rand::{Rng, RngCore};
 
 /// A reproducible GP sample path on [0, 1]^d.
@@ -91,6 +94,7 @@ pub struct SyntheticGp {
     curve: RdpCurve,
     pure: Option<f64>,
     best: f64,
+    gain: Option<GainPrior>,
 }
 
 impl SyntheticGp {
@@ -133,7 +137,20 @@ impl SyntheticGp {
             curve,
             pure,
             best,
+            gain: None,
         })
+    }
+
+    /// Also offers noisy evaluations of the objective under the declared GP prior.
+    pub fn with_gain_prior(mut self, prior: GainPrior) -> Result<Self> {
+        Range::Positive.check("lengthscale", prior.lengthscale)?;
+        Range::Positive.check("scale", prior.scale)?;
+        Range::NonNegative.check("observation_sd", prior.noise_sd)?;
+        if !(0.0..=1.0).contains(&prior.rho) {
+            return Err(Error::invalid("rho", prior.rho, "a number in [0, 1]"));
+        }
+        self.gain = Some(prior);
+        Ok(self)
     }
 
     pub fn objective(&self) -> &GpObjective {
@@ -151,12 +168,18 @@ impl PrivateTraining for SyntheticGp {
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         let noise = match self.release {
             ScoreRelease::Gaussian { sigma, .. } => sigma * normal(rng),
-            ScoreRelease::Laplace { scale, .. } => {
-                let u: f64 = rng.random::<f64>() - 0.5;
-                -scale * u.signum() * (-2.0 * u.abs()).ln_1p()
-            }
+            ScoreRelease::Laplace { scale, .. } => laplace(rng, scale),
         };
         self.objective.eval(h) + noise
+    }
+}
+
+impl ValidationGain for SyntheticGp {
+    fn prior(&self) -> &GainPrior {
+        self.gain.as_ref().expect("offered only with a prior")
+    }
+    fn observe(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
+        self.objective.eval(h) + self.prior().noise_sd * normal(rng)
     }
 }
 
@@ -182,6 +205,9 @@ impl Workload for SyntheticGp {
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
         Some(self)
     }
+    fn validation_gain(&self) -> Option<&dyn ValidationGain> {
+        self.gain.is_some().then_some(self as &dyn ValidationGain)
+    }
 }
 
 /// The `synthetic-gp` experiment-file workload: one GP path per (dimension, repetition) and,
@@ -197,6 +223,11 @@ pub struct SyntheticGpSpec {
     /// The release with its default noise (σ or the Laplace scale).
     pub release: ScoreRelease,
     pub noise_given: bool,
+    /// The observation noise σ of validation-gain evaluations (private GP-UCB).
+    pub observation_sd: f64,
+    /// ρ = k1(V, V′) declared for GP-UCB; by default 1 − Δ²/(2s²), so that a neighbour's gain
+    /// differs by a N(0, Δ²) draw at each point (Δ = `sensitivity`, s = `signal_sd`).
+    pub rho: f64,
 }
 
 /// Builds the spec from a `[workload]` table (kind = "synthetic-gp").
@@ -216,6 +247,8 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             "release",
             "sensitivity",
             "noise",
+            "observation_sd",
+            "rho",
         ],
     )?;
     let dims = numbers(params, "dims")?
@@ -257,6 +290,19 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             ))
         }
     };
+    let observation_sd = Range::NonNegative.check(
+        "observation_sd",
+        number(params, "observation_sd")?.unwrap_or(0.1),
+    )?;
+    let rho =
+        number(params, "rho")?.unwrap_or(1.0 - sensitivity.powi(2) / (2.0 * signal_sd.powi(2)));
+    if !(0.0..=1.0).contains(&rho) {
+        return Err(Error::invalid(
+            "rho",
+            rho,
+            "a number in [0, 1] (from rho, or from sensitivity <= signal_sd·√2)",
+        ));
+    }
     Ok(Box::new(SyntheticGpSpec {
         dims,
         kernel,
@@ -266,6 +312,8 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
         candidates,
         release,
         noise_given: noise.is_some(),
+        observation_sd,
+        rho,
     }))
 }
 
@@ -302,12 +350,14 @@ impl WorkloadSpec for SyntheticGpSpec {
             ScoreRelease::Laplace { sensitivity, .. } => ("laplace", sensitivity),
         };
         format!(
-            "kernel={:?}, lengthscale={}, signal_sd={}, features={}, candidates={}, release={release}, sensitivity={sens}",
+            "kernel={:?}, lengthscale={}, signal_sd={}, features={}, candidates={}, release={release}, sensitivity={sens}, observation_sd={}, rho={}",
             self.kernel,
             self.lengthscale,
             self.signal_sd,
             self.features,
             self.candidates.map_or("box".to_string(), |c| c.to_string()),
+            self.observation_sd,
+            self.rho,
         )
     }
     fn variants(&self) -> Vec<Variant> {
@@ -347,11 +397,17 @@ impl WorkloadSpec for SyntheticGpSpec {
             }
             None => Space::UnitBox { dim },
         };
-        Ok(Box::new(SyntheticGp::new(
-            objective,
-            space,
-            self.release.with_noise(noise),
-        )?))
+        let prior = GainPrior {
+            kernel: self.kernel,
+            lengthscale: self.lengthscale,
+            scale: self.signal_sd,
+            noise_sd: self.observation_sd,
+            rho: self.rho,
+        };
+        Ok(Box::new(
+            SyntheticGp::new(objective, space, self.release.with_noise(noise))?
+                .with_gain_prior(prior)?,
+        ))
     }
 }
 
