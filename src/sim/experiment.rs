@@ -44,7 +44,25 @@ pub struct Experiment {
 pub enum Kind {
     Tuning(Tuning),
     Curves(Curves),
+    /// Spec 002's closed-form bounds (F1, F2 bounds).
+    GpUcbBounds(super::gp_ucb::Bounds),
+    /// Spec 002's synthetic GP suite (F2 errors, F3, F4).
+    GpUcbSuite(super::gp_ucb::Suite),
 }
+
+impl Kind {
+    /// The `kind` of the file.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Kind::Tuning(_) => "tuning",
+            Kind::Curves(_) => "curves",
+            Kind::GpUcbBounds(_) => "gp-ucb-bounds",
+            Kind::GpUcbSuite(_) => "gp-ucb-suite",
+        }
+    }
+}
+
+const KINDS: &str = "`tuning`, `curves`, `gp-ucb-bounds` or `gp-ucb-suite`";
 
 /// Tuners × workload variants × budgets × repetitions.
 pub struct Tuning {
@@ -178,8 +196,10 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
     let kind = match f.string("kind")? {
         Some("tuning") => Kind::Tuning(tuning(&f)?),
         Some("curves") => Kind::Curves(curves(&f)?),
-        Some(other) => return Err(f.bad("kind", &format!("`{other}` is not `tuning` or `curves`"))),
-        None => return Err(f.missing("kind", "`tuning` or `curves`")),
+        Some("gp-ucb-bounds") => Kind::GpUcbBounds(super::gp_ucb::bounds(&f)?),
+        Some("gp-ucb-suite") => Kind::GpUcbSuite(super::gp_ucb::suite(&f)?),
+        Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
+        None => return Err(f.missing("kind", KINDS)),
     };
     Ok(Experiment {
         file: path.to_path_buf(),
@@ -432,14 +452,14 @@ fn fail(file: &str, field: &str, reason: &str) -> Error {
 }
 
 /// Typed access to one table of the file, with errors that carry the field's full path.
-struct Fields<'a> {
+pub(super) struct Fields<'a> {
     file: &'a str,
     prefix: String,
     table: &'a toml::Table,
 }
 
 impl<'a> Fields<'a> {
-    fn new(file: &'a str, prefix: &str, table: &'a toml::Table) -> Self {
+    pub(super) fn new(file: &'a str, prefix: &str, table: &'a toml::Table) -> Self {
         Fields {
             file,
             prefix: prefix.to_string(),
@@ -447,7 +467,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn path(&self, key: &str) -> String {
+    pub(super) fn path(&self, key: &str) -> String {
         if self.prefix.is_empty() {
             key.to_string()
         } else {
@@ -455,16 +475,16 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn bad(&self, key: &str, reason: &str) -> Error {
+    pub(super) fn bad(&self, key: &str, reason: &str) -> Error {
         fail(self.file, &self.path(key), reason)
     }
 
-    fn missing(&self, key: &str, what: &str) -> Error {
+    pub(super) fn missing(&self, key: &str, what: &str) -> Error {
         self.bad(key, &format!("missing: {what}"))
     }
 
     /// A library error (e.g. from a tuner's constructor) located in this table.
-    fn wrap(&self, e: Error) -> Error {
+    pub(super) fn wrap(&self, e: Error) -> Error {
         match e {
             Error::InvalidParameter {
                 name,
@@ -475,22 +495,26 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn string(&self, key: &'static str) -> Result<Option<&'a str>> {
+    pub(super) fn get(&self, key: &str) -> Option<&'a toml::Value> {
+        self.table.get(key)
+    }
+
+    pub(super) fn string(&self, key: &'static str) -> Result<Option<&'a str>> {
         crate::params::string(self.table, key).map_err(|e| self.wrap(e))
     }
 
-    fn integer(&self, key: &'static str, min: u64) -> Result<Option<u64>> {
+    pub(super) fn integer(&self, key: &'static str, min: u64) -> Result<Option<u64>> {
         crate::params::integer(self.table, key, min).map_err(|e| self.wrap(e))
     }
 
-    fn number(&self, key: &'static str, range: Range) -> Result<Option<f64>> {
+    pub(super) fn number(&self, key: &'static str, range: Range) -> Result<Option<f64>> {
         match crate::params::number(self.table, key).map_err(|e| self.wrap(e))? {
             Some(x) => range.check(key, x).map(Some).map_err(|e| self.wrap(e)),
             None => Ok(None),
         }
     }
 
-    fn numbers(&self, key: &'static str, range: Range) -> Result<Option<Vec<f64>>> {
+    pub(super) fn numbers(&self, key: &'static str, range: Range) -> Result<Option<Vec<f64>>> {
         match crate::params::numbers(self.table, key).map_err(|e| self.wrap(e))? {
             Some(v) => v
                 .into_iter()
@@ -501,7 +525,7 @@ impl<'a> Fields<'a> {
         }
     }
 
-    fn pair(&self, key: &'static str) -> Result<Option<[f64; 2]>> {
+    pub(super) fn pair(&self, key: &'static str) -> Result<Option<[f64; 2]>> {
         match crate::params::numbers(self.table, key).map_err(|e| self.wrap(e))? {
             Some(v) if v.len() == 2 && v.iter().all(|x| x.is_finite()) && v[0] < v[1] => {
                 Ok(Some([v[0], v[1]]))
@@ -513,7 +537,7 @@ impl<'a> Fields<'a> {
 
     /// The tables of an array of tables (`[[key]]`), each located as `key[i]`; an error when
     /// `key` is something else, or when it is absent or empty and `required`.
-    fn array(&self, key: &'static str, required: bool) -> Result<Vec<Fields<'a>>> {
+    pub(super) fn array(&self, key: &'static str, required: bool) -> Result<Vec<Fields<'a>>> {
         let list = match self.table.get(key) {
             Some(toml::Value::Array(a)) if !a.is_empty() || !required => a,
             None if !required => return Ok(Vec::new()),
@@ -542,7 +566,7 @@ impl<'a> Fields<'a> {
     }
 
     /// `linear` (the default) or `log`: true for log.
-    fn log_scale(&self, key: &'static str) -> Result<bool> {
+    pub(super) fn log_scale(&self, key: &'static str) -> Result<bool> {
         match self.string(key)? {
             None | Some("linear") => Ok(false),
             Some("log") => Ok(true),
@@ -551,14 +575,14 @@ impl<'a> Fields<'a> {
     }
 
     /// One of the curve quantities (a column of `curves.parquet`).
-    fn quantity(&self, key: &'static str) -> Result<String> {
+    pub(super) fn quantity(&self, key: &'static str) -> Result<String> {
         match self.string(key)? {
             Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
             _ => Err(self.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
         }
     }
 
-    fn table(&self, key: &'static str) -> Result<Option<Fields<'a>>> {
+    pub(super) fn table(&self, key: &'static str) -> Result<Option<Fields<'a>>> {
         match self.table.get(key) {
             None => Ok(None),
             Some(toml::Value::Table(t)) => Ok(Some(Fields {
@@ -571,7 +595,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Rejects keys not in `allowed` (a typo would otherwise be ignored).
-    fn finish(&self, allowed: &[&str]) -> Result<()> {
+    pub(super) fn finish(&self, allowed: &[&str]) -> Result<()> {
         match self.table.keys().find(|k| !allowed.contains(&k.as_str())) {
             Some(k) => Err(self.bad(
                 k,
@@ -582,7 +606,7 @@ impl<'a> Fields<'a> {
     }
 
     /// Like `finish`, for the root table, whose common keys are checked by `load`.
-    fn finish_some(&self, allowed: &[&str]) -> Result<()> {
+    pub(super) fn finish_some(&self, allowed: &[&str]) -> Result<()> {
         let mut all = vec!["name", "title", "kind", "description"];
         all.extend_from_slice(allowed);
         self.finish(&all)

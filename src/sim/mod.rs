@@ -13,6 +13,7 @@
 
 pub mod curves;
 pub mod experiment;
+pub mod gp_ucb;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -96,23 +97,15 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
         .build()
         .map_err(|e| Error::Infeasible(format!("thread pool: {e}")))?;
     match &exp.kind {
-        Kind::Curves(c) => {
-            let path = dir.join("curves.parquet");
-            if opts.shard.index == 1 && Table::read_parquet(&path).is_err() {
-                let table = pool.install(|| curves::run(&exp.name, c))?;
-                table.write_parquet(&path)?;
-            }
-            match Table::read_parquet(&path) {
-                Ok(t) => Ok(RunStatus::Complete {
-                    results: path,
-                    rows: t.height(),
-                }),
-                Err(_) => Ok(RunStatus::Partial {
-                    present: 0,
-                    total: 1,
-                }),
-            }
-        }
+        Kind::Curves(c) => single_table(&dir.join("curves.parquet"), opts, &pool, || {
+            curves::run(&exp.name, c)
+        }),
+        Kind::GpUcbBounds(b) => single_table(&dir.join("bounds.parquet"), opts, &pool, || {
+            gp_ucb::run_bounds(&exp.name, b)
+        }),
+        Kind::GpUcbSuite(su) => single_table(&dir.join("suite.parquet"), opts, &pool, || {
+            gp_ucb::run_suite(&exp.name, su, opts.progress)
+        }),
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
             let parts = dir.join("parts");
@@ -163,6 +156,30 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     }
 }
 
+/// An experiment whose results are one table, computed whole by the first shard (these are
+/// quick or closed-form; only tuning experiments are split into resumable cells).
+fn single_table(
+    path: &Path,
+    opts: &RunOptions,
+    pool: &rayon::ThreadPool,
+    compute: impl FnOnce() -> Result<Table> + Send,
+) -> Result<RunStatus> {
+    if opts.shard.index == 1 && Table::read_parquet(path).is_err() {
+        let table = pool.install(compute)?;
+        table.write_parquet(path)?;
+    }
+    match Table::read_parquet(path) {
+        Ok(t) => Ok(RunStatus::Complete {
+            results: path.to_path_buf(),
+            rows: t.height(),
+        }),
+        Err(_) => Ok(RunStatus::Partial {
+            present: 0,
+            total: 1,
+        }),
+    }
+}
+
 /// Writes the manifest; results of another configuration in `dir` are removed first.
 fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
     let manifest = dir.join("manifest.json");
@@ -180,7 +197,13 @@ fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
             dir.display()
         );
     }
-    for stale in ["parts", "runs.parquet", "curves.parquet"] {
+    for stale in [
+        "parts",
+        "runs.parquet",
+        "curves.parquet",
+        "bounds.parquet",
+        "suite.parquet",
+    ] {
         let p = dir.join(stale);
         if p.is_dir() {
             std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
@@ -188,10 +211,7 @@ fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
             std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
         }
     }
-    let kind = match exp.kind {
-        Kind::Tuning(_) => "tuning",
-        Kind::Curves(_) => "curves",
-    };
+    let kind = exp.kind.name();
     let json = serde_json::json!({
         "experiment": exp.name,
         "title": exp.title,

@@ -20,6 +20,14 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             let t = Table::read_parquet(&dir.join("runs.parquet"))?;
             report_tuning(exp, tu, &t, dir)
         }
+        Kind::GpUcbBounds(b) => {
+            let t = Table::read_parquet(&dir.join("bounds.parquet"))?;
+            super::gp_ucb::report_bounds(exp, b, &t, dir)
+        }
+        Kind::GpUcbSuite(su) => {
+            let t = Table::read_parquet(&dir.join("suite.parquet"))?;
+            super::gp_ucb::report_suite(exp, su, &t, dir)
+        }
     }
 }
 
@@ -38,7 +46,7 @@ fn format_quantity(quantity: &str, x: Option<f64>, digits: u32) -> String {
     }
 }
 
-fn write_grid(grid: &Grid, stem: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
+pub(super) fn write_grid(grid: &Grid, stem: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
     for (ext, text) in [("md", grid.markdown()), ("tex", grid.latex())] {
         let p = stem.with_extension(ext);
         write_text(&p, &text)?;
@@ -165,7 +173,7 @@ struct Summary {
     runs: f64,
 }
 
-fn mean_ci(xs: &[f64]) -> (f64, f64) {
+pub(super) fn mean_ci(xs: &[f64]) -> (f64, f64) {
     let n = xs.len() as f64;
     let m = xs.iter().sum::<f64>() / n;
     if xs.len() < 2 {

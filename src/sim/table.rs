@@ -255,10 +255,15 @@ pub struct Grid {
 impl Grid {
     pub fn markdown(&self) -> String {
         let mut s = format!("**{}**\n\n", self.caption);
-        s += &format!("| {} |\n", self.header.join(" | "));
+        // A literal `|` inside a cell would split it.
+        let row = |cells: &[String]| {
+            let cells: Vec<String> = cells.iter().map(|c| c.replace('|', "\\|")).collect();
+            format!("| {} |\n", cells.join(" | "))
+        };
+        s += &row(&self.header);
         s += &format!("|{}\n", "---|".repeat(self.header.len()));
         for r in &self.rows {
-            s += &format!("| {} |\n", r.join(" | "));
+            s += &row(r);
         }
         s
     }
@@ -272,6 +277,7 @@ impl Grid {
                 .replace('#', "\\#")
                 .replace('$', "\\$")
                 .replace('±', "$\\pm$")
+                .replace('|', "$|$")
                 .replace('η', "$\\eta$")
                 .replace('ε', "$\\varepsilon$")
                 .replace('λ', "$\\lambda$")

@@ -425,8 +425,21 @@ pub fn greedy_gamma_bound(
     noise_var: f64,
     t: u64,
 ) -> Result<(f64, f64)> {
-    let (gain, _) = greedy_selection(n, kernel, noise_var, t)?;
+    let (gains, _) = greedy_selection(n, kernel, noise_var, t)?;
+    let gain = gains.last().copied().unwrap_or(0.0);
     Ok((gain, gain / GREEDY_RATIO))
+}
+
+/// [`greedy_gamma_bound`] for every budget 1..=`t` at once (greedy choices do not depend on
+/// T, so the bound for T is a prefix sum): element T−1 is the γ_T bound.
+pub fn greedy_gamma_bounds(
+    n: usize,
+    kernel: impl Fn(usize, usize) -> f64,
+    noise_var: f64,
+    t: u64,
+) -> Result<Vec<f64>> {
+    let (gains, _) = greedy_selection(n, kernel, noise_var, t)?;
+    Ok(gains.into_iter().map(|g| g / GREEDY_RATIO).collect())
 }
 
 /// [`greedy_gamma_bound`] on an explicit N × N kernel matrix, `k[i][j]` = k2(x_i, x_j).
@@ -443,13 +456,14 @@ pub fn greedy_gamma_bound_matrix(k: &[Vec<f64>], noise_var: f64, t: u64) -> Resu
     greedy_gamma_bound(n, |i, j| k[i][j], noise_var, t)
 }
 
-/// The greedy loop behind [`greedy_gamma_bound`]: (I_g, the chosen indices in order).
+/// The greedy loop behind [`greedy_gamma_bound`]: (I_g after each step, the chosen indices in
+/// order).
 fn greedy_selection(
     n: usize,
     kernel: impl Fn(usize, usize) -> f64,
     noise_var: f64,
     t: u64,
-) -> Result<(f64, Vec<usize>)> {
+) -> Result<(Vec<f64>, Vec<usize>)> {
     if n == 0 {
         return Err(Error::invalid("n", n, "an integer >= 1 (the grid size N)"));
     }
@@ -477,6 +491,7 @@ fn greedy_selection(
     let mut columns: Vec<Vec<f64>> = Vec::with_capacity(steps.min(1 << 16));
     let mut chosen = Vec::with_capacity(steps.min(1 << 16));
     let mut gain = 0.0;
+    let mut gains = Vec::with_capacity(steps.min(1 << 16));
     for _ in 0..steps {
         // argmax of the posterior variance, ties to the lowest index (strict comparison).
         let mut best = 0;
@@ -487,6 +502,7 @@ fn greedy_selection(
         }
         let v_best = var[best];
         gain += 0.5 * (v_best / noise_var).ln_1p();
+        gains.push(gain);
         chosen.push(best);
         // u(x) = (k(x, b) − Σ_j u_j(x) u_j(b)) / sqrt(σ²_{t−1}(b) + σ²).
         let mut u = (0..n).map(|x| k(x, best)).collect::<Result<Vec<f64>>>()?;
@@ -507,7 +523,7 @@ fn greedy_selection(
         }
         columns.push(u);
     }
-    Ok((gain, chosen))
+    Ok((gains, chosen))
 }
 
 #[cfg(test)]
@@ -817,7 +833,8 @@ mod tests {
         let xs: Vec<f64> = (0..12).map(|i| i as f64 / 11.0).collect();
         let k = matrix(&xs, |r| (-r * r / (2.0 * 0.15 * 0.15)).exp());
         let s2 = 0.05;
-        let (gain, picked) = greedy_selection(12, |i, j| k[i][j], s2, 8).unwrap();
+        let (gains, picked) = greedy_selection(12, |i, j| k[i][j], s2, 8).unwrap();
+        let gain = gains[7];
         // Step 1: every variance is 1, so index 0 wins.
         assert_eq!(picked[0], 0);
         let mut want_gain = 0.0;
@@ -826,6 +843,14 @@ mod tests {
             let max = var.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             close("picked variance", var[picked[t]], max, 1e-9);
             want_gain += 0.5 * (var[picked[t]] / s2).ln_1p();
+            // The bound for every budget is the prefix up to it.
+            let bounds = greedy_gamma_bounds(12, |i, j| k[i][j], s2, 8).unwrap();
+            close(
+                "prefix bound",
+                bounds[t],
+                want_gain / (1.0 - (-1f64).exp()),
+                1e-10,
+            );
         }
         close("gain", gain, want_gain, 1e-10);
         // T = 1: one point with prior variance 1.
@@ -838,9 +863,9 @@ mod tests {
             1e-14,
         );
         // T > N repeats points and stays finite (σ² > 0).
-        let (gain, picked) = greedy_selection(3, |i, j| k[i][j], s2, 10).unwrap();
+        let (gains, picked) = greedy_selection(3, |i, j| k[i][j], s2, 10).unwrap();
         assert_eq!(picked.len(), 10);
-        assert!(gain.is_finite() && gain > 0.0);
+        assert!(gains[9].is_finite() && gains[9] > 0.0);
         // A perfectly correlated kernel: after each pick every variance is the same number, so
         // ties go to index 0 again.
         let (_, picked) = greedy_selection(4, |_, _| 1.0, 0.5, 3).unwrap();

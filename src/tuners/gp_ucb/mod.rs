@@ -420,7 +420,7 @@ fn first_argmax(xs: &[f64]) -> usize {
 
 /// An index drawn with probability exp(log_w[i]) (normalised log-weights) by the inverse CDF
 /// of one uniform draw; a rounding shortfall of the total lands on the last positive weight.
-fn sample_log_weights(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
+pub(crate) fn sample_log_weights(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
     let u: f64 = rng.random();
     let mut cum = 0.0;
     let mut last_positive = 0;

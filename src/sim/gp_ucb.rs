@@ -1,0 +1,1237 @@
+//! Spec 002's experiments for private GP-UCB (all **[framework]** designs: the paper has none).
+//!
+//! * `kind = "gp-ucb-bounds"`: the closed-form sweep `bounds.parquet` (§4.2 item 1), one row
+//!   per (configuration, quantity); plots F1 (noise scales against T) and the Theorem 2 and 4
+//!   bounds of F2.
+//! * `kind = "gp-ucb-suite"`: the synthetic GP suite (§4.3). Each repetition draws an exact
+//!   neighbouring pair f_V = h1, f_V′ = ρh1 + sqrt(1 − ρ²)h2 on a grid, runs GP-UCB on both with
+//!   independent noise, and records the empirical sensitivities against Δ_λ and Δ_v (F3), the
+//!   probability that λ̃ = argmax μ_T (exact, from the mechanism's weights) and the release
+//!   errors against Theorems 2, 4 and 6 at every ε (F2, F4).
+
+use super::experiment::{fnv1a, Experiment, Fields};
+use super::plot::{self, Figure, Scale, Series};
+use super::progress::Progress;
+use super::report::write_grid;
+use super::table::{finite, Grid, Table, Values};
+use crate::error::{Range, Result};
+use crate::gp::{Kernel, KernelFamily};
+use crate::numeric::{fmt_num, round_up_decimals};
+use crate::rng::{laplace, stream};
+use crate::tuners::gp_ucb::bounds::{
+    exp_mech_log_weights, greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
+};
+use crate::tuners::gp_ucb::{GpUcb, NoiseFree, Release};
+use crate::workloads::grid_gain::{line_grid, neighbouring_pair, square_grid, GridGain};
+use crate::workloads::{GainPrior, Hyper};
+use rand::RngCore;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// The utility-bound tail a = ln 20 (a 5% Laplace or exponential-mechanism tail; §4.2).
+const DEFAULT_TAIL: f64 = 2.995_732_273_553_991;
+
+/// Algorithm 3's public constants (Assumption 2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lipschitz {
+    pub g_star: f64,
+    pub l: f64,
+    pub m: usize,
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+}
+
+/// The closed-form sweep: the Cartesian product of the lists.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bounds {
+    pub t: Vec<u64>,
+    pub n: Vec<usize>,
+    pub epsilon: Vec<f64>,
+    pub delta: Vec<f64>,
+    pub rho: Vec<f64>,
+    pub sigma: Vec<f64>,
+    pub kernels: Vec<KernelFamily>,
+    /// ℓ of k2 on the 1-D grid of N points used for the greedy γ_T bound.
+    pub lengthscale: f64,
+    pub profiles: Vec<Profile>,
+    /// The given γ_T (gamma_source = given).
+    pub gamma: f64,
+    /// de Freitas et al.'s (A, τ) for Algorithm 2 (unknowable in practice; P9).
+    pub noise_free: (f64, f64),
+    pub lipschitz: Lipschitz,
+    pub tail: f64,
+}
+
+/// A grid of the suite.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GridSpec {
+    /// `line:N`: N equally spaced points on [0, 1].
+    Line(usize),
+    /// `square:N`: the N × N grid on [0, 1]².
+    Square(usize),
+}
+
+impl GridSpec {
+    fn parse(s: &str) -> Option<Self> {
+        let (kind, n) = s.split_once(':')?;
+        let n: usize = n.parse().ok().filter(|n| (2..=1000).contains(n))?;
+        match kind {
+            "line" => Some(GridSpec::Line(n)),
+            "square" if n <= 40 => Some(GridSpec::Square(n)),
+            _ => None,
+        }
+    }
+    fn name(&self) -> String {
+        match self {
+            GridSpec::Line(n) => format!("line:{n}"),
+            GridSpec::Square(n) => format!("square:{n}"),
+        }
+    }
+    fn points(&self) -> Vec<Hyper> {
+        match self {
+            GridSpec::Line(n) => line_grid(*n),
+            GridSpec::Square(n) => square_grid(*n),
+        }
+    }
+}
+
+/// The synthetic suite: the Cartesian product of grids, kernels, lengthscales, σ and δ, each
+/// run on `seeds` neighbouring pairs; releases at every ε. The first entry of each list is
+/// the focus configuration of the F2 and F4 plots.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Suite {
+    pub seed: u64,
+    pub seeds: u64,
+    pub grids: Vec<GridSpec>,
+    pub kernels: Vec<KernelFamily>,
+    pub lengthscales: Vec<f64>,
+    pub sigmas: Vec<f64>,
+    pub deltas: Vec<f64>,
+    pub rho: f64,
+    pub evaluations: u64,
+    pub epsilons: Vec<f64>,
+    pub profile: Profile,
+    pub noise_free: (f64, f64),
+    pub tail: f64,
+}
+
+fn required_numbers(f: &Fields, key: &'static str, range: Range) -> Result<Vec<f64>> {
+    match f.numbers(key, range)? {
+        Some(v) if !v.is_empty() => Ok(v),
+        _ => Err(f.missing(key, "a non-empty list of numbers")),
+    }
+}
+
+fn integers(f: &Fields, key: &'static str, min: f64) -> Result<Vec<u64>> {
+    required_numbers(f, key, Range::Positive)?
+        .into_iter()
+        .map(|x| {
+            if x.fract() == 0.0 && x >= min {
+                Ok(x as u64)
+            } else {
+                Err(f.bad(key, &format!("integers >= {min}")))
+            }
+        })
+        .collect()
+}
+
+fn strings<'a>(f: &Fields<'a>, key: &'static str) -> Result<Vec<&'a str>> {
+    match f.get(key) {
+        Some(toml::Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str().ok_or_else(|| f.bad(key, "a list of strings")))
+            .collect(),
+        None => Err(f.missing(key, "a non-empty list of strings")),
+        Some(_) => Err(f.bad(key, "a non-empty list of strings")),
+    }
+}
+
+fn kernels(f: &Fields) -> Result<Vec<KernelFamily>> {
+    strings(f, "kernels")?
+        .into_iter()
+        .map(|k| KernelFamily::parse(k).map_err(|e| f.wrap(e)))
+        .collect()
+}
+
+fn rhos(f: &Fields, key: &'static str) -> Result<Vec<f64>> {
+    let v = required_numbers(f, key, Range::NonNegative)?;
+    match v.iter().find(|r| **r > 1.0) {
+        Some(_) => Err(f.bad(key, "numbers in [0, 1]")),
+        None => Ok(v),
+    }
+}
+
+fn noise_free(f: &Fields) -> Result<(f64, f64)> {
+    let t = f
+        .table("noise_free")?
+        .ok_or_else(|| f.missing("noise_free", "{ a = A, tau = τ } (de Freitas et al.)"))?;
+    let a = t
+        .number("a", Range::Positive)?
+        .ok_or_else(|| t.missing("a", "A > 0"))?;
+    let tau = t
+        .number("tau", Range::Positive)?
+        .ok_or_else(|| t.missing("tau", "τ > 0"))?;
+    t.finish(&["a", "tau"])?;
+    Ok((a, tau))
+}
+
+/// Parses a `gp-ucb-bounds` file.
+pub(super) fn bounds(f: &Fields) -> Result<Bounds> {
+    let l = f.table("lipschitz")?.ok_or_else(|| {
+        f.missing(
+            "lipschitz",
+            "Algorithm 3's { g_star, l, m, lambda_min, lambda_max }",
+        )
+    })?;
+    let num = |key: &'static str| -> Result<f64> {
+        l.number(key, Range::Positive)?
+            .ok_or_else(|| l.missing(key, "a number > 0"))
+    };
+    let lipschitz = Lipschitz {
+        g_star: num("g_star")?,
+        l: num("l")?,
+        m: l.integer("m", 1)?
+            .ok_or_else(|| l.missing("m", "the validation set size"))? as usize,
+        lambda_min: num("lambda_min")?,
+        lambda_max: num("lambda_max")?,
+    };
+    l.finish(&["g_star", "l", "m", "lambda_min", "lambda_max"])?;
+    lipschitz_delta_f(
+        lipschitz.g_star,
+        lipschitz.l,
+        lipschitz.m,
+        lipschitz.lambda_min,
+        lipschitz.lambda_max,
+    )
+    .map_err(|e| l.wrap(e))?;
+    let profiles = strings(f, "profiles")?
+        .into_iter()
+        .map(|p| Profile::parse(p).map_err(|e| f.wrap(e)))
+        .collect::<Result<Vec<_>>>()?;
+    let b = Bounds {
+        t: integers(f, "t", 2.0)?,
+        n: integers(f, "n", 1.0)?
+            .into_iter()
+            .map(|n| n as usize)
+            .collect(),
+        epsilon: required_numbers(f, "epsilon", Range::Positive)?,
+        delta: required_numbers(f, "delta", Range::OpenUnit)?,
+        rho: rhos(f, "rho")?,
+        sigma: required_numbers(f, "sigma", Range::Positive)?,
+        kernels: kernels(f)?,
+        lengthscale: f
+            .number("lengthscale", Range::Positive)?
+            .ok_or_else(|| f.missing("lengthscale", "ℓ of k2"))?,
+        profiles,
+        gamma: f
+            .number("gamma", Range::NonNegative)?
+            .ok_or_else(|| f.missing("gamma", "a given γ_T"))?,
+        noise_free: noise_free(f)?,
+        lipschitz,
+        tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
+    };
+    f.finish_some(&[
+        "t",
+        "n",
+        "epsilon",
+        "delta",
+        "rho",
+        "sigma",
+        "kernels",
+        "lengthscale",
+        "profiles",
+        "gamma",
+        "noise_free",
+        "lipschitz",
+        "tail",
+    ])?;
+    Ok(b)
+}
+
+/// Parses a `gp-ucb-suite` file.
+pub(super) fn suite(f: &Fields) -> Result<Suite> {
+    let grids = strings(f, "grids")?
+        .into_iter()
+        .map(|g| {
+            GridSpec::parse(g).ok_or_else(|| {
+                f.bad(
+                    "grids",
+                    &format!("`{g}` is not `line:N` (2 ≤ N ≤ 1000) or `square:N` (N ≤ 40)"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let rho = rhos(f, "rho")?;
+    if rho.len() != 1 {
+        return Err(f.bad("rho", "one number in [0, 1]"));
+    }
+    let s = Suite {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seeds: f
+            .integer("seeds", 1)?
+            .ok_or_else(|| f.missing("seeds", "the number of neighbouring pairs"))?,
+        grids,
+        kernels: kernels(f)?,
+        lengthscales: required_numbers(f, "lengthscales", Range::Positive)?,
+        sigmas: required_numbers(f, "sigmas", Range::NonNegative)?,
+        deltas: required_numbers(f, "deltas", Range::OpenUnit)?,
+        rho: rho[0],
+        evaluations: f
+            .integer("evaluations", 2)?
+            .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
+        epsilons: required_numbers(f, "epsilons", Range::Positive)?,
+        profile: Profile::parse(f.string("profile")?.unwrap_or("paper")).map_err(|e| f.wrap(e))?,
+        noise_free: noise_free(f)?,
+        tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
+    };
+    f.finish_some(&[
+        "seed",
+        "seeds",
+        "grids",
+        "kernels",
+        "lengthscales",
+        "sigmas",
+        "deltas",
+        "rho",
+        "evaluations",
+        "epsilons",
+        "profile",
+        "noise_free",
+        "tail",
+    ])?;
+    Ok(s)
+}
+
+/// The kernel's name as experiment files write it.
+fn kernel_name(k: KernelFamily) -> &'static str {
+    match k {
+        KernelFamily::Rbf => "rbf",
+        KernelFamily::Matern32 => "matern32",
+        KernelFamily::Matern52 => "matern52",
+    }
+}
+
+/// The kernel matrix function of a unit-variance kernel on a grid.
+fn grid_kernel(
+    family: KernelFamily,
+    lengthscale: f64,
+    grid: &[Hyper],
+) -> Result<impl Fn(usize, usize) -> f64 + '_> {
+    let k = Kernel::isotropic(family, grid[0].len(), lengthscale, 1.0)?;
+    Ok(move |i: usize, j: usize| {
+        k.eval(
+            ndarray::ArrayView1::from(&grid[i][..]),
+            ndarray::ArrayView1::from(&grid[j][..]),
+        )
+    })
+}
+
+const BOUND_QUANTITIES: [&str; 16] = [
+    "beta_T",
+    "beta_T1",
+    "c",
+    "c2",
+    "q",
+    "C1",
+    "omega_over_T",
+    "delta_lambda",
+    "delta_v",
+    "lap_scale_v",
+    "lap_scale_nf",
+    "delta_f_alg3",
+    "thm2_bound",
+    "thm4_bound",
+    "thm6_bound",
+    "thm8_bound",
+];
+
+/// Every quantity of one configuration (None where undefined).
+fn bound_values(b: &Bounds, c: &GpUcbConfig, gamma: f64) -> Result<[Option<f64>; 16]> {
+    let (a_const, tau) = b.noise_free;
+    let l = &b.lipschitz;
+    let delta_f = lipschitz_delta_f(l.g_star, l.l, l.m, l.lambda_min, l.lambda_max)?;
+    let ok = |r: Result<f64>| r.ok().and_then(finite);
+    Ok([
+        Some(c.beta_budget()),
+        Some(c.beta_after_budget()),
+        Some(c.c()),
+        Some(c.c2()),
+        Some(c.q()),
+        ok(c.c1()),
+        ok(c.omega_over_t(gamma)),
+        Some(c.delta_lambda()),
+        ok(c.delta_v(gamma)),
+        ok(c.laplace_scale_v(gamma)),
+        ok(c.noise_free_scale(a_const, tau, 1)),
+        Some(delta_f),
+        ok(c.thm2_bound(b.tail)),
+        ok(c.thm4_bound(gamma, b.tail)),
+        ok(c.thm6_bound(a_const, tau, 1, b.tail)),
+        ok(thm8_bound(delta_f, c.epsilon(), b.tail)),
+    ])
+}
+
+/// The tidy bounds table (no randomness).
+pub fn run_bounds(experiment: &str, b: &Bounds) -> Result<Table> {
+    let t_max = *b.t.iter().max().expect("validated non-empty");
+    // Greedy γ_T bounds on the 1-D grid of N points, once per (kernel, N, σ), for every T.
+    let keys: Vec<(KernelFamily, usize, f64)> = b
+        .kernels
+        .iter()
+        .flat_map(|&k| {
+            b.n.iter()
+                .flat_map(move |&n| b.sigma.iter().map(move |&s| (k, n, s)))
+        })
+        .collect();
+    let greedy: Vec<Vec<f64>> = keys
+        .par_iter()
+        .map(|&(k, n, s)| {
+            let grid = if n == 1 {
+                vec![vec![0.0]]
+            } else {
+                line_grid(n)
+            };
+            let bounds =
+                greedy_gamma_bounds(n, grid_kernel(k, b.lengthscale, &grid)?, s * s, t_max);
+            bounds
+        })
+        .collect::<Result<_>>()?;
+    let mut cols = BoundsColumns::default();
+    for profile in &b.profiles {
+        for (key, gammas) in keys.iter().zip(&greedy) {
+            let (kernel, n, sigma) = *key;
+            for &t in &b.t {
+                for &eps in &b.epsilon {
+                    for &delta in &b.delta {
+                        for &rho in &b.rho {
+                            let c = GpUcbConfig::new(n, t, eps, delta, rho, sigma, *profile)?;
+                            for (source, gamma) in
+                                [("given", b.gamma), ("greedy_ub", gammas[t as usize - 1])]
+                            {
+                                let values = bound_values(b, &c, gamma)?;
+                                for (q, v) in BOUND_QUANTITIES.iter().zip(values) {
+                                    cols.push(
+                                        profile.name(),
+                                        kernel,
+                                        n,
+                                        t,
+                                        [eps, delta, rho, sigma, gamma],
+                                        source,
+                                        q,
+                                        v,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(cols.table(experiment, b.lengthscale))
+}
+
+#[derive(Default)]
+struct BoundsColumns {
+    profile: Vec<String>,
+    kernel: Vec<String>,
+    n: Vec<u64>,
+    t: Vec<u64>,
+    reals: [Vec<Option<f64>>; 5],
+    source: Vec<String>,
+    quantity: Vec<String>,
+    value: Vec<Option<f64>>,
+}
+
+impl BoundsColumns {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        profile: &str,
+        kernel: KernelFamily,
+        n: usize,
+        t: u64,
+        reals: [f64; 5],
+        source: &str,
+        quantity: &str,
+        value: Option<f64>,
+    ) {
+        self.profile.push(profile.into());
+        self.kernel.push(kernel_name(kernel).into());
+        self.n.push(n as u64);
+        self.t.push(t);
+        for (col, x) in self.reals.iter_mut().zip(reals) {
+            col.push(Some(x));
+        }
+        self.source.push(source.into());
+        self.quantity.push(quantity.into());
+        self.value.push(value);
+    }
+
+    fn table(self, experiment: &str, lengthscale: f64) -> Table {
+        let rows = self.n.len();
+        let [eps, delta, rho, sigma, gamma] = self.reals;
+        Table::default()
+            .with("experiment", Values::Str(vec![experiment.into(); rows]))
+            .with("profile", Values::Str(self.profile))
+            .with("kernel", Values::Str(self.kernel))
+            .with("lengthscale", Values::F64(vec![Some(lengthscale); rows]))
+            .with("d", Values::U64(vec![1; rows]))
+            .with("n", Values::U64(self.n))
+            .with("t", Values::U64(self.t))
+            .with("epsilon", Values::F64(eps))
+            .with("delta", Values::F64(delta))
+            .with("rho", Values::F64(rho))
+            .with("sigma", Values::F64(sigma))
+            .with("gamma_t", Values::F64(gamma))
+            .with("gamma_source", Values::Str(self.source))
+            .with("quantity", Values::Str(self.quantity))
+            .with("value", Values::F64(self.value))
+    }
+}
+
+/// One configuration of the suite.
+#[derive(Clone, Debug)]
+struct SuiteConfig {
+    grid: GridSpec,
+    kernel: KernelFamily,
+    lengthscale: f64,
+    sigma: f64,
+    delta: f64,
+}
+
+impl SuiteConfig {
+    fn key(&self) -> String {
+        format!(
+            "{} {} l={} sigma={} delta={}",
+            self.grid.name(),
+            kernel_name(self.kernel),
+            fmt_num(self.lengthscale),
+            fmt_num(self.sigma),
+            fmt_num(self.delta)
+        )
+    }
+}
+
+fn configs(s: &Suite) -> Vec<SuiteConfig> {
+    let mut out = Vec::new();
+    for grid in &s.grids {
+        for &kernel in &s.kernels {
+            for &lengthscale in &s.lengthscales {
+                for &sigma in &s.sigmas {
+                    for &delta in &s.deltas {
+                        out.push(SuiteConfig {
+                            grid: grid.clone(),
+                            kernel,
+                            lengthscale,
+                            sigma,
+                            delta,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Stream tag of the suite's draws.
+const SUITE_STREAM: u64 = 0x6b75_736e;
+
+/// The rows of one (configuration, repetition): one per ε.
+fn suite_rows(
+    s: &Suite,
+    c: &SuiteConfig,
+    grid: &[Hyper],
+    gamma: Option<f64>,
+    rep: u64,
+) -> Result<Vec<SuiteRow>> {
+    let id = fnv1a(c.key().as_bytes());
+    let prior = GainPrior {
+        kernel: c.kernel,
+        lengthscale: c.lengthscale,
+        scale: 1.0,
+        noise_sd: c.sigma,
+        rho: s.rho,
+    };
+    let (f, f_n) = neighbouring_pair(
+        &prior,
+        grid,
+        &mut stream(s.seed, &[SUITE_STREAM, id, rep, 0]),
+    )?;
+    let (a_const, tau) = s.noise_free;
+    let tuner = GpUcb {
+        evaluations: s.evaluations,
+        epsilon: 1.0,
+        delta: c.delta,
+        release: Release::Hyperparameter,
+        gamma,
+        profile: s.profile,
+        noise_free: (c.sigma == 0.0).then_some(NoiseFree {
+            a: a_const,
+            tau,
+            best: false,
+        }),
+    };
+    let run_on = |values: Vec<f64>, path: u64| {
+        let w = GridGain::new(grid.to_vec(), values, prior.clone())?;
+        tuner.run(
+            &w,
+            grid,
+            &mut stream(s.seed, &[SUITE_STREAM, id, rep, path]),
+        )
+    };
+    let run = run_on(f.clone(), 1)?;
+    let run_n = run_on(f_n.clone(), 2)?;
+    let config = run.config;
+    let sens_mu = run
+        .final_mean
+        .iter()
+        .zip(&run_n.final_mean)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    // The gain behind the release: max v (noisy, Theorem 3) or f(λ_T) (exact, Theorem 5).
+    let last = |r: &crate::tuners::gp_ucb::Run, f: &[f64]| f[r.steps.last().expect("T >= 1").index];
+    let (gain, gain_n) = if c.sigma > 0.0 {
+        (run.gain, run_n.gain)
+    } else {
+        (last(&run, &f), last(&run_n, &f_n))
+    };
+    let best = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let max_mu = run.final_mean[run.argmax_mean];
+    let mut release_rng = stream(s.seed, &[SUITE_STREAM, id, rep, 3]);
+    let mut rows = Vec::new();
+    for &eps in &s.epsilons {
+        let c_eps = GpUcbConfig::new(
+            config.n(),
+            config.t(),
+            eps,
+            config.delta(),
+            config.rho(),
+            config.sigma(),
+            config.profile(),
+        )?;
+        let log_w = exp_mech_log_weights(&run.final_mean, eps, c_eps.delta_lambda())?;
+        let chosen = sample(&log_w, &mut release_rng);
+        let (sensitivity, scale, bound) = match gamma {
+            Some(g) => (
+                c_eps.delta_v(g)?,
+                c_eps.laplace_scale_v(g)?,
+                c_eps.thm4_bound(g, s.tail)?,
+            ),
+            None => (
+                c_eps.omega2(a_const, tau, grid[0].len())? + c_eps.c2(),
+                c_eps.noise_free_scale(a_const, tau, grid[0].len())?,
+                c_eps.thm6_bound(a_const, tau, grid[0].len(), s.tail)?,
+            ),
+        };
+        let released = gain + laplace(&mut release_rng, scale);
+        rows.push(SuiteRow {
+            config: c.clone(),
+            rep,
+            epsilon: eps,
+            sens_mu,
+            delta_lambda: c_eps.delta_lambda(),
+            sens_gain: (gain - gain_n).abs(),
+            delta_gain: sensitivity,
+            p_argmax: log_w[run.argmax_mean].exp(),
+            chose_argmax: chosen == run.argmax_mean,
+            mu_gap: max_mu - run.final_mean[chosen],
+            thm2_bound: c_eps.thm2_bound(s.tail)?,
+            regret: best - f[chosen],
+            gain_error: (released - best).abs(),
+            gain_bound: bound,
+        });
+    }
+    Ok(rows)
+}
+
+/// An index drawn from normalised log-weights (the tuner's sampler, re-used per ε).
+fn sample(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
+    crate::tuners::gp_ucb::sample_log_weights(log_w, rng)
+}
+
+struct SuiteRow {
+    config: SuiteConfig,
+    rep: u64,
+    epsilon: f64,
+    sens_mu: f64,
+    delta_lambda: f64,
+    sens_gain: f64,
+    delta_gain: f64,
+    p_argmax: f64,
+    chose_argmax: bool,
+    mu_gap: f64,
+    thm2_bound: f64,
+    regret: f64,
+    gain_error: f64,
+    gain_bound: f64,
+}
+
+/// Runs the suite: configurations × repetitions in parallel, rows in canonical order.
+pub fn run_suite(experiment: &str, s: &Suite, progress: bool) -> Result<Table> {
+    let configs = configs(s);
+    let units: Vec<(usize, u64)> = (0..configs.len())
+        .flat_map(|c| (0..s.seeds).map(move |r| (c, r)))
+        .collect();
+    let grids: Vec<Vec<Hyper>> = s.grids.iter().map(GridSpec::points).collect();
+    let grid_of =
+        |c: &SuiteConfig| &grids[s.grids.iter().position(|g| *g == c.grid).expect("listed")];
+    // γ_T (public): the greedy bound per configuration; None for exact evaluations.
+    let gammas: Vec<Option<f64>> = configs
+        .par_iter()
+        .map(|c| -> Result<Option<f64>> {
+            if c.sigma == 0.0 {
+                return Ok(None);
+            }
+            let g = grid_of(c);
+            let bounds = greedy_gamma_bounds(
+                g.len(),
+                grid_kernel(c.kernel, c.lengthscale, g)?,
+                c.sigma * c.sigma,
+                s.evaluations,
+            )?;
+            Ok(bounds.last().copied())
+        })
+        .collect::<Result<_>>()?;
+    let bar = Progress::new(experiment, units.len() as u64, progress);
+    let rows: Vec<Vec<SuiteRow>> = units
+        .par_iter()
+        .map(|&(ci, rep)| {
+            let c = &configs[ci];
+            let r = suite_rows(s, c, grid_of(c), gammas[ci], rep);
+            bar.tick();
+            r
+        })
+        .collect::<Result<_>>()?;
+    let rows: Vec<SuiteRow> = rows.into_iter().flatten().collect();
+    let n = rows.len();
+    let str_col = |f: &dyn Fn(&SuiteRow) -> String| Values::Str(rows.iter().map(f).collect());
+    let f64_col =
+        |f: &dyn Fn(&SuiteRow) -> f64| Values::F64(rows.iter().map(|r| finite(f(r))).collect());
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.into(); n]))
+        .with("grid", str_col(&|r| r.config.grid.name()))
+        .with(
+            "n",
+            Values::U64(
+                rows.iter()
+                    .map(|r| grid_of(&r.config).len() as u64)
+                    .collect(),
+            ),
+        )
+        .with("kernel", str_col(&|r| kernel_name(r.config.kernel).into()))
+        .with("lengthscale", f64_col(&|r| r.config.lengthscale))
+        .with("sigma", f64_col(&|r| r.config.sigma))
+        .with("delta", f64_col(&|r| r.config.delta))
+        .with("rho", Values::F64(vec![Some(s.rho); n]))
+        .with("evaluations", Values::U64(vec![s.evaluations; n]))
+        .with("seed", Values::U64(rows.iter().map(|r| r.rep).collect()))
+        .with("epsilon", f64_col(&|r| r.epsilon))
+        .with("sens_mu", f64_col(&|r| r.sens_mu))
+        .with("delta_lambda", f64_col(&|r| r.delta_lambda))
+        .with("sens_gain", f64_col(&|r| r.sens_gain))
+        .with("delta_gain", f64_col(&|r| r.delta_gain))
+        .with("p_argmax", f64_col(&|r| r.p_argmax))
+        .with(
+            "chose_argmax",
+            Values::Bool(rows.iter().map(|r| r.chose_argmax).collect()),
+        )
+        .with("mu_gap", f64_col(&|r| r.mu_gap))
+        .with("thm2_bound", f64_col(&|r| r.thm2_bound))
+        .with("regret", f64_col(&|r| r.regret))
+        .with("gain_error", f64_col(&|r| r.gain_error))
+        .with("gain_bound", f64_col(&|r| r.gain_bound)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports.
+
+/// Rows of `t` where every (column, value) in `keys` matches (strings or numbers).
+fn select(t: &Table, keys: &[(&str, Key)]) -> Result<Vec<usize>> {
+    let mut rows: Vec<usize> = (0..t.height()).collect();
+    for (col, key) in keys {
+        rows = match key {
+            Key::Str(s) => {
+                let c = t.str(col)?;
+                rows.into_iter().filter(|&i| c[i] == *s).collect()
+            }
+            Key::Num(x) => {
+                let c = t.f64(col)?;
+                rows.into_iter()
+                    .filter(|&i| c[i].is_some_and(|v| (v - x).abs() <= 1e-12 * x.abs().max(1.0)))
+                    .collect()
+            }
+            Key::Int(x) => {
+                let c = t.u64(col)?;
+                rows.into_iter().filter(|&i| c[i] == *x).collect()
+            }
+        };
+    }
+    Ok(rows)
+}
+
+enum Key {
+    Str(String),
+    Num(f64),
+    Int(u64),
+}
+
+/// A bound shown with `digits` decimals, rounded up (these are sensitivities, noise scales and
+/// utility bounds: a displayed value must never be smaller than the computed one).
+fn up(x: Option<f64>, digits: u32) -> String {
+    x.map_or("–".into(), |v| {
+        format!(
+            "{:.*}",
+            digits as usize,
+            round_up_decimals(v, digits as i32)
+        )
+    })
+}
+
+fn figure(
+    title: String,
+    x_label: &str,
+    y_label: &str,
+    series: Vec<Series>,
+    hline: Option<(f64, String)>,
+    y_log: bool,
+) -> Figure {
+    Figure {
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        x_scale: Scale::Log,
+        y_scale: if y_log { Scale::Log } else { Scale::Linear },
+        x_range: None,
+        y_range: None,
+        series,
+        hline,
+    }
+}
+
+pub(super) fn report_bounds(
+    exp: &Experiment,
+    b: &Bounds,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let q = t.str("quantity")?;
+    let tcol = t.u64("t")?;
+    let value = t.f64("value")?;
+    // The focus: the first entry of each list.
+    let focus = |eps: f64, source: &str| -> Vec<(&str, Key)> {
+        vec![
+            ("profile", Key::Str(b.profiles[0].name().into())),
+            ("kernel", Key::Str(kernel_name(b.kernels[0]).into())),
+            ("n", Key::Int(b.n[0] as u64)),
+            ("epsilon", Key::Num(eps)),
+            ("delta", Key::Num(b.delta[0])),
+            ("rho", Key::Num(b.rho[0])),
+            ("sigma", Key::Num(b.sigma[0])),
+            ("gamma_source", Key::Str(source.into())),
+        ]
+    };
+    let curve = |rows: &[usize], quantity: &str| -> Vec<(f64, f64)> {
+        let mut pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|&&i| q[i] == quantity)
+            .filter_map(|&i| value[i].map(|v| (tcol[i] as f64, v)))
+            .collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        pts
+    };
+    let eps0 = b.epsilon[0];
+    let greedy = select(t, &focus(eps0, "greedy_ub"))?;
+    let given = select(t, &focus(eps0, "given"))?;
+    let setting = format!(
+        "N={} ε={} δ={} ρ={} σ={} {} ℓ={} {}",
+        b.n[0],
+        fmt_num(eps0),
+        fmt_num(b.delta[0]),
+        fmt_num(b.rho[0]),
+        fmt_num(b.sigma[0]),
+        kernel_name(b.kernels[0]),
+        fmt_num(b.lengthscale),
+        b.profiles[0].name()
+    );
+    let series = vec![
+        Series {
+            label: "Δ_λ (exp. mech. sensitivity)".into(),
+            points: curve(&greedy, "delta_lambda"),
+            errors: None,
+        },
+        Series {
+            label: "Laplace scale of ṽ (greedy γ_T bound)".into(),
+            points: curve(&greedy, "lap_scale_v"),
+            errors: None,
+        },
+        Series {
+            label: format!("Laplace scale of ṽ (γ_T = {})", fmt_num(b.gamma)),
+            points: curve(&given, "lap_scale_v"),
+            errors: None,
+        },
+        Series {
+            label: format!(
+                "noise-free scale (A = {}, τ = {})",
+                fmt_num(b.noise_free.0),
+                fmt_num(b.noise_free.1)
+            ),
+            points: curve(&greedy, "lap_scale_nf"),
+            errors: None,
+        },
+        Series {
+            label: "Δ_f of Algorithm 3".into(),
+            points: curve(&greedy, "delta_f_alg3"),
+            errors: None,
+        },
+    ];
+    let fig = figure(
+        format!("F1: noise scales vs T ({setting})"),
+        "budget T (GP-UCB evaluations)",
+        "value (standard units)",
+        series,
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f1-noise-vs-t"))?);
+    for (quantity, name, stem) in [
+        (
+            "thm2_bound",
+            "Theorem 2 bound on max μ_T − μ_T(λ̃), 5% tail",
+            "f2-thm2-vs-t",
+        ),
+        (
+            "thm4_bound",
+            "Theorem 4 bound on |ṽ − f(λ*)|, greedy γ_T, 5% tail",
+            "f2-thm4-vs-t",
+        ),
+    ] {
+        let series = b
+            .epsilon
+            .iter()
+            .map(|&e| -> Result<Series> {
+                Ok(Series {
+                    label: format!("ε = {}", fmt_num(e)),
+                    points: curve(&select(t, &focus(e, "greedy_ub"))?, quantity),
+                    errors: None,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let fig = figure(
+            format!("F2: {name}"),
+            "budget T (GP-UCB evaluations)",
+            "bound",
+            series,
+            None,
+            true,
+        );
+        files.extend(plot::draw(&fig, &dir.join(stem))?);
+    }
+    // The focus table: every quantity against T.
+    let mut header = vec!["quantity".to_string()];
+    header.extend(b.t.iter().map(|t| format!("T={t}")));
+    let rows = BOUND_QUANTITIES
+        .iter()
+        .map(|quantity| {
+            std::iter::once(quantity.to_string())
+                .chain(b.t.iter().map(|&tt| {
+                    let v = greedy
+                        .iter()
+                        .find(|&&i| q[i] == *quantity && tcol[i] == tt)
+                        .and_then(|&i| value[i]);
+                    up(v, 4)
+                }))
+                .collect()
+        })
+        .collect();
+    let grid = Grid {
+        caption: format!(
+            "{}: every quantity at {setting}, greedy γ_T bound (rounded up)",
+            exp.title
+        ),
+        header,
+        rows,
+    };
+    write_grid(&grid, &dir.join("bounds-focus"), &mut files)?;
+    Ok(files)
+}
+
+/// The q-quantile of `xs` (nearest rank; xs non-empty).
+fn quantile(xs: &mut [f64], q: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let k = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[k - 1]
+}
+
+pub(super) fn report_suite(
+    exp: &Experiment,
+    s: &Suite,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let eps0 = s.epsilons[0];
+    let col = |name: &str| t.f64(name);
+    let (sens_mu, dl, sens_gain, dg) = (
+        col("sens_mu")?,
+        col("delta_lambda")?,
+        col("sens_gain")?,
+        col("delta_gain")?,
+    );
+    let at = |c: &SuiteConfig, eps: Option<f64>| -> Result<Vec<usize>> {
+        let mut keys = vec![
+            ("grid", Key::Str(c.grid.name())),
+            ("kernel", Key::Str(kernel_name(c.kernel).into())),
+            ("lengthscale", Key::Num(c.lengthscale)),
+            ("sigma", Key::Num(c.sigma)),
+            ("delta", Key::Num(c.delta)),
+        ];
+        keys.push(("epsilon", Key::Num(eps.unwrap_or(eps0))));
+        select(t, &keys)
+    };
+    // F3: empirical sensitivity against its bound, per configuration (one row per pair).
+    let mut rows = Vec::new();
+    let mut ratios: Vec<(String, Vec<f64>)> = Vec::new();
+    for c in configs(s) {
+        let r = at(&c, None)?;
+        let ratio = |sens: &[Option<f64>], bound: &[Option<f64>]| -> Vec<f64> {
+            r.iter()
+                .filter_map(|&i| Some(sens[i]? / bound[i]?))
+                .collect()
+        };
+        let (rm, rg) = (ratio(sens_mu, dl), ratio(sens_gain, dg));
+        let viol = |xs: &[f64]| xs.iter().filter(|x| **x > 1.0).count();
+        let max = |xs: &[f64]| xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let n = r.len();
+        // One-sided 95% upper bound on the violation rate (Clopper–Pearson with 0 or few events
+        // is approximated by the rule of three when none occurred).
+        let upper = |v: usize| {
+            if v == 0 {
+                3.0 / n as f64
+            } else {
+                (v as f64 + 1.96 * (v as f64).sqrt()) / n as f64
+            }
+        };
+        rows.push(vec![
+            c.key(),
+            n.to_string(),
+            format!("{:.4}", max(&rm)),
+            format!(
+                "{} ({:.4}; ≤ {:.4})",
+                viol(&rm),
+                viol(&rm) as f64 / n as f64,
+                upper(viol(&rm))
+            ),
+            format!("{:.4}", max(&rg)),
+            format!(
+                "{} ({:.4}; ≤ {:.4})",
+                viol(&rg),
+                viol(&rg) as f64 / n as f64,
+                upper(viol(&rg))
+            ),
+            fmt_num(c.delta),
+        ]);
+        let label = format!("σ = {}", fmt_num(c.sigma));
+        match ratios.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, v)) => v.extend(rm),
+            None => ratios.push((label, rm)),
+        }
+    }
+    let grid = Grid {
+        caption: format!(
+            "{}: empirical sensitivity / bound over {} neighbouring pairs (ρ = {}, T = {}); a violation is a ratio > 1 and should occur at rate ≤ δ",
+            exp.title, s.seeds, fmt_num(s.rho), s.evaluations
+        ),
+        header: ["configuration", "pairs", "max sup|μ_T − μ′_T| / Δ_λ", "violations of Δ_λ (rate; 95% upper)", "max gain diff / bound", "violations of the gain bound (rate; 95% upper)", "δ"].map(String::from).to_vec(),
+        rows,
+    };
+    write_grid(&grid, &dir.join("f3-sensitivity"), &mut files)?;
+    // F3 histogram: the distribution of sup|μ_T − μ′_T| / Δ_λ per σ (20 bins on [0, max]).
+    let top = ratios
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0, f64::max)
+        .max(1e-12);
+    let bins = 20;
+    let series = ratios
+        .iter()
+        .map(|(label, v)| {
+            let mut counts = vec![0usize; bins];
+            for x in v {
+                counts[((x / top * bins as f64) as usize).min(bins - 1)] += 1;
+            }
+            Series {
+                label: label.clone(),
+                points: counts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &c)| {
+                        (
+                            (k as f64 + 0.5) * top / bins as f64,
+                            c as f64 / v.len().max(1) as f64,
+                        )
+                    })
+                    .collect(),
+                errors: None,
+            }
+        })
+        .collect();
+    let mut fig = figure(
+        "F3: sup|μ_T − μ′_T| / Δ_λ over neighbouring pairs (violation: > 1)".to_string(),
+        "empirical sensitivity / Δ_λ",
+        "fraction of pairs",
+        series,
+        None,
+        false,
+    );
+    fig.x_scale = Scale::Linear;
+    files.extend(plot::draw(&fig, &dir.join("f3-sensitivity-histogram"))?);
+    // F4 and F2 at the focus configuration per grid.
+    let p_arg = col("p_argmax")?;
+    let (mu_gap, thm2, regret, gerr, gbound) = (
+        col("mu_gap")?,
+        col("thm2_bound")?,
+        col("regret")?,
+        col("gain_error")?,
+        col("gain_bound")?,
+    );
+    let focus = |grid: &GridSpec| SuiteConfig {
+        grid: grid.clone(),
+        kernel: s.kernels[0],
+        lengthscale: s.lengthscales[0],
+        sigma: s.sigmas[0],
+        delta: s.deltas[0],
+    };
+    let mut f4 = Vec::new();
+    for g in &s.grids {
+        let c = focus(g);
+        let mut pts = Vec::new();
+        for &e in &s.epsilons {
+            let r = at(&c, Some(e))?;
+            let v: Vec<f64> = r.iter().filter_map(|&i| p_arg[i]).collect();
+            pts.push((e, v.iter().sum::<f64>() / v.len().max(1) as f64));
+        }
+        let n = g.points().len() as f64;
+        f4.push(Series {
+            label: format!("{} (N = {})", g.name(), n),
+            points: pts,
+            errors: None,
+        });
+        f4.push(Series {
+            label: format!("1/N = {:.4}", 1.0 / n),
+            points: s.epsilons.iter().map(|&e| (e, 1.0 / n)).collect(),
+            errors: None,
+        });
+    }
+    let c0 = focus(&s.grids[0]);
+    let fig = figure(
+        format!(
+            "F4: P[λ̃ = argmax μ_T] vs ε ({} ℓ={} σ={} δ={} T={})",
+            kernel_name(c0.kernel),
+            fmt_num(c0.lengthscale),
+            fmt_num(c0.sigma),
+            fmt_num(c0.delta),
+            s.evaluations
+        ),
+        "ε of the exponential mechanism",
+        "mean probability over pairs",
+        f4,
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f4-argmax-probability"))?);
+    // F2: empirical errors (median, 95%) against the theorem bounds, first grid.
+    let mut header = vec!["ε".to_string()];
+    header.extend(
+        [
+            "P[λ̃ = argmax μ_T]",
+            "median regret f(λ*) − f(λ̃)",
+            "95% of max μ_T − μ_T(λ̃)",
+            "Theorem 2 bound",
+            "95% of |ṽ − f(λ*)|",
+            "gain bound (Thm 4, or Thm 6 if σ = 0)",
+        ]
+        .map(String::from),
+    );
+    let mut rows = Vec::new();
+    let mut lines: [Vec<(f64, f64)>; 6] = Default::default();
+    for &e in &s.epsilons {
+        let r = at(&c0, Some(e))?;
+        let vals = |c: &[Option<f64>]| -> Vec<f64> { r.iter().filter_map(|&i| c[i]).collect() };
+        let p = vals(p_arg).iter().sum::<f64>() / r.len().max(1) as f64;
+        let med = quantile(&mut vals(regret), 0.5);
+        let (g95, b2) = (
+            quantile(&mut vals(mu_gap), 0.95),
+            vals(thm2).first().copied(),
+        );
+        let (e50, e95, b4) = (
+            quantile(&mut vals(gerr), 0.5),
+            quantile(&mut vals(gerr), 0.95),
+            vals(gbound).first().copied(),
+        );
+        rows.push(vec![
+            fmt_num(e),
+            format!("{p:.4}"),
+            format!("{med:.4}"),
+            format!("{g95:.4}"),
+            up(b2, 3),
+            format!("{e95:.4}"),
+            up(b4, 3),
+        ]);
+        lines[0].push((e, quantile(&mut vals(mu_gap), 0.5)));
+        lines[1].push((e, g95));
+        lines[2].push((e, b2.unwrap_or(f64::NAN)));
+        lines[3].push((e, e50));
+        lines[4].push((e, e95));
+        lines[5].push((e, b4.unwrap_or(f64::NAN)));
+    }
+    let setting = format!(
+        "{} {} ℓ={} σ={} δ={} T={}",
+        c0.grid.name(),
+        kernel_name(c0.kernel),
+        fmt_num(c0.lengthscale),
+        fmt_num(c0.sigma),
+        fmt_num(c0.delta),
+        s.evaluations
+    );
+    write_grid(
+        &Grid { caption: format!("{}: releases against their utility bounds ({setting}; a = {:.3}, bounds rounded up)", exp.title, s.tail), header, rows },
+        &dir.join("f2-f4-releases"),
+        &mut files,
+    )?;
+    let [l0, l1, l2, l3, l4, l5] = lines;
+    let mk = |label: &str, points: Vec<(f64, f64)>| Series {
+        label: label.into(),
+        points,
+        errors: None,
+    };
+    let fig = figure(
+        format!("F2: max μ_T − μ_T(λ̃) vs ε ({setting})"),
+        "ε",
+        "standard units",
+        vec![
+            mk("median", l0),
+            mk("95th percentile", l1),
+            mk("Theorem 2 bound", l2),
+        ],
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f2-hyperparameter-error"))?);
+    let fig = figure(
+        format!("F2: |ṽ − f(λ*)| vs ε ({setting})"),
+        "ε",
+        "standard units",
+        vec![
+            mk("median", l3),
+            mk("95th percentile", l4),
+            mk("utility bound", l5),
+        ],
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f2-gain-error"))?);
+    Ok(files)
+}
