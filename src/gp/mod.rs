@@ -2,8 +2,10 @@
 //! kernels with derivatives, the Cholesky posterior, the gradient posterior, marginal
 //! likelihood, and a non-private hyperparameter fit.
 
+pub mod fit;
 pub mod kernel;
 pub mod posterior;
 
+pub use fit::{fit_hyperparameters, FitOptions, FitResult, HyperparameterBounds, Hyperparameters};
 pub use kernel::{Kernel, KernelFamily};
 pub use posterior::Posterior;
