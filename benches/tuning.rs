@@ -7,10 +7,10 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use dptune::gp::KernelFamily;
 use dptune::rng::stream;
-use dptune::tuners::{self, Tuner};
-use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::tuners::gp_ucb::Search;
+use dptune::tuners::{self, Tuner};
 use dptune::workloads::grid_gain::square_grid;
+use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::workloads::{GainPrior, Space};
 use rand::Rng;
 use std::hint::black_box;
@@ -48,7 +48,7 @@ fn gp_ucb_step(c: &mut Criterion) {
         rho: 0.99,
     };
     let grid = square_grid(20);
-    let mut search = Search::new(&prior, &grid, 0.01).unwrap();
+    let mut search = Search::new(prior.kernel, prior.lengthscale, &grid, 0.01).unwrap();
     let mut rng = stream(4, &[]);
     for _ in 0..200 {
         let i = rng.random_range(0..grid.len());

@@ -5,6 +5,7 @@
 //! in [`REGISTRY`].
 
 pub mod gp_ucb;
+pub mod lipschitz_gain;
 pub mod liu_talwar;
 pub mod naive;
 pub mod papernot_steinke;
@@ -75,6 +76,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("liu-talwar", liu_talwar::build),
     ("papernot-steinke", papernot_steinke::build),
     ("gp-ucb", gp_ucb::build),
+    ("lipschitz-gain", lipschitz_gain::build),
 ];
 
 /// The tuner named `name`, configured by `params`.

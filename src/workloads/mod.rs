@@ -116,6 +116,28 @@ pub trait ValidationGain: Send + Sync {
     fn observe(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
 }
 
+/// Assumption 2 of spec 002 (Algorithm 3), declared by the workload: the hyperparameter (the
+/// first coordinate of a grid point) is the L2 regularisation λ ∈ [λ_min, λ_max] of a
+/// λ-strongly convex ERM with a convex 1-Lipschitz loss on *public* training data, solved
+/// exactly; the gain is −(1/m)·Σ g over the m private validation records, g ∈ [0, g*] and
+/// L-Lipschitz in the weights.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LipschitzAssumption {
+    pub g_star: f64,
+    pub lipschitz: f64,
+    pub validation_size: usize,
+    pub lambda_min: f64,
+    pub lambda_max: f64,
+}
+
+/// Capability: exact evaluations of the validation gain f_V(w_λ) under Assumption 2
+/// (Algorithm 3 of spec 002; no GP assumption).
+pub trait RegularisedGain: Send + Sync {
+    fn assumption(&self) -> &LipschitzAssumption;
+    /// f_V(w_λ) at the grid point `h` (λ = h[0]).
+    fn gain(&self, h: &Hyper) -> f64;
+}
+
 /// Noise-free quantities for reporting. Never passed to a tuner.
 pub trait Oracle: Send + Sync {
     /// The true utility at `h`.
@@ -134,6 +156,9 @@ pub trait Workload: Send + Sync {
         None
     }
     fn validation_gain(&self) -> Option<&dyn ValidationGain> {
+        None
+    }
+    fn regularised_gain(&self) -> Option<&dyn RegularisedGain> {
         None
     }
 }
@@ -157,6 +182,20 @@ pub fn require_validation_gain<'a>(
             tuner,
             w,
             "validation-gain evaluations with a declared GP prior",
+        )
+    })
+}
+
+/// The capability or a clear error naming the tuner, the workload and what is missing.
+pub fn require_regularised_gain<'a>(
+    tuner: &str,
+    w: &'a dyn Workload,
+) -> Result<&'a dyn RegularisedGain> {
+    w.regularised_gain().ok_or_else(|| {
+        missing(
+            tuner,
+            w,
+            "exact validation gains of an L2-regularised, strongly convex model (Assumption 2)",
         )
     })
 }

@@ -18,7 +18,7 @@ use self::bounds::{exp_mech_log_weights, greedy_gamma_bound, GpUcbConfig, Profil
 use super::{check_keys, number, required, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
-use crate::gp::{Kernel, Posterior};
+use crate::gp::{Kernel, KernelFamily, Posterior};
 use crate::numeric::fmt_num;
 use crate::params::{integer, string};
 use crate::rng::laplace;
@@ -198,10 +198,16 @@ pub struct Step {
 }
 
 impl Search {
-    /// The prior GP(0, k2) with unit variance on `grid`, observation noise variance `noise_var`.
-    pub fn new(prior: &GainPrior, grid: &[Hyper], noise_var: f64) -> Result<Self> {
+    /// The prior GP(0, k2) with unit variance (family `kernel`, lengthscale `lengthscale`) on
+    /// `grid`, observation noise variance `noise_var`.
+    pub fn new(
+        kernel: KernelFamily,
+        lengthscale: f64,
+        grid: &[Hyper],
+        noise_var: f64,
+    ) -> Result<Self> {
         let dim = grid.first().map_or(0, Vec::len);
-        let kernel = Kernel::isotropic(prior.kernel, dim, prior.lengthscale, 1.0)?;
+        let kernel = Kernel::isotropic(kernel, dim, lengthscale, 1.0)?;
         let flat: Vec<f64> = grid.iter().flatten().copied().collect();
         let grid = Array2::from_shape_vec((grid.len(), dim), flat)
             .map_err(|e| Error::invalid("grid", e, "points of one dimension"))?;
@@ -351,7 +357,7 @@ impl GpUcb {
         self.check_gain_release(&config)?;
         let scale = prior.scale;
         let sigma = config.sigma();
-        let mut search = Search::new(prior, grid, sigma * sigma)?;
+        let mut search = Search::new(prior.kernel, prior.lengthscale, grid, sigma * sigma)?;
         let mut steps = Vec::with_capacity(self.evaluations as usize);
         let mut values = Vec::with_capacity(self.evaluations as usize);
         for t in 1..=self.evaluations {

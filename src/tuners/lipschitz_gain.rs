@@ -1,0 +1,297 @@
+//! Algorithm 3 of Kusner et al. 2015 (spec 002 §2.3): no GP assumption. The hyperparameter is
+//! the L2 regularisation λ of a strongly convex model trained on public data; any BO may pick
+//! the T evaluations (here GP-UCB over the grid, with a fixed public kernel on the position of
+//! ln λ), and the best exact gain f_BO is released with Laplace noise of scale Δ_f/ε, where
+//! Δ_f = min{g*/m, L/(m λ_min)} + L(λ_max − λ_min)/(λ_max λ_min) (Theorem 7). Pure ε-DP
+//! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
+
+use super::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
+use super::gp_ucb::Search;
+use super::{check_keys, number, required, Guarantee, Outcome, Tuner};
+use crate::accounting::Accountant;
+use crate::error::{Error, Range, Result};
+use crate::gp::KernelFamily;
+use crate::numeric::fmt_num;
+use crate::params::integer;
+use crate::rng::laplace;
+use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};
+use rand::RngCore;
+
+/// The Algorithm 3 tuner.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LipschitzGain {
+    /// T, the number of exact evaluations the BO makes.
+    pub evaluations: u64,
+    pub epsilon: f64,
+    /// Lengthscale of the BO's public RBF kernel on the ln λ position in [0, 1].
+    pub lengthscale: f64,
+    /// The BO's fixed UCB width β (any acquisition is allowed by Theorem 7).
+    pub beta: f64,
+}
+
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys(
+        "lipschitz-gain",
+        params,
+        &["evaluations", "epsilon", "lengthscale", "beta"],
+    )?;
+    Ok(Box::new(LipschitzGain {
+        evaluations: integer(params, "evaluations", 1)?
+            .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?,
+        epsilon: Range::Positive.check("epsilon", required(params, "epsilon")?)?,
+        lengthscale: Range::Positive
+            .check("lengthscale", number(params, "lengthscale")?.unwrap_or(0.2))?,
+        beta: Range::NonNegative.check("beta", number(params, "beta")?.unwrap_or(4.0))?,
+    }))
+}
+
+/// The grid's λ values, checked against the declared range (Theorem 7 needs λ ∈ [λ_min, λ_max]).
+fn lambdas(gain: &dyn RegularisedGain, space: &Space) -> Result<Vec<f64>> {
+    let a = gain.assumption();
+    let Space::Finite(grid) = space else {
+        return Err(Error::Infeasible(
+            "tuner `lipschitz-gain` needs a finite grid of λ values".into(),
+        ));
+    };
+    grid.iter()
+        .map(|h| match h.first() {
+            Some(&l) if l >= a.lambda_min && l <= a.lambda_max => Ok(l),
+            other => Err(Error::invalid(
+                "grid",
+                format!("λ = {other:?}"),
+                format!(
+                    "λ in [lambda_min, lambda_max] = [{}, {}]",
+                    fmt_num(a.lambda_min),
+                    fmt_num(a.lambda_max)
+                ),
+            )),
+        })
+        .collect()
+}
+
+impl LipschitzGain {
+    fn sensitivity(&self, gain: &dyn RegularisedGain) -> Result<f64> {
+        let a = gain.assumption();
+        lipschitz_delta_f(
+            a.g_star,
+            a.lipschitz,
+            a.validation_size,
+            a.lambda_min,
+            a.lambda_max,
+        )
+    }
+
+    /// (f_BO, the released f̃_L) on `gain` over `grid`.
+    pub fn run(
+        &self,
+        gain: &dyn RegularisedGain,
+        grid: &[Hyper],
+        rng: &mut dyn RngCore,
+    ) -> Result<(f64, f64)> {
+        let scale = laplace_scale(self.sensitivity(gain)?, self.epsilon)?;
+        // The BO works on the position of ln λ in [0, 1] (public).
+        let logs: Vec<f64> = grid.iter().map(|h| h[0].ln()).collect();
+        let (lo, hi) = logs
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                (a.min(x), b.max(x))
+            });
+        let width = if hi > lo { hi - lo } else { 1.0 };
+        let positions: Vec<Hyper> = logs.iter().map(|l| vec![(l - lo) / width]).collect();
+        let mut search = Search::new(KernelFamily::Rbf, self.lengthscale, &positions, 0.0)?;
+        let mut best = f64::NEG_INFINITY;
+        for _ in 0..self.evaluations {
+            let step = search.next(self.beta)?;
+            let v = gain.gain(&grid[step.index]);
+            if !v.is_finite() {
+                return Err(Error::Infeasible(format!(
+                    "the workload's gain at λ = {} is {v}",
+                    grid[step.index][0]
+                )));
+            }
+            best = best.max(v);
+            search.observe(step.index, v)?;
+        }
+        Ok((best, best + laplace(rng, scale)))
+    }
+}
+
+impl Tuner for LipschitzGain {
+    fn name(&self) -> &'static str {
+        "lipschitz-gain"
+    }
+    fn params(&self) -> String {
+        format!(
+            "evaluations={}, epsilon={}, lengthscale={}, beta={}",
+            self.evaluations,
+            fmt_num(self.epsilon),
+            fmt_num(self.lengthscale),
+            fmt_num(self.beta)
+        )
+    }
+    fn guarantee(&self, workload: &dyn Workload, _: f64, _: &Accountant) -> Result<Guarantee> {
+        let gain = require_regularised_gain(self.name(), workload)?;
+        lambdas(gain, workload.space())?;
+        self.sensitivity(gain)?;
+        Ok(Guarantee {
+            epsilon: self.epsilon,
+            delta: 0.0,
+            theorem: "Kusner et al. 2015 Corollary 4 (Algorithm 3, gain only; no GP assumption, \
+                      needs public training data and exact strongly convex training)"
+                .into(),
+        })
+    }
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let gain = require_regularised_gain(self.name(), workload)?;
+        lambdas(gain, workload.space())?;
+        let Space::Finite(grid) = workload.space() else {
+            unreachable!("checked by lambdas")
+        };
+        let (_, released) = self.run(gain, grid, rng)?;
+        Ok(Outcome {
+            chosen: None,
+            released_score: Some(released),
+            runs: self.evaluations,
+        })
+    }
+    fn at_budget(&self, epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
+        Some(Box::new(LipschitzGain {
+            epsilon,
+            ..self.clone()
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::stream;
+    use crate::workloads::{LipschitzAssumption, Oracle};
+
+    /// A stand-in gain on a log grid of λ (the tuner never checks how the gain was made).
+    struct Toy {
+        space: Space,
+        assumption: LipschitzAssumption,
+    }
+
+    impl Toy {
+        fn new(lambda_min: f64) -> Self {
+            let grid = (0..20)
+                .map(|i| vec![0.1 * 10f64.powf(i as f64 / 19.0)])
+                .collect();
+            Toy {
+                space: Space::Finite(grid),
+                assumption: LipschitzAssumption {
+                    g_star: 1.0,
+                    lipschitz: 1.0,
+                    validation_size: 1000,
+                    lambda_min,
+                    lambda_max: 1.0,
+                },
+            }
+        }
+    }
+
+    impl RegularisedGain for Toy {
+        fn assumption(&self) -> &LipschitzAssumption {
+            &self.assumption
+        }
+        fn gain(&self, h: &Hyper) -> f64 {
+            -(h[0].ln() - 0.3f64.ln()).powi(2)
+        }
+    }
+
+    impl Oracle for Toy {
+        fn utility(&self, h: &Hyper) -> f64 {
+            self.gain(h)
+        }
+        fn best_utility(&self) -> f64 {
+            0.0
+        }
+    }
+
+    impl Workload for Toy {
+        fn name(&self) -> String {
+            "toy".into()
+        }
+        fn space(&self) -> &Space {
+            &self.space
+        }
+        fn oracle(&self) -> &dyn Oracle {
+            self
+        }
+        fn regularised_gain(&self) -> Option<&dyn RegularisedGain> {
+            Some(self)
+        }
+    }
+
+    fn tuner(evaluations: u64) -> LipschitzGain {
+        LipschitzGain {
+            evaluations,
+            epsilon: 1.0,
+            lengthscale: 0.2,
+            beta: 4.0,
+        }
+    }
+
+    /// Spec 002 §4.4: (g* = 1, L = 1, m = 1000, λ ∈ [0.1, 1], ε = 1) → scale 9.001; the
+    /// released gain's mean absolute deviation from f_BO is that scale (4 standard errors).
+    #[test]
+    fn laplace_scale_is_delta_f_over_epsilon() {
+        let w = Toy::new(0.1);
+        let Space::Finite(grid) = w.space() else {
+            unreachable!()
+        };
+        let t = tuner(20);
+        let mut rng = stream(1, &[]);
+        let n = 5_000;
+        let mut dev = 0.0;
+        for _ in 0..n {
+            let (best, released) = t.run(&w, grid, &mut rng).unwrap();
+            let truth = grid
+                .iter()
+                .map(|h| w.gain(h))
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert_eq!(best, truth, "T = N evaluates every λ");
+            dev += (released - best).abs();
+        }
+        let mad = dev / n as f64;
+        assert!(
+            (mad - 9.001).abs() < 4.0 * 9.001 / (n as f64).sqrt(),
+            "{mad}"
+        );
+    }
+
+    #[test]
+    fn guarantee_is_pure_and_checks_the_grid() {
+        let acc = Accountant::default();
+        let g = tuner(5).guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap();
+        assert_eq!((g.epsilon, g.delta), (1.0, 0.0));
+        assert!(g.theorem.contains("no GP assumption"));
+        let own = tuner(5).at_budget(3.0, 1e-6).unwrap();
+        assert_eq!(
+            own.guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap().epsilon,
+            3.0
+        );
+        // A grid point below the declared λ_min breaks Theorem 7: refused.
+        let e = tuner(5)
+            .guarantee(&Toy::new(0.2), 1e-6, &acc)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("lambda_min"), "{e}");
+        let out = tuner(8).tune(&Toy::new(0.1), &mut stream(2, &[])).unwrap();
+        assert!(out.chosen.is_none() && out.released_score.unwrap().is_finite());
+        for (text, field) in [
+            ("epsilon = 1", "evaluations"),
+            ("evaluations = 3", "epsilon"),
+            ("evaluations = 3\nepsilon = 1\nbeta = -1", "beta"),
+            ("evaluations = 3\nepsilon = 1\nlambda = 2", "lambda"),
+        ] {
+            let e = build(&toml::from_str::<toml::Table>(text).unwrap())
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+}
