@@ -13,6 +13,7 @@ use crate::error::{Error, Range, Result};
 use crate::rng::{gamma, normal};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 use rand::RngCore;
+use rayon::prelude::*;
 
 /// The kernel families.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +89,60 @@ impl KernelFamily {
     }
 }
 
+/// Matrices with at least this many entries are filled by rayon, one task per row.
+const PARALLEL_ENTRIES: usize = 1 << 14;
+
+/// Calls `fill(i, row_i)` for every row of a row-major matrix with `ncols` columns.
+fn for_each_row(data: &mut [f64], ncols: usize, fill: impl Fn(usize, &mut [f64]) + Sync) {
+    if data.len() >= PARALLEL_ENTRIES {
+        data.par_chunks_mut(ncols)
+            .enumerate()
+            .for_each(|(i, row)| fill(i, row));
+    } else {
+        data.chunks_mut(ncols)
+            .enumerate()
+            .for_each(|(i, row)| fill(i, row));
+    }
+}
+
+/// Points per block in [`fill_kernel_row`]: their u accumulate in registers over the coordinates.
+const LANES: usize = 8;
+
+/// row_j = k(u_j) with u_j = Σ_k (x_k − b[k·stride + first + j])², in blocks of [`LANES`].
+#[inline(always)]
+fn fill_kernel_row(
+    x: ArrayView1<f64>,
+    b: &[f64],
+    stride: usize,
+    first: usize,
+    row: &mut [f64],
+    k: impl Fn(f64) -> f64,
+) {
+    for (c, out) in row.chunks_mut(LANES).enumerate() {
+        let start = first + c * LANES;
+        let mut u = [0.0; LANES];
+        if out.len() == LANES {
+            for (i, xi) in x.iter().enumerate() {
+                let bi: &[f64; LANES] = b[i * stride + start..][..LANES].try_into().unwrap();
+                for (ul, bl) in u.iter_mut().zip(bi) {
+                    let t = xi - bl;
+                    *ul += t * t;
+                }
+            }
+        } else {
+            for (i, xi) in x.iter().enumerate() {
+                for (ul, bl) in u.iter_mut().zip(&b[i * stride + start..][..out.len()]) {
+                    let t = xi - bl;
+                    *ul += t * t;
+                }
+            }
+        }
+        for (o, ul) in out.iter_mut().zip(u) {
+            *o = k(ul);
+        }
+    }
+}
+
 /// A kernel: family, lengthscales ℓ_j (one per dimension) and signal variance s².
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
@@ -152,11 +207,100 @@ impl Kernel {
         self.signal_variance * self.family.phi(self.u(x, y))
     }
 
-    /// The matrix [k(a_i, b_j)] for the rows of `a` and `b`.
+    /// The matrix [k(a_i, b_j)] for the rows of `a` and `b` (standard layout). When `a` and
+    /// `b` are the same view this is [`Kernel::gram`].
+    ///
+    /// u is summed from exact differences of the inputs scaled by 1/ℓ (as scikit-learn does),
+    /// not by the expansion |a|² + |b|² − 2a·b, which cancels for nearby points: identical
+    /// rows give u = 0 exactly. Rows are filled in parallel for large matrices.
     pub fn matrix(&self, a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
-        Array2::from_shape_fn((a.nrows(), b.nrows()), |(i, j)| {
-            self.eval(a.row(i), b.row(j))
-        })
+        if a.as_ptr() == b.as_ptr() && a.raw_dim() == b.raw_dim() && a.strides() == b.strides() {
+            return self.gram(a);
+        }
+        let (na, nb) = (a.nrows(), b.nrows());
+        let mut out = Array2::zeros((na, nb));
+        if na == 0 || nb == 0 {
+            return out;
+        }
+        let (a_s, b_t) = (self.scaled(a), self.scaled_t(b));
+        let fill = |i: usize, row: &mut [f64]| self.fill_row(a_s.row(i), &b_t, nb, 0, row);
+        for_each_row(out.as_slice_mut().expect("standard layout"), nb, fill);
+        out
+    }
+
+    /// The symmetric matrix [k(a_i, a_j)] (standard layout): the triangle of
+    /// [`Kernel::gram_lower`], mirrored.
+    pub fn gram(&self, a: ArrayView2<f64>) -> Array2<f64> {
+        let mut out = self.gram_lower(a).reversed_axes();
+        for i in 1..out.nrows() {
+            for j in 0..i {
+                out[[i, j]] = out[[j, i]];
+            }
+        }
+        out
+    }
+
+    /// The lower triangle of [k(a_i, a_j)] (diagonal included, exactly s²·φ(0) = s²) in
+    /// column-major layout, zeros above it: what a Cholesky factorisation reads. Each column
+    /// is computed once, as a contiguous row of the transpose.
+    pub(crate) fn gram_lower(&self, a: ArrayView2<f64>) -> Array2<f64> {
+        let n = a.nrows();
+        let mut out = Array2::zeros((n, n));
+        if n == 0 {
+            return out.reversed_axes();
+        }
+        let (a_s, a_t) = (self.scaled(a), self.scaled_t(a));
+        let fill = |i: usize, row: &mut [f64]| {
+            self.fill_row(a_s.row(i), &a_t, n, i, &mut row[i..]);
+            row[i] = self.signal_variance;
+        };
+        for_each_row(out.as_slice_mut().expect("standard layout"), n, fill);
+        out.reversed_axes()
+    }
+
+    /// The rows of `a` divided by the lengthscales.
+    fn scaled(&self, a: ArrayView2<f64>) -> Array2<f64> {
+        let mut out = a.to_owned();
+        for (mut col, l) in out.columns_mut().into_iter().zip(&self.lengthscales) {
+            col.mapv_inplace(|v| v / l);
+        }
+        out
+    }
+
+    /// The rows of `a` divided by the lengthscales, coordinate by coordinate: entry
+    /// `k·n + j` is coordinate k of point j.
+    fn scaled_t(&self, a: ArrayView2<f64>) -> Vec<f64> {
+        let mut out = Vec::with_capacity(a.len());
+        for (col, l) in a.columns().into_iter().zip(&self.lengthscales) {
+            out.extend(col.iter().map(|v| v / l));
+        }
+        out
+    }
+
+    /// row_j = s²·φ(Σ_k (x_k − b_{k, first + j})²) for a scaled point `x` and scaled points
+    /// `b` stored coordinate by coordinate (`b[k·stride + j]`, see [`Kernel::scaled_t`]).
+    fn fill_row(
+        &self,
+        x: ArrayView1<f64>,
+        b: &[f64],
+        stride: usize,
+        first: usize,
+        row: &mut [f64],
+    ) {
+        let s2 = self.signal_variance;
+        match self.family {
+            KernelFamily::Rbf => {
+                fill_kernel_row(x, b, stride, first, row, |u| s2 * (-0.5 * u).exp())
+            }
+            KernelFamily::Matern32 => fill_kernel_row(x, b, stride, first, row, |u| {
+                let a = (3.0 * u).sqrt();
+                s2 * ((1.0 + a) * (-a).exp())
+            }),
+            KernelFamily::Matern52 => fill_kernel_row(x, b, stride, first, row, |u| {
+                let a = (5.0 * u).sqrt();
+                s2 * ((1.0 + a + a * a / 3.0) * (-a).exp())
+            }),
+        }
     }
 
     /// ∂k(x, y)/∂x.

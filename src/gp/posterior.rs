@@ -6,8 +6,11 @@
 use super::kernel::Kernel;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
-use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
-use ndarray_linalg::{Cholesky, Diag, SolveTriangular, UPLO};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder};
+use ndarray_linalg::{
+    Cholesky, CholeskyFactorized, Diag, Lapack, MatrixLayout, SolveC, SolveTriangular,
+    SolveTriangularInplace, UPLO,
+};
 use rand::RngCore;
 
 /// Jitter added to the diagonal, relative to the signal variance, when the factorisation fails:
@@ -21,7 +24,8 @@ pub struct Posterior {
     noise_variance: f64,
     x: Array2<f64>,
     y: Array1<f64>,
-    /// Lower Cholesky factor of K + (σ² + jitter)I.
+    /// Lower Cholesky factor of K + (σ² + jitter)I, column-major (Fortran layout) so LAPACK
+    /// uses it without a transposed copy.
     chol: Array2<f64>,
     /// (K + (σ² + jitter)I)^{-1} y.
     alpha: Array1<f64>,
@@ -76,63 +80,69 @@ impl Posterior {
                 noise_variance,
                 x: Array2::zeros((0, d)),
                 y,
-                chol: Array2::zeros((0, 0)),
+                chol: Array2::zeros((0, 0).f()),
                 alpha: Array1::zeros(0),
                 jitter: 0.0,
             });
         }
-        let k = kernel.matrix(x.view(), x.view());
+        let n = x.nrows();
         let scale = kernel.signal_variance();
+        let layout = MatrixLayout::F {
+            col: n as i32,
+            lda: n as i32,
+        };
+        // LAPACK factorises the column-major lower triangle in place (zeros above stay zero).
+        // A failed attempt leaves a partial factor, so the (rare) retries with more jitter
+        // rebuild the matrix.
         for jitter in JITTERS.map(|j| j * scale) {
-            let mut a = k.clone();
+            let mut a = kernel.gram_lower(x.view());
             a.diag_mut().mapv_inplace(|v| v + noise_variance + jitter);
-            if let Ok(chol) = a.cholesky(UPLO::Lower) {
-                if chol.diag().iter().all(|d| d.is_finite() && *d > 0.0) {
-                    let mut p = Posterior {
-                        kernel,
-                        noise_variance,
-                        x,
-                        y,
-                        chol,
-                        alpha: Array1::zeros(0),
-                        jitter,
-                    };
-                    p.alpha = p.solve(&p.y)?;
-                    return Ok(p);
-                }
+            let data = a.as_slice_memory_order_mut().expect("contiguous");
+            if <f64 as Lapack>::cholesky(layout, UPLO::Lower, data).is_ok()
+                && a.diag().iter().all(|d| d.is_finite() && *d > 0.0)
+            {
+                let mut p = Posterior {
+                    kernel,
+                    noise_variance,
+                    x,
+                    y,
+                    chol: a,
+                    alpha: Array1::zeros(0),
+                    jitter,
+                };
+                p.alpha = p.solve(&p.y)?;
+                return Ok(p);
             }
         }
         Err(Error::Infeasible(format!(
             "the kernel matrix of {} points is not positive definite even with jitter {:e}·s² \
              (duplicate points with zero noise, or a lengthscale far below the point spacing?)",
-            k.nrows(),
+            n,
             JITTERS[JITTERS.len() - 1]
         )))
     }
 
-    /// (K + σ²I)^{-1} b by two triangular solves.
+    /// (K + σ²I)^{-1} b by two triangular solves (LAPACK potrs on the factor).
     fn solve(&self, b: &Array1<f64>) -> Result<Array1<f64>> {
         if b.is_empty() {
             return Ok(Array1::zeros(0));
         }
-        let z = self
-            .chol
-            .solve_triangular(UPLO::Lower, Diag::NonUnit, b)
-            .map_err(linalg)?;
-        self.chol
-            .t()
-            .solve_triangular(UPLO::Upper, Diag::NonUnit, &z)
-            .map_err(linalg)
+        let factor = CholeskyFactorized {
+            factor: self.chol.view(),
+            uplo: UPLO::Lower,
+        };
+        factor.solvec(b).map_err(linalg)
     }
 
-    /// L^{-1} B.
-    fn half_solve(&self, b: &Array2<f64>) -> Result<Array2<f64>> {
+    /// L^{-1} B, in place in `b` (column-major `b` is solved without copies).
+    fn half_solve(&self, mut b: Array2<f64>) -> Result<Array2<f64>> {
         if self.n() == 0 {
             return Ok(Array2::zeros((0, b.ncols())));
         }
         self.chol
-            .solve_triangular(UPLO::Lower, Diag::NonUnit, b)
-            .map_err(linalg)
+            .solve_triangular_inplace(UPLO::Lower, Diag::NonUnit, &mut b)
+            .map_err(linalg)?;
+        Ok(b)
     }
 
     /// Adds one observation by extending the Cholesky factor (O(n²)); falls back to a fresh
@@ -174,11 +184,17 @@ impl Posterior {
             )?;
             return Ok(());
         }
-        let mut chol = Array2::zeros((n + 1, n + 1));
-        chol.slice_mut(s![..n, ..n]).assign(&self.chol);
-        chol.slice_mut(s![n, ..n]).assign(&l);
-        chol[[n, n]] = pivot.sqrt();
-        self.chol = chol;
+        // The extended factor, column by column (column-major): each old column gains l_j
+        // below it, and the new column is zero above the pivot.
+        let mut data = Vec::with_capacity((n + 1) * (n + 1));
+        for (col, lj) in self.chol.columns().into_iter().zip(&l) {
+            data.extend(col.iter());
+            data.push(*lj);
+        }
+        data.resize(n * (n + 1) + n, 0.0);
+        data.push(pivot.sqrt());
+        self.chol = Array2::from_shape_vec((n + 1, n + 1).f(), data)
+            .map_err(|e| Error::Infeasible(e.to_string()))?;
         self.x = xs;
         self.y = Array1::from(ys);
         self.alpha = self.solve(&self.y)?;
@@ -204,19 +220,22 @@ impl Posterior {
 
     /// Posterior mean and variance of f at the rows of `xs` (variance clamped at 0).
     pub fn predict(&self, xs: ArrayView2<f64>) -> Result<(Array1<f64>, Array1<f64>)> {
-        let ks = self.kernel.matrix(self.x.view(), xs);
-        let mean = ks.t().dot(&self.alpha);
-        let v = self.half_solve(&ks)?;
-        let prior = Array1::from_shape_fn(xs.nrows(), |i| self.kernel.eval(xs.row(i), xs.row(i)));
-        let var = (prior - v.mapv(|a| a * a).sum_axis(Axis(0))).mapv(|a| a.max(0.0));
+        // K(xs, x) in row-major order is K(x, xs) in column-major order: solved in place.
+        let ks_t = self.kernel.matrix(xs, self.x.view());
+        let mean = ks_t.dot(&self.alpha);
+        let v = self.half_solve(ks_t.reversed_axes())?;
+        let var = Array1::from_shape_fn(xs.nrows(), |i| {
+            let vi = v.column(i);
+            (self.kernel.eval(xs.row(i), xs.row(i)) - vi.dot(&vi)).max(0.0)
+        });
         Ok((mean, var))
     }
 
     /// Posterior mean and full covariance at the rows of `xs`.
     pub fn predict_cov(&self, xs: ArrayView2<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
-        let ks = self.kernel.matrix(self.x.view(), xs);
-        let mean = ks.t().dot(&self.alpha);
-        let v = self.half_solve(&ks)?;
+        let ks_t = self.kernel.matrix(xs, self.x.view());
+        let mean = ks_t.dot(&self.alpha);
+        let v = self.half_solve(ks_t.reversed_axes())?;
         let mut cov = self.kernel.matrix(xs, xs) - v.t().dot(&v);
         cov.diag_mut().mapv_inplace(|a| a.max(0.0));
         Ok((mean, cov))
@@ -238,7 +257,7 @@ impl Posterior {
         if n == 0 {
             return Ok(grad);
         }
-        let linv = self.half_solve(&Array2::eye(n))?;
+        let linv = self.half_solve(Array2::eye(n))?;
         let kinv = linv.t().dot(&linv);
         let w = Array2::from_shape_fn((n, n), |(i, j)| {
             self.alpha[i] * self.alpha[j] - kinv[[i, j]]
@@ -264,7 +283,7 @@ impl Posterior {
             j.row_mut(i).assign(&self.kernel.grad_x(x, self.x.row(i)));
         }
         let mean = j.t().dot(&self.alpha);
-        let v = self.half_solve(&j)?;
+        let v = self.half_solve(j)?;
         let cov = self.kernel.cross_hessian(x, x) - v.t().dot(&v);
         Ok((mean, cov))
     }
