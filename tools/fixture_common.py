@@ -67,6 +67,36 @@ def dump(doc, path):
         f.write(text)
 
 
+def dump_sorted(doc, path):
+    """Header first (the non-"cases" top-level keys, sorted, one per line), then "cases", one
+    case per line with sorted keys; no NaN/Infinity tokens."""
+    head = [f"  {json.dumps(k)}: {json.dumps(doc[k], sort_keys=True, allow_nan=False)}"
+            for k in sorted(doc) if k != "cases"]
+    case_lines = ",\n".join("    " + json.dumps(c, sort_keys=True, allow_nan=False)
+                            for c in doc["cases"])
+    text = "{\n" + ",\n".join(head) + ',\n  "cases": [\n' + case_lines + "\n  ]\n}\n"
+    json.loads(text)  # must parse
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+
+
+def finite_num(v):
+    """A finite float for JSON (num() maps +inf to null; these fixtures allow no infinities)."""
+    out = num(v)
+    if out is None:
+        raise ValueError("infinity in fixture")
+    return out
+
+
+def require_sklearn(expected):
+    """Exits unless the installed scikit-learn is exactly `expected`."""
+    import sys
+    import sklearn
+    if sklearn.__version__ != expected:
+        sys.exit(f"need scikit-learn=={expected}, found {sklearn.__version__}")
+
+
 def require_dp_accounting(expected):
     """Exits unless the installed dp-accounting is exactly `expected`."""
     import sys

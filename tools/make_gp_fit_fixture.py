@@ -94,7 +94,7 @@ import warnings
 
 import numpy as np
 
-from fixture_common import num, num_list, read_fixture_text  # noqa: E402  (tools/ on sys.path)
+from fixture_common import dump_sorted, finite_num, num, num_list, read_fixture_text, require_sklearn  # noqa: E402  (tools/ on sys.path)
 
 import scipy
 import sklearn
@@ -142,18 +142,6 @@ CONVENTIONS = {
     "gradient": "d lml / d theta at the fit, dptune's theta order",
     "bounds": "every parameter (each lengthscale, s2, noise) in [1e-5, 1e5]",
 }
-
-
-def require_versions():
-    if sklearn.__version__ != EXPECTED_SKLEARN:
-        sys.exit(f"need scikit-learn=={EXPECTED_SKLEARN}, found {sklearn.__version__}")
-
-
-def fnum(v):
-    out = num(v)
-    if out is None:
-        raise ValueError("infinity in fixture")
-    return out
 
 
 def sk_kernel(kind, d):
@@ -243,34 +231,22 @@ def make_case(i, spec):
         "kernel": kind,
         "d": d,
         "n": n,
-        "noise_sd": fnum(noise_sd),
+        "noise_sd": finite_num(noise_sd),
         "x": [num_list(row) for row in x],
         "y": num_list(y),
         "fitted": {
             "lengthscales": num_list(ls),
-            "signal_variance": fnum(s2),
-            "noise_variance": fnum(noise),
+            "signal_variance": finite_num(s2),
+            "noise_variance": finite_num(noise),
         },
-        "lml": fnum(lml),
+        "lml": finite_num(lml),
         "gradient": num_list(grad),
         "at_bound": at_bound,
-        "lml_numpy": fnum(lml_numpy),
-        "lml_50_restarts": fnum(lml50),
+        "lml_numpy": finite_num(lml_numpy),
+        "lml_50_restarts": finite_num(lml50),
         "convergence_warnings": n_conv,
     }
     return case
-
-
-def dump(doc, path):
-    head = [f"  {json.dumps(k)}: {json.dumps(doc[k], sort_keys=True, allow_nan=False)}"
-            for k in sorted(doc) if k != "cases"]
-    case_lines = ",\n".join("    " + json.dumps(c, sort_keys=True, allow_nan=False)
-                            for c in doc["cases"])
-    text = "{\n" + ",\n".join(head) + ',\n  "cases": [\n' + case_lines + "\n  ]\n}\n"
-    json.loads(text)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
 
 
 def sanity_check(path, cases):
@@ -286,7 +262,7 @@ def sanity_check(path, cases):
 
 
 def main():
-    require_versions()
+    require_sklearn(EXPECTED_SKLEARN)
     cases = [make_case(i, spec) for i, spec in enumerate(CASES)]
     doc = {
         "generator": GENERATOR,
@@ -305,7 +281,7 @@ def main():
         "conventions": CONVENTIONS,
         "cases": cases,
     }
-    dump(doc, OUT_PATH)
+    dump_sorted(doc, OUT_PATH)
     size = sanity_check(OUT_PATH, cases)
     print(f"wrote {os.path.relpath(OUT_PATH, REPO_ROOT)} ({size} bytes, {len(cases)} cases)")
     print(f"  versions: {doc['versions']}")

@@ -128,7 +128,7 @@ import warnings
 
 import numpy as np
 
-from fixture_common import num, num_list, read_fixture_text  # noqa: E402  (tools/ on sys.path)
+from fixture_common import dump_sorted, finite_num, num, num_list, read_fixture_text, require_sklearn  # noqa: E402  (tools/ on sys.path)
 
 import mpmath
 import scipy
@@ -173,19 +173,6 @@ CONVENTIONS = {
     "duplicate_point": "xs[dup_test_index] is a bit-exact copy of x[dup_train_index]",
     "sklearn_abs_err": "max |sklearn - 50-digit mpmath| per quantity, same double inputs, 3 significant digits",
 }
-
-
-def require_versions():
-    if sklearn.__version__ != EXPECTED_SKLEARN:
-        sys.exit(f"need scikit-learn=={EXPECTED_SKLEARN}, found {sklearn.__version__}")
-
-
-def fnum(v):
-    """Finite float for JSON (num() maps +inf to null; we allow no infinities)."""
-    out = num(v)
-    if out is None:
-        raise ValueError("infinity in fixture")
-    return out
 
 
 def fmat(a):
@@ -367,8 +354,8 @@ def make_case(case_index, ki, di, ni):
         "n": n,
         "m": M_TEST,
         "lengthscales": num_list(ls),
-        "signal_variance": fnum(s2),
-        "noise_variance": fnum(noise),
+        "signal_variance": finite_num(s2),
+        "noise_variance": finite_num(noise),
         "x": fmat(x),
         "y": num_list(y),
         "xs": fmat(xs),
@@ -377,7 +364,7 @@ def make_case(case_index, ki, di, ni):
         "mean": num_list(mean),
         "variance": num_list(variance),
         "cov": fmat(cov),
-        "lml": fnum(lml),
+        "lml": finite_num(lml),
         "k_x_xs": fmat(kxs),
         "cond_ky": sig3(np.linalg.cond(kxx_np + noise * np.eye(n))),
         "sklearn_abs_err": err,
@@ -397,20 +384,6 @@ def make_case(case_index, ki, di, ni):
         "clip_warnings": clipped,
     }
     return case, diag
-
-
-def dump_gp(doc, path):
-    """Header first (the non-"cases" top-level keys, sorted, one per line), then
-    "cases", one case per line with sorted keys; no NaN/Infinity tokens."""
-    head = [f"  {json.dumps(k)}: {json.dumps(doc[k], sort_keys=True, allow_nan=False)}"
-            for k in sorted(doc) if k != "cases"]
-    case_lines = ",\n".join("    " + json.dumps(c, sort_keys=True, allow_nan=False)
-                            for c in doc["cases"])
-    text = "{\n" + ",\n".join(head) + ',\n  "cases": [\n' + case_lines + "\n  ]\n}\n"
-    json.loads(text)  # must parse
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
 
 
 def sanity_check(path, cases):
@@ -434,7 +407,7 @@ def sanity_check(path, cases):
 
 
 def main():
-    require_versions()
+    require_sklearn(EXPECTED_SKLEARN)
     cases, diags = [], []
     idx = 0
     for ki in range(len(KERNELS)):
@@ -458,7 +431,7 @@ def main():
         "conventions": CONVENTIONS,
         "cases": cases,
     }
-    dump_gp(doc, OUT_PATH)
+    dump_sorted(doc, OUT_PATH)
     size = sanity_check(OUT_PATH, cases)
 
     print(f"wrote {os.path.relpath(OUT_PATH, REPO_ROOT)} ({size} bytes, {len(cases)} cases)")

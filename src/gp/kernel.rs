@@ -24,13 +24,27 @@ pub enum KernelFamily {
 }
 
 impl KernelFamily {
-    pub fn parse(s: &str) -> Result<Self> {
-        match s {
-            "rbf" => Ok(KernelFamily::Rbf),
-            "matern32" => Ok(KernelFamily::Matern32),
-            "matern52" => Ok(KernelFamily::Matern52),
-            other => Err(Error::invalid("kernel", other, "rbf, matern32 or matern52")),
+    const ALL: [KernelFamily; 3] = [
+        KernelFamily::Rbf,
+        KernelFamily::Matern32,
+        KernelFamily::Matern52,
+    ];
+
+    /// The name experiment files use (`rbf`, `matern32`, `matern52`).
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelFamily::Rbf => "rbf",
+            KernelFamily::Matern32 => "matern32",
+            KernelFamily::Matern52 => "matern52",
         }
+    }
+
+    /// The family named `s` (as written by [`KernelFamily::name`]).
+    pub fn parse(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| Error::invalid("kernel", s, "rbf, matern32 or matern52"))
     }
 
     /// φ as a function of the scaled distance r = √u (unit signal variance).

@@ -302,15 +302,6 @@ pub(super) fn suite(f: &Fields) -> Result<Suite> {
     Ok(s)
 }
 
-/// The kernel's name as experiment files write it.
-fn kernel_name(k: KernelFamily) -> &'static str {
-    match k {
-        KernelFamily::Rbf => "rbf",
-        KernelFamily::Matern32 => "matern32",
-        KernelFamily::Matern52 => "matern52",
-    }
-}
-
 /// The kernel matrix function of a unit-variance kernel on a grid.
 fn grid_kernel(
     family: KernelFamily,
@@ -457,7 +448,7 @@ impl BoundsColumns {
         value: Option<f64>,
     ) {
         self.profile.push(profile.into());
-        self.kernel.push(kernel_name(kernel).into());
+        self.kernel.push(kernel.name().into());
         self.n.push(n as u64);
         self.t.push(t);
         for (col, x) in self.reals.iter_mut().zip(reals) {
@@ -505,7 +496,7 @@ impl SuiteConfig {
         format!(
             "{} {} l={} sigma={} delta={}",
             self.grid.name(),
-            kernel_name(self.kernel),
+            self.kernel.name(),
             fmt_num(self.lengthscale),
             fmt_num(self.sigma),
             fmt_num(self.delta)
@@ -720,7 +711,7 @@ pub fn run_suite(experiment: &str, s: &Suite, progress: bool) -> Result<Table> {
                     .collect(),
             ),
         )
-        .with("kernel", str_col(&|r| kernel_name(r.config.kernel).into()))
+        .with("kernel", str_col(&|r| r.config.kernel.name().into()))
         .with("lengthscale", f64_col(&|r| r.config.lengthscale))
         .with("sigma", f64_col(&|r| r.config.sigma))
         .with("delta", f64_col(&|r| r.config.delta))
@@ -824,7 +815,7 @@ pub(super) fn report_bounds(
     let focus = |eps: f64, source: &str| -> Vec<(&str, Key)> {
         vec![
             ("profile", Key::Str(b.profiles[0].name().into())),
-            ("kernel", Key::Str(kernel_name(b.kernels[0]).into())),
+            ("kernel", Key::Str(b.kernels[0].name().into())),
             ("n", Key::Int(b.n[0] as u64)),
             ("epsilon", Key::Num(eps)),
             ("delta", Key::Num(b.delta[0])),
@@ -852,7 +843,7 @@ pub(super) fn report_bounds(
         fmt_num(b.delta[0]),
         fmt_num(b.rho[0]),
         fmt_num(b.sigma[0]),
-        kernel_name(b.kernels[0]),
+        b.kernels[0].name(),
         fmt_num(b.lengthscale),
         b.profiles[0].name()
     );
@@ -983,7 +974,7 @@ pub(super) fn report_suite(
     let at = |c: &SuiteConfig, eps: Option<f64>| -> Result<Vec<usize>> {
         let mut keys = vec![
             ("grid", Key::Str(c.grid.name())),
-            ("kernel", Key::Str(kernel_name(c.kernel).into())),
+            ("kernel", Key::Str(c.kernel.name().into())),
             ("lengthscale", Key::Num(c.lengthscale)),
             ("sigma", Key::Num(c.sigma)),
             ("delta", Key::Num(c.delta)),
@@ -1129,7 +1120,7 @@ pub(super) fn report_suite(
     let fig = figure(
         format!(
             "F4: P[λ̃ = argmax μ_T] vs ε ({} ℓ={} σ={} δ={} T={})",
-            kernel_name(c0.kernel),
+            c0.kernel.name(),
             fmt_num(c0.lengthscale),
             fmt_num(c0.sigma),
             fmt_num(c0.delta),
@@ -1190,7 +1181,7 @@ pub(super) fn report_suite(
     let setting = format!(
         "{} {} ℓ={} σ={} δ={} T={}",
         c0.grid.name(),
-        kernel_name(c0.kernel),
+        c0.kernel.name(),
         fmt_num(c0.lengthscale),
         fmt_num(c0.sigma),
         fmt_num(c0.delta),
