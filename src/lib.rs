@@ -2,8 +2,10 @@
 
 pub mod accounting;
 pub mod cli;
+pub mod data;
 pub mod error;
 pub mod gp;
+pub mod learn;
 pub mod numeric;
 pub mod params;
 pub mod rng;

@@ -1,0 +1,1 @@
+//! RBF-kernel SVM by sequential minimal optimisation.
