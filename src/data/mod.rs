@@ -1,13 +1,55 @@
 //! Data sets: the small real data shipped under `data/`, loaders for user files (CSV, IDX),
 //! and seeded splits. Rows are examples.
 
+pub mod csv;
+pub mod idx;
+mod preprocess;
+mod split;
+
+pub use csv::{load_csv, parse_csv, TargetKind};
+pub use idx::load_idx;
+pub use preprocess::{clip_rows, Standardiser};
+pub use split::{shuffle, shuffled_indices, Split};
+
+use crate::error::{Error, Result};
 use ndarray::{Array2, Axis};
+
+/// The data sets shipped in `data/` and compiled into the binary (see `data/README.md`).
+pub const BUILTIN: &[&str] = &["breast-cancer", "digits", "diabetes"];
+
+/// A shipped data set by name (one of [`BUILTIN`]); the file is embedded, so no path is needed.
+pub fn builtin(name: &str) -> Result<Dataset> {
+    let classes =
+        |names: &[&str]| TargetKind::Classes(names.iter().map(|s| s.to_string()).collect());
+    let (text, target) = match name {
+        "breast-cancer" => (
+            include_str!("../../data/breast-cancer.csv"),
+            classes(&["malignant", "benign"]),
+        ),
+        "digits" => (
+            include_str!("../../data/digits.csv"),
+            classes(&["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]),
+        ),
+        "diabetes" => (include_str!("../../data/diabetes.csv"), TargetKind::Values),
+        _ => {
+            return Err(Error::invalid(
+                "data set",
+                name,
+                format!("one of {}", BUILTIN.join(", ")),
+            ))
+        }
+    };
+    parse_csv(text, &format!("data/{name}.csv (built in)"), name, &target)
+}
 
 /// What is predicted.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Target {
     /// Class indices in `0..names.len()`.
-    Classes { labels: Vec<usize>, names: Vec<String> },
+    Classes {
+        labels: Vec<usize>,
+        names: Vec<String>,
+    },
     /// Real-valued responses (regression).
     Values(Vec<f64>),
 }
@@ -56,6 +98,18 @@ impl Dataset {
             Target::Values(v) => Some(v),
             Target::Classes { .. } => None,
         }
+    }
+
+    /// The number of examples in each class, for a classification set.
+    pub fn class_counts(&self) -> Option<Vec<usize>> {
+        let Target::Classes { labels, names } = &self.target else {
+            return None;
+        };
+        let mut counts = vec![0; names.len()];
+        for &c in labels {
+            counts[c] += 1;
+        }
+        Some(counts)
     }
 
     /// The examples at `rows`, in that order.

@@ -1,0 +1,147 @@
+//! Seeded train / validation / test splits. The shuffle is our own Fisher–Yates over a
+//! ChaCha20 stream, so a split never changes when a dependency changes its sampling code.
+
+use super::{Dataset, Target};
+use crate::error::{Error, Result};
+use crate::numeric::fmt_num;
+use crate::rng::stream;
+use rand::RngCore;
+
+/// The stream tag for splits ("splt"), so a split seed never reuses another purpose's stream.
+const SPLIT_TAG: u64 = 0x7370_6c74;
+
+/// Three disjoint parts of a data set that together cover it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Split {
+    pub train: Dataset,
+    pub validation: Dataset,
+    pub test: Dataset,
+}
+
+impl Dataset {
+    /// Splits off a `validation` and a `test` fraction (each in [0, 1), together < 1); train
+    /// gets the rest.
+    ///
+    /// Classification sets are stratified: each class's rows are shuffled, validation takes
+    /// round(validation · n_c) of them, test min(round(test · n_c), what is left), so every
+    /// class keeps its proportion in every part to within one example. Regression sets are
+    /// cut the same way as one group. Classes are shuffled in class order from the stream
+    /// `rng::stream(seed, [SPLIT_TAG])`. Rows keep their original relative order inside each
+    /// part, so a part depends on the seed only through which rows it holds.
+    pub fn split(&self, validation: f64, test: f64, seed: u64) -> Result<Split> {
+        for (name, f) in [("validation", validation), ("test", test)] {
+            if !(0.0..1.0).contains(&f) {
+                return Err(Error::invalid(name, fmt_num(f), "a fraction in [0, 1)"));
+            }
+        }
+        if validation + test >= 1.0 {
+            return Err(Error::invalid(
+                "validation + test",
+                fmt_num(validation + test),
+                "less than 1 (the training part gets the rest)",
+            ));
+        }
+        let groups: Vec<Vec<usize>> = match &self.target {
+            Target::Classes { labels, names } => {
+                let mut groups = vec![Vec::new(); names.len()];
+                for (i, &c) in labels.iter().enumerate() {
+                    groups[c].push(i);
+                }
+                groups
+            }
+            Target::Values(_) => vec![(0..self.len()).collect()],
+        };
+        let mut rng = stream(seed, &[SPLIT_TAG]);
+        let (mut train, mut val, mut tst) = (Vec::new(), Vec::new(), Vec::new());
+        for mut rows in groups {
+            shuffle(&mut rows, &mut rng);
+            let n = rows.len() as f64;
+            let n_val = (validation * n).round() as usize;
+            let n_test = ((test * n).round() as usize).min(rows.len() - n_val);
+            val.extend_from_slice(&rows[..n_val]);
+            tst.extend_from_slice(&rows[n_val..n_val + n_test]);
+            train.extend_from_slice(&rows[n_val + n_test..]);
+        }
+        if train.is_empty() {
+            return Err(Error::Infeasible(format!(
+                "splitting {} examples of `{}` with validation = {validation} and test = \
+                 {test} leaves no training examples",
+                self.len(),
+                self.name
+            )));
+        }
+        for part in [&mut train, &mut val, &mut tst] {
+            part.sort_unstable();
+        }
+        Ok(Split {
+            train: self.select(&train),
+            validation: self.select(&val),
+            test: self.select(&tst),
+        })
+    }
+}
+
+/// 0..n in a uniformly random order.
+pub fn shuffled_indices(n: usize, rng: &mut dyn RngCore) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    shuffle(&mut idx, rng);
+    idx
+}
+
+/// Fisher–Yates (Durstenfeld): every permutation equally likely.
+pub fn shuffle<T>(items: &mut [T], rng: &mut dyn RngCore) {
+    for i in (1..items.len()).rev() {
+        let j = uniform_below(rng, i as u64 + 1) as usize;
+        items.swap(i, j);
+    }
+}
+
+/// A uniform integer in [0, bound) by rejection: draws below 2^64 mod bound are redrawn, so
+/// the accepted range is a whole number of copies of [0, bound).
+fn uniform_below(rng: &mut dyn RngCore, bound: u64) -> u64 {
+    debug_assert!(bound > 0);
+    let reject_below = bound.wrapping_neg() % bound;
+    loop {
+        let r = rng.next_u64();
+        if r >= reject_below {
+            return r % bound;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uniform_below_is_uniform_and_in_range() {
+        let mut rng = stream(3, &[]);
+        let mut counts = [0usize; 7];
+        let n = 70_000;
+        for _ in 0..n {
+            counts[uniform_below(&mut rng, 7) as usize] += 1;
+        }
+        // Each count is Binomial(70000, 1/7): sd ≈ 92.6; 5 sd is far outside chance.
+        for c in counts {
+            assert!((c as f64 - 10_000.0).abs() < 463.0, "{counts:?}");
+        }
+        assert_eq!(uniform_below(&mut rng, 1), 0);
+    }
+
+    #[test]
+    fn every_permutation_of_three_is_equally_likely() {
+        let mut rng = stream(4, &[]);
+        let mut counts = std::collections::HashMap::new();
+        let n = 60_000;
+        for _ in 0..n {
+            *counts
+                .entry(shuffled_indices(3, &mut rng))
+                .or_insert(0usize) += 1;
+        }
+        assert_eq!(counts.len(), 6);
+        // Each count is Binomial(60000, 1/6): sd ≈ 91.3.
+        for (p, c) in &counts {
+            assert!((*c as f64 - 10_000.0).abs() < 460.0, "{p:?}: {c}");
+        }
+    }
+}
