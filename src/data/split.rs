@@ -26,8 +26,8 @@ impl Dataset {
     /// round(validation · n_c) of them, test min(round(test · n_c), what is left), so every
     /// class keeps its proportion in every part to within one example. Regression sets are
     /// cut the same way as one group. Classes are shuffled in class order from the stream
-    /// `rng::stream(seed, [SPLIT_TAG])`. Rows keep their original relative order inside each
-    /// part, so a part depends on the seed only through which rows it holds.
+    /// `rng::stream(seed, [0x7370_6c74])` ("splt"). Rows keep their original relative order
+    /// inside each part, so a part depends on the seed only through which rows it holds.
     pub fn split(&self, validation: f64, test: f64, seed: u64) -> Result<Split> {
         for (name, f) in [("validation", validation), ("test", test)] {
             if !(0.0..1.0).contains(&f) {
