@@ -72,6 +72,8 @@ pub enum Range {
     NonNegative,
     /// (1, ∞), finite: a Rényi order
     Order,
+    /// Any finite number (a coordinate).
+    Finite,
 }
 
 impl Range {
@@ -82,6 +84,7 @@ impl Range {
             Range::Positive => v > 0.0 && v.is_finite(),
             Range::NonNegative => v >= 0.0 && v.is_finite(),
             Range::Order => v > 1.0 && v.is_finite(),
+            Range::Finite => v.is_finite(),
         }
     }
 
@@ -107,6 +110,7 @@ impl fmt::Display for Range {
             Range::Positive => "a finite number > 0",
             Range::NonNegative => "a finite number >= 0",
             Range::Order => "a finite Rényi order > 1",
+            Range::Finite => "a finite number",
         })
     }
 }
@@ -123,6 +127,7 @@ mod tests {
             Range::Positive,
             Range::NonNegative,
             Range::Order,
+            Range::Finite,
         ] {
             assert!(!r.contains(f64::NAN), "{r:?} accepted NaN");
             assert!(!r.contains(f64::INFINITY), "{r:?} accepted inf");

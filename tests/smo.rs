@@ -2,34 +2,10 @@
 //! from tools/make_classifier_fixture.py), its KKT conditions, small cases solved by hand, and
 //! its errors.
 
+use dptune::data::{builtin, Standardiser};
 use dptune::learn::smo::{fit, KernelSvm, SvmKernel, SvmParams, MAX_TRAIN_ROWS};
 use dptune::Error;
-use ndarray::{array, Array2, ArrayView2, Axis};
-
-/// breast-cancer's features and labels (malignant → 0, benign → 1), read with std alone.
-// TODO(lead): replace with dptune::data::builtin("breast-cancer") once the loader lands.
-fn breast_cancer() -> (Array2<f64>, Vec<usize>) {
-    let text = std::fs::read_to_string("data/breast-cancer.csv").unwrap();
-    let mut rows = Vec::new();
-    let mut labels = Vec::new();
-    for line in text.lines().skip(1) {
-        let fields: Vec<&str> = line.split(',').collect();
-        let (features, target) = fields.split_at(fields.len() - 1);
-        rows.push(
-            features
-                .iter()
-                .map(|v| v.parse::<f64>().unwrap())
-                .collect::<Vec<_>>(),
-        );
-        labels.push(match target[0] {
-            "malignant" => 0,
-            "benign" => 1,
-            other => panic!("unknown target {other}"),
-        });
-    }
-    let x = Array2::from_shape_fn((rows.len(), rows[0].len()), |(i, j)| rows[i][j]);
-    (x, labels)
-}
+use ndarray::{array, Array2, ArrayView2};
 
 struct Split {
     x_train: Array2<f64>,
@@ -47,32 +23,27 @@ fn f64s(v: &serde_json::Value) -> Vec<f64> {
     serde_json::from_value(v.clone()).unwrap()
 }
 
-/// The fixture's split, standardised with the training mean and population sd (which must
-/// equal the fixture's).
+/// The fixture's split of the built-in breast-cancer set, standardised with the training mean
+/// and population sd (which must equal the fixture's).
 fn split(fx: &serde_json::Value) -> Split {
-    let (x, labels) = breast_cancer();
-    assert_eq!(x.nrows(), fx["n_rows"].as_u64().unwrap() as usize);
-    assert_eq!(x.ncols(), fx["n_features"].as_u64().unwrap() as usize);
+    let data = builtin("breast-cancer").unwrap();
+    assert_eq!(data.len(), fx["n_rows"].as_u64().unwrap() as usize);
+    assert_eq!(
+        data.n_features(),
+        fx["n_features"].as_u64().unwrap() as usize
+    );
     let idx = |key: &str| serde_json::from_value::<Vec<usize>>(fx[key].clone()).unwrap();
-    let (train, test) = (idx("train"), idx("test"));
-    let mut x_train = x.select(Axis(0), &train);
-    let mut x_test = x.select(Axis(0), &test);
-    let (fx_mean, fx_sd) = (f64s(&fx["mean"]), f64s(&fx["sd"]));
-    for j in 0..x.ncols() {
-        let col = x_train.column(j);
-        let mean = col.mean().unwrap();
-        let sd = col.std(0.0);
-        let sd = if sd == 0.0 { 1.0 } else { sd };
-        assert!((mean - fx_mean[j]).abs() <= 1e-12 * fx_mean[j].abs().max(1.0));
-        assert!((sd - fx_sd[j]).abs() <= 1e-12 * fx_sd[j]);
-        x_train.column_mut(j).mapv_inplace(|v| (v - mean) / sd);
-        x_test.column_mut(j).mapv_inplace(|v| (v - mean) / sd);
+    let (train, test) = (data.select(&idx("train")), data.select(&idx("test")));
+    let s = Standardiser::fit(&train.x);
+    for (j, (m, sd)) in f64s(&fx["mean"]).iter().zip(f64s(&fx["sd"])).enumerate() {
+        assert!((s.mean[j] - m).abs() <= 1e-12 * m.abs().max(1.0));
+        assert!((s.sd[j] - sd).abs() <= 1e-12 * sd);
     }
     Split {
-        x_train,
-        y_train: train.iter().map(|&i| labels[i]).collect(),
-        x_test,
-        y_test: test.iter().map(|&i| labels[i]).collect(),
+        x_train: s.apply(&train.x),
+        y_train: train.labels().unwrap().to_vec(),
+        x_test: s.apply(&test.x),
+        y_test: test.labels().unwrap().to_vec(),
     }
 }
 

@@ -48,6 +48,8 @@ pub enum Kind {
     GpUcbBounds(super::gp_ucb::Bounds),
     /// Spec 002's synthetic GP suite (F2 errors, F3, F4).
     GpUcbSuite(super::gp_ucb::Suite),
+    /// Spec 002 F5: Algorithm 3 on real data.
+    LipschitzGainSuite(super::lipschitz::LipschitzSuite),
 }
 
 impl Kind {
@@ -58,11 +60,13 @@ impl Kind {
             Kind::Curves(_) => "curves",
             Kind::GpUcbBounds(_) => "gp-ucb-bounds",
             Kind::GpUcbSuite(_) => "gp-ucb-suite",
+            Kind::LipschitzGainSuite(_) => "lipschitz-gain-suite",
         }
     }
 }
 
-const KINDS: &str = "`tuning`, `curves`, `gp-ucb-bounds` or `gp-ucb-suite`";
+const KINDS: &str =
+    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite` or `svm-alpha-sweep`";
 
 /// Tuners × workload variants × budgets × repetitions.
 pub struct Tuning {
@@ -198,6 +202,7 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
         Some("curves") => Kind::Curves(curves(&f)?),
         Some("gp-ucb-bounds") => Kind::GpUcbBounds(super::gp_ucb::bounds(&f)?),
         Some("gp-ucb-suite") => Kind::GpUcbSuite(super::gp_ucb::suite(&f)?),
+        Some("lipschitz-gain-suite") => Kind::LipschitzGainSuite(super::lipschitz::suite(&f)?),
         Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
         None => return Err(f.missing("kind", KINDS)),
     };
@@ -591,6 +596,40 @@ impl<'a> Fields<'a> {
                 table: t,
             })),
             Some(_) => Err(self.bad(key, "must be a table")),
+        }
+    }
+
+    /// A required non-empty list of numbers in `range`.
+    pub(super) fn required_numbers(&self, key: &'static str, range: Range) -> Result<Vec<f64>> {
+        match self.numbers(key, range)? {
+            Some(v) if !v.is_empty() => Ok(v),
+            _ => Err(self.missing(key, "a non-empty list of numbers")),
+        }
+    }
+
+    /// A required non-empty list of integers >= `min`.
+    pub(super) fn integers(&self, key: &'static str, min: f64) -> Result<Vec<u64>> {
+        self.required_numbers(key, Range::NonNegative)?
+            .into_iter()
+            .map(|x| {
+                if x.fract() == 0.0 && x >= min {
+                    Ok(x as u64)
+                } else {
+                    Err(self.bad(key, &format!("integers >= {min}")))
+                }
+            })
+            .collect()
+    }
+
+    /// A required non-empty list of strings.
+    pub(super) fn strings(&self, key: &'static str) -> Result<Vec<&'a str>> {
+        match self.get(key) {
+            Some(toml::Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .map(|v| v.as_str().ok_or_else(|| self.bad(key, "a list of strings")))
+                .collect(),
+            None => Err(self.missing(key, "a non-empty list of strings")),
+            Some(_) => Err(self.bad(key, "a non-empty list of strings")),
         }
     }
 

@@ -10,13 +10,13 @@
 //!   errors against Theorems 2, 4 and 6 at every ε (F2, F4).
 
 use super::experiment::{fnv1a, Experiment, Fields};
-use super::plot::{self, Figure, Scale, Series};
+use super::plot::{self, Scale, Series};
 use super::progress::Progress;
-use super::report::write_grid;
+use super::report::{figure, quantile, select, up, write_grid, Key};
 use super::table::{finite, Grid, Table, Values};
 use crate::error::{Range, Result};
 use crate::gp::{Kernel, KernelFamily};
-use crate::numeric::{fmt_num, round_up_decimals};
+use crate::numeric::fmt_num;
 use crate::rng::{laplace, stream};
 use crate::tuners::gp_ucb::bounds::{
     exp_mech_log_weights, greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
@@ -115,46 +115,15 @@ pub struct Suite {
     pub tail: f64,
 }
 
-fn required_numbers(f: &Fields, key: &'static str, range: Range) -> Result<Vec<f64>> {
-    match f.numbers(key, range)? {
-        Some(v) if !v.is_empty() => Ok(v),
-        _ => Err(f.missing(key, "a non-empty list of numbers")),
-    }
-}
-
-fn integers(f: &Fields, key: &'static str, min: f64) -> Result<Vec<u64>> {
-    required_numbers(f, key, Range::Positive)?
-        .into_iter()
-        .map(|x| {
-            if x.fract() == 0.0 && x >= min {
-                Ok(x as u64)
-            } else {
-                Err(f.bad(key, &format!("integers >= {min}")))
-            }
-        })
-        .collect()
-}
-
-fn strings<'a>(f: &Fields<'a>, key: &'static str) -> Result<Vec<&'a str>> {
-    match f.get(key) {
-        Some(toml::Value::Array(a)) if !a.is_empty() => a
-            .iter()
-            .map(|v| v.as_str().ok_or_else(|| f.bad(key, "a list of strings")))
-            .collect(),
-        None => Err(f.missing(key, "a non-empty list of strings")),
-        Some(_) => Err(f.bad(key, "a non-empty list of strings")),
-    }
-}
-
 fn kernels(f: &Fields) -> Result<Vec<KernelFamily>> {
-    strings(f, "kernels")?
+    f.strings("kernels")?
         .into_iter()
         .map(|k| KernelFamily::parse(k).map_err(|e| f.wrap(e)))
         .collect()
 }
 
 fn rhos(f: &Fields, key: &'static str) -> Result<Vec<f64>> {
-    let v = required_numbers(f, key, Range::NonNegative)?;
+    let v = f.required_numbers(key, Range::NonNegative)?;
     match v.iter().find(|r| **r > 1.0) {
         Some(_) => Err(f.bad(key, "numbers in [0, 1]")),
         None => Ok(v),
@@ -204,20 +173,21 @@ pub(super) fn bounds(f: &Fields) -> Result<Bounds> {
         lipschitz.lambda_max,
     )
     .map_err(|e| l.wrap(e))?;
-    let profiles = strings(f, "profiles")?
+    let profiles = f
+        .strings("profiles")?
         .into_iter()
         .map(|p| Profile::parse(p).map_err(|e| f.wrap(e)))
         .collect::<Result<Vec<_>>>()?;
     let b = Bounds {
-        t: integers(f, "t", 2.0)?,
-        n: integers(f, "n", 1.0)?
+        t: f.integers("t", 2.0)?,
+        n: f.integers("n", 1.0)?
             .into_iter()
             .map(|n| n as usize)
             .collect(),
-        epsilon: required_numbers(f, "epsilon", Range::Positive)?,
-        delta: required_numbers(f, "delta", Range::OpenUnit)?,
+        epsilon: f.required_numbers("epsilon", Range::Positive)?,
+        delta: f.required_numbers("delta", Range::OpenUnit)?,
         rho: rhos(f, "rho")?,
-        sigma: required_numbers(f, "sigma", Range::Positive)?,
+        sigma: f.required_numbers("sigma", Range::Positive)?,
         kernels: kernels(f)?,
         lengthscale: f
             .number("lengthscale", Range::Positive)?
@@ -250,7 +220,8 @@ pub(super) fn bounds(f: &Fields) -> Result<Bounds> {
 
 /// Parses a `gp-ucb-suite` file.
 pub(super) fn suite(f: &Fields) -> Result<Suite> {
-    let grids = strings(f, "grids")?
+    let grids = f
+        .strings("grids")?
         .into_iter()
         .map(|g| {
             GridSpec::parse(g).ok_or_else(|| {
@@ -272,14 +243,14 @@ pub(super) fn suite(f: &Fields) -> Result<Suite> {
             .ok_or_else(|| f.missing("seeds", "the number of neighbouring pairs"))?,
         grids,
         kernels: kernels(f)?,
-        lengthscales: required_numbers(f, "lengthscales", Range::Positive)?,
-        sigmas: required_numbers(f, "sigmas", Range::NonNegative)?,
-        deltas: required_numbers(f, "deltas", Range::OpenUnit)?,
+        lengthscales: f.required_numbers("lengthscales", Range::Positive)?,
+        sigmas: f.required_numbers("sigmas", Range::NonNegative)?,
+        deltas: f.required_numbers("deltas", Range::OpenUnit)?,
         rho: rho[0],
         evaluations: f
             .integer("evaluations", 2)?
             .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
-        epsilons: required_numbers(f, "epsilons", Range::Positive)?,
+        epsilons: f.required_numbers("epsilons", Range::Positive)?,
         profile: Profile::parse(f.string("profile")?.unwrap_or("paper")).map_err(|e| f.wrap(e))?,
         noise_free: noise_free(f)?,
         tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
@@ -738,69 +709,6 @@ pub fn run_suite(experiment: &str, s: &Suite, progress: bool) -> Result<Table> {
 // ---------------------------------------------------------------------------------------------
 // Reports.
 
-/// Rows of `t` where every (column, value) in `keys` matches (strings or numbers).
-fn select(t: &Table, keys: &[(&str, Key)]) -> Result<Vec<usize>> {
-    let mut rows: Vec<usize> = (0..t.height()).collect();
-    for (col, key) in keys {
-        rows = match key {
-            Key::Str(s) => {
-                let c = t.str(col)?;
-                rows.into_iter().filter(|&i| c[i] == *s).collect()
-            }
-            Key::Num(x) => {
-                let c = t.f64(col)?;
-                rows.into_iter()
-                    .filter(|&i| c[i].is_some_and(|v| (v - x).abs() <= 1e-12 * x.abs().max(1.0)))
-                    .collect()
-            }
-            Key::Int(x) => {
-                let c = t.u64(col)?;
-                rows.into_iter().filter(|&i| c[i] == *x).collect()
-            }
-        };
-    }
-    Ok(rows)
-}
-
-enum Key {
-    Str(String),
-    Num(f64),
-    Int(u64),
-}
-
-/// A bound shown with `digits` decimals, rounded up (these are sensitivities, noise scales and
-/// utility bounds: a displayed value must never be smaller than the computed one).
-fn up(x: Option<f64>, digits: u32) -> String {
-    x.map_or("–".into(), |v| {
-        format!(
-            "{:.*}",
-            digits as usize,
-            round_up_decimals(v, digits as i32)
-        )
-    })
-}
-
-fn figure(
-    title: String,
-    x_label: &str,
-    y_label: &str,
-    series: Vec<Series>,
-    hline: Option<(f64, String)>,
-    y_log: bool,
-) -> Figure {
-    Figure {
-        title,
-        x_label: x_label.into(),
-        y_label: y_label.into(),
-        x_scale: Scale::Log,
-        y_scale: if y_log { Scale::Log } else { Scale::Linear },
-        x_range: None,
-        y_range: None,
-        series,
-        hline,
-    }
-}
-
 pub(super) fn report_bounds(
     exp: &Experiment,
     b: &Bounds,
@@ -947,13 +855,6 @@ pub(super) fn report_bounds(
     };
     write_grid(&grid, &dir.join("bounds-focus"), &mut files)?;
     Ok(files)
-}
-
-/// The q-quantile of `xs` (nearest rank; xs non-empty).
-fn quantile(xs: &mut [f64], q: f64) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let k = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
-    xs[k - 1]
 }
 
 pub(super) fn report_suite(

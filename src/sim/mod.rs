@@ -14,6 +14,7 @@
 pub mod curves;
 pub mod experiment;
 pub mod gp_ucb;
+pub mod lipschitz;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -106,6 +107,11 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
         Kind::GpUcbSuite(su) => single_table(&dir.join("suite.parquet"), opts, &pool, || {
             gp_ucb::run_suite(&exp.name, su, opts.progress)
         }),
+        Kind::LipschitzGainSuite(su) => {
+            single_table(&dir.join("suite.parquet"), opts, &pool, || {
+                lipschitz::run(&exp.name, su, opts.progress)
+            })
+        }
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
             let parts = dir.join("parts");

@@ -28,6 +28,10 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             let t = Table::read_parquet(&dir.join("suite.parquet"))?;
             super::gp_ucb::report_suite(exp, su, &t, dir)
         }
+        Kind::LipschitzGainSuite(su) => {
+            let t = Table::read_parquet(&dir.join("suite.parquet"))?;
+            super::lipschitz::report(exp, su, &t, dir)
+        }
     }
 }
 
@@ -404,6 +408,76 @@ fn natural_key(s: &str) -> Vec<(String, u64)> {
     }
     key.push((text, 0));
     key
+}
+
+/// Rows of `t` where every (column, value) in `keys` matches (strings or numbers).
+pub(super) fn select(t: &Table, keys: &[(&str, Key)]) -> Result<Vec<usize>> {
+    let mut rows: Vec<usize> = (0..t.height()).collect();
+    for (col, key) in keys {
+        rows = match key {
+            Key::Str(s) => {
+                let c = t.str(col)?;
+                rows.into_iter().filter(|&i| c[i] == *s).collect()
+            }
+            Key::Num(x) => {
+                let c = t.f64(col)?;
+                rows.into_iter()
+                    .filter(|&i| c[i].is_some_and(|v| (v - x).abs() <= 1e-12 * x.abs().max(1.0)))
+                    .collect()
+            }
+            Key::Int(x) => {
+                let c = t.u64(col)?;
+                rows.into_iter().filter(|&i| c[i] == *x).collect()
+            }
+        };
+    }
+    Ok(rows)
+}
+
+pub(super) enum Key {
+    Str(String),
+    Num(f64),
+    Int(u64),
+}
+
+/// A bound shown with `digits` decimals, rounded up (these are sensitivities, noise scales and
+/// utility bounds: a displayed value must never be smaller than the computed one).
+pub(super) fn up(x: Option<f64>, digits: u32) -> String {
+    x.map_or("–".into(), |v| {
+        format!(
+            "{:.*}",
+            digits as usize,
+            round_up_decimals(v, digits as i32)
+        )
+    })
+}
+
+pub(super) fn figure(
+    title: String,
+    x_label: &str,
+    y_label: &str,
+    series: Vec<Series>,
+    hline: Option<(f64, String)>,
+    y_log: bool,
+) -> Figure {
+    Figure {
+        title,
+        x_label: x_label.into(),
+        y_label: y_label.into(),
+        x_scale: Scale::Log,
+        y_scale: if y_log { Scale::Log } else { Scale::Linear },
+        x_range: None,
+        y_range: None,
+        series,
+        hline,
+    }
+}
+
+/// The q-quantile of `xs` (nearest rank; xs non-empty).
+pub(super) fn quantile(xs: &mut [f64], q: f64) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let k = ((q * xs.len() as f64).ceil() as usize).clamp(1, xs.len());
+    xs[k - 1]
 }
 
 #[cfg(test)]

@@ -70,15 +70,20 @@ fn lambdas(gain: &dyn RegularisedGain, space: &Space) -> Result<Vec<f64>> {
 }
 
 impl LipschitzGain {
-    fn sensitivity(&self, gain: &dyn RegularisedGain) -> Result<f64> {
+    /// Δ_f of Theorem 7, plus 2× the workload's declared solver error: f_BO on V and on V′
+    /// each lie within that error of their exact-training values (the max over evaluations is
+    /// 1-Lipschitz in the sup norm).
+    pub fn sensitivity(&self, gain: &dyn RegularisedGain) -> Result<f64> {
         let a = gain.assumption();
-        lipschitz_delta_f(
+        let slack = Range::NonNegative.check("solver_error", a.solver_error)?;
+        let exact = lipschitz_delta_f(
             a.g_star,
             a.lipschitz,
             a.validation_size,
             a.lambda_min,
             a.lambda_max,
-        )
+        )?;
+        Ok(exact + 2.0 * slack)
     }
 
     /// (f_BO, the released f̃_L) on `gain` over `grid`.
@@ -187,6 +192,7 @@ mod tests {
                     validation_size: 1000,
                     lambda_min,
                     lambda_max: 1.0,
+                    solver_error: 0.0,
                 },
             }
         }

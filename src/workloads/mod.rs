@@ -4,6 +4,7 @@
 //! only: tuners never receive it.
 
 pub mod grid_gain;
+pub mod regularised_erm;
 pub mod synthetic_gp;
 
 use crate::accounting::RdpCurve;
@@ -128,6 +129,10 @@ pub struct LipschitzAssumption {
     pub validation_size: usize,
     pub lambda_min: f64,
     pub lambda_max: f64,
+    /// A bound on |f_V(ŵ_λ) − f_V(w_λ)| for every λ and V, where ŵ_λ is what the workload's
+    /// solver returns and w_λ the exact minimiser (0 for exact training). Theorem 7 assumes
+    /// exact training; the tuner adds twice this to Δ_f.
+    pub solver_error: f64,
 }
 
 /// Capability: exact evaluations of the validation gain f_V(w_λ) under Assumption 2

@@ -1,0 +1,521 @@
+//! Spec 002 F5 (`kind = "lipschitz-gain-suite"`, a **[framework]** design: the paper has no
+//! experiment): Algorithm 3 on real data (§4.3). Each repetition splits a binary data set into a
+//! public training part, a private validation part and a held-out pool, trains the regularised
+//! linear model exactly at every grid λ, runs the BO of the `lipschitz-gain` tuner, and records
+//!
+//! * the release error |f̃_L − f_BO| at every ε, against the Theorem 8 band (a/ε)·Δ_f;
+//! * the empirical sensitivity |f_BO − f′_BO| against Δ_f, where V′ replaces the validation
+//!   record whose substitution changes f_BO most, searched over every label flip and every
+//!   pool record (§4.3 "Neighbour").
+
+use super::experiment::{fnv1a, Experiment, Fields};
+use super::plot::{self, Series};
+use super::progress::Progress;
+use super::report::{figure, quantile, select, up, write_grid, Key};
+use super::table::{finite, Grid, Table, Values};
+use crate::data::{self, Standardiser};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::rng::{laplace, stream};
+use crate::tuners::lipschitz_gain::LipschitzGain;
+use crate::workloads::regularised_erm::{
+    signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
+};
+use crate::workloads::{Hyper, RegularisedGain};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// A log-spaced λ grid `log:λ_min:λ_max:N`; λ_min and λ_max are the declared range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LambdaGrid {
+    pub min: f64,
+    pub max: f64,
+    pub points: usize,
+}
+
+impl LambdaGrid {
+    fn parse(s: &str) -> Option<Self> {
+        let mut it = s.strip_prefix("log:")?.split(':');
+        let min: f64 = it.next()?.parse().ok()?;
+        let max: f64 = it.next()?.parse().ok()?;
+        let points: usize = it.next()?.parse().ok()?;
+        let ok = it.next().is_none()
+            && min.is_finite()
+            && min > 0.0
+            && max.is_finite()
+            && max > min
+            && (2..=200).contains(&points);
+        ok.then_some(LambdaGrid { min, max, points })
+    }
+
+    pub fn name(&self) -> String {
+        format!(
+            "log:{}:{}:{}",
+            fmt_num(self.min),
+            fmt_num(self.max),
+            self.points
+        )
+    }
+
+    /// The grid; the ends are exactly λ_min and λ_max.
+    pub fn lambdas(&self) -> Vec<f64> {
+        let n = self.points - 1;
+        (0..=n)
+            .map(|i| match i {
+                0 => self.min,
+                i if i == n => self.max,
+                i => self.min * (self.max / self.min).powf(i as f64 / n as f64),
+            })
+            .collect()
+    }
+}
+
+/// A `lipschitz-gain-suite` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LipschitzSuite {
+    pub seed: u64,
+    pub seeds: u64,
+    /// A binary built-in data set.
+    pub data: String,
+    pub losses: Vec<ErmLoss>,
+    /// Fractions of the private validation part and of the held-out pool.
+    pub validation: f64,
+    pub pool: f64,
+    pub grids: Vec<LambdaGrid>,
+    pub tuner: LipschitzGain,
+    pub epsilons: Vec<f64>,
+    /// Laplace releases drawn per (split, loss, grid, ε): the error quantiles' sample.
+    pub releases: u64,
+}
+
+/// Parses a `lipschitz-gain-suite` file.
+pub(super) fn suite(f: &Fields) -> Result<LipschitzSuite> {
+    let grids = f
+        .strings("grids")?
+        .into_iter()
+        .map(|g| {
+            LambdaGrid::parse(g).ok_or_else(|| {
+                f.bad(
+                    "grids",
+                    &format!("`{g}` is not `log:λ_min:λ_max:N` (0 < λ_min < λ_max, 2 ≤ N ≤ 200)"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let losses = f
+        .strings("losses")?
+        .into_iter()
+        .map(|l| ErmLoss::parse(l).map_err(|e| f.wrap(e)))
+        .collect::<Result<Vec<_>>>()?;
+    let data = f.string("data")?.unwrap_or("breast-cancer").to_string();
+    let s = LipschitzSuite {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seeds: f
+            .integer("seeds", 1)?
+            .ok_or_else(|| f.missing("seeds", "the number of random splits"))?,
+        data,
+        losses,
+        validation: f.number("validation", Range::OpenUnit)?.unwrap_or(0.3),
+        pool: f.number("pool", Range::OpenUnit)?.unwrap_or(0.2),
+        grids,
+        tuner: LipschitzGain {
+            evaluations: f
+                .integer("evaluations", 1)?
+                .ok_or_else(|| f.missing("evaluations", "T >= 1"))?,
+            epsilon: 1.0,
+            lengthscale: f.number("lengthscale", Range::Positive)?.unwrap_or(0.2),
+            beta: f.number("beta", Range::NonNegative)?.unwrap_or(4.0),
+        },
+        epsilons: f.required_numbers("epsilons", Range::Positive)?,
+        releases: f.integer("releases", 1)?.unwrap_or(100),
+    };
+    if s.validation + s.pool >= 0.9 {
+        return Err(f.bad(
+            "pool",
+            "validation + pool must leave at least 10% for training",
+        ));
+    }
+    f.finish_some(&[
+        "seed",
+        "seeds",
+        "data",
+        "losses",
+        "validation",
+        "pool",
+        "grids",
+        "evaluations",
+        "lengthscale",
+        "beta",
+        "epsilons",
+        "releases",
+    ])?;
+    Ok(s)
+}
+
+/// One (split, loss, grid): the workload, f_BO, and the worst neighbour.
+struct Case {
+    seed: u64,
+    loss: ErmLoss,
+    grid: LambdaGrid,
+    m: usize,
+    f_bo: f64,
+    delta_f: f64,
+    sens_bo: f64,
+    sens_pointwise: f64,
+    neighbour: String,
+}
+
+/// f_BO of the tuner's BO on `gain` (deterministic: UCB ties go to the lowest index).
+fn f_bo(tuner: &LipschitzGain, gain: &dyn RegularisedGain, grid: &[Hyper]) -> Result<f64> {
+    // The released value is not used here; any stream serves.
+    Ok(tuner.run(gain, grid, &mut stream(0, &[]))?.0)
+}
+
+fn case(s: &LipschitzSuite, seed: u64, loss: ErmLoss, grid: &LambdaGrid) -> Result<Case> {
+    let data = data::builtin(&s.data)?;
+    if data.n_classes() != 2 {
+        return Err(Error::invalid(
+            "data",
+            &s.data,
+            "a binary classification set (e.g. breast-cancer)",
+        ));
+    }
+    let split = data.split(s.validation, s.pool, seed)?;
+    let standard = Standardiser::fit(&split.train.x);
+    let features = |d: &data::Dataset| unit_ball_features(&d.x, &standard);
+    let labels = |d: &data::Dataset| signed_labels(d.labels().unwrap_or_default());
+    let (train_x, train_y) = (features(&split.train), labels(&split.train)?);
+    let (pool_x, pool_y) = (features(&split.test), labels(&split.test)?);
+    let w = RegularisedErm::new(
+        &format!("{} ({})", s.data, loss.name()),
+        train_x.view(),
+        &train_y,
+        features(&split.validation),
+        labels(&split.validation)?,
+        &grid.lambdas(),
+        (grid.min, grid.max),
+        loss,
+    )?;
+    let points: Vec<Hyper> = grid.lambdas().into_iter().map(|l| vec![l]).collect();
+    let base = f_bo(&s.tuner, &w, &points)?;
+    let (val_x, val_y) = w.validation();
+    let (val_x, val_y) = (val_x.to_owned(), val_y.to_vec());
+    // Every substitution of one record: a label flip, or any pool record.
+    let mut worst = (0.0f64, 0.0f64, String::from("none"));
+    for (i, &yi) in val_y.iter().enumerate() {
+        let flip = std::iter::once((val_x.row(i), -yi, format!("flip {i}")));
+        let pool = (0..pool_y.len()).map(|j| (pool_x.row(j), pool_y[j], format!("{i} ← pool {j}")));
+        for (x, y, label) in flip.chain(pool) {
+            let v = w.replaced(i, x, y)?;
+            let pointwise = w
+                .gains()
+                .iter()
+                .zip(v.gains())
+                .map(|(a, b)| (a - b).abs())
+                .fold(0.0, f64::max);
+            let diff = (f_bo(&s.tuner, &v, &points)? - base).abs();
+            worst.1 = worst.1.max(pointwise);
+            if diff > worst.0 {
+                worst = (diff, worst.1, label);
+            }
+        }
+    }
+    Ok(Case {
+        seed,
+        loss,
+        grid: grid.clone(),
+        m: val_y.len(),
+        f_bo: base,
+        delta_f: s.tuner.sensitivity(&w)?,
+        sens_bo: worst.0,
+        sens_pointwise: worst.1,
+        neighbour: worst.2,
+    })
+}
+
+/// The suite's table: one row per (split, loss, grid, ε, release).
+pub fn run(experiment: &str, s: &LipschitzSuite, progress: bool) -> Result<Table> {
+    let jobs: Vec<(u64, ErmLoss, &LambdaGrid)> = (0..s.seeds)
+        .flat_map(|seed| {
+            s.losses
+                .iter()
+                .flat_map(move |&l| s.grids.iter().map(move |g| (seed, l, g)))
+        })
+        .collect();
+    let bar = Progress::new(experiment, jobs.len() as u64, progress);
+    let cases = jobs
+        .par_iter()
+        .map(|&(seed, loss, grid)| {
+            let c = case(s, s.seed.wrapping_add(seed), loss, grid);
+            bar.tick();
+            c
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut t = Columns::default();
+    for c in &cases {
+        let key = format!("{} | {} | {}", c.loss.name(), c.grid.name(), c.seed);
+        for &eps in &s.epsilons {
+            let scale = c.delta_f / eps;
+            let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
+            for r in 0..s.releases {
+                let released = c.f_bo + laplace(&mut rng, scale);
+                t.push(c, r, eps, released, scale);
+            }
+        }
+    }
+    Ok(t.table(experiment))
+}
+
+#[derive(Default)]
+struct Columns {
+    seed: Vec<u64>,
+    release: Vec<u64>,
+    loss: Vec<String>,
+    grid: Vec<String>,
+    m: Vec<u64>,
+    f: [Vec<Option<f64>>; 11],
+    neighbour: Vec<String>,
+}
+
+const F64_COLUMNS: [&str; 11] = [
+    "epsilon",
+    "lambda_min",
+    "lambda_max",
+    "f_bo",
+    "f_released",
+    "abs_error",
+    "delta_f",
+    "laplace_scale",
+    "sens_f_bo",
+    "sens_pointwise",
+    "fixed_lambda_term",
+];
+
+impl Columns {
+    fn push(&mut self, c: &Case, release: u64, eps: f64, released: f64, scale: f64) {
+        self.seed.push(c.seed);
+        self.release.push(release);
+        self.loss.push(c.loss.name().into());
+        self.grid.push(c.grid.name());
+        self.m.push(c.m as u64);
+        self.neighbour.push(c.neighbour.clone());
+        // min{g*/m, L/(m λ_min)} with g* = L = 1: the fixed-λ part of Δ_f.
+        let fixed = (1.0 / c.m as f64).min(1.0 / (c.m as f64 * c.grid.min));
+        let values = [
+            eps,
+            c.grid.min,
+            c.grid.max,
+            c.f_bo,
+            released,
+            (released - c.f_bo).abs(),
+            c.delta_f,
+            scale,
+            c.sens_bo,
+            c.sens_pointwise,
+            fixed,
+        ];
+        for (col, v) in self.f.iter_mut().zip(values) {
+            col.push(finite(v));
+        }
+    }
+
+    fn table(self, experiment: &str) -> Table {
+        let n = self.seed.len();
+        let mut t = Table::default()
+            .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+            .with("seed", Values::U64(self.seed))
+            .with("release", Values::U64(self.release))
+            .with("loss", Values::Str(self.loss))
+            .with("grid", Values::Str(self.grid))
+            .with("m", Values::U64(self.m));
+        for (name, col) in F64_COLUMNS.iter().zip(self.f) {
+            t = t.with(name, Values::F64(col));
+        }
+        t.with("neighbour", Values::Str(self.neighbour))
+    }
+}
+
+/// F5 plots and tables from the suite's table.
+pub(super) fn report(
+    exp: &Experiment,
+    s: &LipschitzSuite,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let col = |name: &str| t.f64(name);
+    let (err, scale, dfs) = (col("abs_error")?, col("laplace_scale")?, col("delta_f")?);
+    let (sens, pointwise, fixed) = (
+        col("sens_f_bo")?,
+        col("sens_pointwise")?,
+        col("fixed_lambda_term")?,
+    );
+    let m = t.u64("m")?;
+    let values = |rows: &[usize], c: &[Option<f64>]| -> Vec<f64> {
+        rows.iter().filter_map(|&i| c[i]).collect()
+    };
+    let max = |xs: &[f64]| xs.iter().copied().fold(0.0, f64::max);
+    // Left: |f̃_L − f_BO| against ε, median and 95% per grid, with the Theorem 8 band.
+    let loss0 = s.losses[0].name();
+    let mut series = Vec::new();
+    let mut rows = Vec::new();
+    for g in &s.grids {
+        let (mut med, mut q95, mut band2, mut band20) = (vec![], vec![], vec![], vec![]);
+        for &eps in &s.epsilons {
+            let r = select(
+                t,
+                &[
+                    ("loss", Key::Str(loss0.into())),
+                    ("grid", Key::Str(g.name())),
+                    ("epsilon", Key::Num(eps)),
+                ],
+            )?;
+            let mut e = values(&r, err);
+            if e.is_empty() {
+                continue;
+            }
+            let b = max(&values(&r, scale));
+            let (q50, q95v) = (quantile(&mut e, 0.5), quantile(&mut e, 0.95));
+            med.push((eps, q50));
+            q95.push((eps, q95v));
+            band2.push((eps, std::f64::consts::LN_2 * b));
+            band20.push((eps, 20f64.ln() * b));
+            rows.push(vec![
+                g.name(),
+                fmt_num(eps),
+                e.len().to_string(),
+                format!("{q50:.4}"),
+                up(Some(std::f64::consts::LN_2 * b), 4),
+                format!("{q95v:.4}"),
+                up(Some(20f64.ln() * b), 4),
+            ]);
+        }
+        for (label, points) in [
+            (format!("median |f̃ − f_BO|, {}", g.name()), med),
+            (format!("95% |f̃ − f_BO|, {}", g.name()), q95),
+            (format!("Theorem 8, a = ln 2, {}", g.name()), band2),
+            (format!("Theorem 8, a = ln 20, {}", g.name()), band20),
+        ] {
+            series.push(Series {
+                label,
+                points,
+                errors: None,
+            });
+        }
+    }
+    let fig = figure(
+        format!("F5: Algorithm 3 release error against ε ({loss0} loss)"),
+        "ε",
+        "|f̃_L − f_BO|",
+        series,
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f5-release-error"))?);
+    write_grid(
+        &Grid {
+            caption: format!(
+                "{}: |f̃_L − f_BO| over the splits ({loss0} loss); with probability ≥ 1 − e^(−a) it is at most (a/ε)·Δ_f (Theorem 8; bounds rounded up)",
+                exp.title
+            ),
+            header: ["grid", "ε", "releases", "median", "bound a = ln 2", "95%", "bound a = ln 20"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
+        &dir.join("f5-release-error"),
+        &mut files,
+    )?;
+    // Right: the worst neighbour's |f_BO − f′_BO| against Δ_f, per (loss, grid).
+    let eps0 = s.epsilons[0];
+    let mut rows = Vec::new();
+    let mut points = Vec::new();
+    for loss in &s.losses {
+        for g in &s.grids {
+            let r = select(
+                t,
+                &[
+                    ("loss", Key::Str(loss.name().into())),
+                    ("grid", Key::Str(g.name())),
+                    ("epsilon", Key::Num(eps0)),
+                    ("release", Key::Int(0)),
+                ],
+            )?;
+            if r.is_empty() {
+                continue;
+            }
+            let (se, pw, d) = (
+                max(&values(&r, sens)),
+                max(&values(&r, pointwise)),
+                max(&values(&r, dfs)),
+            );
+            let fx = max(&values(&r, fixed));
+            points.extend(r.iter().filter_map(|&i| Some((dfs[i]?, sens[i]?))));
+            let m_min = r.iter().map(|&i| m[i]).min().unwrap_or(0);
+            rows.push(vec![
+                loss.name().to_string(),
+                g.name(),
+                r.len().to_string(),
+                m_min.to_string(),
+                up(Some(d), 4),
+                up(Some((g.max - g.min) / (g.max * g.min)), 4),
+                up(Some(fx), 5),
+                format!("{se:.5}"),
+                format!("{:.2e}", se / d),
+                format!("{pw:.5}"),
+                format!("{:.3}", pw / fx),
+            ]);
+        }
+    }
+    let fig = figure(
+        "F5: worst-neighbour |f_BO − f′_BO| against Δ_f (violation: above the diagonal)".into(),
+        "Δ_f",
+        "max |f_BO − f′_BO| over substitutions",
+        vec![
+            Series {
+                label: "splits × losses × grids".into(),
+                points: points.clone(),
+                errors: None,
+            },
+            Series {
+                label: "y = Δ_f".into(),
+                points: {
+                    let mut d: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
+                    d.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    d
+                },
+                errors: None,
+            },
+        ],
+        None,
+        true,
+    );
+    files.extend(plot::draw(&fig, &dir.join("f5-sensitivity"))?);
+    write_grid(
+        &Grid {
+            caption: format!(
+                "{}: the worst substitution of one validation record (label flips and pool records) against Theorem 7; Δ_f = fixed-λ term + λ-range term (+ 2× solver error), rounded up",
+                exp.title
+            ),
+            header: [
+                "loss",
+                "grid",
+                "splits",
+                "m",
+                "Δ_f",
+                "λ-range term L(λmax−λmin)/(λmax·λmin)",
+                "fixed-λ term min(g*, L/λmin)/m",
+                "max |f_BO − f′_BO|",
+                "/ Δ_f",
+                "max_λ |f_V − f_V′|",
+                "/ fixed-λ term",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        },
+        &dir.join("f5-sensitivity"),
+        &mut files,
+    )?;
+    Ok(files)
+}
