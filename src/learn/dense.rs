@@ -1,0 +1,130 @@
+//! The arithmetic the models share: a fully connected layer inside a flat parameter vector,
+//! softmax cross-entropy, and vector kernels written so the compiler can vectorise them.
+
+/// `y += a·x`. Element-wise, so it vectorises without reassociating any sum.
+#[inline]
+pub(crate) fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    debug_assert_eq!(x.len(), y.len());
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// Σ aᵢbᵢ with four running sums (a fixed order, so results never depend on threads): a
+/// single running sum is one long chain of dependent additions.
+#[inline]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    let mut acc = [0.0; 4];
+    for (x, y) in ca.zip(cb) {
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (acc[0] + acc[2]) + (acc[1] + acc[3]) + tail
+}
+
+/// ‖a‖².
+#[inline]
+pub(crate) fn norm_sq(a: &[f64]) -> f64 {
+    dot(a, a)
+}
+
+/// A fully connected layer `out = Wᵀx + b` stored at `offset` in a flat parameter vector:
+/// the weights input-major (row j holds the weights from input j to every output), then the
+/// biases. Input-major rows make the forward pass and the weight gradient axpy's over
+/// contiguous rows, the two O(inputs·outputs) loops of a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dense {
+    pub inputs: usize,
+    pub outputs: usize,
+    pub offset: usize,
+}
+
+impl Dense {
+    /// The number of parameters: weights and biases.
+    pub fn len(&self) -> usize {
+        (self.inputs + 1) * self.outputs
+    }
+
+    fn weights_and_bias<'a>(&self, params: &'a [f64]) -> (&'a [f64], &'a [f64]) {
+        params[self.offset..self.offset + self.len()].split_at(self.inputs * self.outputs)
+    }
+
+    /// `out = Wᵀx + b`.
+    #[inline]
+    pub fn forward(&self, params: &[f64], x: &[f64], out: &mut [f64]) {
+        let (w, b) = self.weights_and_bias(params);
+        out.copy_from_slice(b);
+        for (&xj, row) in x.iter().zip(w.chunks_exact(self.outputs)) {
+            axpy(xj, row, out);
+        }
+    }
+
+    /// The gradient with respect to the input, `W·δ`, for the output gradient δ.
+    #[inline]
+    pub fn backward_input(&self, params: &[f64], delta: &[f64], out: &mut [f64]) {
+        let (w, _) = self.weights_and_bias(params);
+        for (o, row) in out.iter_mut().zip(w.chunks_exact(self.outputs)) {
+            *o = dot(row, delta);
+        }
+    }
+
+    /// Adds `scale·∇` to `acc`, where ∇ is the parameter gradient for input x and output
+    /// gradient δ: the outer product x⊗δ for the weights, δ for the biases.
+    #[inline]
+    pub fn add_gradient(&self, x: &[f64], delta: &[f64], scale: f64, acc: &mut [f64]) {
+        let (gw, gb) =
+            acc[self.offset..self.offset + self.len()].split_at_mut(self.inputs * self.outputs);
+        for (&xj, row) in x.iter().zip(gw.chunks_exact_mut(self.outputs)) {
+            axpy(scale * xj, delta, row);
+        }
+        axpy(scale, delta, gb);
+    }
+
+    /// ‖∇‖² of that gradient without forming it: ‖x⊗δ‖² + ‖δ‖² = (‖x‖² + 1)‖δ‖².
+    #[inline]
+    pub fn gradient_norm_sq(x_norm_sq: f64, delta: &[f64]) -> f64 {
+        (x_norm_sq + 1.0) * norm_sq(delta)
+    }
+}
+
+/// Softmax cross-entropy of `logits` at class `label`, by a stable log-sum-exp. Overwrites
+/// `logits` with ∂loss/∂logits = softmax − e_label and returns the loss.
+#[inline]
+pub(crate) fn softmax_cross_entropy(logits: &mut [f64], label: usize) -> f64 {
+    // Shifting by the largest logit keeps every exponential ≤ 1 and their sum in [1, K].
+    let max = logits.iter().fold(f64::NEG_INFINITY, |m, &z| m.max(z));
+    let label_shifted = logits[label] - max;
+    let mut total = 0.0;
+    for z in logits.iter_mut() {
+        *z = (*z - max).exp();
+        total += *z;
+    }
+    let loss = total.ln() - label_shifted;
+    let inv = 1.0 / total;
+    for p in logits.iter_mut() {
+        *p *= inv;
+    }
+    logits[label] -= 1.0;
+    loss
+}
+
+/// The index of the largest value (the first on ties).
+#[inline]
+pub(crate) fn argmax(v: &[f64]) -> usize {
+    let mut best = 0;
+    for (k, &z) in v.iter().enumerate() {
+        if z > v[best] {
+            best = k;
+        }
+    }
+    best
+}
