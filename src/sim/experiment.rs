@@ -50,6 +50,8 @@ pub enum Kind {
     GpUcbSuite(super::gp_ucb::Suite),
     /// Spec 002 F5: Algorithm 3 on real data.
     LipschitzGainSuite(super::lipschitz::LipschitzSuite),
+    /// Spec 000 Figure 1: the linear SVM's α sweep with and without outliers.
+    SvmAlphaSweep(super::svm_alpha::AlphaSweep),
 }
 
 impl Kind {
@@ -61,6 +63,7 @@ impl Kind {
             Kind::GpUcbBounds(_) => "gp-ucb-bounds",
             Kind::GpUcbSuite(_) => "gp-ucb-suite",
             Kind::LipschitzGainSuite(_) => "lipschitz-gain-suite",
+            Kind::SvmAlphaSweep(_) => "svm-alpha-sweep",
         }
     }
 }
@@ -203,6 +206,7 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
         Some("gp-ucb-bounds") => Kind::GpUcbBounds(super::gp_ucb::bounds(&f)?),
         Some("gp-ucb-suite") => Kind::GpUcbSuite(super::gp_ucb::suite(&f)?),
         Some("lipschitz-gain-suite") => Kind::LipschitzGainSuite(super::lipschitz::suite(&f)?),
+        Some("svm-alpha-sweep") => Kind::SvmAlphaSweep(super::svm_alpha::sweep(&f)?),
         Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
         None => return Err(f.missing("kind", KINDS)),
     };

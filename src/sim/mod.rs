@@ -18,6 +18,7 @@ pub mod lipschitz;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod svm_alpha;
 pub mod table;
 pub mod tuning;
 
@@ -112,6 +113,9 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
                 lipschitz::run(&exp.name, su, opts.progress)
             })
         }
+        Kind::SvmAlphaSweep(sw) => single_table(&dir.join("sweep.parquet"), opts, &pool, || {
+            svm_alpha::run(&exp.name, sw)
+        }),
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
             let parts = dir.join("parts");

@@ -32,6 +32,10 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             let t = Table::read_parquet(&dir.join("suite.parquet"))?;
             super::lipschitz::report(exp, su, &t, dir)
         }
+        Kind::SvmAlphaSweep(sw) => {
+            let t = Table::read_parquet(&dir.join("sweep.parquet"))?;
+            super::svm_alpha::report(exp, sw, &t, dir)
+        }
     }
 }
 
