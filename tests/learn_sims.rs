@@ -47,15 +47,15 @@ fn figure_1_best_alpha_moves_with_the_outliers() {
     let sums = dptune::sim::svm_alpha::summary(s, &t).unwrap();
     let (d, d_prime) = (&sums[0], &sums[1]);
     assert_ne!(
-        d.1, d_prime.1,
+        d.best_alpha, d_prime.best_alpha,
         "the best α is the same with and without outliers"
     );
-    let at =
-        |rows: &[(f64, f64, f64, f64)], alpha: f64| *rows.iter().find(|r| r.0 == alpha).unwrap();
-    let (best, first) = (at(&d_prime.0, d_prime.1), at(&d_prime.0, d.1));
-    let n = s.seeds as f64;
-    let se = ((best.3.powi(2) + first.3.powi(2)) / n).sqrt();
-    assert!(best.1 - first.1 > 2.0 * se, "{best:?} vs {first:?}");
+    let at = |c: &dptune::sim::svm_alpha::Curve, alpha: f64| {
+        *c.points.iter().find(|p| p.alpha == alpha).unwrap()
+    };
+    let (best, first) = (at(d_prime, d_prime.best_alpha), at(d_prime, d.best_alpha));
+    let se = ((best.sd.powi(2) + first.sd.powi(2)) / s.seeds as f64).sqrt();
+    assert!(best.mean - first.mean > 2.0 * se, "{best:?} vs {first:?}");
     for f in ["accuracy-vs-alpha.png", "accuracy-vs-alpha.md"] {
         assert!(out.join("ps-fig1-svm-alpha").join(f).exists(), "{f}");
     }

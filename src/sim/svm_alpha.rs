@@ -123,6 +123,25 @@ pub fn datasets(s: &AlphaSweep, seed: u64) -> [(Array2<f64>, Vec<usize>); 2] {
     [(x, labels), (with, with_labels)]
 }
 
+/// One training run's result: (seed, data set index, α, training accuracy; None if diverged).
+type Run = (u64, usize, f64, Option<f64>);
+
+/// The mean training accuracy at one α, its 95% half-width and the sd over seeds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AlphaPoint {
+    pub alpha: f64,
+    pub mean: f64,
+    pub half_width: f64,
+    pub sd: f64,
+}
+
+/// One data set's curve and its argmax α (the smallest α among ties).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curve {
+    pub points: Vec<AlphaPoint>,
+    pub best_alpha: f64,
+}
+
 /// The data sets' names in the table.
 pub const DATASETS: [&str; 2] = ["D", "D′ (with outliers)"];
 
@@ -141,27 +160,24 @@ pub fn run(experiment: &str, s: &AlphaSweep) -> Result<Table> {
         .collect();
     let rows = jobs
         .par_iter()
-        .map(
-            |&(seed, a)| -> Result<Vec<(u64, usize, f64, Option<f64>)>> {
-                let alpha = s.alphas[a];
-                let model = LinearSvm::new(2, alpha, s.penalty)?;
-                datasets(s, seed)
-                    .iter()
-                    .enumerate()
-                    .map(|(d, (x, labels))| {
-                        let mut rng =
-                            stream(s.seed, &[SGD_STREAM, seed, alpha.to_bits(), d as u64]);
-                        // A diverged run (step too large for this α) scores nothing: recorded as
-                        // missing, never as NaN.
-                        let acc = config
-                            .train(&model, x.view(), labels, &mut rng)
-                            .and_then(|t| accuracy(&model, &t.params, x.view(), labels))
-                            .ok();
-                        Ok((seed, d, alpha, acc))
-                    })
-                    .collect()
-            },
-        )
+        .map(|&(seed, a)| -> Result<Vec<Run>> {
+            let alpha = s.alphas[a];
+            let model = LinearSvm::new(2, alpha, s.penalty)?;
+            datasets(s, seed)
+                .iter()
+                .enumerate()
+                .map(|(d, (x, labels))| {
+                    let mut rng = stream(s.seed, &[SGD_STREAM, seed, alpha.to_bits(), d as u64]);
+                    // A diverged run (step too large for this α) scores nothing: recorded as
+                    // missing, never as NaN.
+                    let acc = config
+                        .train(&model, x.view(), labels, &mut rng)
+                        .and_then(|t| accuracy(&model, &t.params, x.view(), labels))
+                        .ok();
+                    Ok((seed, d, alpha, acc))
+                })
+                .collect()
+        })
         .collect::<Result<Vec<_>>>()?;
     let rows: Vec<_> = rows.into_iter().flatten().collect();
     let n = rows.len();
@@ -182,9 +198,8 @@ pub fn run(experiment: &str, s: &AlphaSweep) -> Result<Table> {
         ))
 }
 
-/// Per data set: (α, mean accuracy, 95% half-width, sd) for each α, and the argmax α of the
-/// mean (the smallest α among ties).
-pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<(Vec<(f64, f64, f64, f64)>, f64)>> {
+/// The curve of each data set, in [`DATASETS`] order.
+pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<Curve>> {
     let acc = t.f64("train_accuracy")?;
     DATASETS
         .iter()
@@ -206,19 +221,21 @@ pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<(Vec<(f64, f64, f64, f64
                 } else {
                     0.0
                 };
-                per_alpha.push((alpha, mean, half, sd));
+                per_alpha.push(AlphaPoint {
+                    alpha,
+                    mean,
+                    half_width: half,
+                    sd,
+                });
             }
+            // The first strict maximum: the smallest α among ties.
             let best = per_alpha
                 .iter()
-                .fold((f64::NAN, f64::NEG_INFINITY), |b, p| {
-                    if p.1 > b.1 {
-                        (p.0, p.1)
-                    } else {
-                        b
-                    }
-                })
-                .0;
-            Ok((per_alpha, best))
+                .fold(per_alpha[0], |b, p| if p.mean > b.mean { *p } else { b });
+            Ok(Curve {
+                best_alpha: best.alpha,
+                points: per_alpha,
+            })
         })
         .collect()
 }
@@ -235,10 +252,15 @@ pub(super) fn report(
     let series = DATASETS
         .iter()
         .zip(&sums)
-        .map(|(name, (per_alpha, best))| Series {
-            label: format!("{name}: best α = {}", fmt_num(*best)),
-            points: per_alpha.iter().map(|p| (p.0, p.1)).collect(),
-            errors: Some(per_alpha.iter().map(|p| (p.1 - p.2, p.1 + p.2)).collect()),
+        .map(|(name, c)| Series {
+            label: format!("{name}: best α = {}", fmt_num(c.best_alpha)),
+            points: c.points.iter().map(|p| (p.alpha, p.mean)).collect(),
+            errors: Some(
+                c.points
+                    .iter()
+                    .map(|p| (p.mean - p.half_width, p.mean + p.half_width))
+                    .collect(),
+            ),
         })
         .collect();
     let fig = Figure {
@@ -262,10 +284,10 @@ pub(super) fn report(
     let mut rows: Vec<Vec<String>> = (0..s.alphas.len())
         .map(|k| {
             let mut row = vec![fmt_num(s.alphas[k])];
-            for (per_alpha, _) in &sums {
-                let p = per_alpha[k];
-                row.push(format!("{:.4}", p.1));
-                row.push(format!("{:.4}", p.3));
+            for c in &sums {
+                let p = c.points[k];
+                row.push(format!("{:.4}", p.mean));
+                row.push(format!("{:.4}", p.sd));
             }
             row
         })
@@ -274,7 +296,7 @@ pub(super) fn report(
         std::iter::once("argmax α".to_string())
             .chain(
                 sums.iter()
-                    .flat_map(|(_, best)| [fmt_num(*best), String::new()]),
+                    .flat_map(|c| [fmt_num(c.best_alpha), String::new()]),
             )
             .collect(),
     );
