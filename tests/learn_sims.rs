@@ -83,3 +83,26 @@ fn f5_suite_is_deterministic_and_within_theorem_7() {
     }
     let _ = (std::fs::remove_dir_all(&a), std::fs::remove_dir_all(&b));
 }
+
+/// The Figure 7-style search (smoke profile): identical pool and searches with 1 and 2
+/// threads; every feasible search's ε is within its target.
+#[test]
+fn lr_search_is_deterministic_and_within_budget() {
+    let file = Path::new("sims/ps-fig7-lr-search.toml");
+    let (a, b) = (temp_dir("f7-a"), temp_dir("f7-b"));
+    let t1 = run_file(file, Profile::Smoke, &a, 1);
+    let t2 = run_file(file, Profile::Smoke, &b, 2);
+    assert_eq!(t1, t2);
+    let pool = |d: &Path| Table::read_parquet(&d.join("ps-fig7-lr-search/pool.parquet")).unwrap();
+    assert_eq!(pool(&a), pool(&b));
+    let (eps, target) = (
+        t1.f64("epsilon").unwrap(),
+        t1.f64("target_epsilon").unwrap(),
+    );
+    for i in 0..t1.height() {
+        if let (Some(e), Some(t)) = (eps[i], target[i]) {
+            assert!(e <= t, "row {i}: ε = {e} > target {t}");
+        }
+    }
+    let _ = (std::fs::remove_dir_all(&a), std::fs::remove_dir_all(&b));
+}

@@ -52,6 +52,8 @@ pub enum Kind {
     LipschitzGainSuite(super::lipschitz::LipschitzSuite),
     /// Spec 000 Figure 1: the linear SVM's α sweep with and without outliers.
     SvmAlphaSweep(super::svm_alpha::AlphaSweep),
+    /// Spec 000 Figure 7 style: a DP-SGD learning-rate search over a pool of runs.
+    LrSearch(super::lr_search::LrSearch),
 }
 
 impl Kind {
@@ -64,12 +66,13 @@ impl Kind {
             Kind::GpUcbSuite(_) => "gp-ucb-suite",
             Kind::LipschitzGainSuite(_) => "lipschitz-gain-suite",
             Kind::SvmAlphaSweep(_) => "svm-alpha-sweep",
+            Kind::LrSearch(_) => "lr-search",
         }
     }
 }
 
 const KINDS: &str =
-    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite` or `svm-alpha-sweep`";
+    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite`, `svm-alpha-sweep` or `lr-search`";
 
 /// Tuners × workload variants × budgets × repetitions.
 pub struct Tuning {
@@ -207,6 +210,7 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
         Some("gp-ucb-suite") => Kind::GpUcbSuite(super::gp_ucb::suite(&f)?),
         Some("lipschitz-gain-suite") => Kind::LipschitzGainSuite(super::lipschitz::suite(&f)?),
         Some("svm-alpha-sweep") => Kind::SvmAlphaSweep(super::svm_alpha::sweep(&f)?),
+        Some("lr-search") => Kind::LrSearch(super::lr_search::lr_search(&f)?),
         Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
         None => return Err(f.missing("kind", KINDS)),
     };

@@ -15,6 +15,7 @@ pub mod curves;
 pub mod experiment;
 pub mod gp_ucb;
 pub mod lipschitz;
+pub mod lr_search;
 pub mod plot;
 pub mod progress;
 pub mod report;
@@ -115,6 +116,9 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
         }
         Kind::SvmAlphaSweep(sw) => single_table(&dir.join("sweep.parquet"), opts, &pool, || {
             svm_alpha::run(&exp.name, sw)
+        }),
+        Kind::LrSearch(l) => single_table(&dir.join("searches.parquet"), opts, &pool, || {
+            lr_search::run(&exp.name, l, &dir, opts.progress)
         }),
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);

@@ -36,6 +36,7 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             let t = Table::read_parquet(&dir.join("sweep.parquet"))?;
             super::svm_alpha::report(exp, sw, &t, dir)
         }
+        Kind::LrSearch(l) => super::lr_search::report(exp, l, dir),
     }
 }
 

@@ -95,6 +95,15 @@ impl Table {
         }
     }
 
+    pub fn bool(&self, name: &str) -> Result<&[bool]> {
+        match self.column(name)? {
+            Values::Bool(v) => Ok(v),
+            _ => Err(Error::Infeasible(format!(
+                "column `{name}` is not a boolean"
+            ))),
+        }
+    }
+
     /// Appends the rows of `other` (same columns in the same order).
     pub fn append(&mut self, other: &Table) -> Result<()> {
         if self.columns.is_empty() {

@@ -3,6 +3,7 @@
 //! error when a workload lacks one. The noise-free [`Oracle`] is for reporting (utility, regret)
 //! only: tuners never receive it.
 
+pub mod dp_sgd;
 pub mod grid_gain;
 pub mod regularised_erm;
 pub mod synthetic_gp;

@@ -1,0 +1,522 @@
+//! Spec 000 Figure 7, on CPU-sized data (`kind = "lr-search"`): a DP-SGD learning-rate search
+//! by repeat-and-select. As in the released code (spec 000 §6 Fig. 7) this is a simulation
+//! over a pool, not re-training: first a pool of private runs (`runs_per_rate` DP-SGD runs at
+//! each of `rates` log-spaced learning rates, each releasing its noisy validation accuracy);
+//! then, for each distribution of the number of runs K and each total budget ε, the largest
+//! mean E[K] whose repeat-and-select guarantee over the run's RDP curve meets (ε, δ), and
+//! `searches` searches that draw K, pick K pool runs at uniformly drawn learning rates, and keep
+//! the one with the best released score. Reported: its test accuracy.
+//!
+//! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
+
+use super::experiment::{Experiment, Fields};
+use super::plot::{self, Figure, Scale, Series};
+use super::progress::Progress;
+use super::report::{mean_ci, select, write_grid, Key};
+use super::table::{finite, Grid, Table, Values};
+use crate::accounting::Orders;
+use crate::data;
+use crate::error::{Error, Range, Result};
+use crate::numeric::{fmt_num, round_up_decimals};
+use crate::rng::stream;
+use crate::selection::bounds::Base;
+use crate::selection::calibrate::largest_mean;
+use crate::selection::count::CountFamily;
+use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
+use crate::workloads::PrivateTraining;
+use rand::Rng;
+use rand_distr::Distribution;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+const POOL_STREAM: u64 = 0x706f_6f6c;
+const SEARCH_STREAM: u64 = 0x7365_6172;
+
+/// A `lr-search` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LrSearch {
+    pub seed: u64,
+    pub data: String,
+    pub model: Architecture,
+    pub validation: f64,
+    pub test: f64,
+    pub settings: DpSgdSettings,
+    /// [lowest, highest] learning rate and the number of log-spaced rates.
+    pub rates: ([f64; 2], usize),
+    pub runs_per_rate: u64,
+    pub distributions: Vec<CountFamily>,
+    pub epsilons: Vec<f64>,
+    pub delta: f64,
+    pub searches: u64,
+    /// The Rényi orders of the repeat-and-select bound (default `dp-accounting`'s grid: the
+    /// DP-SGD curve is costly to evaluate off a grid, and the grid bound is an upper bound).
+    pub orders: Orders,
+}
+
+impl LrSearch {
+    pub fn learning_rates(&self) -> Vec<f64> {
+        let ([lo, hi], n) = self.rates;
+        if n == 1 {
+            return vec![lo];
+        }
+        (0..n)
+            .map(|i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64))
+            .collect()
+    }
+
+    /// The task (split, model, DP-SGD) every pool run uses.
+    pub fn task(&self) -> Result<DpSgdTask> {
+        DpSgdTask::new(
+            &data::builtin(&self.data)?,
+            (self.validation, self.test),
+            self.seed,
+            &self.model,
+            self.settings.clone(),
+        )
+    }
+}
+
+/// Parses a `lr-search` file.
+pub(super) fn lr_search(f: &Fields) -> Result<LrSearch> {
+    let integer = |key: &'static str, what: &str| -> Result<u64> {
+        f.integer(key, 1)?.ok_or_else(|| f.missing(key, what))
+    };
+    let number = |key: &'static str, range: Range, what: &str| -> Result<f64> {
+        f.number(key, range)?.ok_or_else(|| f.missing(key, what))
+    };
+    let rates = f
+        .pair("learning_rates")?
+        .ok_or_else(|| f.missing("learning_rates", "[lowest, highest]"))?;
+    if rates[0] <= 0.0 {
+        return Err(f.bad("learning_rates", "positive learning rates"));
+    }
+    let s = LrSearch {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        data: f.string("data")?.unwrap_or("digits").to_string(),
+        model: Architecture::parse(f.string("model")?.unwrap_or("logistic"))
+            .map_err(|e| f.wrap(e))?,
+        validation: f.number("validation", Range::OpenUnit)?.unwrap_or(0.2),
+        test: f.number("test", Range::OpenUnit)?.unwrap_or(0.2),
+        settings: DpSgdSettings {
+            batch_size: integer("batch_size", "the expected batch size")? as usize,
+            epochs: integer("epochs", "the number of epochs")?,
+            clip: number("clip", Range::Positive, "the clipping norm C")?,
+            noise_multiplier: number("noise_multiplier", Range::Positive, "DP-SGD's σ")?,
+            score_noise: number(
+                "score_noise",
+                Range::Positive,
+                "z: the validation accuracy is released with noise sd z/m",
+            )?,
+        },
+        rates: (
+            rates,
+            integer("rates", "the number of learning rates")? as usize,
+        ),
+        runs_per_rate: integer("runs_per_rate", "pool runs per learning rate")?,
+        distributions: f
+            .strings("distributions")?
+            .into_iter()
+            .map(|d| CountFamily::parse(d).map_err(|e| f.wrap(e)))
+            .collect::<Result<Vec<_>>>()?,
+        epsilons: f.required_numbers("epsilons", Range::Positive)?,
+        delta: number("delta", Range::OpenUnit, "δ of the total guarantee")?,
+        searches: integer("searches", "resampled searches per (distribution, ε)")?,
+        orders: Orders::parse(f.string("orders")?.unwrap_or("dp-accounting"))
+            .map_err(|e| f.wrap(e))?,
+    };
+    f.finish_some(&[
+        "seed",
+        "data",
+        "model",
+        "validation",
+        "test",
+        "batch_size",
+        "epochs",
+        "clip",
+        "noise_multiplier",
+        "score_noise",
+        "learning_rates",
+        "rates",
+        "runs_per_rate",
+        "distributions",
+        "epsilons",
+        "delta",
+        "searches",
+        "orders",
+    ])?;
+    Ok(s)
+}
+
+/// One pool run: (rate index, run, learning rate, validation acc., released, test acc.).
+#[derive(Clone, Copy, Debug)]
+struct PoolRun {
+    rate: usize,
+    run: u64,
+    learning_rate: f64,
+    validation: f64,
+    released: f64,
+    test: f64,
+}
+
+fn pool(s: &LrSearch, task: &DpSgdTask, progress: bool) -> Result<Vec<PoolRun>> {
+    let rates = s.learning_rates();
+    let jobs: Vec<(usize, u64)> = (0..rates.len())
+        .flat_map(|r| (0..s.runs_per_rate).map(move |k| (r, k)))
+        .collect();
+    let bar = Progress::new("lr-search pool", jobs.len() as u64, progress);
+    jobs.par_iter()
+        .map(|&(rate, run)| {
+            let mut rng = stream(s.seed, &[POOL_STREAM, rate as u64, run]);
+            let r = task.run(rates[rate], &mut rng)?;
+            bar.tick();
+            Ok(PoolRun {
+                rate,
+                run,
+                learning_rate: rates[rate],
+                validation: r.validation_accuracy,
+                released: r.released,
+                test: r.test_accuracy,
+            })
+        })
+        .collect()
+}
+
+/// Runs the pool and the searches; writes `pool.parquet` beside the returned search table.
+pub fn run(experiment: &str, s: &LrSearch, dir: &Path, progress: bool) -> Result<Table> {
+    let task = s.task()?;
+    let runs = pool(s, &task, progress)?;
+    pool_table(experiment, &runs).write_parquet(&dir.join("pool.parquet"))?;
+    let base = Base::symmetric(task.run_privacy().clone());
+    // Pool runs by released score, best first: the best of K uniform draws (with replacement)
+    // is the draw of smallest rank, sampled exactly by inversion, so a search costs O(pool)
+    // whatever K is (heavy-tailed K reaches millions).
+    let mut ranked: Vec<&PoolRun> = runs.iter().collect();
+    ranked.sort_by(|a, b| b.released.total_cmp(&a.released));
+    let mut rows = SearchRows::default();
+    for &family in &s.distributions {
+        for &eps in &s.epsilons {
+            let calibrated = largest_mean(&base, family, None, eps, s.delta, &s.orders);
+            let Ok(c) = calibrated else {
+                // Even one run costs more than ε: no search is possible at this budget.
+                rows.infeasible(family, eps);
+                continue;
+            };
+            let law = family.with_mean(c.value, None)?;
+            let key = crate::sim::experiment::fnv1a(format!("{} {eps}", family.name()).as_bytes());
+            for trial in 0..s.searches {
+                let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
+                let k = law.sample(&mut rng);
+                // K = 0 releases the data-independent default: the first learning rate's
+                // first pool run.
+                let chosen = match k {
+                    0 => &runs[0],
+                    k => ranked[best_rank(ranked.len(), k, rng.random())],
+                };
+                rows.push(
+                    family,
+                    eps,
+                    c.value,
+                    c.bound.epsilon,
+                    trial,
+                    k,
+                    chosen,
+                    k == 0,
+                );
+            }
+        }
+    }
+    Ok(rows.table(experiment))
+}
+
+/// The smallest rank among `k` ≥ 1 uniform draws from `n` ranks, by inversion of
+/// P(min ≤ j) = 1 − (1 − (j + 1)/n)^k at `u` ∈ [0, 1).
+fn best_rank(n: usize, k: u64, u: f64) -> usize {
+    let k = k as f64;
+    (0..n)
+        .find(|&j| 1.0 - (1.0 - (j + 1) as f64 / n as f64).powf(k) > u)
+        .unwrap_or(n - 1)
+}
+
+fn pool_table(experiment: &str, runs: &[PoolRun]) -> Table {
+    let n = runs.len();
+    let col = |f: fn(&PoolRun) -> f64| Values::F64(runs.iter().map(|r| finite(f(r))).collect());
+    Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with(
+            "rate_index",
+            Values::U64(runs.iter().map(|r| r.rate as u64).collect()),
+        )
+        .with("run", Values::U64(runs.iter().map(|r| r.run).collect()))
+        .with("learning_rate", col(|r| r.learning_rate))
+        .with("validation_accuracy", col(|r| r.validation))
+        .with("released_score", col(|r| r.released))
+        .with("test_accuracy", col(|r| r.test))
+}
+
+#[derive(Default)]
+struct SearchRows {
+    distribution: Vec<String>,
+    target: Vec<Option<f64>>,
+    mean: Vec<Option<f64>>,
+    epsilon: Vec<Option<f64>>,
+    trial: Vec<u64>,
+    k: Vec<u64>,
+    learning_rate: Vec<Option<f64>>,
+    test: Vec<Option<f64>>,
+    fallback: Vec<bool>,
+}
+
+impl SearchRows {
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        family: CountFamily,
+        target: f64,
+        mean: f64,
+        epsilon: f64,
+        trial: u64,
+        k: u64,
+        chosen: &PoolRun,
+        fallback: bool,
+    ) {
+        self.distribution.push(family.name());
+        self.target.push(finite(target));
+        self.mean.push(finite(mean));
+        self.epsilon.push(finite(epsilon));
+        self.trial.push(trial);
+        self.k.push(k);
+        self.learning_rate.push(finite(chosen.learning_rate));
+        self.test.push(finite(chosen.test));
+        self.fallback.push(fallback);
+    }
+
+    /// A budget below one run's cost: one row with no mean and no accuracy.
+    fn infeasible(&mut self, family: CountFamily, target: f64) {
+        self.distribution.push(family.name());
+        self.target.push(finite(target));
+        self.mean.push(None);
+        self.epsilon.push(None);
+        self.trial.push(0);
+        self.k.push(0);
+        self.learning_rate.push(None);
+        self.test.push(None);
+        self.fallback.push(true);
+    }
+
+    fn table(self, experiment: &str) -> Table {
+        let n = self.trial.len();
+        Table::default()
+            .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+            .with("distribution", Values::Str(self.distribution))
+            .with("target_epsilon", Values::F64(self.target))
+            .with("mean_k", Values::F64(self.mean))
+            .with("epsilon", Values::F64(self.epsilon))
+            .with("trial", Values::U64(self.trial))
+            .with("k", Values::U64(self.k))
+            .with("learning_rate", Values::F64(self.learning_rate))
+            .with("test_accuracy", Values::F64(self.test))
+            .with("fallback", Values::Bool(self.fallback))
+    }
+}
+
+/// A learning rate with its pool runs' validation and test accuracies.
+type RateSamples = (f64, Vec<f64>, Vec<f64>);
+
+/// Test accuracy against learning rate (the pool) and mean best test accuracy against the
+/// total ε per distribution (the searches), with the table.
+pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let pool = Table::read_parquet(&dir.join("pool.parquet"))?;
+    let searches = Table::read_parquet(&dir.join("searches.parquet"))?;
+    // Pool: mean test and validation accuracy per learning rate.
+    let (lr, val, test) = (
+        pool.f64("learning_rate")?,
+        pool.f64("validation_accuracy")?,
+        pool.f64("test_accuracy")?,
+    );
+    let mut by_rate: Vec<RateSamples> = Vec::new();
+    for i in 0..pool.height() {
+        let (Some(l), Some(v), Some(t)) = (lr[i], val[i], test[i]) else {
+            continue;
+        };
+        match by_rate.iter_mut().find(|e| e.0 == l) {
+            Some(e) => {
+                e.1.push(v);
+                e.2.push(t);
+            }
+            None => by_rate.push((l, vec![v], vec![t])),
+        }
+    }
+    by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let curve = |pick: fn(&RateSamples) -> &Vec<f64>| {
+        let pts: Vec<(f64, f64, f64)> = by_rate
+            .iter()
+            .map(|e| {
+                let (m, h) = mean_ci(pick(e));
+                (e.0, m, h)
+            })
+            .collect();
+        pts
+    };
+    let (test_curve, val_curve) = (curve(|e| &e.2), curve(|e| &e.1));
+    let best_rate = test_curve
+        .iter()
+        .fold((f64::NAN, f64::NEG_INFINITY), |b, p| {
+            if p.1 > b.1 {
+                (p.0, p.1)
+            } else {
+                b
+            }
+        });
+    let series = |label: &str, pts: &[(f64, f64, f64)]| Series {
+        label: label.into(),
+        points: pts.iter().map(|p| (p.0, p.1)).collect(),
+        errors: Some(pts.iter().map(|p| (p.1 - p.2, p.1 + p.2)).collect()),
+    };
+    let fig = Figure {
+        title: format!(
+            "{}: the pool ({} DP-SGD runs per learning rate)",
+            exp.title, s.runs_per_rate
+        ),
+        x_label: "learning rate".into(),
+        y_label: "accuracy".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Linear,
+        x_range: None,
+        y_range: None,
+        series: vec![
+            series("test accuracy", &test_curve),
+            series("validation accuracy (not released)", &val_curve),
+        ],
+        hline: None,
+    };
+    files.extend(plot::draw(
+        &fig,
+        &dir.join("pool-accuracy-vs-learning-rate"),
+    )?);
+    // Searches: mean test accuracy of the chosen run against the total ε.
+    let (acc, mean_k, eps, fallback) = (
+        searches.f64("test_accuracy")?,
+        searches.f64("mean_k")?,
+        searches.f64("epsilon")?,
+        searches.bool("fallback")?,
+    );
+    let mut plot_series = Vec::new();
+    let mut rows = Vec::new();
+    for family in &s.distributions {
+        let mut points = Vec::new();
+        let mut errors = Vec::new();
+        for &target in &s.epsilons {
+            let r = select(
+                &searches,
+                &[
+                    ("distribution", Key::Str(family.name())),
+                    ("target_epsilon", Key::Num(target)),
+                ],
+            )?;
+            let a: Vec<f64> = r.iter().filter_map(|&i| acc[i]).collect();
+            let Some(&first) = r.first() else { continue };
+            if a.is_empty() {
+                rows.push(vec![
+                    family.name(),
+                    fmt_num(target),
+                    "–".into(),
+                    "–".into(),
+                    "infeasible: one run costs more".into(),
+                    "–".into(),
+                ]);
+                continue;
+            }
+            let (m, h) = mean_ci(&a);
+            let fb = r.iter().filter(|&&i| fallback[i]).count() as f64 / r.len() as f64;
+            points.push((target, m));
+            errors.push((m - h, m + h));
+            rows.push(vec![
+                family.name(),
+                fmt_num(target),
+                format!("{:.3}", mean_k[first].unwrap_or(f64::NAN)),
+                format!(
+                    "{:.4}",
+                    round_up_decimals(eps[first].unwrap_or(f64::NAN), 4)
+                ),
+                format!("{m:.4} ± {h:.4}"),
+                format!("{fb:.3}"),
+            ]);
+        }
+        plot_series.push(Series {
+            label: family.name(),
+            points,
+            errors: Some(errors),
+        });
+    }
+    let fig = Figure {
+        title: format!("{}: mean test accuracy of the chosen run", exp.title),
+        x_label: format!("total ε (δ = {})", fmt_num(s.delta)),
+        y_label: "test accuracy".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        x_range: None,
+        y_range: None,
+        series: plot_series,
+        hline: Some((
+            best_rate.1,
+            format!(
+                "best learning rate ({}), chosen non-privately",
+                fmt_num(best_rate.0)
+            ),
+        )),
+    };
+    files.extend(plot::draw(&fig, &dir.join("accuracy-vs-epsilon"))?);
+    let (n, m, t) = s.task()?.sizes();
+    write_grid(
+        &Grid {
+            caption: format!(
+                "{}: {} searches per cell over a pool of {} × {} DP-SGD runs ({}, {} train / {} validation / {} test; batch {}, {} epochs, C = {}, σ = {}, score noise z = {}); E[K] is the largest mean meeting (ε, {}) by the repeat-and-select bound; ε rounded up",
+                exp.title, s.searches, s.learning_rates().len(), s.runs_per_rate, s.model.name(), n, m, t,
+                s.settings.batch_size, s.settings.epochs, fmt_num(s.settings.clip), fmt_num(s.settings.noise_multiplier), fmt_num(s.settings.score_noise), fmt_num(s.delta)
+            ),
+            header: ["distribution", "target ε", "E[K]", "ε", "test accuracy (95% CI)", "K = 0 rate"].map(String::from).to_vec(),
+            rows,
+        },
+        &dir.join("accuracy-vs-epsilon"),
+        &mut files,
+    )?;
+    if !(best_rate.1.is_finite()) {
+        return Err(Error::Infeasible("the pool has no finite accuracy".into()));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The inversion sampler against direct simulation of the best of K draws.
+    #[test]
+    fn best_rank_matches_direct_draws() {
+        let (n, k, trials) = (7usize, 3u64, 200_000);
+        let mut rng = stream(5, &[]);
+        let (mut direct, mut inverted) = (vec![0f64; n], vec![0f64; n]);
+        for _ in 0..trials {
+            let m = (0..k).map(|_| rng.random_range(0..n)).min().unwrap();
+            direct[m] += 1.0 / trials as f64;
+            inverted[best_rank(n, k, rng.random())] += 1.0 / trials as f64;
+        }
+        for j in 0..n {
+            let exact =
+                (1.0 - j as f64 / n as f64).powi(3) - (1.0 - (j + 1) as f64 / n as f64).powi(3);
+            assert!(
+                (direct[j] - exact).abs() < 0.005,
+                "{j}: {} vs {exact}",
+                direct[j]
+            );
+            assert!(
+                (inverted[j] - exact).abs() < 0.005,
+                "{j}: {} vs {exact}",
+                inverted[j]
+            );
+        }
+        assert_eq!(best_rank(5, 1_000_000, 0.999_999), 0);
+        assert_eq!(best_rank(1, 3, 0.5), 0);
+    }
+}
