@@ -615,9 +615,19 @@ mod tests {
             })
         };
         let (one, four) = (run(1), run(4));
-        let bits = |v: &[f64]| v.iter().map(|t| t.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&one.params), bits(&four.params));
-        assert_eq!(bits(&one.loss_trace), bits(&four.loss_trace));
+        let differing = |a: &[f64], b: &[f64]| {
+            assert_eq!(a.len(), b.len());
+            a.iter()
+                .zip(b)
+                .filter(|(x, y)| x.to_bits() != y.to_bits())
+                .count()
+        };
+        assert_eq!(differing(&one.params, &four.params), 0, "parameters differ");
+        assert_eq!(
+            differing(&one.loss_trace, &four.loss_trace),
+            0,
+            "losses differ"
+        );
         assert_ne!(
             one.params,
             model.init(&mut stream(10, &[])),
