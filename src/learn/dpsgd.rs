@@ -195,8 +195,8 @@ impl DpSgdConfig {
         self.train_from(model, init, x, labels, rng)
     }
 
-    /// Trains `model` from `params`. A run that overflows (too large a learning rate) is an
-    /// error, never NaN parameters.
+    /// Trains `model` from `params`. A run whose parameters overflow (too large a learning
+    /// rate) is an error, never NaN parameters.
     pub fn train_from<M: Model + ?Sized>(
         &self,
         model: &M,
@@ -252,24 +252,19 @@ impl DpSgdConfig {
             // which is post-processing. Clipping it with the data term would bias it and spend
             // clipping norm on something that needs no privacy.
             model.add_regulariser_gradient(&params, &mut grad);
-            let loss = loss_sum / divisor + model.regulariser(&params);
-            if !loss.is_finite() {
-                return Err(diverged(step, loss));
-            }
-            loss_trace.push(loss);
+            loss_trace.push(loss_sum / divisor + model.regulariser(&params));
             axpy(-self.learning_rate, &grad, &mut params);
-        }
-        if params.iter().any(|v| !v.is_finite()) {
-            return Err(diverged(steps, f64::NAN));
+            // Decided from the parameters alone, which are post-processing of the noisy sums,
+            // so stopping reveals nothing more (the data losses are not private).
+            if params.iter().any(|v| !v.is_finite()) {
+                return Err(Error::Infeasible(format!(
+                    "DP-SGD diverged at step {step} (non-finite parameters): lower the \
+                     learning_rate"
+                )));
+            }
         }
         Ok(Trained { params, loss_trace })
     }
-}
-
-fn diverged(step: u64, loss: f64) -> Error {
-    Error::Infeasible(format!(
-        "DP-SGD diverged at step {step} (objective {loss}): lower the learning_rate"
-    ))
 }
 
 /// Adds the example's gradient, clipped to norm ≤ C when `clip` is Some(C), to `acc`; returns
