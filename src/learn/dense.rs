@@ -58,13 +58,30 @@ impl Dense {
         params[self.offset..self.offset + self.len()].split_at(self.inputs * self.outputs)
     }
 
-    /// `out = Wᵀx + b`.
+    /// `out = Wᵀx + b`, each output summed in input order. Outputs are taken in blocks held
+    /// in registers through the whole input loop, so only the weights are read from memory.
     #[inline]
     pub fn forward(&self, params: &[f64], x: &[f64], out: &mut [f64]) {
+        const BLOCK: usize = 8;
         let (w, b) = self.weights_and_bias(params);
         out.copy_from_slice(b);
-        for (&xj, row) in x.iter().zip(w.chunks_exact(self.outputs)) {
-            axpy(xj, row, out);
+        let blocked = self.outputs - self.outputs % BLOCK;
+        for (start, out) in (0..blocked).step_by(BLOCK).zip(out.chunks_exact_mut(BLOCK)) {
+            let mut acc = [0.0; BLOCK];
+            acc.copy_from_slice(out);
+            for (&xj, row) in x.iter().zip(w.chunks_exact(self.outputs)) {
+                let row = &row[start..start + BLOCK];
+                for k in 0..BLOCK {
+                    acc[k] += xj * row[k];
+                }
+            }
+            out.copy_from_slice(&acc);
+        }
+        if blocked < self.outputs {
+            let out = &mut out[blocked..];
+            for (&xj, row) in x.iter().zip(w.chunks_exact(self.outputs)) {
+                axpy(xj, &row[blocked..], out);
+            }
         }
     }
 

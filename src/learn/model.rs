@@ -185,6 +185,66 @@ pub fn objective<M: Model + ?Sized>(
 }
 
 #[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learn::{LinearSvm, Logistic, WeightPenalty};
+    use crate::rng::{normal, stream};
+    use ndarray::{Array2, ShapeBuilder};
+
+    #[test]
+    fn evaluation_matches_a_plain_loop_in_any_layout() {
+        // More rows than one parallel chunk, so several chunk sums are combined.
+        let (n, d) = (150, 3);
+        let mut rng = stream(20, &[]);
+        let model = Logistic::new(d, 4).unwrap();
+        let params: Vec<f64> = (0..model.n_params()).map(|_| normal(&mut rng)).collect();
+        let x = Array2::from_shape_fn((n, d), |_| normal(&mut rng));
+        let labels: Vec<usize> = (0..n).map(|i| i % 4).collect();
+        let mut scratch = vec![0.0; model.scratch_len()];
+        let (mut loss, mut correct) = (0.0, 0);
+        for (row, &label) in x.rows().into_iter().zip(&labels) {
+            let row = row.to_vec();
+            loss += model.backward(&params, &row, label, &mut scratch).loss;
+            correct += usize::from(model.predict(&params, &row, &mut scratch) == label);
+        }
+        assert!(correct > 0 && correct < n);
+        let acc = accuracy(&model, &params, x.view(), &labels).unwrap();
+        assert_eq!(acc, correct as f64 / n as f64);
+        let mean = mean_loss(&model, &params, x.view(), &labels).unwrap();
+        assert!((mean - loss / n as f64).abs() < 1e-13 * mean);
+        // A column-major copy of the same data gives the same answers.
+        let mut fortran = Array2::zeros((n, d).f());
+        fortran.assign(&x);
+        assert_eq!(
+            accuracy(&model, &params, fortran.view(), &labels).unwrap(),
+            acc
+        );
+        assert_eq!(
+            mean_loss(&model, &params, fortran.view(), &labels).unwrap(),
+            mean
+        );
+        assert!(accuracy(&model, &params[1..], x.view(), &labels).is_err());
+        assert!(accuracy(&model, &params, x.view(), &labels[1..]).is_err());
+    }
+
+    #[test]
+    fn objective_adds_the_regulariser() {
+        let svm = LinearSvm::new(1, 2.0, WeightPenalty::SquaredNorm).unwrap();
+        let x = Array2::from_shape_vec((2, 1), vec![1.0, -1.0]).unwrap();
+        // w = 0.5, b = 0: both margins 0.5, so each hinge is 2·0.5; R = 0.25.
+        let params = [0.5, 0.0];
+        assert_eq!(mean_loss(&svm, &params, x.view(), &[1, 0]).unwrap(), 1.0);
+        assert_eq!(objective(&svm, &params, x.view(), &[1, 0]).unwrap(), 1.25);
+        let mut nan = x.clone();
+        nan[[1, 0]] = f64::NAN;
+        let msg = mean_loss(&svm, &params, nan.view(), &[1, 0])
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("non-finite value in row 1"), "{msg}");
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testing {
     //! Checks every model's gradients must pass.
     use super::*;
