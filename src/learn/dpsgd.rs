@@ -4,7 +4,7 @@
 //!
 //! Randomness comes from the run's rng in a fixed order: the initial parameters, then per step
 //! the batch (Poisson: one uniform per example, in row order; Shuffle: at the start of each
-//! epoch the rows 0..n shuffled by `rand`'s `SliceRandom::shuffle`), then the noise (one
+//! epoch the rows 0..n shuffled by [`crate::data::shuffle`], our own Fisher–Yates), then the noise (one
 //! [`normal`] per coordinate, in parameter order; none when σ = 0). Examples are summed in
 //! fixed chunks whose sums are added in chunk order, so results do not depend on the number
 //! of threads.
@@ -12,10 +12,10 @@
 use super::dense::axpy;
 use super::model::{check_data, Model};
 use crate::accounting::{DpSgd, RdpCurve};
+use crate::data::shuffle;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
 use ndarray::ArrayView2;
-use rand::seq::SliceRandom;
 use rand::{Rng, RngCore};
 use rayon::prelude::*;
 
@@ -232,7 +232,7 @@ impl DpSgdConfig {
                     if k == 0 {
                         order.clear();
                         order.extend(0..n);
-                        order.shuffle(&mut *rng);
+                        shuffle(&mut order, &mut *rng);
                     }
                     let batch = &order[k * b..((k + 1) * b).min(n)];
                     (batch, batch.len() as f64)
@@ -523,7 +523,7 @@ mod tests {
                     let k = step % n.div_ceil(b);
                     if k == 0 {
                         order = (0..n).collect();
-                        order.shuffle(rng);
+                        shuffle(&mut order, rng);
                     }
                     order[k * b..((k + 1) * b).min(n)].to_vec()
                 }
