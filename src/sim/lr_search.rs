@@ -375,8 +375,8 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
     };
     let fig = Figure {
         title: format!(
-            "{}: the pool ({} DP-SGD runs per learning rate)",
-            exp.title, s.runs_per_rate
+            "The pool: {} DP-SGD runs per learning rate",
+            s.runs_per_rate
         ),
         x_label: "learning rate".into(),
         y_label: "accuracy".into(),
@@ -450,7 +450,7 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
         });
     }
     let fig = Figure {
-        title: format!("{}: mean test accuracy of the chosen run", exp.title),
+        title: "Learning-rate search: test accuracy of the chosen run".into(),
         x_label: format!("total ε (δ = {})", fmt_num(s.delta)),
         y_label: "test accuracy".into(),
         x_scale: Scale::Linear,

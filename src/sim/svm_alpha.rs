@@ -265,8 +265,7 @@ pub(super) fn report(
         .collect();
     let fig = Figure {
         title: format!(
-            "{} (lr = {}, {} epochs, {} seeds)",
-            exp.title,
+            "Linear SVM: best α with and without outliers (lr = {}, {} epochs, {} seeds)",
             fmt_num(s.learning_rate),
             s.epochs,
             s.seeds
