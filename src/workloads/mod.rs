@@ -4,9 +4,12 @@
 //! only: tuners never receive it.
 
 pub mod dp_sgd;
+pub mod gp_regression;
 pub mod grid_gain;
+pub mod rbf_svm;
 pub mod regularised_erm;
 pub mod synthetic_gp;
+pub mod validation_score;
 
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Result};
@@ -247,7 +250,11 @@ type SpecBuilder = crate::params::Builder<Box<dyn WorkloadSpec>>;
 
 /// Workload kinds → constructors from experiment-file parameters. Adding a workload: one file
 /// implementing [`Workload`] and [`WorkloadSpec`], and one line here.
-pub const REGISTRY: &[(&str, SpecBuilder)] = &[("synthetic-gp", synthetic_gp::spec)];
+pub const REGISTRY: &[(&str, SpecBuilder)] = &[
+    ("synthetic-gp", synthetic_gp::spec),
+    ("rbf-svm", rbf_svm::spec),
+    ("gp-regression", gp_regression::spec),
+];
 
 /// The workload family `kind`, configured by `params`.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {

@@ -1,0 +1,355 @@
+//! The private release shared by the real-data workloads ([`super::rbf_svm`],
+//! [`super::gp_regression`]), and the helpers they share (log grids, per-seed caches).
+//!
+//! # Privacy model
+//!
+//! As in spec 002 §1.1 and §2.3, the training split is public and only the validation split is
+//! protected. Neighbouring data sets have the same m validation records except one, whose value
+//! is replaced (substitution; m is public). A training run at hyperparameter h trains on the
+//! public split (deterministic, so it reveals nothing about the validation split), scores each
+//! validation record, clips each score to a known range [lo, hi], and releases
+//!
+//! ```text
+//! s̃(h) = (1/m)·Σ_i clip(score_i(h), lo, hi) + N(0, σ²),   σ = z·(hi − lo)/m.
+//! ```
+//!
+//! Replacing one record moves the clipped mean by at most Δ = (hi − lo)/m, so one run is the
+//! Gaussian mechanism with sensitivity Δ and noise σ = z·Δ: ρ-zCDP with ρ = Δ²/(2σ²) = 1/(2z²),
+//! whatever h and the data. The noise multiplier z is the knob the tuning harness calibrates
+//! (larger z, smaller ρ).
+
+use crate::accounting::{Gaussian, RdpCurve};
+use crate::error::{Error, Range, Result};
+use crate::rng::normal;
+use rand::RngCore;
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The range [lo, hi] each per-record score is clipped to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ScoreClip {
+    lo: f64,
+    hi: f64,
+}
+
+impl ScoreClip {
+    /// The range [`lo`, `hi`]: finite, lo < hi. `name` is the parameter reported on error.
+    pub fn new(name: &'static str, lo: f64, hi: f64) -> Result<Self> {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(Error::invalid(
+                name,
+                format!("[{lo}, {hi}]"),
+                "a range [lo, hi] of finite numbers with lo < hi",
+            ));
+        }
+        Ok(ScoreClip { lo, hi })
+    }
+
+    pub fn lo(&self) -> f64 {
+        self.lo
+    }
+
+    pub fn hi(&self) -> f64 {
+        self.hi
+    }
+
+    /// hi − lo.
+    pub fn width(&self) -> f64 {
+        self.hi - self.lo
+    }
+
+    /// The score clipped to [lo, hi]; NaN maps to lo, so every clipped score lies in the range
+    /// and the sensitivity bound holds whatever a model predicts.
+    pub fn apply(&self, score: f64) -> f64 {
+        if score.is_nan() {
+            self.lo
+        } else {
+            score.clamp(self.lo, self.hi)
+        }
+    }
+
+    /// The mean of the clipped scores (0 for none), summed in order.
+    pub fn mean(&self, scores: &[f64]) -> f64 {
+        if scores.is_empty() {
+            return 0.0;
+        }
+        scores.iter().map(|&s| self.apply(s)).sum::<f64>() / scores.len() as f64
+    }
+}
+
+/// One run's release: the mean of m clipped scores plus N(0, σ²) with σ = z·(hi − lo)/m.
+#[derive(Clone, Debug)]
+pub struct ClippedMeanRelease {
+    clip: ScoreClip,
+    records: usize,
+    noise_multiplier: f64,
+    mechanism: Gaussian,
+    curve: RdpCurve,
+}
+
+impl ClippedMeanRelease {
+    /// The release of a mean over `records` (m ≥ 1) validation records with noise multiplier
+    /// z = `noise_multiplier` > 0.
+    pub fn new(clip: ScoreClip, records: usize, noise_multiplier: f64) -> Result<Self> {
+        if records == 0 {
+            return Err(Error::invalid(
+                "validation records",
+                0,
+                "at least 1 (a validation fraction that leaves records)",
+            ));
+        }
+        let z = Range::Positive.check("noise", noise_multiplier)?;
+        let sensitivity = clip.width() / records as f64;
+        let mechanism = Gaussian::new(sensitivity, z * sensitivity)?;
+        Ok(ClippedMeanRelease {
+            clip,
+            records,
+            noise_multiplier: z,
+            curve: mechanism.rdp(),
+            mechanism,
+        })
+    }
+
+    pub fn clip(&self) -> ScoreClip {
+        self.clip
+    }
+
+    /// m.
+    pub fn records(&self) -> usize {
+        self.records
+    }
+
+    /// z.
+    pub fn noise_multiplier(&self) -> f64 {
+        self.noise_multiplier
+    }
+
+    /// Δ = (hi − lo)/m.
+    pub fn sensitivity(&self) -> f64 {
+        self.mechanism.sensitivity()
+    }
+
+    /// σ = z·Δ.
+    pub fn sigma(&self) -> f64 {
+        self.mechanism.sigma()
+    }
+
+    /// The RDP curve of one run: that of the Gaussian mechanism (Δ, σ), i.e. ρ = 1/(2z²).
+    pub fn curve(&self) -> &RdpCurve {
+        &self.curve
+    }
+
+    /// The mean of `scores` (one per validation record) after clipping, without noise.
+    pub fn clipped_mean(&self, scores: &[f64]) -> f64 {
+        debug_assert_eq!(
+            scores.len(),
+            self.records,
+            "one score per validation record"
+        );
+        self.clip.mean(scores)
+    }
+
+    /// `clipped_mean` (the noise-free clipped mean) plus one N(0, σ²) draw.
+    pub fn release(&self, clipped_mean: f64, rng: &mut dyn RngCore) -> f64 {
+        clipped_mean + self.sigma() * normal(rng)
+    }
+}
+
+/// `points` values from `lo` to `hi`, equally spaced in ln (both ends included); `name` is
+/// the parameter of the range and `points_name` that of the count, for errors. A single point
+/// needs lo = hi.
+pub fn log_grid(
+    name: &'static str,
+    [lo, hi]: [f64; 2],
+    points_name: &'static str,
+    points: usize,
+) -> Result<Vec<f64>> {
+    if !(lo > 0.0 && hi.is_finite() && lo <= hi) {
+        return Err(Error::invalid(
+            name,
+            format!("[{lo}, {hi}]"),
+            "a range [low, high] with 0 < low <= high, finite",
+        ));
+    }
+    match points {
+        0 => Err(Error::invalid(points_name, 0, "an integer >= 1")),
+        1 if lo == hi => Ok(vec![lo]),
+        1 => Err(Error::invalid(
+            points_name,
+            1,
+            format!("at least 2 to span {name} = [{lo}, {hi}] (or give low = high)"),
+        )),
+        _ if lo == hi => Err(Error::invalid(
+            name,
+            format!("[{lo}, {hi}]"),
+            format!("a range with low < high ({points_name} = {points} points)"),
+        )),
+        _ => {
+            let (a, b) = (lo.ln(), hi.ln());
+            let step = (b - a) / (points - 1) as f64;
+            // The ends exactly as given, so a grid of [1e-2, 1e3] holds 1e-2 and 1e3.
+            Ok((0..points)
+                .map(|i| match i {
+                    0 => lo,
+                    _ if i == points - 1 => hi,
+                    _ => (a + i as f64 * step).exp(),
+                })
+                .collect())
+        }
+    }
+}
+
+/// A `[lo, hi]` pair parameter, or `default` when absent.
+pub fn range_param(params: &toml::Table, key: &'static str, default: [f64; 2]) -> Result<[f64; 2]> {
+    match crate::params::numbers(params, key)? {
+        None => Ok(default),
+        Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
+        Some(v) => Err(Error::invalid(
+            key,
+            format!("{v:?}"),
+            "a pair [low, high] of numbers",
+        )),
+    }
+}
+
+/// A string or a non-empty list of distinct strings, or `default` when absent.
+pub fn strings_param(
+    params: &toml::Table,
+    key: &'static str,
+    default: &[&str],
+) -> Result<Vec<String>> {
+    let bad = |v: &toml::Value| Error::invalid(key, v, "a string or a non-empty list of strings");
+    let list: Vec<String> = match params.get(key) {
+        None => default.iter().map(|s| s.to_string()).collect(),
+        Some(toml::Value::String(s)) => vec![s.clone()],
+        Some(toml::Value::Array(a)) if !a.is_empty() => a
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| bad(v)))
+            .collect::<Result<_>>()?,
+        Some(v) => return Err(bad(v)),
+    };
+    if let Some((i, s)) = list
+        .iter()
+        .enumerate()
+        .find(|(i, s)| list[..*i].contains(s))
+    {
+        return Err(Error::invalid(
+            key,
+            s,
+            format!("distinct entries (entry {i} repeats it)"),
+        ));
+    }
+    Ok(list)
+}
+
+/// Values computed once per key (e.g. per experiment seed) and shared by every instance the
+/// harness asks for.
+///
+/// The harness runs cells on a rayon pool. A value is built on a fresh thread with its own
+/// pool (of as many threads as the caller's), so the builder's parallel work never runs on a
+/// harness worker: a worker waiting in a rayon join may pick up another cell's job, and that
+/// job waiting on the same unfinished value from inside the builder would deadlock. Callers
+/// asking for a value under construction wait for it; a failed build is kept and returned to
+/// every caller (inputs are deterministic, so retrying would fail again).
+pub struct PerKey<K, T> {
+    cells: Mutex<HashMap<K, Arc<Slot<T>>>>,
+}
+
+/// A value being built or built (or the error its build gave).
+type Slot<T> = OnceLock<Result<Arc<T>>>;
+
+impl<K, T> Default for PerKey<K, T> {
+    fn default() -> Self {
+        PerKey {
+            cells: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl<K: Eq + Hash, T: Send + Sync> PerKey<K, T> {
+    /// The value for `key`, built by `build` the first time.
+    pub fn get_or_build(&self, key: K, build: impl FnOnce() -> Result<T> + Send) -> Result<Arc<T>> {
+        let cell = {
+            let mut cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+            Arc::clone(cells.entry(key).or_default())
+        };
+        cell.get_or_init(|| {
+            let threads = rayon::current_num_threads();
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let pool = rayon::ThreadPoolBuilder::new()
+                        .num_threads(threads)
+                        .build()
+                        .map_err(|e| Error::Infeasible(format!("thread pool: {e}")))?;
+                    pool.install(build).map(Arc::new)
+                })
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+        })
+        .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_grid_spans_the_range_with_exact_ends() {
+        let g = log_grid("r", [1e-2, 1e3], "n", 6).unwrap();
+        assert_eq!(g.len(), 6);
+        assert_eq!((g[0], g[5]), (1e-2, 1e3));
+        for (i, v) in g.iter().enumerate() {
+            assert!((v.log10() - (-2.0 + i as f64)).abs() < 1e-12, "{g:?}");
+        }
+        assert_eq!(log_grid("r", [3.0, 3.0], "n", 1).unwrap(), vec![3.0]);
+        for (range, n) in [
+            ([1.0, 0.5], 3),
+            ([0.0, 1.0], 3),
+            ([1.0, 1.0], 3),
+            ([1.0, 2.0], 1),
+        ] {
+            assert!(log_grid("r", range, "n", n).is_err(), "{range:?} {n}");
+        }
+        assert!(log_grid("r", [1.0, 2.0], "n", 0).is_err());
+    }
+
+    #[test]
+    fn a_value_is_built_once_per_key() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let cache: PerKey<u64, usize> = PerKey::default();
+        let builds = AtomicUsize::new(0);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        use rayon::prelude::*;
+        let got: Vec<usize> = pool.install(|| {
+            (0..64u64)
+                .into_par_iter()
+                .map(|i| {
+                    *cache
+                        .get_or_build(i % 2, || {
+                            builds.fetch_add(1, Ordering::SeqCst);
+                            // Parallel work inside the build, as the workloads do.
+                            Ok((0..1000usize).into_par_iter().sum::<usize>() + (i % 2) as usize)
+                        })
+                        .unwrap()
+                })
+                .collect()
+        });
+        assert_eq!(builds.load(Ordering::SeqCst), 2);
+        for (i, g) in got.iter().enumerate() {
+            assert_eq!(*g, 499_500 + i % 2);
+        }
+        let failing: PerKey<u8, u8> = PerKey::default();
+        let e = failing.get_or_build(0, || Err(Error::Infeasible("no".into())));
+        assert!(e.is_err());
+        assert!(
+            failing.get_or_build(0, || Ok(1)).is_err(),
+            "a failure is kept"
+        );
+    }
+}
