@@ -66,16 +66,16 @@ fn released_scores_are_the_clipped_mean_plus_the_declared_noise() {
     let svm = svm_spec().workload(0, SEED, 2.5).unwrap();
     let h = grid(&svm)[4].clone();
     let m = svm.release().records() as f64;
-    assert_eq!(m, svm.validation_scores(&h).len() as f64);
+    assert_eq!(m, svm.validation_scores(&h).unwrap().len() as f64);
     let (mean, sd) = release_moments(&svm, &h, n);
     let want_sd = 2.5 * 1.0 / m;
     assert!((sd / want_sd - 1.0).abs() < 0.025, "sd {sd} vs {want_sd}");
-    let want_mean = svm.validation_accuracy(&h);
+    let want_mean = svm.validation_accuracy(&h).unwrap();
     assert!(
         (mean - want_mean).abs() < 5.0 * want_sd / (n as f64).sqrt(),
         "{mean} vs {want_mean}"
     );
-    let correct = svm.validation_scores(&h);
+    let correct = svm.validation_scores(&h).unwrap();
     assert!(correct.iter().all(|&c| c == 0.0 || c == 1.0));
     assert_eq!(want_mean, correct.iter().sum::<f64>() / m);
 
@@ -176,7 +176,7 @@ fn the_svm_oracle_is_a_refit_test_accuracy() {
             )
             .unwrap();
         assert_eq!(svm.oracle().utility(h), test, "C = {c}, γ = {gamma}");
-        assert_eq!(svm.validation_accuracy(h), validation);
+        assert_eq!(svm.validation_accuracy(h), Some(validation));
         best = best.max(test);
     }
     assert_eq!(svm.oracle().best_utility(), best);
@@ -596,4 +596,18 @@ fn a_tuning_experiment_runs_on_gp_regression() {
     check_runs(&t, 2, &utilities);
     let dims = t.u64("dim").unwrap();
     assert!(dims.iter().all(|&d| d == 2));
+}
+
+/// A point off the SVM's grid was never trained: a run releases the lowest score plus the same
+/// noise (data-independent) and the oracle has no utility (NaN, stored as missing); nothing
+/// panics.
+#[test]
+fn off_grid_points_release_a_data_independent_score() {
+    let svm = svm_spec().workload(0, SEED, 2.5).unwrap();
+    let off = vec![0.123, -4.567];
+    assert!(svm.validation_accuracy(&off).is_none());
+    let (mean, _) = release_moments(&svm, &off, 2000);
+    let sd = svm.release().sigma();
+    assert!(mean.abs() < 5.0 * sd / (2000f64).sqrt(), "{mean}");
+    assert!(svm.oracle().utility(&off).is_nan());
 }

@@ -336,28 +336,28 @@ impl GpRegression {
     pub fn validation_losses(&self, h: &Hyper) -> Result<Vec<f64>> {
         Ok(self.evaluate(h)?.scores.iter().map(|s| -s).collect())
     }
-
-    fn evaluated(&self, h: &Hyper) -> Cow<'_, Evaluation> {
-        self.evaluate(h)
-            .unwrap_or_else(|e| panic!("{}: evaluation at {h:?}: {e}", self.name))
-    }
 }
 
 impl PrivateTraining for GpRegression {
     fn run_privacy(&self) -> &RdpCurve {
         self.release.curve()
     }
-    /// Panics when `h` is not a valid hyperparameter or the GP cannot be fitted there (grid
-    /// points were all fitted when the instance was built).
+    /// When `h` is not a valid hyperparameter or the GP cannot be fitted there (on the public
+    /// training part: data-independent for the private validation part), the run releases
+    /// the lowest score plus the same noise. Grid points were all fitted when the instance was
+    /// built.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
-        self.release.release(self.evaluated(h).validation, rng)
+        let mean = self
+            .evaluate(h)
+            .map_or(self.release.clip().lo(), |e| e.validation);
+        self.release.release(mean, rng)
     }
 }
 
 impl Oracle for GpRegression {
     /// The mean unclipped test score at `h`.
     fn utility(&self, h: &Hyper) -> f64 {
-        self.evaluated(h).test
+        self.evaluate(h).map_or(f64::NAN, |e| e.test)
     }
     fn best_utility(&self) -> f64 {
         self.grid.best

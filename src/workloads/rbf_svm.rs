@@ -154,14 +154,10 @@ impl RbfSvm {
         })
     }
 
-    /// The index of grid point `h`. Panics when `h` is not a point of [`Workload::space`]
+    /// The index of grid point `h`; None when `h` is not a point of [`Workload::space`]
     /// (tuners draw only from it).
-    fn at(&self, h: &Hyper) -> usize {
-        *self
-            .grid
-            .index
-            .get(&key(h))
-            .unwrap_or_else(|| panic!("{h:?} is not a point of the {} grid", self.name))
+    fn at(&self, h: &Hyper) -> Option<usize> {
+        self.grid.index.get(&key(h)).copied()
     }
 
     /// (C, γ) of each grid point, in the order of the space (whose points are (ln C, ln γ)).
@@ -173,14 +169,14 @@ impl RbfSvm {
         &self.release
     }
 
-    /// 1{correct} for each validation record at grid point `h`.
-    pub fn validation_scores(&self, h: &Hyper) -> &[f64] {
-        &self.grid.correct[self.at(h)]
+    /// 1{correct} for each validation record at grid point `h` (None off the grid).
+    pub fn validation_scores(&self, h: &Hyper) -> Option<&[f64]> {
+        self.at(h).map(|i| self.grid.correct[i].as_slice())
     }
 
     /// The noise-free validation accuracy at grid point `h`: the mean a run releases.
-    pub fn validation_accuracy(&self, h: &Hyper) -> f64 {
-        self.grid.validation[self.at(h)]
+    pub fn validation_accuracy(&self, h: &Hyper) -> Option<f64> {
+        self.at(h).map(|i| self.grid.validation[i])
     }
 }
 
@@ -188,15 +184,20 @@ impl PrivateTraining for RbfSvm {
     fn run_privacy(&self) -> &RdpCurve {
         self.release.curve()
     }
+    /// Off the grid nothing was trained: the run releases the lowest score plus the same
+    /// noise, a data-independent value.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
-        self.release.release(self.validation_accuracy(h), rng)
+        let mean = self
+            .validation_accuracy(h)
+            .unwrap_or(self.release.clip().lo());
+        self.release.release(mean, rng)
     }
 }
 
 impl Oracle for RbfSvm {
-    /// The test accuracy at grid point `h`.
+    /// The test accuracy at grid point `h` (NaN off the grid: no model, stored as missing).
     fn utility(&self, h: &Hyper) -> f64 {
-        self.grid.test[self.at(h)]
+        self.at(h).map_or(f64::NAN, |i| self.grid.test[i])
     }
     fn best_utility(&self) -> f64 {
         self.grid.best
