@@ -3,32 +3,17 @@
 //! malformed files are rejected with the field named.
 
 use dptune::sim::table::Table;
-use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
+use dptune::sim::{load, Profile};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dptune-kusner-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir(&format!("kusner-{tag}"))
 }
 
 fn run_smoke(file: &Path, out: &Path, threads: usize) -> Table {
-    let exp = load(file, Profile::Smoke).unwrap();
-    let opts = RunOptions {
-        profile: Profile::Smoke,
-        threads: Some(threads),
-        shard: Shard::ALL,
-        out: out.to_path_buf(),
-        progress: false,
-        stop_after_cells: None,
-    };
-    let table = match run(&exp, &opts).unwrap() {
-        RunStatus::Complete { results, .. } => Table::read_parquet(&results).unwrap(),
-        other => panic!("incomplete: {other:?}"),
-    };
-    dptune::sim::report::report(&exp, &out.join(&exp.name)).unwrap();
-    table
+    common::run_and_report(file, Profile::Smoke, out, threads)
 }
 
 /// The value of `quantity` in config A (spec 002 §4.4: N = 100, T = 50, δ = 0.05, ε = 1,

@@ -4,32 +4,14 @@
 
 use dptune::sim::experiment::Kind;
 use dptune::sim::table::Table;
-use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
+use dptune::sim::{load, Profile};
 use std::path::{Path, PathBuf};
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dptune-learn-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::run_and_report as run_file;
 
-fn run_file(file: &Path, profile: Profile, out: &Path, threads: usize) -> Table {
-    let exp = load(file, profile).unwrap();
-    let opts = RunOptions {
-        profile,
-        threads: Some(threads),
-        shard: Shard::ALL,
-        out: out.to_path_buf(),
-        progress: false,
-        stop_after_cells: None,
-    };
-    let table = match run(&exp, &opts).unwrap() {
-        RunStatus::Complete { results, .. } => Table::read_parquet(&results).unwrap(),
-        other => panic!("incomplete: {other:?}"),
-    };
-    dptune::sim::report::report(&exp, &out.join(&exp.name)).unwrap();
-    table
+fn temp_dir(tag: &str) -> PathBuf {
+    common::temp_dir(&format!("learn-{tag}"))
 }
 
 /// The test: with the committed settings (50 seeds) the argmax α of the mean training

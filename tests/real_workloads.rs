@@ -9,13 +9,19 @@ use dptune::gp::{Kernel, KernelFamily, Posterior};
 use dptune::learn::smo::{fit, SvmKernel, SvmParams};
 use dptune::rng::stream;
 use dptune::sim::table::Table;
-use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
+use dptune::sim::Profile;
 use dptune::workloads::gp_regression::{GpRegression, GpRegressionSpec};
 use dptune::workloads::rbf_svm::{RbfSvm, RbfSvmSpec};
 use dptune::workloads::validation_score::{ClippedMeanRelease, ScoreClip};
 use dptune::workloads::{Hyper, Space, Workload, WorkloadSpec};
 use ndarray::Array1;
 use std::path::PathBuf;
+
+mod common;
+
+fn temp_dir(tag: &str) -> PathBuf {
+    common::temp_dir(&format!("real-{tag}"))
+}
 
 const SEED: u64 = 20261122;
 
@@ -480,13 +486,6 @@ fn instances_are_deterministic() {
     );
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dptune-real-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
 /// Runs a tuning experiment with `workload` (a `[workload]` body) through the harness at the
 /// smoke profile: naive and Papernot–Steinke at equal budgets ε ∈ {1, 4}, 4 repetitions.
 fn run_experiment(tag: &str, workload: &str) -> Table {
@@ -502,19 +501,7 @@ fn run_experiment(tag: &str, workload: &str) -> Table {
         ),
     )
     .unwrap();
-    let exp = load(&path, Profile::Smoke).unwrap();
-    let options = RunOptions {
-        profile: Profile::Smoke,
-        threads: Some(2),
-        shard: Shard::ALL,
-        out: dir.join("out"),
-        progress: false,
-        stop_after_cells: None,
-    };
-    let t = match run(&exp, &options).unwrap() {
-        RunStatus::Complete { results, .. } => Table::read_parquet(&results).unwrap(),
-        other => panic!("incomplete: {other:?}"),
-    };
+    let t = common::run_file(&path, Profile::Smoke, &dir.join("out"), 2);
     std::fs::remove_dir_all(dir).unwrap();
     t
 }

@@ -6,31 +6,19 @@ use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("dptune-sim-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn options(out: &Path, threads: usize, shard: Shard) -> RunOptions {
-    RunOptions {
-        profile: Profile::Smoke,
-        threads: Some(threads),
-        shard,
-        out: out.to_path_buf(),
-        progress: false,
-        stop_after_cells: None,
-    }
-}
+mod common;
 
 /// Runs `file` at the smoke profile into `out` and returns its result table.
 fn run_file(file: &Path, out: &Path, threads: usize) -> Table {
-    let exp = load(file, Profile::Smoke).unwrap();
-    match run(&exp, &options(out, threads, Shard::ALL)).unwrap() {
-        RunStatus::Complete { results, .. } => Table::read_parquet(&results).unwrap(),
-        other => panic!("incomplete: {other:?}"),
-    }
+    common::run_file(file, Profile::Smoke, out, threads)
+}
+
+fn options(out: &Path, threads: usize, shard: Shard) -> RunOptions {
+    common::options(Profile::Smoke, out, threads, shard)
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    common::temp_dir(&format!("sim-{tag}"))
 }
 
 /// The value of `quantity` for `series` at sweep value `at` in a curve table.

@@ -1,0 +1,44 @@
+//! Helpers the integration tests share: a fresh temporary folder, and an experiment file run
+//! through the harness.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use dptune::sim::table::Table;
+use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
+use std::path::{Path, PathBuf};
+
+/// An empty folder `dptune-<tag>-<pid>` under the system's temporary folder.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dptune-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Harness options: `threads` threads, shard `shard`, results under `out`, no progress bar.
+pub fn options(profile: Profile, out: &Path, threads: usize, shard: Shard) -> RunOptions {
+    RunOptions {
+        profile,
+        threads: Some(threads),
+        shard,
+        out: out.to_path_buf(),
+        progress: false,
+        stop_after_cells: None,
+    }
+}
+
+/// Runs `file` at `profile` into `out` (one shard) and returns its result table.
+pub fn run_file(file: &Path, profile: Profile, out: &Path, threads: usize) -> Table {
+    let exp = load(file, profile).unwrap();
+    match run(&exp, &options(profile, out, threads, Shard::ALL)).unwrap() {
+        RunStatus::Complete { results, .. } => Table::read_parquet(&results).unwrap(),
+        other => panic!("incomplete: {other:?}"),
+    }
+}
+
+/// [`run_file`], then draws its plots and tables.
+pub fn run_and_report(file: &Path, profile: Profile, out: &Path, threads: usize) -> Table {
+    let table = run_file(file, profile, out, threads);
+    let exp = load(file, profile).unwrap();
+    dptune::sim::report::report(&exp, &out.join(&exp.name)).unwrap();
+    table
+}
