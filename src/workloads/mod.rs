@@ -147,6 +147,48 @@ pub trait RegularisedGain: Send + Sync {
     fn gain(&self, h: &Hyper) -> f64;
 }
 
+/// Capability: the proxy utilities of propose-test tuning (spec 003 §1.2). For candidate j of
+/// the finite space and shard i of k disjoint shards of the training data (shard labels drawn
+/// i.i.d. uniform from the given data-independent stream), a[j][i] ∈ [0, 1] is the validation
+/// utility of the model trained on shard i alone. The workload guarantees that a neighbouring
+/// dataset (its own adjacency) moves every a[j][i] of one shard by at most 1 and no other, or,
+/// for a private validation set of at least k records, every a[j][i] by at most 1/k: either way
+/// the shard mean of each candidate has sensitivity 1/k.
+pub trait PartitionedUtility: Send + Sync {
+    /// a[j][i] for every candidate j (in the order of the finite space) and shard i < `k`.
+    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>>;
+    /// The number of private validation records, when the validation set is private (the
+    /// tuner then requires it to be at least k); `None` when only the training data is private.
+    fn private_validation_records(&self) -> Option<usize>;
+}
+
+/// Capability: per-user validation losses (lower is better) for tuners that privatise a
+/// gradient built from them (DP-GIBO, spec 004). Points are given in the unit box of the
+/// workload's space; [`PerUserLosses::domain`] says which native box it maps to, so that a
+/// tuner's kernel lengthscales can be stated in native units. Neighbouring datasets replace one
+/// user (n is public).
+pub trait PerUserLosses: Send + Sync {
+    /// The number of users n (public).
+    fn n_users(&self) -> usize;
+    /// The native box, per coordinate (lo, hi): the unit-box point u is θ = lo + u·(hi − lo).
+    fn domain(&self) -> &[(f64, f64)];
+    /// The declared standard deviation of the evaluation noise added to each loss (0 when
+    /// evaluations are exact).
+    fn evaluation_sd(&self) -> f64;
+    /// The per-user losses at each point, with evaluation noise: an n_users × points.len()
+    /// matrix.
+    fn user_losses(
+        &self,
+        points: &[Hyper],
+        rng: &mut dyn RngCore,
+    ) -> Result<ndarray::Array2<f64>>;
+    /// Each user's exact loss gradient with respect to the native coordinates at a point
+    /// (d × n_users), when the workload has them (DP gradient descent, diagnostics).
+    fn user_gradients(&self, _point: &Hyper) -> Option<ndarray::Array2<f64>> {
+        None
+    }
+}
+
 /// Noise-free quantities for reporting. Never passed to a tuner.
 pub trait Oracle: Send + Sync {
     /// The true utility at `h`.
@@ -168,6 +210,12 @@ pub trait Workload: Send + Sync {
         None
     }
     fn regularised_gain(&self) -> Option<&dyn RegularisedGain> {
+        None
+    }
+    fn partitioned_utility(&self) -> Option<&dyn PartitionedUtility> {
+        None
+    }
+    fn per_user_losses(&self) -> Option<&dyn PerUserLosses> {
         None
     }
 }
@@ -207,6 +255,29 @@ pub fn require_regularised_gain<'a>(
             "exact validation gains of an L2-regularised, strongly convex model (Assumption 2)",
         )
     })
+}
+
+/// The capability or a clear error naming the tuner, the workload and what is missing.
+pub fn require_partitioned_utility<'a>(
+    tuner: &str,
+    w: &'a dyn Workload,
+) -> Result<&'a dyn PartitionedUtility> {
+    w.partitioned_utility().ok_or_else(|| {
+        missing(
+            tuner,
+            w,
+            "per-shard validation utilities in [0, 1] (subsample-and-aggregate)",
+        )
+    })
+}
+
+/// The capability or a clear error naming the tuner, the workload and what is missing.
+pub fn require_per_user_losses<'a>(
+    tuner: &str,
+    w: &'a dyn Workload,
+) -> Result<&'a dyn PerUserLosses> {
+    w.per_user_losses()
+        .ok_or_else(|| missing(tuner, w, "per-user validation losses"))
 }
 
 fn missing(tuner: &str, w: &dyn Workload, what: &str) -> Error {
