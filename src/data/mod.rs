@@ -9,7 +9,7 @@ mod split;
 pub use csv::{load_csv, parse_csv, TargetKind};
 pub use idx::load_idx;
 pub use preprocess::{clip_rows, Standardiser};
-pub use split::{shuffle, shuffled_indices, Split};
+pub use split::{shuffle, shuffled_indices, uniform_below, Split};
 
 use crate::error::{Error, Result};
 use ndarray::{Array2, Axis};

@@ -98,7 +98,7 @@ pub fn shuffle<T>(items: &mut [T], rng: &mut dyn RngCore) {
 
 /// A uniform integer in [0, bound) by rejection: draws below 2^64 mod bound are redrawn, so
 /// the accepted range is a whole number of copies of [0, bound).
-fn uniform_below(rng: &mut dyn RngCore, bound: u64) -> u64 {
+pub fn uniform_below(rng: &mut dyn RngCore, bound: u64) -> u64 {
     debug_assert!(bound > 0);
     let reject_below = bound.wrapping_neg() % bound;
     loop {

@@ -54,8 +54,9 @@ pub fn cells(t: &Tuning) -> Vec<Cell> {
 
 /// The tuner of `cell` and the noise of each private run. In equal-budget mode a tuner whose
 /// privacy comes from its own releases (GP-UCB) is configured for the target (ε, δ) and the
-/// runs' noise plays no part (`None`; instances get the workload's default or 1); every other
-/// tuner is used as written, with the smallest noise at which its guarantee meets the target.
+/// runs' noise plays no part (`None`; instances get the workload's default or 1); a tuner that
+/// spends a share itself (propose-test) is configured for its share; every other tuner is used
+/// as written. Those two get the smallest noise at which their guarantee meets the target.
 struct Setup<'a> {
     own: Option<Box<dyn Tuner>>,
     written: &'a dyn Tuner,
@@ -92,8 +93,10 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
             noise: None,
         });
     }
+    let share = written.own_share_at_budget(target, t.delta);
+    let calibrated = share.as_deref().unwrap_or(written);
     let bound = |noise: f64| -> Result<DpBound> {
-        let g = guarantee(t, cell, written, noise)?;
+        let g = guarantee(t, cell, calibrated, noise)?;
         Ok(DpBound {
             epsilon: g.epsilon,
             delta: g.delta,
@@ -110,7 +113,7 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
             ))
         })?;
     Ok(Setup {
-        own: None,
+        own: share,
         written,
         noise: Some(noise),
     })
@@ -148,7 +151,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         let start = Instant::now();
         let outcome = tuner.tune(w.as_ref(), &mut rng)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
-        let fallback = outcome.chosen.is_none();
+        let fallback = outcome.chosen.is_none() || outcome.fallback;
         let chosen = outcome.chosen.unwrap_or_else(|| w.space().default_point());
         let utility = w.oracle().utility(&chosen);
         let best = w.oracle().best_utility();
@@ -158,6 +161,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         rows.regret.push(finite(best - utility));
         rows.released.push(outcome.released_score.and_then(finite));
         rows.runs.push(outcome.runs);
+        rows.passes.push(outcome.passes.map(|p| p as f64));
         rows.fallback.push(fallback);
         rows.wall.push(finite(wall));
     }
@@ -184,6 +188,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         .with("regret", Values::F64(rows.regret))
         .with("released_score", Values::F64(rows.released))
         .with("runs", Values::U64(rows.runs))
+        .with("passes_data_dependent", Values::F64(rows.passes))
         .with("fallback", Values::Bool(rows.fallback))
         .with("wall_ms", Values::F64(rows.wall)))
 }
@@ -196,6 +201,7 @@ struct Rows {
     regret: Vec<Option<f64>>,
     released: Vec<Option<f64>>,
     runs: Vec<u64>,
+    passes: Vec<Option<f64>>,
     fallback: Vec<bool>,
     wall: Vec<Option<f64>>,
 }

@@ -157,6 +157,7 @@ impl Tuner for LipschitzGain {
             chosen: None,
             released_score: Some(released),
             runs: self.evaluations,
+            ..Outcome::default()
         })
     }
     fn at_budget(&self, epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {

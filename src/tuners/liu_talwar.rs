@@ -130,6 +130,7 @@ impl Tuner for LiuTalwar {
                             chosen: None,
                             released_score: None,
                             runs,
+                            ..Outcome::default()
                         });
                     }
                     let h = workload.space().draw(rng);
@@ -140,6 +141,7 @@ impl Tuner for LiuTalwar {
                             chosen: Some(h),
                             released_score: Some(s),
                             runs,
+                            ..Outcome::default()
                         });
                     }
                 }

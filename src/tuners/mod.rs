@@ -9,6 +9,7 @@ pub mod lipschitz_gain;
 pub mod liu_talwar;
 pub mod naive;
 pub mod papernot_steinke;
+pub mod propose_test;
 
 use crate::accounting::{Accountant, DpBound};
 use crate::error::Result;
@@ -34,7 +35,7 @@ pub struct Guarantee {
 }
 
 /// What one tuning run released.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
     /// The chosen hyperparameter (None when the tuner released its data-independent default,
     /// e.g. K = 0 or a halt).
@@ -43,6 +44,11 @@ pub struct Outcome {
     pub released_score: Option<f64>,
     /// Training runs performed (data-dependent for threshold variants: report only).
     pub runs: u64,
+    /// Tests performed by a tuner whose number of tests depends on the data (propose-test's
+    /// passes): report only, never part of a guarantee.
+    pub passes: Option<u64>,
+    /// Whether the tuner fell back to a data-independent choice it still released in `chosen`.
+    pub fallback: bool,
 }
 
 pub trait Tuner: Send + Sync {
@@ -66,6 +72,13 @@ pub trait Tuner: Send + Sync {
     fn at_budget(&self, _epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
         None
     }
+    /// For a tuner that spends part of an equal budget itself and the rest through the
+    /// workload's runs (propose-test: its tests, then one final run): a copy whose own share is
+    /// set for a total (ε, δ). The harness then calibrates the runs' noise so that the whole
+    /// guarantee meets (ε, δ). `None` (the default): not such a tuner.
+    fn own_share_at_budget(&self, _epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
+        None
+    }
 }
 
 type Builder = crate::params::Builder<Box<dyn Tuner>>;
@@ -77,6 +90,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("papernot-steinke", papernot_steinke::build),
     ("gp-ucb", gp_ucb::build),
     ("lipschitz-gain", lipschitz_gain::build),
+    ("propose-test", propose_test::build),
 ];
 
 /// The tuner named `name`, configured by `params`.
@@ -103,6 +117,7 @@ fn best_of(
         released_score: best.as_ref().map(|b| b.1),
         chosen: best.map(|b| b.0),
         runs: k,
+        ..Outcome::default()
     }
 }
 

@@ -177,11 +177,7 @@ pub trait PerUserLosses: Send + Sync {
     fn evaluation_sd(&self) -> f64;
     /// The per-user losses at each point, with evaluation noise: an n_users × points.len()
     /// matrix.
-    fn user_losses(
-        &self,
-        points: &[Hyper],
-        rng: &mut dyn RngCore,
-    ) -> Result<ndarray::Array2<f64>>;
+    fn user_losses(&self, points: &[Hyper], rng: &mut dyn RngCore) -> Result<ndarray::Array2<f64>>;
     /// Each user's exact loss gradient with respect to the native coordinates at a point
     /// (d × n_users), when the workload has them (DP gradient descent, diagnostics).
     fn user_gradients(&self, _point: &Hyper) -> Option<ndarray::Array2<f64>> {

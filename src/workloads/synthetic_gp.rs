@@ -4,8 +4,8 @@
 //! A "training run" releases f(h) plus calibrated noise with a known privacy curve.
 
 use super::{
-    GainPrior, Hyper, Oracle, PrivateTraining, Space, ValidationGain, Variant, Workload,
-    WorkloadSpec,
+    GainPrior, Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, ValidationGain, Variant,
+    Workload, WorkloadSpec,
 };
 use crate::accounting::{Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
@@ -95,6 +95,8 @@ pub struct SyntheticGp {
     pure: Option<f64>,
     best: f64,
     gain: Option<GainPrior>,
+    /// σ1 of the shard utilities (spec 003 §4.1 (i)); `None`: not offered.
+    shard_sd: Option<f64>,
 }
 
 impl SyntheticGp {
@@ -138,7 +140,17 @@ impl SyntheticGp {
             pure,
             best,
             gain: None,
+            shard_sd: None,
         })
+    }
+
+    /// Also offers shard utilities for propose-test tuning (a finite space only):
+    /// a_ij = clip(f̃(x_j) + σ1·√k·ξ_ij, 0, 1) with f̃ = f rescaled to [0, 1] by its range over
+    /// the candidates (the public grid is the reference) and ξ_ij ~ N(0, 1), so a shard's
+    /// noise grows with k as a shard's data shrinks (spec 003 §4.1 (i)).
+    pub fn with_shard_utilities(mut self, shard_sd: f64) -> Result<Self> {
+        self.shard_sd = Some(Range::NonNegative.check("shard_sd", shard_sd)?);
+        Ok(self)
     }
 
     /// Also offers noisy evaluations of the objective under the declared GP prior.
@@ -183,6 +195,31 @@ impl ValidationGain for SyntheticGp {
     }
 }
 
+impl PartitionedUtility for SyntheticGp {
+    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>> {
+        let (Space::Finite(c), Some(sd)) = (&self.space, self.shard_sd) else {
+            return Err(Error::Infeasible(
+                "shard utilities need a finite candidate grid (`candidates`)".into(),
+            ));
+        };
+        let f: Vec<f64> = c.iter().map(|h| self.objective.eval(h)).collect();
+        let lo = f.iter().copied().fold(f64::INFINITY, f64::min);
+        let width = self.best - lo;
+        let noise = sd * (k as f64).sqrt();
+        Ok(f.iter()
+            .map(|&v| {
+                let scaled = if width > 0.0 { (v - lo) / width } else { 0.5 };
+                (0..k)
+                    .map(|_| (scaled + noise * normal(rng)).clamp(0.0, 1.0))
+                    .collect()
+            })
+            .collect())
+    }
+    fn private_validation_records(&self) -> Option<usize> {
+        None
+    }
+}
+
 impl Oracle for SyntheticGp {
     fn utility(&self, h: &Hyper) -> f64 {
         self.objective.eval(h)
@@ -208,6 +245,10 @@ impl Workload for SyntheticGp {
     fn validation_gain(&self) -> Option<&dyn ValidationGain> {
         self.gain.is_some().then_some(self as &dyn ValidationGain)
     }
+    fn partitioned_utility(&self) -> Option<&dyn PartitionedUtility> {
+        let finite = matches!(self.space, Space::Finite(_));
+        (finite && self.shard_sd.is_some()).then_some(self as &dyn PartitionedUtility)
+    }
 }
 
 /// The `synthetic-gp` experiment-file workload: one GP path per (dimension, repetition) and,
@@ -228,6 +269,8 @@ pub struct SyntheticGpSpec {
     /// ρ = k1(V, V′) declared for GP-UCB; by default 1 − Δ²/(2s²), so that a neighbour's gain
     /// differs by a N(0, Δ²) draw at each point (Δ = `sensitivity`, s = `signal_sd`).
     pub rho: f64,
+    /// σ1 of propose-test's shard utilities (spec 003 §4.1 (i)).
+    pub shard_sd: f64,
 }
 
 /// Builds the spec from a `[workload]` table (kind = "synthetic-gp").
@@ -249,6 +292,7 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             "noise",
             "observation_sd",
             "rho",
+            "shard_sd",
         ],
     )?;
     let dims = numbers(params, "dims")?
@@ -303,6 +347,8 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             "a number in [0, 1] (from rho, or from sensitivity <= signal_sd·√2)",
         ));
     }
+    let shard_sd =
+        Range::NonNegative.check("shard_sd", number(params, "shard_sd")?.unwrap_or(0.02))?;
     Ok(Box::new(SyntheticGpSpec {
         dims,
         kernel,
@@ -314,6 +360,7 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
         noise_given: noise.is_some(),
         observation_sd,
         rho,
+        shard_sd,
     }))
 }
 
@@ -350,7 +397,7 @@ impl WorkloadSpec for SyntheticGpSpec {
             ScoreRelease::Laplace { sensitivity, .. } => ("laplace", sensitivity),
         };
         format!(
-            "kernel={:?}, lengthscale={}, signal_sd={}, features={}, candidates={}, release={release}, sensitivity={sens}, observation_sd={}, rho={}",
+            "kernel={:?}, lengthscale={}, signal_sd={}, features={}, candidates={}, release={release}, sensitivity={sens}, observation_sd={}, rho={}, shard_sd={}",
             self.kernel,
             self.lengthscale,
             self.signal_sd,
@@ -358,6 +405,7 @@ impl WorkloadSpec for SyntheticGpSpec {
             self.candidates.map_or("box".to_string(), |c| c.to_string()),
             self.observation_sd,
             self.rho,
+            self.shard_sd,
         )
     }
     fn variants(&self) -> Vec<Variant> {
@@ -406,7 +454,8 @@ impl WorkloadSpec for SyntheticGpSpec {
         };
         Ok(Box::new(
             SyntheticGp::new(objective, space, self.release.with_noise(noise))?
-                .with_gain_prior(prior)?,
+                .with_gain_prior(prior)?
+                .with_shard_utilities(self.shard_sd)?,
         ))
     }
 }

@@ -518,6 +518,7 @@ impl Tuner for GpUcb {
             chosen: run.chosen.map(|i| grid[i].clone()),
             released_score: run.released_gain,
             runs: self.evaluations,
+            ..Outcome::default()
         })
     }
 
