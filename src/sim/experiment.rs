@@ -54,6 +54,10 @@ pub enum Kind {
     SvmAlphaSweep(super::svm_alpha::AlphaSweep),
     /// Spec 000 Figure 7 style: a DP-SGD learning-rate search over a pool of runs.
     LrSearch(super::lr_search::LrSearch),
+    /// Spec 003 Figures 1 and 2: the doubling walks on synthetic utilities.
+    ProposeTestWalks(super::propose_test::Walks),
+    /// Spec 003 Table 1 with numbers.
+    ProposeTestBudgets(super::propose_test::Budgets),
 }
 
 impl Kind {
@@ -67,12 +71,14 @@ impl Kind {
             Kind::LipschitzGainSuite(_) => "lipschitz-gain-suite",
             Kind::SvmAlphaSweep(_) => "svm-alpha-sweep",
             Kind::LrSearch(_) => "lr-search",
+            Kind::ProposeTestWalks(_) => "propose-test-walks",
+            Kind::ProposeTestBudgets(_) => "propose-test-budgets",
         }
     }
 }
 
 const KINDS: &str =
-    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite`, `svm-alpha-sweep` or `lr-search`";
+    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite`, `svm-alpha-sweep`, `lr-search`, `propose-test-walks` or `propose-test-budgets`";
 
 /// Tuners × workload variants × budgets × repetitions.
 pub struct Tuning {
@@ -211,6 +217,8 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
         Some("lipschitz-gain-suite") => Kind::LipschitzGainSuite(super::lipschitz::suite(&f)?),
         Some("svm-alpha-sweep") => Kind::SvmAlphaSweep(super::svm_alpha::sweep(&f)?),
         Some("lr-search") => Kind::LrSearch(super::lr_search::lr_search(&f)?),
+        Some("propose-test-walks") => Kind::ProposeTestWalks(super::propose_test::walks(&f)?),
+        Some("propose-test-budgets") => Kind::ProposeTestBudgets(super::propose_test::budgets(&f)?),
         Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
         None => return Err(f.missing("kind", KINDS)),
     };

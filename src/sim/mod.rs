@@ -18,6 +18,7 @@ pub mod lipschitz;
 pub mod lr_search;
 pub mod plot;
 pub mod progress;
+pub mod propose_test;
 pub mod report;
 pub mod svm_alpha;
 pub mod table;
@@ -120,6 +121,14 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
         Kind::LrSearch(l) => single_table(&dir.join("searches.parquet"), opts, &pool, || {
             lr_search::run(&exp.name, l, &dir, opts.progress)
         }),
+        Kind::ProposeTestWalks(w) => single_table(&dir.join("walks.parquet"), opts, &pool, || {
+            propose_test::run_walks(&exp.name, w)
+        }),
+        Kind::ProposeTestBudgets(b) => {
+            single_table(&dir.join("budgets.parquet"), opts, &pool, || {
+                propose_test::run_budgets(&exp.name, b)
+            })
+        }
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
             let parts = dir.join("parts");
@@ -217,6 +226,10 @@ fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
         "curves.parquet",
         "bounds.parquet",
         "suite.parquet",
+        "sweep.parquet",
+        "searches.parquet",
+        "walks.parquet",
+        "budgets.parquet",
     ] {
         let p = dir.join(stale);
         if p.is_dir() {

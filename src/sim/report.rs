@@ -37,6 +37,14 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             super::svm_alpha::report(exp, sw, &t, dir)
         }
         Kind::LrSearch(l) => super::lr_search::report(exp, l, dir),
+        Kind::ProposeTestWalks(w) => {
+            let t = Table::read_parquet(&dir.join("walks.parquet"))?;
+            super::propose_test::report_walks(exp, w, &t, dir)
+        }
+        Kind::ProposeTestBudgets(b) => {
+            let t = Table::read_parquet(&dir.join("budgets.parquet"))?;
+            super::propose_test::report_budgets(exp, b, &t, dir)
+        }
     }
 }
 

@@ -303,16 +303,37 @@ pub struct TuningCost {
     pub composition: Composition,
 }
 
-/// The cost of up to `passes` ε0-DP passes (the walk over M ticks has `passes` = 2M − 1), with
-/// δ′ = `delta_prime` for the approximate-DP compositions.
+/// The certified cost of the walk over `ticks`: its T_max = 2M − 1 passes of ε0-DP, with δ′ =
+/// `delta_prime` for the approximate-DP compositions (or the pure-DP extension's (3M − 1)·ε0/2).
 pub fn tuning_cost(
     eps0: f64,
     ticks: &Ticks,
     delta_prime: f64,
     composition: Composition,
 ) -> Result<TuningCost> {
+    if composition == Composition::PureRefined {
+        let eps0 = Range::Positive.check("eps0", eps0)?;
+        return Ok(TuningCost {
+            epsilon: (3 * ticks.cap() - 1) as f64 * eps0 / 2.0,
+            delta: 0.0,
+            composition,
+        });
+    }
+    passes_cost(eps0, ticks.max_passes(), delta_prime, composition)
+}
+
+/// The cost of `passes` adaptively composed ε0-DP passes. With the data-independent T_max it is
+/// a guarantee; with a realised count it is only the ex-post value of spec 003 §2.5 (not DP).
+pub fn passes_cost(
+    eps0: f64,
+    passes: u64,
+    delta_prime: f64,
+    composition: Composition,
+) -> Result<TuningCost> {
     let eps0 = Range::Positive.check("eps0", eps0)?;
-    let passes = ticks.max_passes();
+    if passes == 0 {
+        return Err(Error::invalid("passes", 0, "an integer >= 1"));
+    }
     let cost = |epsilon, delta, composition| TuningCost {
         epsilon,
         delta,
@@ -339,21 +360,19 @@ pub fn tuning_cost(
             basic
         })
     };
-    Ok(match composition {
-        Composition::Basic => basic,
-        Composition::Advanced => advanced()?,
-        Composition::KovOptimal => kov()?,
-        Composition::PureRefined => cost(
-            (3 * ticks.cap() - 1) as f64 * eps0 / 2.0,
-            0.0,
-            Composition::PureRefined,
-        ),
-        Composition::Smallest => {
-            [advanced()?, kov()?]
-                .into_iter()
-                .fold(basic, |a, b| if b.epsilon < a.epsilon { b } else { a })
-        }
-    })
+    match composition {
+        Composition::Basic => Ok(basic),
+        Composition::Advanced => advanced(),
+        Composition::KovOptimal => kov(),
+        Composition::Smallest => Ok([advanced()?, kov()?]
+            .into_iter()
+            .fold(basic, |a, b| if b.epsilon < a.epsilon { b } else { a })),
+        Composition::PureRefined => Err(Error::invalid(
+            "composition",
+            "pure-refined",
+            "a composition of whole passes (the extension needs the walk's M: use tuning_cost)",
+        )),
+    }
 }
 
 /// How much the tests may spend.

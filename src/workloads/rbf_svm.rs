@@ -19,11 +19,15 @@
 use super::validation_score::{
     log_grid, range_param, strings_param, ClippedMeanRelease, PerKey, ScoreClip,
 };
-use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
+use super::{
+    Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
+};
 use crate::accounting::RdpCurve;
+use crate::data::uniform_below;
 use crate::data::{builtin, Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::learn::smo::{fit, SvmKernel, SvmParams};
+use ndarray::{Array2, Axis};
 use rand::RngCore;
 use rayon::prelude::*;
 use std::collections::HashMap;
@@ -45,6 +49,9 @@ pub struct SvmGrid {
     test: Vec<f64>,
     best: f64,
     records: usize,
+    /// The standardised training and validation parts, for shard fits (propose-test).
+    train: (Array2<f64>, Vec<usize>),
+    valid: (Array2<f64>, Vec<usize>),
 }
 
 impl SvmGrid {
@@ -117,7 +124,30 @@ impl SvmGrid {
             best: test.iter().copied().fold(f64::NEG_INFINITY, f64::max),
             test,
             records: val_y.len(),
+            train: (train_x, train_y),
+            valid: (val_x, val_y),
         })
+    }
+
+    /// The validation accuracy of the SVM at grid point `point` fitted on the training rows
+    /// `rows` alone. A shard with one class predicts it; an empty shard scores 0 (a constant).
+    fn shard_accuracy(&self, point: usize, rows: &[usize]) -> Result<f64> {
+        let (vx, vy) = &self.valid;
+        let labels: Vec<usize> = rows.iter().map(|&r| self.train.1[r]).collect();
+        let Some(&first) = labels.first() else {
+            return Ok(0.0);
+        };
+        if labels.iter().all(|&l| l == first) {
+            return Ok(vy.iter().filter(|&&y| y == first).count() as f64 / vy.len() as f64);
+        }
+        let (c, gamma) = self.points[point];
+        let x = self.train.0.select(Axis(0), rows);
+        let svm = fit(
+            x.view(),
+            &labels,
+            &SvmParams::new(c, SvmKernel::Rbf { gamma })?,
+        )?;
+        svm.accuracy(vx.view(), vy)
     }
 }
 
@@ -194,6 +224,31 @@ impl PrivateTraining for RbfSvm {
     }
 }
 
+/// Shards of the (public) training split, each training row's shard drawn uniformly; the
+/// accuracy on the private validation split moves by at most 1/m when one validation record is
+/// replaced, so the shard mean has sensitivity 1/m ≤ 1/k (spec 003 §5.10).
+impl PartitionedUtility for RbfSvm {
+    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>> {
+        let g = &self.grid;
+        let mut shards = vec![Vec::new(); k];
+        for r in 0..g.train.1.len() {
+            shards[uniform_below(rng, k as u64) as usize].push(r);
+        }
+        (0..g.points.len())
+            .into_par_iter()
+            .map(|j| {
+                shards
+                    .iter()
+                    .map(|rows| g.shard_accuracy(j, rows))
+                    .collect()
+            })
+            .collect()
+    }
+    fn private_validation_records(&self) -> Option<usize> {
+        Some(self.grid.records)
+    }
+}
+
 impl Oracle for RbfSvm {
     /// The test accuracy at grid point `h` (NaN off the grid: no model, stored as missing).
     fn utility(&self, h: &Hyper) -> f64 {
@@ -215,6 +270,9 @@ impl Workload for RbfSvm {
         self
     }
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
+        Some(self)
+    }
+    fn partitioned_utility(&self) -> Option<&dyn PartitionedUtility> {
         Some(self)
     }
 }

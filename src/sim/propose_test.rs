@@ -1,0 +1,671 @@
+//! Spec 003 (propose-test with doubling): the synthetic walks of Figures 1 and 2
+//! (`kind = "propose-test-walks"`) and Table 1 with numbers (`kind = "propose-test-budgets"`).
+//!
+//! Walks: per seed, n utilities u_j ~ U(0, 1) are drawn directly (no training, spec 003 §3.2)
+//! and the doubling walk of Algorithm 1 runs on them; one row per pass. The certified ε_tune
+//! uses the data-independent T_max; `eps_tune_expost_non_dp` applies the same composition to
+//! the realised passes and is **not** a DP guarantee (§2.5): it is shown, never used to match
+//! budgets.
+
+use super::experiment::{Experiment, Fields};
+use super::plot::{self, Figure, Scale, Series};
+use super::report::{quantile, up, write_grid};
+use super::table::{finite, Grid, Table, Values};
+use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
+use crate::accounting::{Accountant, RdpCurve};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::rng::stream;
+use crate::selection::bounds::{repeat_select, Base};
+use crate::selection::CountFamily;
+use crate::tuners::propose_test::{
+    above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
+};
+use rand::Rng;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Stream tag of the walks' utilities and noise.
+const WALK_STREAM: u64 = 0x7761_6c6b;
+
+/// A `propose-test-walks` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walks {
+    pub seed: u64,
+    pub seeds: u64,
+    pub candidates: usize,
+    pub shards: usize,
+    pub eps0: f64,
+    pub u0: f64,
+    /// The granularities g of Figure 2 (the x-axis is M = ⌈(1 − u0)/g⌉).
+    pub granularities: Vec<f64>,
+    /// The g whose walks Figure 1 draws.
+    pub trace_granularity: f64,
+    /// Scan in index order (the paper, literally) or a public shuffle per run.
+    pub shuffle: bool,
+    pub delta_prime: f64,
+}
+
+/// Parses a `propose-test-walks` file.
+pub(super) fn walks(f: &Fields) -> Result<Walks> {
+    let w = Walks {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seeds: f
+            .integer("seeds", 1)?
+            .ok_or_else(|| f.missing("seeds", "the number of walks per granularity"))?,
+        candidates: f.integer("candidates", 1)?.unwrap_or(100) as usize,
+        shards: f.integer("shards", 1)?.unwrap_or(10) as usize,
+        eps0: f.number("eps0", Range::Positive)?.unwrap_or(0.1),
+        u0: f.number("u0", Range::NonNegative)?.unwrap_or(0.0),
+        granularities: f.required_numbers("granularities", Range::OpenUnit)?,
+        trace_granularity: f
+            .number("trace_granularity", Range::OpenUnit)?
+            .unwrap_or(0.01),
+        shuffle: match f.string("scan")?.unwrap_or("as-given") {
+            "as-given" => false,
+            "shuffle" => true,
+            _ => return Err(f.bad("scan", "`as-given` (the paper) or `shuffle`")),
+        },
+        delta_prime: f.number("delta_prime", Range::OpenUnit)?.unwrap_or(1e-5),
+    };
+    for &g in w.granularities.iter().chain([&w.trace_granularity]) {
+        Ticks::new(w.u0, g, 1.0).map_err(|e| f.wrap(e))?;
+    }
+    if !w.granularities.contains(&w.trace_granularity) {
+        return Err(f.bad(
+            "trace_granularity",
+            "one of `granularities` (Figure 1 draws those walks)",
+        ));
+    }
+    f.finish_some(&[
+        "seed",
+        "seeds",
+        "candidates",
+        "shards",
+        "eps0",
+        "u0",
+        "granularities",
+        "trace_granularity",
+        "scan",
+        "delta_prime",
+    ])?;
+    Ok(w)
+}
+
+/// One run: its walk and the true utility of what it selected.
+struct Run {
+    g: f64,
+    seed: u64,
+    walk: Walk,
+    selected_utility: Option<f64>,
+}
+
+/// Runs every (granularity, seed) walk; one row per pass.
+pub fn run_walks(experiment: &str, w: &Walks) -> Result<Table> {
+    let noise = PassNoise::new(w.shards, w.eps0);
+    let mut runs = Vec::new();
+    for (gi, &g) in w.granularities.iter().enumerate() {
+        let ticks = Ticks::new(w.u0, g, 1.0)?;
+        let batch: Vec<Run> = (0..w.seeds)
+            .into_par_iter()
+            .map(|seed| {
+                let mut rng = stream(w.seed, &[WALK_STREAM, gi as u64, seed]);
+                let u: Vec<f64> = (0..w.candidates).map(|_| rng.random::<f64>()).collect();
+                let mut order: Vec<usize> = (0..u.len()).collect();
+                if w.shuffle {
+                    crate::data::shuffle(&mut order, &mut rng);
+                }
+                let walk = walk(ticks.cap(), |t| {
+                    above_threshold(&u, ticks.level(t), noise, &order, &mut rng)
+                });
+                Run {
+                    g,
+                    seed,
+                    selected_utility: walk.selected.map(|j| u[j]),
+                    walk,
+                }
+            })
+            .collect();
+        runs.extend(batch);
+    }
+    let mut cols = Columns::default();
+    for r in &runs {
+        let ticks = Ticks::new(w.u0, r.g, 1.0)?;
+        let certified = tuning_cost(w.eps0, &ticks, w.delta_prime, Composition::Smallest)?.epsilon;
+        let passes = r.walk.passes.len() as u64;
+        let expost = passes_cost(w.eps0, passes, w.delta_prime, Composition::Smallest)?.epsilon;
+        for (t, p) in r.walk.passes.iter().enumerate() {
+            cols.g.push(Some(r.g));
+            cols.cap.push(ticks.cap());
+            cols.max_passes.push(ticks.max_passes());
+            cols.seed.push(r.seed);
+            cols.pass.push(t as u64 + 1);
+            cols.step_before.push(p.step_before);
+            cols.m_before.push(p.m_before);
+            cols.accepted.push(p.hit.is_some());
+            cols.step_after.push(p.step_after);
+            cols.m_after.push(p.m_after);
+            cols.passes.push(passes);
+            cols.stop.push(r.walk.stop.name().to_string());
+            cols.selected.push(r.selected_utility);
+            cols.certified.push(finite(certified));
+            cols.expost.push(finite(expost));
+        }
+    }
+    let n = cols.seed.len();
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with("granularity", Values::F64(cols.g))
+        .with("M", Values::U64(cols.cap))
+        .with("T_max", Values::U64(cols.max_passes))
+        .with("seed", Values::U64(cols.seed))
+        .with("pass", Values::U64(cols.pass))
+        .with("step_before", Values::U64(cols.step_before))
+        .with("m_before", Values::U64(cols.m_before))
+        .with("accepted", Values::Bool(cols.accepted))
+        .with("step_after", Values::U64(cols.step_after))
+        .with("m_after", Values::U64(cols.m_after))
+        .with("passes_data_dependent", Values::U64(cols.passes))
+        .with("stop", Values::Str(cols.stop))
+        .with("selected_true_utility", Values::F64(cols.selected))
+        .with("eps_tune_certified", Values::F64(cols.certified))
+        .with("eps_tune_expost_non_dp", Values::F64(cols.expost)))
+}
+
+#[derive(Default)]
+struct Columns {
+    g: Vec<Option<f64>>,
+    cap: Vec<u64>,
+    max_passes: Vec<u64>,
+    seed: Vec<u64>,
+    pass: Vec<u64>,
+    step_before: Vec<u64>,
+    m_before: Vec<u64>,
+    accepted: Vec<bool>,
+    step_after: Vec<u64>,
+    m_after: Vec<u64>,
+    passes: Vec<u64>,
+    stop: Vec<String>,
+    selected: Vec<Option<f64>>,
+    certified: Vec<Option<f64>>,
+    expost: Vec<Option<f64>>,
+}
+
+/// One run read back from the table: (granularity, seed) → its passes' rows.
+type RunRows = BTreeMap<(u64, u64), Vec<usize>>;
+
+fn runs_of(t: &Table) -> Result<RunRows> {
+    let (g, seed) = (t.f64("granularity")?, t.u64("seed")?);
+    let mut runs: RunRows = BTreeMap::new();
+    for i in 0..t.height() {
+        let g = g[i].ok_or_else(|| Error::Infeasible("a walk row without granularity".into()))?;
+        runs.entry((g.to_bits(), seed[i])).or_default().push(i);
+    }
+    Ok(runs)
+}
+
+/// Per-granularity statistics of the realised passes (Figure 2 and the table).
+struct PassStats {
+    g: f64,
+    cap: u64,
+    max_passes: u64,
+    mean: f64,
+    median: f64,
+    q99: f64,
+    max: f64,
+    at_cap: f64,
+    selected: f64,
+    fallback: f64,
+    certified: f64,
+    expost: f64,
+}
+
+fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
+    let runs = runs_of(t)?;
+    let (cap, tmax, passes) = (
+        t.u64("M")?,
+        t.u64("T_max")?,
+        t.u64("passes_data_dependent")?,
+    );
+    let (stop, selected) = (t.str("stop")?, t.f64("selected_true_utility")?);
+    let (certified, expost) = (
+        t.f64("eps_tune_certified")?,
+        t.f64("eps_tune_expost_non_dp")?,
+    );
+    w.granularities
+        .iter()
+        .map(|&g| {
+            let firsts: Vec<usize> = runs
+                .iter()
+                .filter(|((gb, _), _)| *gb == g.to_bits())
+                .map(|(_, rows)| rows[0])
+                .collect();
+            if firsts.is_empty() {
+                return Err(Error::Infeasible(format!("no walks for g = {g}")));
+            }
+            let n = firsts.len() as f64;
+            let mut ts: Vec<f64> = firsts.iter().map(|&i| passes[i] as f64).collect();
+            let share =
+                |p: &dyn Fn(usize) -> bool| firsts.iter().filter(|&&i| p(i)).count() as f64 / n;
+            let mean_of = |c: &[Option<f64>]| firsts.iter().filter_map(|&i| c[i]).sum::<f64>() / n;
+            let chosen: Vec<f64> = firsts.iter().filter_map(|&i| selected[i]).collect();
+            Ok(PassStats {
+                g,
+                cap: cap[firsts[0]],
+                max_passes: tmax[firsts[0]],
+                mean: ts.iter().sum::<f64>() / n,
+                median: quantile(&mut ts, 0.5),
+                q99: quantile(&mut ts, 0.99),
+                max: quantile(&mut ts, 1.0),
+                at_cap: share(&|i| stop[i] == Stop::Cap.name()),
+                selected: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
+                fallback: share(&|i| selected[i].is_none()),
+                certified: certified[firsts[0]].unwrap_or(f64::NAN),
+                expost: mean_of(expost),
+            })
+        })
+        .collect()
+}
+
+/// Figure 1 (the walks in the step–u plane, grouped by path), Figure 2 (passes against M, and
+/// certified against ex-post ε_tune) and the statistics table.
+pub(super) fn report_walks(
+    exp: &Experiment,
+    w: &Walks,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    files.extend(plot::draw(
+        &walks_figure(exp, w, t)?,
+        &dir.join("fig1-walks"),
+    )?);
+    let stats = pass_stats(w, t)?;
+    let m: Vec<f64> = stats.iter().map(|s| s.cap as f64).collect();
+    let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| Series {
+        label: label.into(),
+        points: m.iter().zip(&stats).map(|(&x, s)| (x, y(s))).collect(),
+        errors: None,
+    };
+    let fig2 = Figure {
+        title: format!(
+            "Passes T against M ({} walks per g, k = {}, ε0 = {})",
+            w.seeds,
+            w.shards,
+            fmt_num(w.eps0)
+        ),
+        x_label: "M (utility ticks to the cap)".into(),
+        y_label: "passes T".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Log,
+        x_range: None,
+        y_range: None,
+        series: vec![
+            series("mean T (data-dependent)", &|s| s.mean),
+            series("median T", &|s| s.median),
+            series("99% quantile of T", &|s| s.q99),
+            series("max T", &|s| s.max),
+            series("⌈log2(M + 1)⌉", &|s| ((s.cap + 1) as f64).log2().ceil()),
+            series("certified cap T_max = 2M − 1", &|s| s.max_passes as f64),
+        ],
+        hline: None,
+    };
+    files.extend(plot::draw(&fig2, &dir.join("fig2-passes"))?);
+    let fig2b = Figure {
+        title: format!(
+            "Certified ε_tune against the ex-post value (not DP), δ′ = {}",
+            fmt_num(w.delta_prime)
+        ),
+        x_label: "M (utility ticks to the cap)".into(),
+        y_label: "ε_tune".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Log,
+        x_range: None,
+        y_range: None,
+        series: vec![
+            series(
+                "certified ε_tune (smallest composition over T_max)",
+                &|s| s.certified,
+            ),
+            series(
+                "mean ex-post ε_tune on realised T (NOT a DP guarantee)",
+                &|s| s.expost,
+            ),
+        ],
+        hline: None,
+    };
+    files.extend(plot::draw(&fig2b, &dir.join("fig2-epsilon"))?);
+    let rows = stats
+        .iter()
+        .map(|s| {
+            vec![
+                fmt_num(s.g),
+                s.cap.to_string(),
+                s.max_passes.to_string(),
+                format!("{:.2}", s.mean),
+                fmt_num(s.median),
+                fmt_num(s.q99),
+                fmt_num(s.max),
+                format!("{:.3}", s.at_cap),
+                format!("{:.3}", s.selected),
+                format!("{:.3}", s.fallback),
+                up(Some(s.certified), 3),
+                format!("{:.3}", s.expost),
+            ]
+        })
+        .collect();
+    let grid =
+        Grid {
+            caption: format!(
+            "{}: {} walks per g over {} utilities ~ U(0, 1), k = {}, ε0 = {}, u0 = {}, scan {}; \
+             T is data-dependent; the certified ε_tune (rounded up) uses T_max = 2M − 1 and \
+             δ′ = {}; the ex-post column applies it to the realised T and is not a DP guarantee",
+            exp.title,
+            w.seeds,
+            w.candidates,
+            w.shards,
+            fmt_num(w.eps0),
+            fmt_num(w.u0),
+            if w.shuffle { "shuffled" } else { "in index order" },
+            fmt_num(w.delta_prime)
+        ),
+            header: [
+                "g",
+                "M",
+                "T_max",
+                "mean T",
+                "median T",
+                "q99 T",
+                "max T",
+                "share at cap",
+                "mean selected u",
+                "share fallback",
+                "certified ε_tune",
+                "ex-post ε_tune (non-DP)",
+            ]
+            .map(String::from)
+            .to_vec(),
+            rows,
+        };
+    write_grid(&grid, &dir.join("passes"), &mut files)?;
+    Ok(files)
+}
+
+/// The walks at the trace granularity: one curve per distinct path (the most frequent eight),
+/// labelled by its share of seeds and its success/failure pattern, plus the alternating
+/// worst case over as many passes as the most frequent path.
+fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
+    let g = w.trace_granularity;
+    let runs = runs_of(t)?;
+    let (step_after, m_after, accepted) =
+        (t.u64("step_after")?, t.u64("m_after")?, t.bool("accepted")?);
+    let mut paths: BTreeMap<Vec<(u64, u64)>, (usize, String)> = BTreeMap::new();
+    for ((gb, _), rows) in &runs {
+        if *gb != g.to_bits() {
+            continue;
+        }
+        let path: Vec<(u64, u64)> = rows.iter().map(|&i| (step_after[i], m_after[i])).collect();
+        let pattern: String = rows
+            .iter()
+            .map(|&i| if accepted[i] { 'S' } else { 'F' })
+            .collect();
+        paths.entry(path).or_insert((0, pattern)).0 += 1;
+    }
+    let total: usize = paths.values().map(|v| v.0).sum();
+    let mut ranked: Vec<_> = paths.into_iter().collect();
+    ranked.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
+    let level = |m: u64| w.u0 + m as f64 * g;
+    let to_points = |path: &[(u64, u64)]| -> Vec<(f64, f64)> {
+        std::iter::once((1.0, w.u0))
+            .chain(path.iter().map(|&(s, m)| (s as f64, level(m))))
+            .collect()
+    };
+    let shown = ranked.len().min(8);
+    let mut series: Vec<Series> = ranked[..shown]
+        .iter()
+        .map(|(path, (count, pattern))| Series {
+            label: format!("{count} of {total} seeds: {pattern}"),
+            points: to_points(path),
+            errors: None,
+        })
+        .collect();
+    let passes = ranked.first().map_or(1, |r| r.0.len());
+    // Alternation over a cap of `passes` ticks lasts 2·passes − 1 passes: enough to cut.
+    let alternating = walk(passes as u64, {
+        let mut n = 0;
+        move |_| {
+            n += 1;
+            (n % 2 == 1).then_some(0)
+        }
+    });
+    let worst: Vec<(u64, u64)> = alternating
+        .passes
+        .iter()
+        .take(passes)
+        .map(|p| (p.step_after, p.m_after))
+        .collect();
+    series.push(Series {
+        label: format!("worst case: alternating S, F over {passes} passes"),
+        points: to_points(&worst),
+        errors: None,
+    });
+    Ok(Figure {
+        title: format!(
+            "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
+            fmt_num(g),
+            ranked.len(),
+            shown
+        ),
+        x_label: "step (successes double it, failures halve it)".into(),
+        y_label: "accumulated utility u".into(),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        x_range: None,
+        y_range: None,
+        series,
+        hline: Some((1.0, "cap u = 1".into())),
+    })
+}
+
+/// A `propose-test-budgets` file (Table 1 with numbers).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Budgets {
+    /// |S|, the candidate counts.
+    pub sizes: Vec<u64>,
+    /// ε of each private training run.
+    pub epsilons: Vec<f64>,
+    pub delta_prime: f64,
+    pub eps0: f64,
+    pub granularity: f64,
+    pub u0: f64,
+}
+
+/// Parses a `propose-test-budgets` file.
+pub(super) fn budgets(f: &Fields) -> Result<Budgets> {
+    let b = Budgets {
+        sizes: f.integers("sizes", 1.0)?,
+        epsilons: f.required_numbers("epsilons", Range::Positive)?,
+        delta_prime: f.number("delta_prime", Range::OpenUnit)?.unwrap_or(1e-5),
+        eps0: f.number("eps0", Range::Positive)?.unwrap_or(0.1),
+        granularity: f.number("granularity", Range::OpenUnit)?.unwrap_or(0.01),
+        u0: f.number("u0", Range::NonNegative)?.unwrap_or(0.0),
+    };
+    Ticks::new(b.u0, b.granularity, 1.0).map_err(|e| f.wrap(e))?;
+    f.finish_some(&[
+        "sizes",
+        "epsilons",
+        "delta_prime",
+        "eps0",
+        "granularity",
+        "u0",
+    ])?;
+    Ok(b)
+}
+
+/// Every (method, accountant, |S|, ε) total, each run being pure ε-DP.
+pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
+    let acc = Accountant::default();
+    let ticks = Ticks::new(b.u0, b.granularity, 1.0)?;
+    let mut rows: Vec<(String, String, u64, f64, f64, f64)> = Vec::new();
+    for &s in &b.sizes {
+        for &eps in &b.epsilons {
+            let mut push = |method: &str, accountant: &str, total: f64, delta: f64| {
+                rows.push((method.into(), accountant.into(), s, eps, total, delta));
+            };
+            let adv = advanced_epsilon(eps, s, b.delta_prime)?;
+            push(
+                "naive (all |S|)",
+                "advanced composition",
+                adv.epsilon,
+                adv.delta,
+            );
+            let kov = kov_epsilon(eps, s, b.delta_prime)?;
+            push(
+                "naive (all |S|)",
+                "optimal composition (KOV)",
+                kov.epsilon,
+                kov.delta,
+            );
+            push(
+                "RandTune: TNB η = 0 (logarithmic K)",
+                "pure DP, 2ε",
+                2.0 * eps,
+                0.0,
+            );
+            push(
+                "RandTune: geometric K (Liu–Talwar)",
+                "pure DP, 3ε",
+                3.0 * eps,
+                0.0,
+            );
+            let base = Base::symmetric(RdpCurve::pure_dp(eps)?);
+            for (family, label) in [
+                ("logarithmic", "RandTune: TNB η = 0, E[K] = |S|"),
+                ("poisson", "RandTune: Poisson, E[K] = |S|"),
+            ] {
+                let law = CountFamily::parse(family)?.with_mean(s as f64, None)?;
+                let curve = repeat_select(&base, &law, &acc.orders)?;
+                let d = acc.epsilon(&curve, b.delta_prime)?;
+                push(label, "RDP → (ε, δ′)", d.epsilon, d.delta);
+            }
+            for c in [
+                Composition::Basic,
+                Composition::Advanced,
+                Composition::KovOptimal,
+                Composition::PureRefined,
+            ] {
+                let cost = tuning_cost(b.eps0, &ticks, b.delta_prime, c)?;
+                let label = match c {
+                    Composition::PureRefined => "pure-refined (extension)".to_string(),
+                    c => format!("{} over T_max", c.name()),
+                };
+                push(
+                    "propose-test: ε + ε_tune",
+                    &label,
+                    eps + cost.epsilon,
+                    cost.delta,
+                );
+            }
+        }
+    }
+    let n = rows.len();
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with(
+            "method",
+            Values::Str(rows.iter().map(|r| r.0.clone()).collect()),
+        )
+        .with(
+            "accountant",
+            Values::Str(rows.iter().map(|r| r.1.clone()).collect()),
+        )
+        .with(
+            "candidates",
+            Values::U64(rows.iter().map(|r| r.2).collect()),
+        )
+        .with(
+            "epsilon_run",
+            Values::F64(rows.iter().map(|r| finite(r.3)).collect()),
+        )
+        .with(
+            "eps_total",
+            Values::F64(rows.iter().map(|r| finite(r.4)).collect()),
+        )
+        .with(
+            "delta_total",
+            Values::F64(rows.iter().map(|r| finite(r.5)).collect()),
+        ))
+}
+
+/// Table 1: one row per (method, accountant), one column per (|S|, ε).
+pub(super) fn report_budgets(
+    exp: &Experiment,
+    b: &Budgets,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let (method, accountant) = (t.str("method")?, t.str("accountant")?);
+    let (size, eps, total, delta) = (
+        t.u64("candidates")?,
+        t.f64("epsilon_run")?,
+        t.f64("eps_total")?,
+        t.f64("delta_total")?,
+    );
+    let mut order: Vec<(String, String)> = Vec::new();
+    for i in 0..t.height() {
+        let key = (method[i].clone(), accountant[i].clone());
+        if !order.contains(&key) {
+            order.push(key);
+        }
+    }
+    let columns: Vec<(u64, f64)> = b
+        .sizes
+        .iter()
+        .flat_map(|&s| b.epsilons.iter().map(move |&e| (s, e)))
+        .collect();
+    let rows = order
+        .iter()
+        .map(|(m, a)| {
+            let mut row = vec![m.clone(), a.clone()];
+            for &(s, e) in &columns {
+                let i = (0..t.height()).find(|&i| {
+                    method[i] == *m && accountant[i] == *a && size[i] == s && eps[i] == Some(e)
+                });
+                row.push(i.map_or("–".into(), |i| {
+                    let d = delta[i].unwrap_or(0.0);
+                    let dd = if d > 0.0 {
+                        format!(" (δ {})", fmt_num(d))
+                    } else {
+                        String::new()
+                    };
+                    format!("{}{dd}", up(total[i], 3))
+                }));
+            }
+            row
+        })
+        .collect();
+    let mut header = vec!["method".to_string(), "accountant".to_string()];
+    header.extend(
+        columns
+            .iter()
+            .map(|(s, e)| format!("|S| = {s}, ε = {}", fmt_num(*e))),
+    );
+    let grid = Grid {
+        caption: format!(
+            "{}: total ε (rounded up; δ where nonzero) when every training run is ε-DP; \
+             propose-test uses k-shard tests at ε0 = {} with g = {} (T_max = {}) and does not \
+             depend on |S|; δ′ = {}",
+            exp.title,
+            fmt_num(b.eps0),
+            fmt_num(b.granularity),
+            Ticks::new(b.u0, b.granularity, 1.0)?.max_passes(),
+            fmt_num(b.delta_prime)
+        ),
+        header,
+        rows,
+    };
+    let mut files = Vec::new();
+    write_grid(&grid, &dir.join("table1"), &mut files)?;
+    Ok(files)
+}
