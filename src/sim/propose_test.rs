@@ -278,7 +278,7 @@ pub(super) fn report_walks(
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     files.extend(plot::draw(
-        &walks_figure(exp, w, t)?,
+        &walks_figure(w, t)?,
         &dir.join("fig1-walks"),
     )?);
     let stats = pass_stats(w, t)?;
