@@ -277,10 +277,7 @@ pub(super) fn report_walks(
     dir: &Path,
 ) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    files.extend(plot::draw(
-        &walks_figure(w, t)?,
-        &dir.join("fig1-walks"),
-    )?);
+    files.extend(plot::draw(&walks_figure(w, t)?, &dir.join("fig1-walks"))?);
     let stats = pass_stats(w, t)?;
     let m: Vec<f64> = stats.iter().map(|s| s.cap as f64).collect();
     let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| Series {

@@ -364,9 +364,13 @@ pub fn passes_cost(
         Composition::Basic => Ok(basic),
         Composition::Advanced => advanced(),
         Composition::KovOptimal => kov(),
-        Composition::Smallest => Ok([advanced()?, kov()?]
-            .into_iter()
-            .fold(basic, |a, b| if b.epsilon < a.epsilon { b } else { a })),
+        Composition::Smallest => Ok([advanced()?, kov()?].into_iter().fold(basic, |a, b| {
+            if b.epsilon < a.epsilon {
+                b
+            } else {
+                a
+            }
+        })),
         Composition::PureRefined => Err(Error::invalid(
             "composition",
             "pure-refined",
