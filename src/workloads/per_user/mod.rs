@@ -33,7 +33,7 @@ pub mod gp_lengthscales;
 pub mod location;
 pub mod rff;
 
-use super::validation_score::{ClippedMeanRelease, ScoreClip};
+use super::validation_score::{ClippedMeanRelease, PerKey, ScoreClip};
 use super::{Hyper, Oracle, PerUserLosses, PrivateTraining, Space, Workload};
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Range, Result};
@@ -41,7 +41,7 @@ use crate::rng::{normal, stream};
 use ndarray::{Array1, Array2};
 use rand::{Rng, RngCore};
 use rayon::prelude::*;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// Stream tag of the oracle's sample of the box ("best").
 const BEST_TAG: u64 = 0x6265_7374;
@@ -151,6 +151,17 @@ impl Prepared {
 /// Builds an objective on first use (for objectives that are cheap to describe but costly to
 /// draw, so that instances asked for only their privacy cost nothing).
 pub type Builder = Box<dyn Fn() -> Prepared + Send + Sync>;
+
+/// An objective built already or on first use. The first use builds it on a fresh thread with
+/// its own rayon pool ([`PerKey`]), so a tuner that evaluates an instance from several rayon
+/// tasks cannot deadlock on the build.
+enum State {
+    Ready(Arc<Prepared>),
+    Deferred {
+        cache: PerKey<(), Prepared>,
+        build: Builder,
+    },
+}
 
 /// Where a workload's objective comes from.
 pub enum Source {
@@ -270,8 +281,7 @@ pub struct PerUserWorkload {
     evaluation_sd: f64,
     loss_clip: ScoreClip,
     release: ClippedMeanRelease,
-    prepared: OnceLock<Arc<Prepared>>,
-    build: Option<Builder>,
+    state: State,
 }
 
 impl PerUserWorkload {
@@ -284,16 +294,23 @@ impl PerUserWorkload {
         common: &CommonParams,
         noise: f64,
     ) -> Result<Self> {
-        let (domain, n_users, prepared, build) = match source {
+        let (domain, n_users, state) = match source {
             Source::Ready(p) => {
                 let o = p.objective();
-                (o.domain().to_vec(), o.n_users(), OnceLock::from(p), None)
+                (o.domain().to_vec(), o.n_users(), State::Ready(p))
             }
             Source::Deferred {
                 domain,
                 n_users,
                 build,
-            } => (domain, n_users, OnceLock::new(), Some(build)),
+            } => (
+                domain,
+                n_users,
+                State::Deferred {
+                    cache: PerKey::default(),
+                    build,
+                },
+            ),
         };
         if space.dim() != domain.len() {
             return Err(Error::invalid(
@@ -313,24 +330,16 @@ impl PerUserWorkload {
             evaluation_sd: common.evaluation_sd,
             loss_clip,
             release: ClippedMeanRelease::new(score_clip, n_users, noise)?,
-            prepared,
-            build,
+            state,
         })
     }
 
-    fn prepared(&self) -> &Prepared {
-        self.prepared.get_or_init(|| {
-            let build = self
-                .build
-                .as_ref()
-                .expect("a deferred source has a builder");
-            Arc::new(build())
-        })
-    }
-
-    /// The objective (built on first use).
-    pub fn objective(&self) -> &dyn UserObjective {
-        self.prepared().objective()
+    /// The objective and the oracle's best utility (built on first use).
+    pub fn prepared(&self) -> Result<Arc<Prepared>> {
+        match &self.state {
+            State::Ready(p) => Ok(Arc::clone(p)),
+            State::Deferred { cache, build } => cache.get_or_build((), || Ok(build())),
+        }
     }
 
     /// The release of a private run.
@@ -386,7 +395,8 @@ impl PerUserLosses for PerUserWorkload {
             .iter()
             .map(|h| self.native(h))
             .collect::<Result<Vec<_>>>()?;
-        let objective = self.objective();
+        let prepared = self.prepared()?;
+        let objective = prepared.objective();
         let columns = native
             .par_iter()
             .map(|theta| objective.losses(theta))
@@ -401,7 +411,7 @@ impl PerUserLosses for PerUserWorkload {
     /// The exact gradients at the unit-box point `point`, in native coordinates.
     fn user_gradients(&self, point: &Hyper) -> Option<Array2<f64>> {
         let theta = self.native(point).ok()?;
-        self.objective().gradients(&theta)
+        self.prepared().ok()?.objective().gradients(&theta)
     }
 }
 
@@ -415,7 +425,7 @@ impl PrivateTraining for PerUserWorkload {
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         let losses = self
             .native(h)
-            .and_then(|theta| self.objective().losses(&theta));
+            .and_then(|theta| self.prepared()?.objective().losses(&theta));
         let mean = match losses {
             Ok(mut l) => {
                 let l = l.as_slice_mut().expect("contiguous");
@@ -433,11 +443,11 @@ impl Oracle for PerUserWorkload {
     /// −f_x(θ), noise-free and unclipped (NaN where it cannot be computed).
     fn utility(&self, h: &Hyper) -> f64 {
         self.native(h)
-            .and_then(|theta| self.objective().mean_loss(&theta))
+            .and_then(|theta| self.prepared()?.objective().mean_loss(&theta))
             .map_or(f64::NAN, |l| -l)
     }
     fn best_utility(&self) -> f64 {
-        self.prepared().best_utility()
+        self.prepared().map_or(f64::NAN, |p| p.best_utility())
     }
 }
 

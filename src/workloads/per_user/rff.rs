@@ -525,6 +525,44 @@ mod tests {
         }
     }
 
+    /// The objective is drawn once, on first use, even when that use comes from many rayon
+    /// tasks at once (the build itself runs parallel work).
+    #[test]
+    fn concurrent_first_use_builds_one_objective() {
+        use rayon::prelude::*;
+        let t: toml::Table = toml::from_str("dims = [3]\nfeatures = 64\nusers = 30").unwrap();
+        let w = spec(&t).unwrap().instance(0, 4, 2, 1.0).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .build()
+            .unwrap();
+        let h = vec![0.2, 0.4, 0.6];
+        let got: Vec<f64> = pool.install(|| {
+            (0..32)
+                .into_par_iter()
+                .map(|i| match i % 3 {
+                    0 => w.oracle().best_utility(),
+                    1 => w.oracle().utility(&h),
+                    _ => -w
+                        .per_user_losses()
+                        .unwrap()
+                        .user_losses(std::slice::from_ref(&h), &mut stream(0, &[]))
+                        .unwrap()
+                        .mean()
+                        .unwrap(),
+                })
+                .collect()
+        });
+        let f = PerUserRff::sample(&RffConfig::new(3, 64, 30, 0.9, 1.0, None).unwrap(), 4, 2);
+        let want = -f.mean_loss(&h).unwrap();
+        for (i, g) in got.iter().enumerate() {
+            match i % 3 {
+                0 => assert_eq!(*g, got[0]),
+                _ => assert!((g - want).abs() < 1e-12, "{g} vs {want}"),
+            }
+        }
+    }
+
     #[test]
     fn bad_parameters_are_named() {
         for (args, name) in [
