@@ -218,6 +218,29 @@ impl Posterior {
         self.x.view()
     }
 
+    /// α = (K + (σ² + jitter)I)^{-1} y: the posterior mean is k(x, X)·α.
+    pub fn alpha(&self) -> ArrayView1<'_, f64> {
+        self.alpha.view()
+    }
+
+    /// (K + (σ² + jitter)I)^{-1} b for one right-hand side (two triangular solves).
+    pub fn solve_noisy(&self, b: &Array1<f64>) -> Result<Array1<f64>> {
+        if b.len() != self.n() {
+            return Err(Error::invalid(
+                "b",
+                format!("{} values", b.len()),
+                format!("{} values (one per observation)", self.n()),
+            ));
+        }
+        self.solve(b)
+    }
+
+    /// Posterior mean of f at the rows of `xs`, without the variance (which costs a triangular
+    /// solve per point).
+    pub fn mean(&self, xs: ArrayView2<f64>) -> Array1<f64> {
+        self.kernel.matrix(xs, self.x.view()).dot(&self.alpha)
+    }
+
     /// Posterior mean and variance of f at the rows of `xs` (variance clamped at 0).
     pub fn predict(&self, xs: ArrayView2<f64>) -> Result<(Array1<f64>, Array1<f64>)> {
         // K(xs, x) in row-major order is K(x, xs) in column-major order: solved in place.

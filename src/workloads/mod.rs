@@ -6,6 +6,7 @@
 pub mod dp_sgd;
 pub mod gp_regression;
 pub mod grid_gain;
+pub mod per_user;
 pub mod rbf_svm;
 pub mod regularised_erm;
 pub mod synthetic_gp;
@@ -321,6 +322,13 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
     ("synthetic-gp", synthetic_gp::spec),
     ("rbf-svm", rbf_svm::spec),
     ("gp-regression", gp_regression::spec),
+    ("per-user-gp", per_user::rff::spec),
+    ("gp-lengthscales", per_user::gp_lengthscales::spec),
+    ("normal-location", per_user::location::normal_location_spec),
+    (
+        "robust-regression",
+        per_user::location::robust_regression_spec,
+    ),
 ];
 
 /// The workload family `kind`, configured by `params`.
