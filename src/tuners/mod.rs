@@ -4,6 +4,8 @@
 //! Adding a tuner: one new file implementing [`Tuner`] plus a `build` function, and one line
 //! in [`REGISTRY`].
 
+pub mod dp_gd;
+pub mod dp_gibo;
 pub mod gp_ucb;
 pub mod lipschitz_gain;
 pub mod liu_talwar;
@@ -77,6 +79,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("papernot-steinke", papernot_steinke::build),
     ("gp-ucb", gp_ucb::build),
     ("lipschitz-gain", lipschitz_gain::build),
+    ("dp-gibo", dp_gibo::build),
+    ("dp-gd", dp_gd::build),
 ];
 
 /// The tuner named `name`, configured by `params`.
