@@ -4,6 +4,8 @@
 //! Adding a tuner: one new file implementing [`Tuner`] plus a `build` function, and one line
 //! in [`REGISTRY`].
 
+pub mod dp_gd;
+pub mod dp_gibo;
 pub mod gp_ucb;
 pub mod lipschitz_gain;
 pub mod liu_talwar;
@@ -91,6 +93,8 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("gp-ucb", gp_ucb::build),
     ("lipschitz-gain", lipschitz_gain::build),
     ("propose-test", propose_test::build),
+    ("dp-gibo", dp_gibo::build),
+    ("dp-gd", dp_gd::build),
 ];
 
 /// The tuner named `name`, configured by `params`.

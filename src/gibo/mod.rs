@@ -1,0 +1,732 @@
+//! DP-GIBO (spec 004; Sopa, Marusic, Avella-Medina, Cunningham 2025): local Bayesian
+//! optimisation that follows a privatised estimate of the validation loss's gradient, and its
+//! baseline DP-GD (noisy gradient descent on exact per-user gradients).
+//!
+//! Each iteration t of [`run`] chooses new points near θ_t from the kernel alone
+//! ([`acquisition`]), evaluates every user's loss there, fits each user's surrogate gradient
+//! g_t^(i) = A K_y⁻¹ y_i ([`posterior`]), clips each to norm B, averages, and releases
+//! ĝ_t = g_t + s·w_t, w_t ~ N(0, I_d), s = 2B√T/(nμ). The step rule and the projection on the
+//! box are post-processing of ĝ_t.
+//!
+//! # Privacy (spec 004 §1.5–1.6, Theorem 3.1)
+//! The released path θ_1..θ_T (hence θ_T) is **μ-GDP** for neighbouring validation sets that
+//! **replace one user** (n public): replacing one user moves the clipped mean by at most 2B/n,
+//! so each step is (μ/√T)-GDP given the past and T steps compose to μ. The conversion to
+//! (ε, δ) uses the exact GDP curve; μ-GDP also implies (μ²/2)-zCDP. The guarantee covers the
+//! validation users only (training-data privacy is out of scope). It holds when:
+//! - θ_0, T, B, the step rule and η, the kernel and its hyperparameters, the model noise, the
+//!   bias tolerance and the batch mode are fixed before seeing data (a [`DpGiboConfig`] is
+//!   immutable during a run, θ_0 comes from its own stream, the kernel is never fitted);
+//! - nothing else derived from the losses is released: no loss values and no "best iterate"
+//!   (choosing an iterate by validation loss would need its own private selection). The
+//!   [`Iteration`] diagnostics passed to `observe` are **not** private; they are for
+//!   simulations only and must never feed back into the tuning.
+//! - point selection reads only the kernel, θ_t and the design (never losses).
+//!
+//! μ = ∞ gives non-private GIBO: no noise, clipping kept.
+
+pub mod acquisition;
+pub mod kernel;
+pub mod posterior;
+
+pub use acquisition::{select_points, Acquisition, BatchMode, PointOptimiser, Selection};
+pub use kernel::SurrogateKernel;
+pub use posterior::GradientPosterior;
+
+use crate::accounting::convert::{gdp_epsilon, gdp_to_zcdp};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::rng::{normal, stream};
+use crate::workloads::{Hyper, PerUserLosses};
+use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::{Rng, RngCore};
+
+/// Stream purposes, derived from one draw of the caller's stream.
+const STREAM_INIT: u64 = 1;
+const STREAM_EVALUATIONS: u64 = 2;
+const STREAM_POINTS: u64 = 3;
+const STREAM_PRIVACY: u64 = 4;
+
+// ---------------------------------------------------------------------------------------------
+// Privacy
+
+/// The Gaussian noise per coordinate, s = 2B√T/(nμ): each of T steps is then (μ/√T)-GDP for a
+/// clipped mean of sensitivity 2B/n. μ = ∞ gives 0.
+pub fn noise_std(clip: f64, steps: usize, n_users: usize, mu: f64) -> f64 {
+    if mu == f64::INFINITY {
+        0.0
+    } else {
+        2.0 * clip * (steps as f64).sqrt() / (n_users as f64 * mu)
+    }
+}
+
+/// The μ of GDP: a finite number > 0 or +∞ (non-private).
+pub fn check_mu(mu: f64) -> Result<f64> {
+    if mu == f64::INFINITY || Range::Positive.contains(mu) {
+        Ok(mu)
+    } else {
+        Err(Error::invalid(
+            "mu",
+            fmt_num(mu),
+            "a finite number > 0, or inf (non-private)",
+        ))
+    }
+}
+
+/// The privacy of a μ-GDP release at δ (spec 004 §1.6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GdpReport {
+    pub mu: f64,
+    /// The exact ε of the GDP curve at δ.
+    pub epsilon: f64,
+    pub delta: f64,
+    /// ρ = μ²/2 of the implied zCDP.
+    pub rho: f64,
+    /// The looser ε = ρ + 2√(ρ ln(1/δ)) of the zCDP route (≥ `epsilon`).
+    pub zcdp_epsilon: f64,
+}
+
+/// (ε, δ) and ρ of μ-GDP (μ finite).
+pub fn gdp_report(mu: f64, delta: f64) -> Result<GdpReport> {
+    let bound = gdp_epsilon(mu, delta)?;
+    let rho = gdp_to_zcdp(mu)?;
+    Ok(GdpReport {
+        mu,
+        epsilon: bound.epsilon,
+        delta: bound.delta,
+        rho,
+        zcdp_epsilon: rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt(),
+    })
+}
+
+/// The largest μ (to 1e-12 relative) whose reported ε at δ is at most `epsilon`: the μ of a
+/// run planned for (ε, δ). The returned μ's guarantee is checked, never above the target.
+pub fn mu_for_budget(epsilon: f64, delta: f64) -> Result<f64> {
+    Range::Positive.check("epsilon", epsilon)?;
+    Range::OpenUnit.check("delta", delta)?;
+    let meets = |mu: f64| gdp_epsilon(mu, delta).is_ok_and(|b| b.epsilon <= epsilon);
+    // ε(δ) grows with μ: a bracket [lo (meets), hi (does not)], then bisection.
+    let mut lo = 1.0;
+    while !meets(lo) {
+        lo *= 0.5;
+        if lo < 1e-12 {
+            return Err(Error::Infeasible(format!(
+                "no mu >= 1e-12 meets (epsilon, delta) = ({}, {})",
+                fmt_num(epsilon),
+                fmt_num(delta)
+            )));
+        }
+    }
+    let mut hi = 2.0 * lo;
+    while meets(hi) {
+        lo = hi;
+        hi *= 2.0;
+        if hi > 1e9 {
+            return Ok(lo);
+        }
+    }
+    while hi - lo > 1e-12 * hi {
+        let mid = 0.5 * (lo + hi);
+        if mid <= lo || mid >= hi {
+            break;
+        }
+        if meets(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// Lemma A.5: for w_1..w_T iid N(0, I_d), max_t ‖w_t‖ ≤ q = 4√d + 2√(2 ln(T/δ)) with
+/// probability at least 1 − δ.
+pub fn noise_norm_bound(dim: usize, steps: usize, delta: f64) -> f64 {
+    4.0 * (dim as f64).sqrt() + 2.0 * (2.0 * (steps as f64 / delta).ln()).sqrt()
+}
+
+/// The mean of the per-user gradients (rows of `gradients`, n × d) each projected on the L2
+/// ball of radius `clip` (a zero gradient is left as is), and the fraction of users clipped.
+/// Replacing one row moves the result by at most 2·clip/n.
+pub fn clipped_mean(gradients: ArrayView2<f64>, clip: f64) -> (Array1<f64>, f64) {
+    let n = gradients.nrows();
+    let mut sum = Array1::zeros(gradients.ncols());
+    let mut clipped = 0usize;
+    for g in gradients.rows() {
+        let norm = g.dot(&g).sqrt();
+        let factor = if norm > clip {
+            clipped += 1;
+            clip / norm
+        } else {
+            1.0
+        };
+        sum.scaled_add(factor, &g);
+    }
+    let n = n.max(1) as f64;
+    (sum / n, clipped as f64 / n)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steps
+
+/// How θ moves along the released gradient ĝ (spec 004 §1.7). All are post-processing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StepRule {
+    /// θ ← θ − η ĝ (Algorithm 1 as written).
+    Sgd { eta: f64 },
+    /// G ← G + ĝ⊙ĝ; θ ← θ − η ĝ/(√G + 1e-8) (the seed's experiments; the default).
+    AdaGrad { eta: f64 },
+    /// θ ← θ − η (ℓ⊙ĝ)/‖ĝ‖ with the kernel's lengthscales ℓ (GIBO's non-private reference).
+    GiboNormalized { eta: f64 },
+}
+
+impl StepRule {
+    /// The rule named `name` (`sgd`, `adagrad`, `gibo-normalized`) with step size `eta`.
+    pub fn parse(name: &str, eta: f64) -> Result<Self> {
+        let eta = Range::Positive.check("eta", eta)?;
+        match name {
+            "sgd" => Ok(StepRule::Sgd { eta }),
+            "adagrad" => Ok(StepRule::AdaGrad { eta }),
+            "gibo-normalized" => Ok(StepRule::GiboNormalized { eta }),
+            other => Err(Error::invalid(
+                "step_rule",
+                other,
+                "\"adagrad\", \"sgd\" or \"gibo-normalized\"",
+            )),
+        }
+    }
+
+    pub fn eta(&self) -> f64 {
+        match *self {
+            StepRule::Sgd { eta }
+            | StepRule::AdaGrad { eta }
+            | StepRule::GiboNormalized { eta } => eta,
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        let name = match self {
+            StepRule::Sgd { .. } => "sgd",
+            StepRule::AdaGrad { .. } => "adagrad",
+            StepRule::GiboNormalized { .. } => "gibo-normalized",
+        };
+        format!("{name}({})", fmt_num(self.eta()))
+    }
+
+    fn check(&self) -> Result<()> {
+        Range::Positive.check("eta", self.eta()).map(|_| ())
+    }
+}
+
+/// A step rule with its state (AdaGrad's sum of squares), applied then projected on a box.
+struct Stepper {
+    rule: StepRule,
+    sum_sq: Array1<f64>,
+    scales: Vec<f64>,
+}
+
+impl Stepper {
+    fn new(rule: StepRule, scales: &[f64]) -> Self {
+        Stepper {
+            rule,
+            sum_sq: Array1::zeros(scales.len()),
+            scales: scales.to_vec(),
+        }
+    }
+
+    /// θ moved along −ĝ and clamped to `domain`.
+    fn step(&mut self, theta: &Array1<f64>, g: &Array1<f64>, domain: &[(f64, f64)]) -> Array1<f64> {
+        let mut next = theta.clone();
+        match self.rule {
+            StepRule::Sgd { eta } => next.scaled_add(-eta, g),
+            StepRule::AdaGrad { eta } => {
+                self.sum_sq.zip_mut_with(g, |s, gi| *s += gi * gi);
+                for ((t, gi), s) in next.iter_mut().zip(g).zip(&self.sum_sq) {
+                    *t -= eta * gi / (s.sqrt() + 1e-8);
+                }
+            }
+            StepRule::GiboNormalized { eta } => {
+                let norm = g.dot(g).sqrt();
+                if norm > 0.0 {
+                    for ((t, gi), l) in next.iter_mut().zip(g).zip(&self.scales) {
+                        *t -= eta * l * gi / norm;
+                    }
+                }
+            }
+        }
+        for (t, &(lo, hi)) in next.iter_mut().zip(domain) {
+            *t = t.clamp(lo, hi);
+        }
+        next
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+/// Which past design points the surrogate of step t reuses (spec 004 §5.3). Privacy is
+/// unaffected: the history is data-independent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum History {
+    /// Every past point (the paper).
+    All,
+    /// The C past points closest to θ_t (Euclidean, native units; ties to the oldest).
+    Closest(usize),
+    /// Only the new points ([code]'s default, C = 0).
+    None,
+}
+
+impl History {
+    pub fn describe(&self) -> String {
+        match self {
+            History::All => "all".into(),
+            History::Closest(c) => format!("closest({c})"),
+            History::None => "none".into(),
+        }
+    }
+
+    /// Indices of the kept rows of `x` for the iterate θ.
+    fn select(&self, x: ArrayView2<f64>, theta: ArrayView1<f64>) -> Vec<usize> {
+        match *self {
+            History::All => (0..x.nrows()).collect(),
+            History::None => Vec::new(),
+            History::Closest(c) => {
+                let mut by_distance: Vec<(f64, usize)> = x
+                    .rows()
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| ((&r - &theta).mapv(|v| v * v).sum(), i))
+                    .collect();
+                by_distance.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                by_distance.into_iter().take(c).map(|(_, i)| i).collect()
+            }
+        }
+    }
+}
+
+/// Everything DP-GIBO fixes before it sees data (spec 004 §1.6).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpGiboConfig {
+    /// μ of μ-GDP for the whole path (f64::INFINITY: non-private, no noise).
+    pub mu: f64,
+    /// T, the number of iterations (released gradients).
+    pub steps: usize,
+    /// B, the per-user clip norm of the surrogate gradients (native units).
+    pub clip: f64,
+    pub batch: BatchMode,
+    pub step_rule: StepRule,
+    pub kernel: SurrogateKernel,
+    /// The model's evaluation-noise standard deviation σ (0: noiseless; jitters are added).
+    pub noise_sd: f64,
+    pub history: History,
+    pub points: PointOptimiser,
+    /// Added to σ² in the K_y of the mean gradient (1e-9, as [code]).
+    pub mean_jitter: f64,
+    /// θ_0 in native units; `None`: uniform in the box from the run's own stream.
+    pub theta0: Option<Vec<f64>>,
+}
+
+impl DpGiboConfig {
+    /// Defaults: AdaGrad η = 0.3, fixed batch b = d + 1, all history, [code]'s optimiser.
+    pub fn new(mu: f64, steps: usize, clip: f64, kernel: SurrogateKernel, noise_sd: f64) -> Self {
+        let d = kernel.dim();
+        DpGiboConfig {
+            mu,
+            steps,
+            clip,
+            batch: BatchMode::Fixed { b: d + 1 },
+            step_rule: StepRule::AdaGrad { eta: 0.3 },
+            kernel,
+            noise_sd,
+            history: History::All,
+            points: PointOptimiser::default(),
+            mean_jitter: 1e-9,
+            theta0: None,
+        }
+    }
+
+    /// Checks every parameter against a box of dimension d.
+    pub fn validate(&self, domain: &[(f64, f64)]) -> Result<()> {
+        check_common(self.mu, self.steps, self.clip, &self.step_rule)?;
+        check_domain(domain)?;
+        let d = domain.len();
+        if self.kernel.dim() != d {
+            return Err(Error::invalid(
+                "lengthscale",
+                format!("{} values", self.kernel.dim()),
+                format!("one per dimension of the workload's box ({d})"),
+            ));
+        }
+        Range::NonNegative.check("noise_sd", self.noise_sd)?;
+        Range::NonNegative.check("mean_jitter", self.mean_jitter)?;
+        match self.batch {
+            BatchMode::Adaptive { eps_bias, b_max } => {
+                Range::NonNegative.check("eps_bias", eps_bias)?;
+                if b_max == 0 {
+                    return Err(Error::invalid("b_max", 0, "an integer >= 1"));
+                }
+            }
+            BatchMode::Fixed { b } => {
+                if b == 0 {
+                    return Err(Error::invalid("batch", 0, "an integer >= 1"));
+                }
+            }
+        }
+        let p = &self.points;
+        Range::Positive.check("select_lr", p.lr)?;
+        Range::NonNegative.check("start_sd", p.start_sd)?;
+        Range::NonNegative.check("jitter", p.jitter)?;
+        if let Some(r) = p.local_box {
+            Range::Positive.check("local_box", r)?;
+        }
+        if let Some(t0) = &self.theta0 {
+            check_theta0(t0, domain)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_common(mu: f64, steps: usize, clip: f64, rule: &StepRule) -> Result<()> {
+    check_mu(mu)?;
+    if steps == 0 {
+        return Err(Error::invalid("steps", 0, "an integer >= 1"));
+    }
+    Range::Positive.check("clip", clip)?;
+    rule.check()
+}
+
+fn check_domain(domain: &[(f64, f64)]) -> Result<()> {
+    if domain.is_empty() {
+        return Err(Error::invalid("domain", "[]", "a box of dimension >= 1"));
+    }
+    for &(lo, hi) in domain {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(Error::invalid(
+                "domain",
+                format!("[{lo}, {hi}]"),
+                "finite intervals with lo < hi",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_theta0(theta0: &[f64], domain: &[(f64, f64)]) -> Result<()> {
+    let inside = theta0.len() == domain.len()
+        && theta0
+            .iter()
+            .zip(domain)
+            .all(|(t, &(lo, hi))| *t >= lo && *t <= hi);
+    if inside {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            "theta0",
+            format!("{theta0:?}"),
+            format!("a point of the workload's box {domain:?} (native units)"),
+        ))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The loop
+
+/// Diagnostics of one iteration. **Not private**: for simulations and plots only.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Iteration {
+    /// 0-based iteration index.
+    pub t: usize,
+    /// θ_t, where the gradient was estimated (native units).
+    pub theta: Vec<f64>,
+    /// θ_t in the unit box.
+    pub theta_unit: Vec<f64>,
+    /// Points evaluated at this iteration.
+    pub batch_size: usize,
+    /// Points evaluated so far, this iteration included.
+    pub evaluations: u64,
+    /// Tr Σ_∇(θ_t | design used), with the acquisition's noise variance (0 for exact
+    /// gradients).
+    pub posterior_trace: f64,
+    /// The clipped mean gradient g_t (before noise).
+    pub g: Vec<f64>,
+    /// ‖g_t‖.
+    pub g_norm: f64,
+    /// ‖s·w_t‖, the norm of the added noise.
+    pub noise_norm: f64,
+    /// The fraction of users whose gradient was clipped.
+    pub frac_clipped: f64,
+}
+
+/// What a run releases: the path, and what it cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    /// θ_0..θ_T in native units (θ_0 is data-independent; θ_1..θ_T are the μ-GDP release).
+    pub thetas: Vec<Vec<f64>>,
+    /// θ_T in the unit box.
+    pub final_unit: Vec<f64>,
+    /// Points evaluated (DP-GIBO) or gradient evaluations (DP-GD).
+    pub evaluations: u64,
+    /// The noise std s of each released gradient.
+    pub noise_std: f64,
+}
+
+fn to_unit(theta: ArrayView1<f64>, domain: &[(f64, f64)]) -> Hyper {
+    theta
+        .iter()
+        .zip(domain)
+        .map(|(t, &(lo, hi))| ((t - lo) / (hi - lo)).clamp(0.0, 1.0))
+        .collect()
+}
+
+fn initial_theta(theta0: &Option<Vec<f64>>, domain: &[(f64, f64)], seed: u64) -> Array1<f64> {
+    match theta0 {
+        Some(t) => Array1::from(t.clone()),
+        None => {
+            let mut rng = stream(seed, &[STREAM_INIT]);
+            domain
+                .iter()
+                .map(|&(lo, hi)| lo + rng.random::<f64>() * (hi - lo))
+                .collect()
+        }
+    }
+}
+
+/// The privatised step shared by DP-GIBO and DP-GD: clip, average, add noise, step, project.
+/// Returns (θ_{t+1}, diagnostics of g).
+struct PrivateStep {
+    clip: f64,
+    noise: f64,
+    stepper: Stepper,
+    rng: rand_chacha::ChaCha20Rng,
+}
+
+struct Released {
+    next: Array1<f64>,
+    g: Array1<f64>,
+    noise_norm: f64,
+    frac_clipped: f64,
+}
+
+impl PrivateStep {
+    fn apply(
+        &mut self,
+        theta: &Array1<f64>,
+        user_gradients: ArrayView2<f64>,
+        domain: &[(f64, f64)],
+    ) -> Result<Released> {
+        if user_gradients.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Infeasible(
+                "a per-user gradient is not finite (non-finite losses or an ill-conditioned \
+                 design)"
+                    .into(),
+            ));
+        }
+        let (g, frac_clipped) = clipped_mean(user_gradients, self.clip);
+        // Always draw the noise, so runs at different μ share their random numbers.
+        let w: Array1<f64> = (0..g.len()).map(|_| normal(&mut self.rng)).collect();
+        let released = &g + &(&w * self.noise);
+        if released.iter().any(|v| !v.is_finite()) {
+            return Err(Error::Infeasible(
+                "the released gradient is not finite".into(),
+            ));
+        }
+        Ok(Released {
+            next: self.stepper.step(theta, &released, domain),
+            noise_norm: self.noise * w.dot(&w).sqrt(),
+            g,
+            frac_clipped,
+        })
+    }
+}
+
+/// Checks a workload's loss matrix: n × b and finite.
+fn check_losses(y: &Array2<f64>, n: usize, b: usize) -> Result<()> {
+    if y.dim() != (n, b) {
+        return Err(Error::Infeasible(format!(
+            "the workload returned a {} × {} loss matrix for {n} users and {b} points",
+            y.nrows(),
+            y.ncols()
+        )));
+    }
+    if y.iter().any(|v| !v.is_finite()) {
+        return Err(Error::Infeasible(
+            "the workload returned a non-finite per-user loss".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// One DP-GIBO run (spec 004 §1.8) on `losses`, drawing everything from sub-streams of one
+/// value of `rng` (θ_0, evaluations, starting points, privacy noise: each its own stream).
+/// `observe` receives each iteration's non-private diagnostics.
+pub fn run(
+    losses: &dyn PerUserLosses,
+    cfg: &DpGiboConfig,
+    rng: &mut dyn RngCore,
+    observe: &mut dyn FnMut(&Iteration),
+) -> Result<Path> {
+    let domain = losses.domain();
+    cfg.validate(domain)?;
+    let (d, n) = (domain.len(), losses.n_users());
+    if n == 0 {
+        return Err(Error::invalid("n_users", 0, "at least 1"));
+    }
+    let seed = rng.next_u64();
+    let mut eval_rng = stream(seed, &[STREAM_EVALUATIONS]);
+    let mut point_rng = stream(seed, &[STREAM_POINTS]);
+    let noise = noise_std(cfg.clip, cfg.steps, n, cfg.mu);
+    let mut private = PrivateStep {
+        clip: cfg.clip,
+        noise,
+        stepper: Stepper::new(cfg.step_rule, cfg.kernel.lengthscales()),
+        rng: stream(seed, &[STREAM_PRIVACY]),
+    };
+    let sigma2 = cfg.noise_sd * cfg.noise_sd;
+    let mut theta = initial_theta(&cfg.theta0, domain, seed);
+    let mut thetas = vec![theta.to_vec()];
+    // Every design point so far (rows) and every user's losses there (rows = points).
+    let mut x = Array2::<f64>::zeros((0, d));
+    let mut y = Array2::<f64>::zeros((0, n));
+    let mut evaluations = 0u64;
+    for t in 0..cfg.steps {
+        let kept = cfg.history.select(x.view(), theta.view());
+        let (xh, yh) = (x.select(Axis(0), &kept), y.select(Axis(0), &kept));
+        let sel = select_points(
+            &cfg.kernel,
+            theta.view(),
+            xh.view(),
+            cfg.batch,
+            &cfg.points,
+            sigma2,
+            domain,
+            &mut point_rng,
+        )?;
+        let b = sel.points.nrows();
+        let unit: Vec<Hyper> = sel
+            .points
+            .rows()
+            .into_iter()
+            .map(|r| to_unit(r, domain))
+            .collect();
+        let yz = losses.user_losses(&unit, &mut eval_rng)?;
+        check_losses(&yz, n, b)?;
+        evaluations += b as u64;
+        let xt = concatenate(Axis(0), &[xh.view(), sel.points.view()]).expect("d columns");
+        let yt = concatenate(Axis(0), &[yh.view(), yz.t()]).expect("n columns");
+        for (p, l) in sel.points.rows().into_iter().zip(yz.columns()) {
+            x.push_row(p).expect("d columns");
+            y.push_row(l).expect("n columns");
+        }
+        let post = GradientPosterior::new(
+            &cfg.kernel,
+            theta.view(),
+            xt.view(),
+            sigma2 + cfg.mean_jitter,
+        )?;
+        let grads = post.user_gradients(yt.t());
+        let r = private.apply(&theta, grads.view(), domain)?;
+        observe(&Iteration {
+            t,
+            theta: theta.to_vec(),
+            theta_unit: to_unit(theta.view(), domain),
+            batch_size: b,
+            evaluations,
+            posterior_trace: sel.trace,
+            g_norm: r.g.dot(&r.g).sqrt(),
+            g: r.g.to_vec(),
+            noise_norm: r.noise_norm,
+            frac_clipped: r.frac_clipped,
+        });
+        theta = r.next;
+        thetas.push(theta.to_vec());
+    }
+    Ok(Path {
+        final_unit: to_unit(theta.view(), domain),
+        thetas,
+        evaluations,
+        noise_std: noise,
+    })
+}
+
+/// Everything DP-GD fixes before it sees data (spec 004 E.4): the same clipping, noise and
+/// accounting as DP-GIBO, on the exact per-user gradients.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpGdConfig {
+    pub mu: f64,
+    pub steps: usize,
+    pub clip: f64,
+    pub step_rule: StepRule,
+    /// θ_0 in native units; `None`: uniform in the box from the run's own stream.
+    pub theta0: Option<Vec<f64>>,
+}
+
+/// One DP-GD run: θ_{t+1} = Proj(step(θ_t, mean_i Π_B(∇L(θ_t, x_i)) + s·w_t)), with
+/// s = 2B√T/(nμ). Needs [`PerUserLosses::user_gradients`]. The normalised rule uses unit
+/// scales.
+pub fn run_gd(
+    losses: &dyn PerUserLosses,
+    cfg: &DpGdConfig,
+    rng: &mut dyn RngCore,
+    observe: &mut dyn FnMut(&Iteration),
+) -> Result<Path> {
+    let domain = losses.domain();
+    check_common(cfg.mu, cfg.steps, cfg.clip, &cfg.step_rule)?;
+    check_domain(domain)?;
+    if let Some(t0) = &cfg.theta0 {
+        check_theta0(t0, domain)?;
+    }
+    let (d, n) = (domain.len(), losses.n_users());
+    if n == 0 {
+        return Err(Error::invalid("n_users", 0, "at least 1"));
+    }
+    let seed = rng.next_u64();
+    let noise = noise_std(cfg.clip, cfg.steps, n, cfg.mu);
+    let mut private = PrivateStep {
+        clip: cfg.clip,
+        noise,
+        stepper: Stepper::new(cfg.step_rule, &vec![1.0; d]),
+        rng: stream(seed, &[STREAM_PRIVACY]),
+    };
+    let mut theta = initial_theta(&cfg.theta0, domain, seed);
+    let mut thetas = vec![theta.to_vec()];
+    for t in 0..cfg.steps {
+        let unit = to_unit(theta.view(), domain);
+        let grads = losses.user_gradients(&unit).ok_or_else(|| {
+            Error::Infeasible(
+                "DP-GD needs the workload's exact per-user gradients, which it does not offer"
+                    .into(),
+            )
+        })?;
+        if grads.dim() != (d, n) {
+            return Err(Error::Infeasible(format!(
+                "the workload returned {} × {} per-user gradients for d = {d}, n = {n}",
+                grads.nrows(),
+                grads.ncols()
+            )));
+        }
+        let r = private.apply(&theta, grads.t(), domain)?;
+        observe(&Iteration {
+            t,
+            theta: theta.to_vec(),
+            theta_unit: unit,
+            batch_size: 1,
+            evaluations: t as u64 + 1,
+            posterior_trace: 0.0,
+            g_norm: r.g.dot(&r.g).sqrt(),
+            g: r.g.to_vec(),
+            noise_norm: r.noise_norm,
+            frac_clipped: r.frac_clipped,
+        });
+        theta = r.next;
+        thetas.push(theta.to_vec());
+    }
+    Ok(Path {
+        final_unit: to_unit(theta.view(), domain),
+        thetas,
+        evaluations: cfg.steps as u64,
+        noise_std: noise,
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,145 @@
+//! The `dp-gd` tuner (spec 004 E.4, DP-GIBO's baseline): noisy gradient descent on the exact
+//! per-user gradients a workload offers, with DP-GIBO's clipping, noise s = 2B√T/(nμ) and
+//! accounting (μ-GDP, replace-one user). It releases θ_T; `runs` counts gradient evaluations.
+//! Privacy preconditions: see [`crate::gibo`].
+
+use super::dp_gibo::{gdp_guarantee, losses_of, parse_common};
+use super::{check_keys, Guarantee, Outcome, Tuner};
+use crate::accounting::Accountant;
+use crate::error::{Error, Result};
+use crate::gibo::{mu_for_budget, run_gd, DpGdConfig};
+use crate::numeric::fmt_num;
+use crate::workloads::Workload;
+use rand::RngCore;
+
+/// The DP-GD tuner.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpGd {
+    pub config: DpGdConfig,
+}
+
+const KEYS: &[&str] = &["mu", "steps", "clip", "step_rule", "eta", "theta0"];
+
+/// Builds the tuner from experiment-file parameters.
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys("dp-gd", params, KEYS)?;
+    let c = parse_common(params)?;
+    Ok(Box::new(DpGd {
+        config: DpGdConfig {
+            mu: c.mu,
+            steps: c.steps,
+            clip: c.clip,
+            step_rule: c.step_rule,
+            theta0: c.theta0,
+        },
+    }))
+}
+
+impl Tuner for DpGd {
+    fn name(&self) -> &'static str {
+        "dp-gd"
+    }
+
+    fn params(&self) -> String {
+        let c = &self.config;
+        let mut out = format!(
+            "mu={}, T={}, B={}, step={}",
+            fmt_num(c.mu),
+            c.steps,
+            fmt_num(c.clip),
+            c.step_rule.describe()
+        );
+        if let Some(t) = &c.theta0 {
+            out += &format!(", theta0={t:?}");
+        }
+        out
+    }
+
+    fn guarantee(
+        &self,
+        workload: &dyn Workload,
+        delta: f64,
+        _accountant: &Accountant,
+    ) -> Result<Guarantee> {
+        losses_of(self.name(), workload)?;
+        gdp_guarantee(self.config.mu, delta, "DP-GD")
+    }
+
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let losses = losses_of(self.name(), workload)?;
+        let path = run_gd(losses, &self.config, rng, &mut |_| {}).map_err(|e| match e {
+            Error::Infeasible(m) if m.contains("per-user gradients") => Error::Infeasible(format!(
+                "tuner `dp-gd` needs exact per-user gradients, which workload `{}` does not \
+                 offer",
+                workload.name()
+            )),
+            other => other,
+        })?;
+        Ok(Outcome {
+            chosen: Some(path.final_unit),
+            released_score: None,
+            runs: path.evaluations,
+            ..Outcome::default()
+        })
+    }
+
+    fn at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
+        let mut config = self.config.clone();
+        config.mu = mu_for_budget(epsilon, delta).unwrap_or(f64::NAN);
+        Some(Box::new(DpGd { config }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dp_gibo::tests::{parse as parse_gibo, Bowl};
+    use super::*;
+    use crate::rng::stream;
+    use crate::workloads::Oracle;
+
+    fn parse(text: &str) -> Result<Box<dyn Tuner>> {
+        build(&toml::from_str::<toml::Table>(text).unwrap())
+    }
+
+    #[test]
+    fn same_guarantee_as_dp_gibo_and_clear_errors() {
+        let w = Bowl::new(100, 2, true);
+        let acc = Accountant::default();
+        let gd = parse("mu = 0.5\nsteps = 10\nclip = 1").unwrap();
+        let gibo = parse_gibo("mu = 0.5\nsteps = 10\nclip = 1").unwrap();
+        let (a, b) = (
+            gd.guarantee(&w, 1e-5, &acc).unwrap(),
+            gibo.guarantee(&w, 1e-5, &acc).unwrap(),
+        );
+        assert_eq!(a.epsilon, b.epsilon);
+        assert!((a.epsilon - 1.9931).abs() < 1e-4 && a.theorem.contains("DP-GD"));
+        let own = gd.at_budget(2.0, 1e-5).unwrap();
+        assert!(own.guarantee(&w, 1e-5, &acc).unwrap().epsilon <= 2.0);
+        let no_grad = Bowl::new(100, 2, false);
+        let e = gd
+            .tune(&no_grad, &mut stream(1, &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dp-gd") && e.contains("bowl") && e.contains("gradients"),
+            "{e}"
+        );
+        for (text, field) in [
+            ("mu = 1\nsteps = 10\nclip = 1\nbatch = 2", "batch"),
+            ("mu = -1\nsteps = 10\nclip = 1", "mu"),
+        ] {
+            let e = parse(text).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn tunes_towards_the_optimum() {
+        let w = Bowl::new(500, 3, true);
+        let t = parse("mu = 1\nsteps = 30\nclip = 3\nstep_rule = \"sgd\"\neta = 0.5").unwrap();
+        let out = t.tune(&w, &mut stream(2, &[])).unwrap();
+        assert_eq!(out.runs, 30);
+        let regret = w.best_utility() - w.utility(&out.chosen.unwrap());
+        assert!(regret < 0.01, "regret {regret}");
+    }
+}

@@ -1,0 +1,580 @@
+//! The `dp-gibo` tuner (spec 004): DP-GIBO on a workload's per-user validation losses, μ-GDP
+//! for neighbouring validation sets that replace one user. It releases θ_T (the last iterate,
+//! never a "best" one) as its chosen hyperparameter; the guarantee comes from its own noise,
+//! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
+//! Privacy preconditions: see [`crate::gibo`].
+
+use super::{check_keys, number, Guarantee, Outcome, Tuner};
+use crate::accounting::Accountant;
+use crate::error::{Error, Range, Result};
+use crate::gibo::{
+    check_mu, gdp_report, mu_for_budget, run, BatchMode, DpGiboConfig, History, PointOptimiser,
+    StepRule, SurrogateKernel,
+};
+use crate::numeric::fmt_num;
+use crate::params::{integer, numbers, string};
+use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
+use rand::RngCore;
+
+/// How the batch of each step is chosen, as written in the experiment file.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BatchParam {
+    /// Greedy to a bias tolerance; `b_max` defaults to 4(d + 1).
+    Adaptive { eps_bias: f64, b_max: Option<usize> },
+    /// `b` points optimised jointly; defaults to d + 1.
+    Fixed { b: Option<usize> },
+}
+
+/// The DP-GIBO tuner.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DpGibo {
+    /// μ of μ-GDP (f64::INFINITY: non-private GIBO).
+    pub mu: f64,
+    pub steps: usize,
+    pub clip: f64,
+    pub batch: BatchParam,
+    pub step_rule: StepRule,
+    /// `rbf` or `polynomial`.
+    pub kernel: String,
+    /// Native-unit lengthscales (one value: isotropic).
+    pub lengthscales: Vec<f64>,
+    pub signal_variance: f64,
+    /// The model's evaluation-noise sd; `None`: the workload's declared one.
+    pub noise_sd: Option<f64>,
+    pub history: History,
+    pub points: PointOptimiser,
+    /// θ_0 in native units; `None`: uniform in the box.
+    pub theta0: Option<Vec<f64>>,
+}
+
+const KEYS: &[&str] = &[
+    "mu",
+    "steps",
+    "clip",
+    "eps_bias",
+    "b_max",
+    "batch",
+    "step_rule",
+    "eta",
+    "kernel",
+    "lengthscale",
+    "signal_variance",
+    "noise_sd",
+    "history",
+    "local_box",
+    "select_steps",
+    "select_lr",
+    "theta0",
+];
+
+/// μ: a number > 0, `inf` (TOML float) or "inf".
+pub(super) fn parse_mu(params: &toml::Table) -> Result<f64> {
+    let mu = match params.get("mu") {
+        None => return Err(Error::invalid("mu", "missing", "a number > 0 or \"inf\"")),
+        Some(toml::Value::String(s)) if s == "inf" => f64::INFINITY,
+        Some(_) => number(params, "mu")?.unwrap_or(f64::NAN),
+    };
+    check_mu(mu)
+}
+
+/// The parameters DP-GIBO and DP-GD share: μ, T, B, the step rule and θ_0.
+pub(super) struct Common {
+    pub mu: f64,
+    pub steps: usize,
+    pub clip: f64,
+    pub step_rule: StepRule,
+    pub theta0: Option<Vec<f64>>,
+}
+
+pub(super) fn parse_common(params: &toml::Table) -> Result<Common> {
+    let steps = integer(params, "steps", 1)?
+        .ok_or_else(|| Error::invalid("steps", "missing", "an integer >= 1 (T)"))?;
+    let clip = Range::Positive.check(
+        "clip",
+        number(params, "clip")?
+            .ok_or_else(|| Error::invalid("clip", "missing", "a number > 0 (B)"))?,
+    )?;
+    let eta = number(params, "eta")?.unwrap_or(0.3);
+    let step_rule = StepRule::parse(string(params, "step_rule")?.unwrap_or("adagrad"), eta)?;
+    Ok(Common {
+        mu: parse_mu(params)?,
+        steps: steps as usize,
+        clip,
+        step_rule,
+        theta0: numbers(params, "theta0")?,
+    })
+}
+
+fn parse_history(params: &toml::Table) -> Result<History> {
+    match params.get("history") {
+        None => Ok(History::All),
+        Some(toml::Value::String(s)) if s == "all" => Ok(History::All),
+        Some(toml::Value::String(s)) if s == "none" => Ok(History::None),
+        Some(toml::Value::Integer(c)) if *c >= 0 => Ok(History::Closest(*c as usize)),
+        Some(other) => Err(Error::invalid(
+            "history",
+            other,
+            "\"all\", \"none\" or an integer C >= 0 (the C past points closest to θ)",
+        )),
+    }
+}
+
+/// Builds the tuner from experiment-file parameters.
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys("dp-gibo", params, KEYS)?;
+    let common = parse_common(params)?;
+    let eps_bias = number(params, "eps_bias")?;
+    let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
+    let b = integer(params, "batch", 1)?.map(|b| b as usize);
+    let batch = match (eps_bias, b_max, b) {
+        (Some(e), _, None) => BatchParam::Adaptive {
+            eps_bias: Range::NonNegative.check("eps_bias", e)?,
+            b_max,
+        },
+        (None, None, b) => BatchParam::Fixed { b },
+        (None, Some(_), _) => {
+            return Err(Error::invalid(
+                "b_max",
+                "given without eps_bias",
+                "used only with eps_bias (adaptive batches)",
+            ))
+        }
+        (Some(_), _, Some(_)) => {
+            return Err(Error::invalid(
+                "batch",
+                "given with eps_bias",
+                "either eps_bias (adaptive) or batch (fixed), not both",
+            ))
+        }
+    };
+    let kernel = string(params, "kernel")?.unwrap_or("rbf").to_string();
+    if kernel != "rbf" && kernel != "polynomial" {
+        return Err(Error::invalid(
+            "kernel",
+            kernel,
+            "\"rbf\" or \"polynomial\"",
+        ));
+    }
+    let lengthscales = numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]);
+    for &l in &lengthscales {
+        Range::Positive.check("lengthscale", l)?;
+    }
+    let signal_variance = Range::Positive.check(
+        "signal_variance",
+        number(params, "signal_variance")?.unwrap_or(1.0),
+    )?;
+    if kernel == "polynomial"
+        && (params.contains_key("lengthscale") || params.contains_key("signal_variance"))
+    {
+        return Err(Error::invalid(
+            "kernel",
+            "polynomial with a lengthscale or signal_variance",
+            "an rbf kernel (the polynomial kernel (uᵀv + 1)² has no hyperparameters)",
+        ));
+    }
+    let noise_sd = number(params, "noise_sd")?
+        .map(|s| Range::NonNegative.check("noise_sd", s))
+        .transpose()?;
+    let mut points = PointOptimiser::default();
+    if let Some(s) = integer(params, "select_steps", 1)? {
+        points.steps = s as usize;
+    }
+    if let Some(lr) = number(params, "select_lr")? {
+        points.lr = Range::Positive.check("select_lr", lr)?;
+    }
+    points.local_box = number(params, "local_box")?
+        .map(|r| Range::Positive.check("local_box", r))
+        .transpose()?;
+    Ok(Box::new(DpGibo {
+        mu: common.mu,
+        steps: common.steps,
+        clip: common.clip,
+        batch,
+        step_rule: common.step_rule,
+        kernel,
+        lengthscales,
+        signal_variance,
+        noise_sd,
+        history: parse_history(params)?,
+        points,
+        theta0: common.theta0,
+    }))
+}
+
+/// The workload's per-user losses on a unit box of the same dimension as its native box.
+pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn PerUserLosses> {
+    let losses = require_per_user_losses(tuner, w)?;
+    match w.space() {
+        Space::UnitBox { dim } if *dim == losses.domain().len() => Ok(losses),
+        _ => {
+            Err(Error::Infeasible(format!(
+            "tuner `{tuner}` needs a continuous search space (the unit box) of the dimension of \
+             the per-user losses' domain ({}); workload `{}` has {:?}",
+            losses.domain().len(),
+            w.name(),
+            w.space().len().map_or("a box of another dimension".into(), |n| format!(
+                "a grid of {n} candidates"
+            ))
+        )))
+        }
+    }
+}
+
+/// The μ-GDP guarantee at δ (exact conversion), or "non-private" for μ = ∞.
+pub(super) fn gdp_guarantee(mu: f64, delta: f64, what: &str) -> Result<Guarantee> {
+    let mu = check_mu(mu)?;
+    Range::OpenUnit.check("delta", delta)?;
+    if mu == f64::INFINITY {
+        return Ok(Guarantee {
+            epsilon: f64::INFINITY,
+            delta,
+            theorem: format!("non-private {what} (mu = inf: no noise, clipping kept)"),
+        });
+    }
+    let r = gdp_report(mu, delta)?;
+    Ok(Guarantee {
+        epsilon: r.epsilon,
+        delta: r.delta,
+        theorem: format!(
+            "{what}: {}-GDP (spec 004 Theorem 3.1; ρ = μ²/2 = {}-zCDP), exact GDP conversion; \
+             replace-one validation user",
+            fmt_num(mu),
+            fmt_num(r.rho)
+        ),
+    })
+}
+
+impl DpGibo {
+    /// The run's configuration for a workload's losses.
+    pub fn config(&self, losses: &dyn PerUserLosses) -> Result<DpGiboConfig> {
+        let d = losses.domain().len();
+        let kernel = match self.kernel.as_str() {
+            "polynomial" => SurrogateKernel::polynomial(d)?,
+            _ => {
+                let ls = match self.lengthscales.len() {
+                    1 => vec![self.lengthscales[0]; d],
+                    n if n == d => self.lengthscales.clone(),
+                    n => {
+                        return Err(Error::invalid(
+                            "lengthscale",
+                            format!("{n} values"),
+                            format!("one value or one per dimension ({d})"),
+                        ))
+                    }
+                };
+                SurrogateKernel::rbf(ls, self.signal_variance)?
+            }
+        };
+        let batch = match self.batch {
+            BatchParam::Adaptive { eps_bias, b_max } => BatchMode::Adaptive {
+                eps_bias,
+                b_max: b_max.unwrap_or(4 * (d + 1)),
+            },
+            BatchParam::Fixed { b } => BatchMode::Fixed {
+                b: b.unwrap_or(d + 1),
+            },
+        };
+        let cfg = DpGiboConfig {
+            mu: self.mu,
+            steps: self.steps,
+            clip: self.clip,
+            batch,
+            step_rule: self.step_rule,
+            kernel,
+            noise_sd: self.noise_sd.unwrap_or(losses.evaluation_sd()),
+            history: self.history,
+            points: self.points,
+            mean_jitter: 1e-9,
+            theta0: self.theta0.clone(),
+        };
+        cfg.validate(losses.domain())?;
+        Ok(cfg)
+    }
+}
+
+impl Tuner for DpGibo {
+    fn name(&self) -> &'static str {
+        "dp-gibo"
+    }
+
+    fn params(&self) -> String {
+        let batch = match self.batch {
+            BatchParam::Adaptive { eps_bias, b_max } => format!(
+                "adaptive(eps_bias={}, b_max={})",
+                fmt_num(eps_bias),
+                b_max.map_or("4(d+1)".into(), |b| b.to_string())
+            ),
+            BatchParam::Fixed { b } => {
+                format!("fixed(b={})", b.map_or("d+1".into(), |b| b.to_string()))
+            }
+        };
+        let kernel = if self.kernel == "polynomial" {
+            "polynomial".to_string()
+        } else {
+            let ls: Vec<String> = self.lengthscales.iter().map(|l| fmt_num(*l)).collect();
+            format!(
+                "rbf(l={}, s2={})",
+                ls.join("/"),
+                fmt_num(self.signal_variance)
+            )
+        };
+        let mut out = format!(
+            "mu={}, T={}, B={}, batch={batch}, step={}, kernel={kernel}, noise_sd={}, history={}",
+            fmt_num(self.mu),
+            self.steps,
+            fmt_num(self.clip),
+            self.step_rule.describe(),
+            self.noise_sd.map_or("workload".into(), fmt_num),
+            self.history.describe()
+        );
+        if let Some(r) = self.points.local_box {
+            out += &format!(", local_box={}", fmt_num(r));
+        }
+        if self.points != PointOptimiser::default() {
+            out += &format!(
+                ", select_steps={}, select_lr={}",
+                self.points.steps,
+                fmt_num(self.points.lr)
+            );
+        }
+        if let Some(t) = &self.theta0 {
+            out += &format!(", theta0={t:?}");
+        }
+        out
+    }
+
+    fn guarantee(
+        &self,
+        workload: &dyn Workload,
+        delta: f64,
+        _accountant: &Accountant,
+    ) -> Result<Guarantee> {
+        self.config(losses_of(self.name(), workload)?)?;
+        gdp_guarantee(self.mu, delta, "DP-GIBO")
+    }
+
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let losses = losses_of(self.name(), workload)?;
+        let cfg = self.config(losses)?;
+        let path = run(losses, &cfg, rng, &mut |_| {})?;
+        Ok(Outcome {
+            chosen: Some(path.final_unit),
+            released_score: None,
+            runs: path.evaluations,
+            ..Outcome::default()
+        })
+    }
+
+    fn at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
+        Some(Box::new(DpGibo {
+            // An invalid target gives an invalid μ, reported by `guarantee`.
+            mu: mu_for_budget(epsilon, delta).unwrap_or(f64::NAN),
+            ..self.clone()
+        }))
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::rng::{normal, stream};
+    use crate::workloads::{Hyper, Oracle};
+    use ndarray::Array2;
+
+    /// A test workload: n users with losses ½‖θ − c_i‖² on the native box [−2, 2]^d.
+    pub struct Bowl {
+        centres: Array2<f64>,
+        domain: Vec<(f64, f64)>,
+        space: Space,
+        gradients: bool,
+    }
+
+    impl Bowl {
+        pub fn new(n: usize, d: usize, gradients: bool) -> Self {
+            let mut rng = stream(9, &[]);
+            Bowl {
+                centres: Array2::from_shape_fn((n, d), |_| 0.5 + 0.2 * normal(&mut rng)),
+                domain: vec![(-2.0, 2.0); d],
+                space: Space::UnitBox { dim: d },
+                gradients,
+            }
+        }
+        fn native(&self, u: &[f64]) -> Vec<f64> {
+            u.iter().map(|u| -2.0 + 4.0 * u).collect()
+        }
+        fn mean_loss(&self, u: &[f64]) -> f64 {
+            let t = self.native(u);
+            let n = self.centres.nrows() as f64;
+            self.centres
+                .rows()
+                .into_iter()
+                .map(|c| 0.5 * t.iter().zip(c).map(|(a, b)| (a - b) * (a - b)).sum::<f64>())
+                .sum::<f64>()
+                / n
+        }
+    }
+
+    impl PerUserLosses for Bowl {
+        fn n_users(&self) -> usize {
+            self.centres.nrows()
+        }
+        fn domain(&self) -> &[(f64, f64)] {
+            &self.domain
+        }
+        fn evaluation_sd(&self) -> f64 {
+            0.0
+        }
+        fn user_losses(&self, points: &[Hyper], _rng: &mut dyn RngCore) -> Result<Array2<f64>> {
+            Ok(Array2::from_shape_fn(
+                (self.n_users(), points.len()),
+                |(i, m)| {
+                    let t = self.native(&points[m]);
+                    0.5 * t
+                        .iter()
+                        .zip(self.centres.row(i))
+                        .map(|(a, b)| (a - b) * (a - b))
+                        .sum::<f64>()
+                },
+            ))
+        }
+        fn user_gradients(&self, point: &Hyper) -> Option<Array2<f64>> {
+            let t = self.native(point);
+            let (n, d) = self.centres.dim();
+            self.gradients
+                .then(|| Array2::from_shape_fn((d, n), |(j, i)| t[j] - self.centres[[i, j]]))
+        }
+    }
+
+    impl Oracle for Bowl {
+        fn utility(&self, h: &Hyper) -> f64 {
+            -self.mean_loss(h)
+        }
+        fn best_utility(&self) -> f64 {
+            let c = self.centres.mean_axis(ndarray::Axis(0)).unwrap();
+            let u: Vec<f64> = c.iter().map(|c| (c + 2.0) / 4.0).collect();
+            self.utility(&u)
+        }
+    }
+
+    impl Workload for Bowl {
+        fn name(&self) -> String {
+            "bowl".into()
+        }
+        fn space(&self) -> &Space {
+            &self.space
+        }
+        fn oracle(&self) -> &dyn Oracle {
+            self
+        }
+        fn per_user_losses(&self) -> Option<&dyn PerUserLosses> {
+            Some(self)
+        }
+    }
+
+    pub fn parse(text: &str) -> Result<Box<dyn Tuner>> {
+        build(&toml::from_str::<toml::Table>(text).unwrap())
+    }
+
+    #[test]
+    fn guarantee_is_exact_gdp_and_inf_is_non_private() {
+        let w = Bowl::new(100, 2, false);
+        let acc = Accountant::default();
+        let t = parse("mu = 1\nsteps = 5\nclip = 1").unwrap();
+        let g = t.guarantee(&w, 1e-5, &acc).unwrap();
+        assert!((g.epsilon - 4.3772).abs() < 1e-4 && g.delta == 1e-5);
+        assert!(
+            g.theorem.contains("1-GDP") && g.theorem.contains("0.5-zCDP"),
+            "{}",
+            g.theorem
+        );
+        for text in [
+            "mu = \"inf\"\nsteps = 5\nclip = 1",
+            "mu = inf\nsteps = 5\nclip = 1",
+        ] {
+            let g = parse(text).unwrap().guarantee(&w, 1e-5, &acc).unwrap();
+            assert_eq!(g.epsilon, f64::INFINITY);
+            assert!(g.theorem.contains("non-private"));
+        }
+        // Equal-budget: the planned μ never exceeds the target.
+        for eps in [0.3, 1.0, 4.0] {
+            let own = t.at_budget(eps, 1e-6).unwrap();
+            let g = own.guarantee(&w, 1e-6, &acc).unwrap();
+            assert!(
+                g.epsilon <= eps && g.epsilon > eps * (1.0 - 1e-9),
+                "{eps}: {}",
+                g.epsilon
+            );
+        }
+    }
+
+    #[test]
+    fn tunes_towards_the_optimum() {
+        let w = Bowl::new(200, 2, false);
+        let t = parse(
+            "mu = 2\nsteps = 20\nclip = 3\nstep_rule = \"sgd\"\neta = 0.5\nselect_steps = 200",
+        )
+        .unwrap();
+        let out = t.tune(&w, &mut stream(1, &[])).unwrap();
+        assert_eq!(out.runs, 20 * 3);
+        assert!(out.released_score.is_none());
+        let regret = w.best_utility() - w.utility(&out.chosen.unwrap());
+        assert!(regret < 0.01, "regret {regret}");
+        let again = t.tune(&w, &mut stream(1, &[])).unwrap();
+        assert_eq!(again.runs, out.runs);
+        assert!(t.params().contains("fixed(b=d+1)"), "{}", t.params());
+    }
+
+    #[test]
+    fn parameter_errors_name_the_field() {
+        for (text, field) in [
+            ("steps = 5\nclip = 1", "mu"),
+            ("mu = 0\nsteps = 5\nclip = 1", "mu"),
+            ("mu = \"infinite\"\nsteps = 5\nclip = 1", "mu"),
+            ("mu = 1\nclip = 1", "steps"),
+            ("mu = 1\nsteps = 5", "clip"),
+            (
+                "mu = 1\nsteps = 5\nclip = 1\neps_bias = 1\nbatch = 3",
+                "batch",
+            ),
+            ("mu = 1\nsteps = 5\nclip = 1\nb_max = 3", "b_max"),
+            ("mu = 1\nsteps = 5\nclip = 1\neps_bias = -1", "eps_bias"),
+            (
+                "mu = 1\nsteps = 5\nclip = 1\nstep_rule = \"adam\"",
+                "step_rule",
+            ),
+            ("mu = 1\nsteps = 5\nclip = 1\neta = 0", "eta"),
+            ("mu = 1\nsteps = 5\nclip = 1\nkernel = \"matern\"", "kernel"),
+            (
+                "mu = 1\nsteps = 5\nclip = 1\nlengthscale = [1, 0]",
+                "lengthscale",
+            ),
+            ("mu = 1\nsteps = 5\nclip = 1\nhistory = \"some\"", "history"),
+            ("mu = 1\nsteps = 5\nclip = 1\nlocal_box = 0", "local_box"),
+            ("mu = 1\nsteps = 5\nclip = 1\nepsilon = 1", "epsilon"),
+            (
+                "mu = 1\nsteps = 5\nclip = 1\nkernel = \"polynomial\"\nlengthscale = 2",
+                "kernel",
+            ),
+        ] {
+            let e = parse(text).map(|_| ()).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+        // Errors that need the workload: the lengthscale count and θ_0's box.
+        let w = Bowl::new(10, 2, false);
+        let acc = Accountant::default();
+        for (text, field) in [
+            (
+                "mu = 1\nsteps = 5\nclip = 1\nlengthscale = [1, 2, 3]",
+                "lengthscale",
+            ),
+            ("mu = 1\nsteps = 5\nclip = 1\ntheta0 = [0, 3]", "theta0"),
+        ] {
+            let e = parse(text)
+                .unwrap()
+                .guarantee(&w, 1e-6, &acc)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+}
