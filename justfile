@@ -1,5 +1,8 @@
 # dptune tasks. `just sims` regenerates every result; `just test` is the whole suite (what CI runs).
 set shell := ["bash", "-euo", "pipefail", "-c"]
+# One OpenBLAS thread: small factorisations (GP surrogates, SMO) are faster single-threaded, and
+# results then do not depend on the machine's core count (rayon supplies the parallelism).
+export OPENBLAS_NUM_THREADS := "1"
 
 # List the recipes.
 default:

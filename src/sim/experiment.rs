@@ -58,6 +58,8 @@ pub enum Kind {
     ProposeTestWalks(super::propose_test::Walks),
     /// Spec 003 Table 1 with numbers.
     ProposeTestBudgets(super::propose_test::Budgets),
+    /// Spec 004: DP-GIBO's loss against evaluations, with DP-GD and random search.
+    GiboPaths(super::gibo::GiboPaths),
 }
 
 impl Kind {
@@ -73,12 +75,13 @@ impl Kind {
             Kind::LrSearch(_) => "lr-search",
             Kind::ProposeTestWalks(_) => "propose-test-walks",
             Kind::ProposeTestBudgets(_) => "propose-test-budgets",
+            Kind::GiboPaths(_) => "gibo-paths",
         }
     }
 }
 
 const KINDS: &str =
-    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite`, `svm-alpha-sweep`, `lr-search`, `propose-test-walks` or `propose-test-budgets`";
+    "`tuning`, `curves`, `gp-ucb-bounds`, `gp-ucb-suite`, `lipschitz-gain-suite`, `svm-alpha-sweep`, `lr-search`, `propose-test-walks`, `propose-test-budgets` or `gibo-paths`";
 
 /// Tuners × workload variants × budgets × repetitions.
 pub struct Tuning {
@@ -218,6 +221,7 @@ pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
         Some("svm-alpha-sweep") => Kind::SvmAlphaSweep(super::svm_alpha::sweep(&f)?),
         Some("lr-search") => Kind::LrSearch(super::lr_search::lr_search(&f)?),
         Some("propose-test-walks") => Kind::ProposeTestWalks(super::propose_test::walks(&f)?),
+        Some("gibo-paths") => Kind::GiboPaths(super::gibo::paths(&f)?),
         Some("propose-test-budgets") => Kind::ProposeTestBudgets(super::propose_test::budgets(&f)?),
         Some(other) => return Err(f.bad("kind", &format!("`{other}` is not one of {KINDS}"))),
         None => return Err(f.missing("kind", KINDS)),
@@ -249,13 +253,7 @@ fn tuning(f: &Fields) -> Result<Tuning> {
             eps.into_iter().map(Some).collect()
         }
     };
-    let w = f
-        .table("workload")?
-        .ok_or_else(|| f.missing("workload", "a [workload] table"))?;
-    let kind = w
-        .string("kind")?
-        .ok_or_else(|| w.missing("kind", "a workload kind such as `synthetic-gp`"))?;
-    let workload = crate::workloads::build(kind, w.table).map_err(|e| w.wrap(e))?;
+    let (workload, w) = workload(f)?;
     if budgets == [None] && workload.default_noise().is_none() {
         return Err(w.missing(
             "noise",
@@ -301,6 +299,18 @@ fn tuning(f: &Fields) -> Result<Tuning> {
         workload,
         tuners,
     })
+}
+
+/// The `[workload]` table's workload family, and the table (for messages).
+pub(super) fn workload<'a>(f: &Fields<'a>) -> Result<(Box<dyn WorkloadSpec>, Fields<'a>)> {
+    let w = f
+        .table("workload")?
+        .ok_or_else(|| f.missing("workload", "a [workload] table"))?;
+    let kind = w
+        .string("kind")?
+        .ok_or_else(|| w.missing("kind", "a workload kind such as `synthetic-gp`"))?;
+    let spec = crate::workloads::build(kind, w.table).map_err(|e| w.wrap(e))?;
+    Ok((spec, w))
 }
 
 fn curves(f: &Fields) -> Result<Curves> {
@@ -476,7 +486,7 @@ fn fail(file: &str, field: &str, reason: &str) -> Error {
 pub(super) struct Fields<'a> {
     file: &'a str,
     prefix: String,
-    table: &'a toml::Table,
+    pub(super) table: &'a toml::Table,
 }
 
 impl<'a> Fields<'a> {

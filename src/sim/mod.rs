@@ -13,6 +13,7 @@
 
 pub mod curves;
 pub mod experiment;
+pub mod gibo;
 pub mod gp_ucb;
 pub mod lipschitz;
 pub mod lr_search;
@@ -129,6 +130,9 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
                 propose_test::run_budgets(&exp.name, b)
             })
         }
+        Kind::GiboPaths(p) => single_table(&dir.join("iterations.parquet"), opts, &pool, || {
+            gibo::run_paths(&exp.name, p)
+        }),
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
             let parts = dir.join("parts");
@@ -230,6 +234,7 @@ fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
         "searches.parquet",
         "walks.parquet",
         "budgets.parquet",
+        "iterations.parquet",
     ] {
         let p = dir.join(stale);
         if p.is_dir() {

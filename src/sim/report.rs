@@ -41,6 +41,10 @@ pub fn report(exp: &Experiment, dir: &Path) -> Result<Vec<PathBuf>> {
             let t = Table::read_parquet(&dir.join("walks.parquet"))?;
             super::propose_test::report_walks(exp, w, &t, dir)
         }
+        Kind::GiboPaths(p) => {
+            let t = Table::read_parquet(&dir.join("iterations.parquet"))?;
+            super::gibo::report_paths(exp, p, &t, dir)
+        }
         Kind::ProposeTestBudgets(b) => {
             let t = Table::read_parquet(&dir.join("budgets.parquet"))?;
             super::propose_test::report_budgets(exp, b, &t, dir)

@@ -22,17 +22,24 @@ const KEYS: &[&str] = &["mu", "steps", "clip", "step_rule", "eta", "theta0"];
 
 /// Builds the tuner from experiment-file parameters.
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("dp-gd", params, KEYS)?;
-    let c = parse_common(params)?;
-    Ok(Box::new(DpGd {
-        config: DpGdConfig {
-            mu: c.mu,
-            steps: c.steps,
-            clip: c.clip,
-            step_rule: c.step_rule,
-            theta0: c.theta0,
-        },
-    }))
+    Ok(Box::new(DpGd::from_params(params)?))
+}
+
+impl DpGd {
+    /// The tuner from experiment-file parameters (see `sims/README.md`).
+    pub fn from_params(params: &toml::Table) -> Result<Self> {
+        check_keys("dp-gd", params, KEYS)?;
+        let c = parse_common(params)?;
+        Ok(DpGd {
+            config: DpGdConfig {
+                mu: c.mu,
+                steps: c.steps,
+                clip: c.clip,
+                step_rule: c.step_rule,
+                theta0: c.theta0,
+            },
+        })
+    }
 }
 
 impl Tuner for DpGd {

@@ -121,84 +121,95 @@ fn parse_history(params: &toml::Table) -> Result<History> {
 
 /// Builds the tuner from experiment-file parameters.
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("dp-gibo", params, KEYS)?;
-    let common = parse_common(params)?;
-    let eps_bias = number(params, "eps_bias")?;
-    let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
-    let b = integer(params, "batch", 1)?.map(|b| b as usize);
-    let batch = match (eps_bias, b_max, b) {
-        (Some(e), _, None) => BatchParam::Adaptive {
-            eps_bias: Range::NonNegative.check("eps_bias", e)?,
-            b_max,
-        },
-        (None, None, b) => BatchParam::Fixed { b },
-        (None, Some(_), _) => {
+    Ok(Box::new(DpGibo::from_params(params)?))
+}
+
+impl DpGibo {
+    /// The tuner from experiment-file parameters (see `sims/README.md`).
+    pub fn from_params(params: &toml::Table) -> Result<Self> {
+        check_keys("dp-gibo", params, KEYS)?;
+        let common = parse_common(params)?;
+        let eps_bias = number(params, "eps_bias")?;
+        let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
+        let b = integer(params, "batch", 1)?.map(|b| b as usize);
+        let batch = match (eps_bias, b_max, b) {
+            (Some(e), _, None) => BatchParam::Adaptive {
+                eps_bias: Range::NonNegative.check("eps_bias", e)?,
+                b_max,
+            },
+            (None, None, b) => BatchParam::Fixed { b },
+            (None, Some(_), _) => {
+                return Err(Error::invalid(
+                    "b_max",
+                    "given without eps_bias",
+                    "used only with eps_bias (adaptive batches)",
+                ))
+            }
+            (Some(_), _, Some(_)) => {
+                return Err(Error::invalid(
+                    "batch",
+                    "given with eps_bias",
+                    "either eps_bias (adaptive) or batch (fixed), not both",
+                ))
+            }
+        };
+        let kernel = string(params, "kernel")?.unwrap_or("rbf").to_string();
+        if kernel != "rbf" && kernel != "polynomial" {
             return Err(Error::invalid(
-                "b_max",
-                "given without eps_bias",
-                "used only with eps_bias (adaptive batches)",
-            ))
+                "kernel",
+                kernel,
+                "\"rbf\" or \"polynomial\"",
+            ));
         }
-        (Some(_), _, Some(_)) => {
+        // `lengthscale = "workload"`: the objective's declared prior lengthscales (empty here).
+        let lengthscales = match params.get("lengthscale") {
+            Some(toml::Value::String(s)) if s == "workload" => Vec::new(),
+            _ => numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]),
+        };
+        for &l in &lengthscales {
+            Range::Positive.check("lengthscale", l)?;
+        }
+        let signal_variance = Range::Positive.check(
+            "signal_variance",
+            number(params, "signal_variance")?.unwrap_or(1.0),
+        )?;
+        if kernel == "polynomial"
+            && (params.contains_key("lengthscale") || params.contains_key("signal_variance"))
+        {
             return Err(Error::invalid(
-                "batch",
-                "given with eps_bias",
-                "either eps_bias (adaptive) or batch (fixed), not both",
-            ))
+                "kernel",
+                "polynomial with a lengthscale or signal_variance",
+                "an rbf kernel (the polynomial kernel (uᵀv + 1)² has no hyperparameters)",
+            ));
         }
-    };
-    let kernel = string(params, "kernel")?.unwrap_or("rbf").to_string();
-    if kernel != "rbf" && kernel != "polynomial" {
-        return Err(Error::invalid(
-            "kernel",
+        let noise_sd = number(params, "noise_sd")?
+            .map(|s| Range::NonNegative.check("noise_sd", s))
+            .transpose()?;
+        let mut points = PointOptimiser::default();
+        if let Some(s) = integer(params, "select_steps", 1)? {
+            points.steps = s as usize;
+        }
+        if let Some(lr) = number(params, "select_lr")? {
+            points.lr = Range::Positive.check("select_lr", lr)?;
+        }
+        points.local_box = number(params, "local_box")?
+            .map(|r| Range::Positive.check("local_box", r))
+            .transpose()?;
+        Ok(DpGibo {
+            mu: common.mu,
+            steps: common.steps,
+            clip: common.clip,
+            batch,
+            step_rule: common.step_rule,
             kernel,
-            "\"rbf\" or \"polynomial\"",
-        ));
+            lengthscales,
+            signal_variance,
+            noise_sd,
+            history: parse_history(params)?,
+            points,
+            theta0: common.theta0,
+        })
     }
-    let lengthscales = numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]);
-    for &l in &lengthscales {
-        Range::Positive.check("lengthscale", l)?;
-    }
-    let signal_variance = Range::Positive.check(
-        "signal_variance",
-        number(params, "signal_variance")?.unwrap_or(1.0),
-    )?;
-    if kernel == "polynomial"
-        && (params.contains_key("lengthscale") || params.contains_key("signal_variance"))
-    {
-        return Err(Error::invalid(
-            "kernel",
-            "polynomial with a lengthscale or signal_variance",
-            "an rbf kernel (the polynomial kernel (uᵀv + 1)² has no hyperparameters)",
-        ));
-    }
-    let noise_sd = number(params, "noise_sd")?
-        .map(|s| Range::NonNegative.check("noise_sd", s))
-        .transpose()?;
-    let mut points = PointOptimiser::default();
-    if let Some(s) = integer(params, "select_steps", 1)? {
-        points.steps = s as usize;
-    }
-    if let Some(lr) = number(params, "select_lr")? {
-        points.lr = Range::Positive.check("select_lr", lr)?;
-    }
-    points.local_box = number(params, "local_box")?
-        .map(|r| Range::Positive.check("local_box", r))
-        .transpose()?;
-    Ok(Box::new(DpGibo {
-        mu: common.mu,
-        steps: common.steps,
-        clip: common.clip,
-        batch,
-        step_rule: common.step_rule,
-        kernel,
-        lengthscales,
-        signal_variance,
-        noise_sd,
-        history: parse_history(params)?,
-        points,
-        theta0: common.theta0,
-    }))
 }
 
 /// The workload's per-user losses on a unit box of the same dimension as its native box.
@@ -252,6 +263,13 @@ impl DpGibo {
             "polynomial" => SurrogateKernel::polynomial(d)?,
             _ => {
                 let ls = match self.lengthscales.len() {
+                    0 => losses.prior_lengthscales().ok_or_else(|| {
+                        Error::invalid(
+                            "lengthscale",
+                            "\"workload\"",
+                            "numbers: this workload declares no prior lengthscales",
+                        )
+                    })?,
                     1 => vec![self.lengthscales[0]; d],
                     n if n == d => self.lengthscales.clone(),
                     n => {

@@ -184,6 +184,12 @@ pub trait PerUserLosses: Send + Sync {
     fn user_gradients(&self, _point: &Hyper) -> Option<ndarray::Array2<f64>> {
         None
     }
+    /// The lengthscales (native units) of the GP prior the objective was drawn from, when it
+    /// declares one before any data is seen; a surrogate may use them (`lengthscale =
+    /// "workload"` in `dp-gibo`).
+    fn prior_lengthscales(&self) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 /// Noise-free quantities for reporting. Never passed to a tuner.

@@ -74,6 +74,11 @@ pub trait UserObjective: Send + Sync {
     fn reference_point(&self) -> Option<Vec<f64>> {
         None
     }
+    /// The public prior lengthscales of the objective (native units), when it is drawn from a
+    /// declared GP (spec 004 §4.2(a): DP-GIBO's surrogate may use them, as [GIBO] does).
+    fn prior_lengthscales(&self) -> Option<Vec<f64>> {
+        None
+    }
 }
 
 /// The native point lo + u·(hi − lo) of a unit-box point.
@@ -412,6 +417,9 @@ impl PerUserLosses for PerUserWorkload {
     fn user_gradients(&self, point: &Hyper) -> Option<Array2<f64>> {
         let theta = self.native(point).ok()?;
         self.prepared().ok()?.objective().gradients(&theta)
+    }
+    fn prior_lengthscales(&self) -> Option<Vec<f64>> {
+        self.prepared().ok()?.objective().prior_lengthscales()
     }
 }
 

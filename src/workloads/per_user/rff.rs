@@ -218,6 +218,10 @@ impl PerUserRff {
 }
 
 impl UserObjective for PerUserRff {
+    /// ℓ_obj is drawn from the seed alone (never from data): a public prior.
+    fn prior_lengthscales(&self) -> Option<Vec<f64>> {
+        Some(self.lengthscales.clone())
+    }
     fn domain(&self) -> &[(f64, f64)] {
         &self.domain
     }

@@ -1,0 +1,365 @@
+//! Spec 004 (DP-GIBO) paths (`kind = "gibo-paths"`): the noise-free validation loss of each
+//! iterate against the evaluations spent, for DP-GIBO, DP-GD and the non-private random search
+//! the seed plots, on any workload with per-user losses. One row per iteration.
+//!
+//! The oracle loss of an iterate is a non-private diagnostic (spec 004 §5.16): it is computed
+//! here, for the plots, and never reaches a tuner. The random-search series is non-private (it
+//! tracks the exact best loss so far, as the seed's figures do) and says so in its label.
+
+use super::experiment::Fields;
+use super::plot::{self, Figure, Scale, Series};
+use super::report::{mean_ci, write_grid};
+use super::table::{finite, Grid, Table, Values};
+use super::Experiment;
+use crate::error::{Error, Range, Result};
+use crate::gibo::{run, run_gd, Iteration};
+use crate::numeric::fmt_num;
+use crate::rng::stream;
+use crate::tuners::dp_gd::DpGd;
+use crate::tuners::dp_gibo::DpGibo;
+use crate::workloads::{require_per_user_losses, Workload, WorkloadSpec};
+use rand::Rng;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+
+/// Stream tag of the series' runs.
+const PATH_STREAM: u64 = 0x6769_626f;
+
+/// How one series moves.
+pub enum Method {
+    DpGibo(Box<DpGibo>),
+    DpGd(Box<DpGd>),
+    /// Non-private random search: uniform points, the exact best loss so far.
+    RandomSearch(Evaluations),
+}
+
+/// How many points random search evaluates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Evaluations {
+    Fixed(u64),
+    /// T·(d + 1): the budget of DP-GIBO with T steps of the default batch d + 1.
+    PerStep(u64),
+}
+
+pub struct PathSeries {
+    pub label: String,
+    pub method: Method,
+}
+
+/// A `gibo-paths` file.
+pub struct GiboPaths {
+    pub seed: u64,
+    pub seeds: u64,
+    /// δ of the (ε, δ) column (the guarantee is μ-GDP; ε is its exact conversion).
+    pub delta: f64,
+    pub workload: Box<dyn WorkloadSpec>,
+    pub series: Vec<PathSeries>,
+}
+
+/// Parses a `gibo-paths` file.
+pub(super) fn paths(f: &Fields) -> Result<GiboPaths> {
+    let (workload, _) = super::experiment::workload(f)?;
+    let mut series = Vec::new();
+    for sf in f.array("series", true)? {
+        let label = sf
+            .string("label")?
+            .ok_or_else(|| sf.missing("label", "the legend text"))?
+            .to_string();
+        let mut params = sf.table.clone();
+        params.remove("label");
+        params.remove("method");
+        let method = match sf.string("method")? {
+            Some("dp-gibo") => Method::DpGibo(Box::new(
+                DpGibo::from_params(&params).map_err(|e| sf.wrap(e))?,
+            )),
+            Some("dp-gd") => Method::DpGd(Box::new(
+                DpGd::from_params(&params).map_err(|e| sf.wrap(e))?,
+            )),
+            Some("random-search") => {
+                let n = match (sf.integer("evaluations", 1)?, sf.integer("steps", 1)?) {
+                    (Some(n), None) => Evaluations::Fixed(n),
+                    (None, Some(t)) => Evaluations::PerStep(t),
+                    _ => return Err(sf.bad(
+                        "evaluations",
+                        "exactly one of `evaluations` (points) or `steps` (T: T·(d + 1) points)",
+                    )),
+                };
+                sf.finish(&["label", "method", "evaluations", "steps"])?;
+                Method::RandomSearch(n)
+            }
+            _ => {
+                return Err(sf.bad(
+                    "method",
+                    "`dp-gibo`, `dp-gd` or `random-search` (non-private)",
+                ))
+            }
+        };
+        if series.iter().any(|s: &PathSeries| s.label == label) {
+            return Err(sf.bad("label", "used twice; give each series its own"));
+        }
+        series.push(PathSeries { label, method });
+    }
+    let p = GiboPaths {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seeds: f
+            .integer("seeds", 1)?
+            .ok_or_else(|| f.missing("seeds", "the number of repetitions"))?,
+        delta: f.number("delta", Range::OpenUnit)?.unwrap_or(1e-5),
+        workload,
+        series,
+    };
+    f.finish_some(&["seed", "seeds", "delta", "workload", "series"])?;
+    Ok(p)
+}
+
+/// One row of `iterations.parquet`.
+#[derive(Default, Clone)]
+struct Row {
+    t: u64,
+    evaluations: u64,
+    loss: Option<f64>,
+    batch: Option<f64>,
+    trace: Option<f64>,
+    g_norm: Option<f64>,
+    noise_norm: Option<f64>,
+    clipped: Option<f64>,
+}
+
+fn oracle_loss(w: &dyn Workload, unit: &[f64]) -> Option<f64> {
+    finite(-w.oracle().utility(&unit.to_vec()))
+}
+
+fn diagnostics(w: &dyn Workload, it: &Iteration) -> Row {
+    Row {
+        t: it.t as u64,
+        evaluations: it.evaluations - it.batch_size as u64,
+        loss: oracle_loss(w, &it.theta_unit),
+        batch: Some(it.batch_size as f64),
+        trace: finite(it.posterior_trace),
+        g_norm: finite(it.g_norm),
+        noise_norm: finite(it.noise_norm),
+        clipped: finite(it.frac_clipped),
+    }
+}
+
+/// One repetition of one series: its rows, the noise std and μ (None: non-private).
+fn run_series(
+    s: &PathSeries,
+    w: &dyn Workload,
+    rng: &mut dyn rand::RngCore,
+) -> Result<(Vec<Row>, Option<f64>, Option<f64>)> {
+    let mut rows = Vec::new();
+    let (path, mu) = match &s.method {
+        Method::RandomSearch(n) => {
+            let dim = w.space().dim();
+            let evaluations = match *n {
+                Evaluations::Fixed(n) => n,
+                Evaluations::PerStep(t) => t * (dim as u64 + 1),
+            };
+            let mut best = f64::INFINITY;
+            for i in 0..evaluations {
+                let h: Vec<f64> = (0..dim).map(|_| rng.random::<f64>()).collect();
+                best = best.min(oracle_loss(w, &h).unwrap_or(f64::INFINITY));
+                rows.push(Row {
+                    t: i,
+                    evaluations: i + 1,
+                    loss: finite(best),
+                    ..Row::default()
+                });
+            }
+            return Ok((rows, None, None));
+        }
+        Method::DpGibo(t) => {
+            let losses = require_per_user_losses("dp-gibo", w)?;
+            let cfg = t.config(losses)?;
+            let path = run(losses, &cfg, rng, &mut |it| rows.push(diagnostics(w, it)))?;
+            (path, cfg.mu)
+        }
+        Method::DpGd(t) => {
+            let losses = require_per_user_losses("dp-gd", w)?;
+            let path = run_gd(losses, &t.config, rng, &mut |it| {
+                rows.push(diagnostics(w, it))
+            })?;
+            (path, t.config.mu)
+        }
+    };
+    rows.push(Row {
+        t: rows.len() as u64,
+        evaluations: path.evaluations,
+        loss: oracle_loss(w, &path.final_unit),
+        ..Row::default()
+    });
+    Ok((rows, finite(path.noise_std), finite(mu)))
+}
+
+/// Every (variant, series, repetition): one row per iteration.
+pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
+    let variants = p.workload.variants();
+    let noise = p.workload.default_noise().unwrap_or(1.0);
+    let jobs: Vec<(usize, usize, u64)> = (0..variants.len())
+        .flat_map(|v| (0..p.series.len()).flat_map(move |s| (0..p.seeds).map(move |r| (v, s, r))))
+        .collect();
+    let results = jobs
+        .par_iter()
+        .map(|&(v, s, rep)| {
+            let w = p.workload.instance(v, p.seed, rep, noise)?;
+            let mut rng = stream(p.seed, &[PATH_STREAM, v as u64, s as u64, rep]);
+            run_series(&p.series[s], w.as_ref(), &mut rng)
+                .map_err(|e| Error::Infeasible(format!("{}: {e}", p.series[s].label)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut t = Columns::default();
+    for (&(v, s, rep), (rows, noise_std, mu)) in jobs.iter().zip(&results) {
+        let eps = match mu {
+            Some(m) => finite(crate::accounting::convert::gdp_epsilon(*m, p.delta)?.epsilon),
+            None => None,
+        };
+        for r in rows {
+            t.label.push(p.series[s].label.clone());
+            t.variant.push(variants[v].label.clone());
+            t.dim.push(variants[v].dim);
+            t.rep.push(rep);
+            t.mu.push(*mu);
+            t.eps.push(eps);
+            t.noise_std.push(*noise_std);
+            t.row.push(r.clone());
+        }
+    }
+    let n = t.rep.len();
+    let col = |f: &dyn Fn(&Row) -> Option<f64>| Values::F64(t.row.iter().map(f).collect());
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with("series", Values::Str(t.label.clone()))
+        .with("variant", Values::Str(t.variant.clone()))
+        .with("dim", Values::U64(t.dim.clone()))
+        .with("rep", Values::U64(t.rep.clone()))
+        .with("mu", Values::F64(t.mu.clone()))
+        .with("epsilon", Values::F64(t.eps.clone()))
+        .with("noise_std", Values::F64(t.noise_std.clone()))
+        .with("t", Values::U64(t.row.iter().map(|r| r.t).collect()))
+        .with(
+            "evaluations",
+            Values::U64(t.row.iter().map(|r| r.evaluations).collect()),
+        )
+        .with("oracle_loss", col(&|r| r.loss))
+        .with("batch_size", col(&|r| r.batch))
+        .with("posterior_trace", col(&|r| r.trace))
+        .with("g_norm", col(&|r| r.g_norm))
+        .with("noise_norm", col(&|r| r.noise_norm))
+        .with("frac_clipped", col(&|r| r.clipped)))
+}
+
+#[derive(Default)]
+struct Columns {
+    label: Vec<String>,
+    variant: Vec<String>,
+    dim: Vec<u64>,
+    rep: Vec<u64>,
+    mu: Vec<Option<f64>>,
+    eps: Vec<Option<f64>>,
+    noise_std: Vec<Option<f64>>,
+    row: Vec<Row>,
+}
+
+/// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% CI),
+/// and one table of final losses.
+pub(super) fn report_paths(
+    exp: &Experiment,
+    p: &GiboPaths,
+    t: &Table,
+    dir: &Path,
+) -> Result<Vec<PathBuf>> {
+    let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
+    let (step, evals, loss) = (t.u64("t")?, t.u64("evaluations")?, t.f64("oracle_loss")?);
+    let eps = t.f64("epsilon")?;
+    let mut files = Vec::new();
+    let mut rows = Vec::new();
+    for v in p.workload.variants() {
+        let mut curves = Vec::new();
+        for s in &p.series {
+            let idx: Vec<usize> = (0..t.height())
+                .filter(|&i| series[i] == s.label && variant[i] == v.label)
+                .collect();
+            let last = idx.iter().map(|&i| step[i]).max().unwrap_or(0);
+            let mut points = Vec::new();
+            let mut errors = Vec::new();
+            for k in 0..=last {
+                let at: Vec<usize> = idx.iter().copied().filter(|&i| step[i] == k).collect();
+                let ys: Vec<f64> = at.iter().filter_map(|&i| loss[i]).collect();
+                if ys.is_empty() {
+                    continue;
+                }
+                let x = at.iter().map(|&i| evals[i] as f64).sum::<f64>() / at.len() as f64;
+                let (m, h) = mean_ci(&ys);
+                points.push((x.max(1.0), m));
+                errors.push((m - h, m + h));
+            }
+            // The final loss of each repetition: its last row.
+            let finals: Vec<f64> = (0..p.seeds)
+                .filter_map(|r| {
+                    idx.iter()
+                        .copied()
+                        .filter(|&i| rep[i] == r)
+                        .max_by_key(|&i| step[i])
+                        .and_then(|i| loss[i])
+                })
+                .collect();
+            let total: Vec<f64> = (0..p.seeds)
+                .filter_map(|r| {
+                    idx.iter()
+                        .copied()
+                        .filter(|&i| rep[i] == r)
+                        .max_by_key(|&i| step[i])
+                        .map(|i| evals[i] as f64)
+                })
+                .collect();
+            let (m, h) = mean_ci(&finals);
+            let e = idx.first().and_then(|&i| eps[i]);
+            rows.push(vec![
+                v.label.clone(),
+                s.label.clone(),
+                e.map_or("non-private".into(), |e| {
+                    format!("{}", crate::numeric::round_up_decimals(e, 3))
+                }),
+                format!(
+                    "{:.0}",
+                    total.iter().sum::<f64>() / total.len().max(1) as f64
+                ),
+                format!("{m:.4} ± {h:.4}"),
+            ]);
+            curves.push(Series {
+                label: s.label.clone(),
+                points,
+                errors: Some(errors),
+            });
+        }
+        let fig = Figure {
+            title: format!("Validation loss against evaluations ({})", v.label),
+            x_label: "function evaluations".into(),
+            y_label: "noise-free validation loss (mean, 95% CI)".into(),
+            x_scale: Scale::Log,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: None,
+            series: curves,
+            hline: None,
+        };
+        let stem = dir.join(format!("loss-{}", v.label.replace(['=', ' '], "")));
+        files.extend(plot::draw(&fig, &stem)?);
+    }
+    let grid = Grid {
+        caption: format!(
+            "{}: final noise-free validation loss (mean ± 95% CI over {} repetitions); ε of the \
+             μ-GDP path at δ = {} (rounded up); the loss is a non-private diagnostic",
+            exp.title,
+            p.seeds,
+            fmt_num(p.delta)
+        ),
+        header: ["variant", "series", "ε", "evaluations", "final loss"]
+            .map(String::from)
+            .to_vec(),
+        rows,
+    };
+    write_grid(&grid, &dir.join("final-loss"), &mut files)?;
+    Ok(files)
+}
