@@ -8,6 +8,7 @@ pub mod gp_regression;
 pub mod grid_gain;
 pub mod rbf_svm;
 pub mod regularised_erm;
+pub mod svr_ct_slices;
 pub mod synthetic_gp;
 pub mod validation_score;
 
@@ -325,6 +326,7 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
     ("synthetic-gp", synthetic_gp::spec),
     ("rbf-svm", rbf_svm::spec),
     ("gp-regression", gp_regression::spec),
+    ("svr-ct-slices", svr_ct_slices::spec),
 ];
 
 /// The workload family `kind`, configured by `params`.
