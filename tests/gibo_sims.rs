@@ -25,7 +25,10 @@ fn gibo_paths_are_thread_independent_and_account_exactly() {
         assert_eq!(eps[i], Some(want));
     }
     assert!(series.iter().any(|s| s.starts_with("DP-GD")));
-    let (loss, evals) = (two.f64("oracle_loss").unwrap(), two.u64("evaluations").unwrap());
+    let (loss, evals) = (
+        two.f64("oracle_loss").unwrap(),
+        two.u64("evaluations").unwrap(),
+    );
     assert!(loss.iter().all(|l| l.is_some_and(f64::is_finite)));
     // DP-GIBO spends b = 2 evaluations per step.
     let gibo: Vec<u64> = (0..two.height())
@@ -33,7 +36,9 @@ fn gibo_paths_are_thread_independent_and_account_exactly() {
         .map(|i| evals[i])
         .collect();
     assert_eq!(gibo, vec![0, 2, 4, 6, 8]);
-    assert!(out.join("gibo-fig4-robust-regression/final-loss.md").exists());
+    assert!(out
+        .join("gibo-fig4-robust-regression/final-loss.md")
+        .exists());
 }
 
 /// Non-private series say so: μ and ε are null, never printed as a number.

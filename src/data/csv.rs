@@ -194,7 +194,7 @@ fn parse_header(header: &str) -> std::result::Result<Vec<&str>, String> {
 }
 
 /// A finite number, or what the cell is instead (for the error message).
-fn parse_number(cell: &str) -> std::result::Result<f64, String> {
+pub(super) fn parse_number(cell: &str) -> std::result::Result<f64, String> {
     if cell.is_empty() {
         return Err("empty, not a number".into());
     }

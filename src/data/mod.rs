@@ -2,11 +2,13 @@
 //! and seeded splits. Rows are examples.
 
 pub mod csv;
+pub mod ct_slices;
 pub mod idx;
 mod preprocess;
 mod split;
 
 pub use csv::{load_csv, parse_csv, TargetKind};
+pub use ct_slices::{load_ct_slices, parse_ct_slices, synthetic_ct_slices};
 pub use idx::load_idx;
 pub use preprocess::{clip_rows, Standardiser};
 pub use split::{shuffle, shuffled_indices, uniform_below, Split};

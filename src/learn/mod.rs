@@ -2,6 +2,8 @@
 //! these into tuning problems.
 
 pub mod smo;
+mod smo_solver;
+pub mod svr;
 
 mod dense;
 pub mod dpsgd;

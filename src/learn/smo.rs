@@ -14,16 +14,12 @@
 //!
 //! # The solver
 //!
-//! SMO in LIBSVM's formulation (Chang & Lin, "LIBSVM: a library for support vector machines",
-//! 2011, §4): minimise ½αᵀQα − eᵀα with Q_ij = y_i y_j k(x_i, x_j), keeping the gradient
-//! G = Qα − e up to date, two coordinates at a time. The pair is chosen by the second-order
-//! working-set selection of Fan, Chen & Lin (JMLR 6, 2005, "WSS 2"): i is the maximal violator
-//! of the KKT conditions, j the partner that most decreases the objective along the pair
-//! (quadratic coefficients ≤ 0 are replaced by τ = 1e-12, as LIBSVM does). The two-variable
-//! subproblem is solved in closed form and clipped to the box exactly as in LIBSVM's `Solver`.
-//! There is no shrinking and no kernel cache: the Gram matrix is computed once, in full (so
-//! training is limited to [`MAX_TRAIN_ROWS`] rows, 200 MB of f64s at most), in f64 (LIBSVM
-//! stores Q in f32).
+//! SMO in LIBSVM's formulation, shared with ε-SVR (`smo_solver.rs`): minimise
+//! ½αᵀQα − eᵀα with Q_ij = y_i y_j k(x_i, x_j), two coordinates at a time, the pair chosen by
+//! the second-order working-set selection of Fan, Chen & Lin (JMLR 6, 2005, "WSS 2"), no
+//! shrinking and no kernel cache: the Gram matrix is computed once, in full (so training is
+//! limited to [`MAX_TRAIN_ROWS`] rows, 200 MB of f64s at most), in f64 (LIBSVM stores Q in
+//! f32).
 //!
 //! Stopping: when the maximal KKT violation m(α) − M(α) (LIBSVM's `Gmax + Gmax2`) is ≤ `tol`
 //! (default 1e-3, LIBSVM's and scikit-learn's). At that point every training example satisfies
@@ -38,15 +34,13 @@
 //! by row, each entry by the same sequential sum, so results do not depend on the thread
 //! count.
 
+use super::smo_solver::{Dual, Solver};
 use crate::error::{Error, Range, Result};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
 
 /// The most training rows [`fit`] accepts: the full n × n Gram matrix is kept in memory
 /// (5000² f64s = 200 MB).
 pub const MAX_TRAIN_ROWS: usize = 5_000;
-
-/// LIBSVM's replacement for a non-positive curvature along the chosen pair.
-const TAU: f64 = 1e-12;
 
 /// The kernel k(x, x′).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -178,7 +172,14 @@ pub fn fit(x: ArrayView2<f64>, labels: &[usize], params: &SvmParams) -> Result<K
         .iter()
         .map(|&l| if l == 1 { 1.0 } else { -1.0 })
         .collect();
-    let sol = Solver::new(&gram, &y, params.c).run(params.tol, params.max_iter)?;
+    let sol = Solver::new(Dual {
+        gram: &gram,
+        row: (0..n).collect(),
+        p: vec![-1.0; n],
+        y: y.clone(),
+        c: params.c,
+    })
+    .run(params.tol, params.max_iter)?;
 
     let support_indices: Vec<usize> = (0..n).filter(|&i| sol.alpha[i] > 0.0).collect();
     let dual_coef: Array1<f64> = support_indices
@@ -203,7 +204,7 @@ pub fn fit(x: ArrayView2<f64>, labels: &[usize], params: &SvmParams) -> Result<K
         support_vectors: x.select(Axis(0), &support_indices),
         support_indices,
         dual_coef,
-        bias: sol.bias,
+        bias: -sol.rho,
         dual_objective,
         iterations: sol.iterations,
     })
@@ -316,224 +317,4 @@ fn gram_matrix(kernel: &SvmKernel, x: ArrayView2<f64>) -> Array2<f64> {
         }
     }
     gram
-}
-
-struct Solution {
-    alpha: Vec<f64>,
-    bias: f64,
-    iterations: usize,
-}
-
-/// LIBSVM's `Solver` for ½αᵀQα − eᵀα, Q_ij = y_i y_j K_ij, without shrinking.
-struct Solver<'a> {
-    gram: &'a Array2<f64>,
-    y: &'a [f64],
-    c: f64,
-    alpha: Vec<f64>,
-    /// G = Qα − e.
-    grad: Vec<f64>,
-}
-
-impl<'a> Solver<'a> {
-    fn new(gram: &'a Array2<f64>, y: &'a [f64], c: f64) -> Self {
-        let n = y.len();
-        Solver {
-            gram,
-            y,
-            c,
-            alpha: vec![0.0; n],
-            grad: vec![-1.0; n],
-        }
-    }
-
-    fn run(mut self, tol: f64, max_iter: usize) -> Result<Solution> {
-        let mut iterations = 0;
-        while let Some((i, j, violation)) = self.select_working_set(tol) {
-            if iterations == max_iter {
-                return Err(Error::Infeasible(format!(
-                    "SMO did not converge in max_iter = {max_iter} pair updates (maximal KKT \
-                     violation {violation:.3e} > tol = {tol:.3e}); raise max_iter or tol"
-                )));
-            }
-            self.update_pair(i, j);
-            iterations += 1;
-        }
-        let bias = -self.rho();
-        Ok(Solution {
-            alpha: self.alpha,
-            bias,
-            iterations,
-        })
-    }
-
-    fn is_upper(&self, t: usize) -> bool {
-        self.alpha[t] >= self.c
-    }
-
-    fn is_lower(&self, t: usize) -> bool {
-        self.alpha[t] <= 0.0
-    }
-
-    /// WSS 2: the pair (i, j) and the violation m(α) − M(α), or None when it is ≤ tol.
-    fn select_working_set(&self, tol: f64) -> Option<(usize, usize, f64)> {
-        let (y, g) = (self.y, &self.grad);
-        let n = y.len();
-        // i = argmax over I_up of −y_t G_t (ties: the last, as LIBSVM's `>=`).
-        let mut g_max = f64::NEG_INFINITY;
-        let mut best_i = None;
-        for t in 0..n {
-            let in_up = if y[t] > 0.0 {
-                !self.is_upper(t)
-            } else {
-                !self.is_lower(t)
-            };
-            if in_up && -y[t] * g[t] >= g_max {
-                g_max = -y[t] * g[t];
-                best_i = Some(t);
-            }
-        }
-        let i = best_i?;
-        let k_i = self.gram.row(i);
-        let k_ii = k_i[i];
-        // j over I_low with −y_j G_j < g_max, minimising −(g_max + y_j G_j)² / a_ij.
-        let mut g_max2 = f64::NEG_INFINITY;
-        let mut best_j = None;
-        let mut obj_min = f64::INFINITY;
-        for t in 0..n {
-            let in_low = if y[t] > 0.0 {
-                !self.is_lower(t)
-            } else {
-                !self.is_upper(t)
-            };
-            if !in_low {
-                continue;
-            }
-            let yg = y[t] * g[t];
-            g_max2 = g_max2.max(yg);
-            let grad_diff = g_max + yg;
-            if grad_diff > 0.0 {
-                // The curvature along the pair: K_ii + K_tt − 2 K_it for either label of t.
-                let a = k_ii + self.gram[[t, t]] - 2.0 * k_i[t];
-                let a = if a > 0.0 { a } else { TAU };
-                let obj = -grad_diff * grad_diff / a;
-                if obj <= obj_min {
-                    obj_min = obj;
-                    best_j = Some(t);
-                }
-            }
-        }
-        let violation = g_max + g_max2;
-        if violation <= tol {
-            return None;
-        }
-        best_j.map(|j| (i, j, violation))
-    }
-
-    /// Solves the two-variable subproblem in (i, j) exactly and clips it to the box, as
-    /// LIBSVM's `Solver::Solve`, then updates the gradient.
-    fn update_pair(&mut self, i: usize, j: usize) {
-        let (y, c) = (self.y, self.c);
-        let (k_i, k_j) = (self.gram.row(i), self.gram.row(j));
-        let q_ij = y[i] * y[j] * k_i[j];
-        let (old_i, old_j) = (self.alpha[i], self.alpha[j]);
-        let (mut ai, mut aj) = (old_i, old_j);
-        let (gi, gj) = (self.grad[i], self.grad[j]);
-        if y[i] != y[j] {
-            let quad = positive_or_tau(k_i[i] + k_j[j] + 2.0 * q_ij);
-            let delta = (-gi - gj) / quad;
-            let diff = ai - aj;
-            ai += delta;
-            aj += delta;
-            if diff > 0.0 {
-                if aj < 0.0 {
-                    aj = 0.0;
-                    ai = diff;
-                }
-            } else if ai < 0.0 {
-                ai = 0.0;
-                aj = -diff;
-            }
-            if diff > 0.0 {
-                if ai > c {
-                    ai = c;
-                    aj = c - diff;
-                }
-            } else if aj > c {
-                aj = c;
-                ai = c + diff;
-            }
-        } else {
-            let quad = positive_or_tau(k_i[i] + k_j[j] - 2.0 * q_ij);
-            let delta = (gi - gj) / quad;
-            let sum = ai + aj;
-            ai -= delta;
-            aj += delta;
-            if sum > c {
-                if ai > c {
-                    ai = c;
-                    aj = sum - c;
-                }
-            } else if aj < 0.0 {
-                aj = 0.0;
-                ai = sum;
-            }
-            if sum > c {
-                if aj > c {
-                    aj = c;
-                    ai = sum - c;
-                }
-            } else if ai < 0.0 {
-                ai = 0.0;
-                aj = sum;
-            }
-        }
-        self.alpha[i] = ai;
-        self.alpha[j] = aj;
-        // G_t += Q_ti Δα_i + Q_tj Δα_j = y_t (y_i Δα_i K_ti + y_j Δα_j K_tj).
-        let (si, sj) = (y[i] * (ai - old_i), y[j] * (aj - old_j));
-        for (t, g) in self.grad.iter_mut().enumerate() {
-            *g += y[t] * (si * k_i[t] + sj * k_j[t]);
-        }
-    }
-
-    /// LIBSVM's `calculate_rho`: b = −ρ.
-    fn rho(&self) -> f64 {
-        let (mut ub, mut lb) = (f64::INFINITY, f64::NEG_INFINITY);
-        let (mut sum_free, mut n_free) = (0.0, 0usize);
-        for t in 0..self.y.len() {
-            let yg = self.y[t] * self.grad[t];
-            let positive = self.y[t] > 0.0;
-            if self.is_upper(t) {
-                if positive {
-                    lb = lb.max(yg);
-                } else {
-                    ub = ub.min(yg);
-                }
-            } else if self.is_lower(t) {
-                if positive {
-                    ub = ub.min(yg);
-                } else {
-                    lb = lb.max(yg);
-                }
-            } else {
-                n_free += 1;
-                sum_free += yg;
-            }
-        }
-        if n_free > 0 {
-            sum_free / n_free as f64
-        } else {
-            // Both ends are finite: with no free vector, ub = ∞ would need every positive at C
-            // and every negative at 0 (lb = −∞ the reverse), contradicting Σ y_i α_i = 0.
-            (ub + lb) / 2.0
-        }
-    }
-}
-
-fn positive_or_tau(a: f64) -> f64 {
-    if a > 0.0 {
-        a
-    } else {
-        TAU
-    }
 }

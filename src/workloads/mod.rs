@@ -9,6 +9,7 @@ pub mod grid_gain;
 pub mod per_user;
 pub mod rbf_svm;
 pub mod regularised_erm;
+pub mod svr_ct_slices;
 pub mod synthetic_gp;
 pub mod validation_score;
 
@@ -335,6 +336,7 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
         "robust-regression",
         per_user::location::robust_regression_spec,
     ),
+    ("svr-ct-slices", svr_ct_slices::spec),
 ];
 
 /// The workload family `kind`, configured by `params`.
