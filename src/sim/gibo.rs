@@ -204,12 +204,14 @@ pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
         .map(|&(v, s, rep)| {
             let w = p.workload.instance(v, p.seed, rep, noise)?;
             let mut rng = stream(p.seed, &[PATH_STREAM, v as u64, s as u64, rep]);
+            let best = finite(-w.oracle().best_utility());
             run_series(&p.series[s], w.as_ref(), &mut rng)
+                .map(|r| (r, best))
                 .map_err(|e| Error::Infeasible(format!("{}: {e}", p.series[s].label)))
         })
         .collect::<Result<Vec<_>>>()?;
     let mut t = Columns::default();
-    for (&(v, s, rep), (rows, noise_std, mu)) in jobs.iter().zip(&results) {
+    for (&(v, s, rep), ((rows, noise_std, mu), best)) in jobs.iter().zip(&results) {
         let eps = match mu {
             Some(m) => finite(crate::accounting::convert::gdp_epsilon(*m, p.delta)?.epsilon),
             None => None,
@@ -222,6 +224,7 @@ pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
             t.mu.push(*mu);
             t.eps.push(eps);
             t.noise_std.push(*noise_std);
+            t.excess.push(r.loss.zip(*best).map(|(l, b)| l - b));
             t.row.push(r.clone());
         }
     }
@@ -242,6 +245,7 @@ pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
             Values::U64(t.row.iter().map(|r| r.evaluations).collect()),
         )
         .with("oracle_loss", col(&|r| r.loss))
+        .with("excess_loss", Values::F64(t.excess.clone()))
         .with("batch_size", col(&|r| r.batch))
         .with("posterior_trace", col(&|r| r.trace))
         .with("g_norm", col(&|r| r.g_norm))
@@ -258,6 +262,7 @@ struct Columns {
     mu: Vec<Option<f64>>,
     eps: Vec<Option<f64>>,
     noise_std: Vec<Option<f64>>,
+    excess: Vec<Option<f64>>,
     row: Vec<Row>,
 }
 
@@ -271,7 +276,7 @@ pub(super) fn report_paths(
 ) -> Result<Vec<PathBuf>> {
     let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     let (step, evals, loss) = (t.u64("t")?, t.u64("evaluations")?, t.f64("oracle_loss")?);
-    let eps = t.f64("epsilon")?;
+    let (eps, excess) = (t.f64("epsilon")?, t.f64("excess_loss")?);
     let mut files = Vec::new();
     let mut rows = Vec::new();
     for v in p.workload.variants() {
@@ -294,16 +299,18 @@ pub(super) fn report_paths(
                 points.push((x.max(1.0), m));
                 errors.push((m - h, m + h));
             }
-            // The final loss of each repetition: its last row.
-            let finals: Vec<f64> = (0..p.seeds)
+            // The final row of each repetition.
+            let last_rows: Vec<usize> = (0..p.seeds)
                 .filter_map(|r| {
                     idx.iter()
                         .copied()
                         .filter(|&i| rep[i] == r)
                         .max_by_key(|&i| step[i])
-                        .and_then(|i| loss[i])
                 })
                 .collect();
+            let finals: Vec<f64> = last_rows.iter().filter_map(|&i| loss[i]).collect();
+            let gaps: Vec<f64> = last_rows.iter().filter_map(|&i| excess[i]).collect();
+            let (gm, gh) = mean_ci(&gaps);
             let total: Vec<f64> = (0..p.seeds)
                 .filter_map(|r| {
                     idx.iter()
@@ -326,6 +333,7 @@ pub(super) fn report_paths(
                     total.iter().sum::<f64>() / total.len().max(1) as f64
                 ),
                 format!("{m:.4} ± {h:.4}"),
+                format!("{gm:.4} ± {gh:.4}"),
             ]);
             curves.push(Series {
                 label: s.label.clone(),
@@ -349,15 +357,24 @@ pub(super) fn report_paths(
     }
     let grid = Grid {
         caption: format!(
-            "{}: final noise-free validation loss (mean ± 95% CI over {} repetitions); ε of the \
-             μ-GDP path at δ = {} (rounded up); the loss is a non-private diagnostic",
+            "{}: final noise-free validation loss and its excess over the best (exact, or the \
+             best of a seeded sample: then it can be negative), mean ± 95% CI over {} \
+             repetitions; ε of the μ-GDP path at δ = {} (rounded up); losses are non-private \
+             diagnostics",
             exp.title,
             p.seeds,
             fmt_num(p.delta)
         ),
-        header: ["variant", "series", "ε", "evaluations", "final loss"]
-            .map(String::from)
-            .to_vec(),
+        header: [
+            "variant",
+            "series",
+            "ε",
+            "evaluations",
+            "final loss",
+            "excess loss",
+        ]
+        .map(String::from)
+        .to_vec(),
         rows,
     };
     write_grid(&grid, &dir.join("final-loss"), &mut files)?;
