@@ -193,15 +193,17 @@ fn run_series(
 }
 
 /// Every (variant, series, repetition): one row per iteration.
-pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
+pub fn run_paths(experiment: &str, p: &GiboPaths, progress: bool) -> Result<Table> {
     let variants = p.workload.variants();
     let noise = p.workload.default_noise().unwrap_or(1.0);
     let jobs: Vec<(usize, usize, u64)> = (0..variants.len())
         .flat_map(|v| (0..p.series.len()).flat_map(move |s| (0..p.seeds).map(move |r| (v, s, r))))
         .collect();
+    let bar = super::progress::Progress::new(experiment, jobs.len() as u64, progress);
     let results = jobs
         .par_iter()
         .map(|&(v, s, rep)| {
+            let _tick = Tick(&bar);
             let w = p.workload.instance(v, p.seed, rep, noise)?;
             let mut rng = stream(p.seed, &[PATH_STREAM, v as u64, s as u64, rep]);
             let best = finite(-w.oracle().best_utility());
@@ -251,6 +253,15 @@ pub fn run_paths(experiment: &str, p: &GiboPaths) -> Result<Table> {
         .with("g_norm", col(&|r| r.g_norm))
         .with("noise_norm", col(&|r| r.noise_norm))
         .with("frac_clipped", col(&|r| r.clipped)))
+}
+
+/// Ticks the progress bar when a job ends, however it ends.
+struct Tick<'a>(&'a super::progress::Progress);
+
+impl Drop for Tick<'_> {
+    fn drop(&mut self) {
+        self.0.tick();
+    }
 }
 
 #[derive(Default)]

@@ -131,7 +131,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
             })
         }
         Kind::GiboPaths(p) => single_table(&dir.join("iterations.parquet"), opts, &pool, || {
-            gibo::run_paths(&exp.name, p)
+            gibo::run_paths(&exp.name, p, opts.progress)
         }),
         Kind::Tuning(t) => {
             let cells = tuning::cells(t);
