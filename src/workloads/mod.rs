@@ -321,6 +321,23 @@ pub trait WorkloadSpec: Send + Sync {
     ) -> Result<Box<dyn Workload>>;
 }
 
+/// One variant per dimension, labelled `d=<dim>` (the families swept over `dims`).
+pub fn dim_variants(dims: impl IntoIterator<Item = usize>) -> Vec<Variant> {
+    dims.into_iter()
+        .map(|d| Variant {
+            label: format!("d={d}"),
+            dim: d as u64,
+        })
+        .collect()
+}
+
+/// The dimension of variant `variant` of a family swept over `dims`, or a clear error.
+pub fn variant_dim(dims: &[usize], variant: usize) -> Result<usize> {
+    dims.get(variant)
+        .copied()
+        .ok_or_else(|| Error::invalid("variant", variant, format!("below {}", dims.len())))
+}
+
 type SpecBuilder = crate::params::Builder<Box<dyn WorkloadSpec>>;
 
 /// Workload kinds → constructors from experiment-file parameters. Adding a workload: one file

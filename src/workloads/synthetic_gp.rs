@@ -409,13 +409,7 @@ impl WorkloadSpec for SyntheticGpSpec {
         )
     }
     fn variants(&self) -> Vec<Variant> {
-        self.dims
-            .iter()
-            .map(|&d| Variant {
-                label: format!("d={d}"),
-                dim: d as u64,
-            })
-            .collect()
+        super::dim_variants(self.dims.iter().copied())
     }
     fn default_noise(&self) -> Option<f64> {
         self.noise_given.then(|| self.release.noise())
@@ -427,9 +421,7 @@ impl WorkloadSpec for SyntheticGpSpec {
         rep: u64,
         noise: f64,
     ) -> Result<Box<dyn Workload>> {
-        let dim = *self.dims.get(variant).ok_or_else(|| {
-            Error::invalid("variant", variant, format!("below {}", self.dims.len()))
-        })?;
+        let dim = super::variant_dim(&self.dims, variant)?;
         let objective = GpObjective::sample(
             dim,
             self.kernel,

@@ -464,13 +464,7 @@ impl WorkloadSpec for LocationSpec {
         )
     }
     fn variants(&self) -> Vec<Variant> {
-        self.dims
-            .iter()
-            .map(|&d| Variant {
-                label: format!("d={d}"),
-                dim: d as u64,
-            })
-            .collect()
+        crate::workloads::dim_variants(self.dims.iter().copied())
     }
     fn default_noise(&self) -> Option<f64> {
         self.common.noise
@@ -482,9 +476,7 @@ impl WorkloadSpec for LocationSpec {
         _rep: u64,
         noise: f64,
     ) -> Result<Box<dyn Workload>> {
-        let d = *self.dims.get(variant).ok_or_else(|| {
-            Error::invalid("variant", variant, format!("below {}", self.dims.len()))
-        })?;
+        let d = crate::workloads::variant_dim(&self.dims, variant)?;
         let space = self.common.space(d, seed, &[d as u64])?;
         let prepared = self.prepared.get_or_build((variant, seed), || {
             Ok(Prepared::new(self.draw(d, seed)?, &space, 0))

@@ -307,13 +307,7 @@ impl WorkloadSpec for PerUserGpSpec {
         )
     }
     fn variants(&self) -> Vec<Variant> {
-        self.configs
-            .iter()
-            .map(|c| Variant {
-                label: format!("d={}", c.dim),
-                dim: c.dim as u64,
-            })
-            .collect()
+        crate::workloads::dim_variants(self.configs.iter().map(|c| c.dim))
     }
     fn default_noise(&self) -> Option<f64> {
         self.common.noise
