@@ -182,10 +182,10 @@ pub struct SvrParams {
 }
 
 impl SvrParams {
-    /// LIBSVM's and scikit-learn's default stopping tolerance.
-    pub const DEFAULT_TOL: f64 = 1e-3;
+    /// LIBSVM's and scikit-learn's default stopping tolerance (the C-SVM's).
+    pub const DEFAULT_TOL: f64 = super::smo::SvmParams::DEFAULT_TOL;
     /// As for the C-SVM: far more than SMO needs unless the problem is degenerate.
-    pub const DEFAULT_MAX_ITER: usize = 10_000_000;
+    pub const DEFAULT_MAX_ITER: usize = super::smo::SvmParams::DEFAULT_MAX_ITER;
 
     /// Parameters with the default `tol` and `max_iter`, checked.
     pub fn new(c: f64, epsilon: f64) -> Result<Self> {
