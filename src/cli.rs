@@ -47,7 +47,7 @@ enum Sim {
         /// Worker threads (default: one per core). Results do not depend on it.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
         threads: Option<u64>,
-        /// Run only shard I of N (cells i with i mod N = I - 1); results merge when all are done.
+        /// Run only shard I of N (units i with i mod N = I - 1); results merge when all are done.
         #[arg(long, default_value = "1/1", value_parser = shard)]
         shard: crate::sim::Shard,
         /// Results folder; each experiment writes to OUT/<name>/.
@@ -56,9 +56,9 @@ enum Sim {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
-        /// Testing aid: exit abruptly after this many cells, as if killed.
-        #[arg(long, hide = true)]
-        stop_after_cells: Option<u64>,
+        /// Testing aid: exit abruptly after this many units, as if killed.
+        #[arg(long, hide = true, alias = "stop-after-cells")]
+        stop_after_units: Option<u64>,
     },
     /// Regenerate plots and tables from the parquet files only (no rerun).
     Report {
@@ -365,9 +365,21 @@ where
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
-            1
+            eprintln!("error: {}", one_line(&e.to_string()));
+            exit_code(&e)
         }
+    }
+}
+
+/// 2 for a user error (bad input, a results folder that cannot be used as asked), 1 when the
+/// request was valid but could not be carried out (an I/O failure, an infeasible target).
+fn exit_code(e: &Error) -> i32 {
+    match e {
+        Error::InvalidParameter { .. }
+        | Error::Experiment { .. }
+        | Error::Data { .. }
+        | Error::Results { .. } => 2,
+        Error::Infeasible(_) | Error::Io { .. } => 1,
     }
 }
 
@@ -696,7 +708,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             shard,
             out,
             quiet,
-            stop_after_cells,
+            stop_after_units,
         } => {
             let opts = RunOptions {
                 profile: profile.into(),
@@ -704,7 +716,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 shard,
                 out: out.clone(),
                 progress: !quiet,
-                stop_after_cells,
+                stop_after_units,
             };
             (files, profile, out, Some(opts))
         }
@@ -714,32 +726,47 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             out,
         } => (files, profile, out, None),
     };
-    // Validate every file before running any, so a typo in the last one fails fast.
+    // Validate every file (at both profiles) before running any, so a typo in the last one
+    // fails fast; two experiments must not share a results folder.
     let experiments = files
         .iter()
         .map(|f| sim::load(f, profile.into()))
         .collect::<Result<Vec<_>, Error>>()?;
+    for (i, exp) in experiments.iter().enumerate() {
+        if let Some(other) = experiments[..i].iter().find(|e| e.name == exp.name) {
+            return Err(Error::Experiment {
+                file: exp.file.display().to_string(),
+                at: String::new(),
+                field: "name".into(),
+                reason: format!(
+                    "`{}` is also the name of {}: each experiment needs its own results folder",
+                    exp.name,
+                    other.file.display()
+                ),
+            });
+        }
+    }
+    sim::report::check_index(&out)?;
     for exp in &experiments {
-        let dir = sim::results_dir(&out, exp);
         if let Some(opts) = &run {
             match sim::run(exp, opts)? {
                 RunStatus::Partial { present, total } => {
-                    lines.push(format!("{}: shard done; {present} of {total} cells present (the run that completes the last cell merges and reports)", exp.name));
+                    lines.push(format!("{}: shard done; {present} of {total} units present (the run that completes the last unit merges and reports)", exp.name));
                     continue;
                 }
-                RunStatus::Complete { results, rows } => lines.push(format!(
+                RunStatus::Complete { results, rows, .. } => lines.push(format!(
                     "{}: {rows} rows in {}",
                     exp.name,
                     results.display()
                 )),
             }
         }
-        let files = sim::report::report(exp, &dir)?;
+        let files = sim::report(exp, &out)?;
         lines.push(format!(
             "{}: {} plot and table files in {}",
             exp.name,
             files.len(),
-            dir.display()
+            sim::results_dir(&out, exp).display()
         ));
     }
     let index = sim::report::write_index(&out)?;

@@ -25,13 +25,20 @@ pub enum Error {
         line: usize,
         reason: String,
     },
-    /// An experiment file is malformed: which file, which field, what is wrong.
-    #[error("{file}: {field}: {reason}")]
+    /// An experiment file is malformed: which file (and where in it, `:line:column`, when the
+    /// field is found), which field, what is wrong.
+    #[error("{file}{at}: {field}: {reason}")]
     Experiment {
         file: String,
+        at: String,
         field: String,
         reason: String,
     },
+    /// A results folder cannot be used as asked (another run holds it, it holds results of
+    /// another configuration or profile, a file there was not written by dptune): which folder
+    /// or file, and what to do.
+    #[error("{path}: {reason}")]
+    Results { path: String, reason: String },
     /// A file could not be read or written.
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },
@@ -41,6 +48,14 @@ impl Error {
     /// An I/O failure on `path`.
     pub fn io(path: &std::path::Path, reason: impl fmt::Display) -> Self {
         Error::Io {
+            path: path.display().to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A results folder or file that cannot be used as asked.
+    pub fn results(path: &std::path::Path, reason: impl fmt::Display) -> Self {
+        Error::Results {
             path: path.display().to_string(),
             reason: reason.to_string(),
         }

@@ -2,7 +2,7 @@
 //! outliers are added) and spec 002 F5 (Algorithm 3 on breast-cancer), each through the
 //! harness from the committed experiment file.
 
-use dptune::sim::experiment::Kind;
+use dptune::sim::studies::svm_alpha::{self, AlphaSweep};
 use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
 use std::path::{Path, PathBuf};
@@ -23,16 +23,18 @@ fn figure_1_best_alpha_moves_with_the_outliers() {
     let out = temp_dir("fig1");
     let t = run_file(file, Profile::Paper, &out, 2);
     let exp = load(file, Profile::Paper).unwrap();
-    let Kind::SvmAlphaSweep(s) = &exp.kind else {
-        panic!("not an α sweep")
-    };
-    let sums = dptune::sim::svm_alpha::summary(s, &t).unwrap();
+    let s = exp
+        .study
+        .as_any()
+        .downcast_ref::<AlphaSweep>()
+        .expect("an α sweep");
+    let sums = svm_alpha::summary(s, &t).unwrap();
     let (d, d_prime) = (&sums[0], &sums[1]);
     assert_ne!(
         d.best_alpha, d_prime.best_alpha,
         "the best α is the same with and without outliers"
     );
-    let at = |c: &dptune::sim::svm_alpha::Curve, alpha: f64| {
+    let at = |c: &svm_alpha::Curve, alpha: f64| {
         *c.points.iter().find(|p| p.alpha == alpha).unwrap()
     };
     let (best, first) = (at(d_prime, d_prime.best_alpha), at(d_prime, d.best_alpha));
@@ -72,11 +74,13 @@ fn f5_suite_is_deterministic_and_within_theorem_7() {
 fn lr_search_is_deterministic_and_within_budget() {
     let file = Path::new("sims/ps-fig7-lr-search.toml");
     let (a, b) = (temp_dir("f7-a"), temp_dir("f7-b"));
-    let t1 = run_file(file, Profile::Smoke, &a, 1);
-    let t2 = run_file(file, Profile::Smoke, &b, 2);
+    let p1 = run_file(file, Profile::Smoke, &a, 1);
+    let p2 = run_file(file, Profile::Smoke, &b, 2);
+    assert_eq!(p1, p2);
+    let searches =
+        |d: &Path| Table::read_parquet(&d.join("ps-fig7-lr-search/searches.parquet")).unwrap();
+    let (t1, t2) = (searches(&a), searches(&b));
     assert_eq!(t1, t2);
-    let pool = |d: &Path| Table::read_parquet(&d.join("ps-fig7-lr-search/pool.parquet")).unwrap();
-    assert_eq!(pool(&a), pool(&b));
     let (eps, target) = (
         t1.f64("epsilon").unwrap(),
         t1.f64("target_epsilon").unwrap(),

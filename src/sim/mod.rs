@@ -1,40 +1,41 @@
 //! The simulation harness: experiment files in, tidy parquet, plots and tables out.
 //!
-//! `run` executes one experiment file into `<out>/<name>/`:
-//! * tuning experiments write one parquet part per cell under `parts/` (atomically: a hidden
-//!   temporary file, then a rename), skip the cells whose part is already there (so a killed run
-//!   resumes and loses no completed cell), and merge the parts in canonical cell order into
-//!   `runs.parquet` once every cell of every shard is present;
-//! * curve experiments write `curves.parquet`.
+//! One runner for every study kind (`run`): the study lists its units; each unit's rows are
+//! written as one checksummed parquet part under `<out>/<name>/parts/` (atomically), units whose
+//! part is already there and intact are skipped (a killed run resumes and loses no finished
+//! unit), `--shard I/N` runs the units i with i mod N = I − 1, and once every unit of every
+//! shard is present the parts are merged in canonical order into the study's table. A lock
+//! keeps runs of different configurations out of one folder, the manifest records what was
+//! written, and results of an earlier configuration are moved aside, never deleted
+//! (`store.rs`). Results are identical for any thread count, sharding and
+//! `OPENBLAS_NUM_THREADS`, except timing columns (`wall_ms`).
 //!
-//! `manifest.json` records the resolved configuration's hash: parts of another configuration
-//! (another profile, an edited file) are discarded, never mixed in. Results are identical for
-//! any thread count and any sharding, except the `wall_ms` column.
+//! Layout (no import circle): `study` (the trait) and `fields` (typed TOML access) are leaves;
+//! `studies/` holds one file per kind and the registry; `experiment` loads a file through the
+//! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
-pub mod curves;
 pub mod experiment;
-pub mod gibo;
-pub mod gp_ucb;
-pub mod lipschitz;
-pub mod lr_search;
+pub mod fields;
 pub mod plot;
 pub mod progress;
-pub mod propose_test;
 pub mod report;
-pub mod svm_alpha;
+pub mod store;
+pub mod studies;
+pub mod study;
 pub mod table;
-pub mod tuning;
 
-pub use experiment::{load, Experiment, Kind, Profile};
+pub use experiment::{load, Experiment};
+pub use study::{Header, Profile, Study};
 
 use crate::error::{Error, Result};
 use progress::Progress;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use store::{Lock, Manifest, Parts};
 use table::Table;
 
-/// Which part of the cells this process runs: cells i with i mod count = index − 1.
+/// Which part of the units this process runs: units i with i mod count = index − 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
     pub index: u64,
@@ -72,16 +73,20 @@ pub struct RunOptions {
     /// Results go to `<out>/<experiment name>/`.
     pub out: PathBuf,
     pub progress: bool,
-    /// Test hook: exit the process abruptly after this many cells (simulates a kill).
-    pub stop_after_cells: Option<u64>,
+    /// Test hook: exit the process abruptly after this many units (simulates a kill).
+    pub stop_after_units: Option<u64>,
 }
 
 /// What a run left behind.
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunStatus {
-    /// Every cell is done and merged into this file.
-    Complete { results: PathBuf, rows: usize },
-    /// This shard is done; other shards' cells are still missing.
+    /// Every unit is done and merged into `results`; `derived` are the tables made from it.
+    Complete {
+        results: PathBuf,
+        derived: Vec<PathBuf>,
+        rows: usize,
+    },
+    /// This shard is done; other shards' units are still missing.
     Partial { present: usize, total: usize },
 }
 
@@ -92,8 +97,34 @@ pub fn results_dir(out: &Path, exp: &Experiment) -> PathBuf {
 
 /// Runs (or resumes) the experiment.
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
+    single_threaded_blas();
     let dir = results_dir(&opts.out, exp);
-    prepare(exp, &dir)?;
+    let _lock = Lock::acquire(&dir, &store::hash_text(exp.config_hash))?;
+    let mut manifest = store::prepare(&dir, exp)?;
+    let study = exp.study.as_ref();
+    let output = study.output();
+    let mut tables = vec![output];
+    tables.extend(study.derived());
+    if manifest.intact(&dir, &tables) {
+        return complete(&dir, output, &tables);
+    }
+    let units = study.units();
+    if let Some(dup) = units
+        .iter()
+        .enumerate()
+        .find_map(|(i, u)| units[..i].contains(u).then_some(u))
+    {
+        return Err(Error::Experiment {
+            file: exp.file.display().to_string(),
+            at: String::new(),
+            field: "(units)".into(),
+            reason: format!("two units of this study are both `{dup}`: make the lists distinct"),
+        });
+    }
+    let parts = Parts::open(&dir)?;
+    let pending: Vec<usize> = (0..units.len())
+        .filter(|&i| opts.shard.owns(i) && parts.find(&units[i]).is_none())
+        .collect();
     let mut builder = rayon::ThreadPoolBuilder::new();
     if let Some(n) = opts.threads {
         builder = builder.num_threads(n);
@@ -101,181 +132,137 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     let pool = builder
         .build()
         .map_err(|e| Error::Infeasible(format!("thread pool: {e}")))?;
-    match &exp.kind {
-        Kind::Curves(c) => single_table(&dir.join("curves.parquet"), opts, &pool, || {
-            curves::run(&exp.name, c)
-        }),
-        Kind::GpUcbBounds(b) => single_table(&dir.join("bounds.parquet"), opts, &pool, || {
-            gp_ucb::run_bounds(&exp.name, b)
-        }),
-        Kind::GpUcbSuite(su) => single_table(&dir.join("suite.parquet"), opts, &pool, || {
-            gp_ucb::run_suite(&exp.name, su, opts.progress)
-        }),
-        Kind::LipschitzGainSuite(su) => {
-            single_table(&dir.join("suite.parquet"), opts, &pool, || {
-                lipschitz::run(&exp.name, su, opts.progress)
-            })
-        }
-        Kind::SvmAlphaSweep(sw) => single_table(&dir.join("sweep.parquet"), opts, &pool, || {
-            svm_alpha::run(&exp.name, sw)
-        }),
-        Kind::LrSearch(l) => single_table(&dir.join("searches.parquet"), opts, &pool, || {
-            lr_search::run(&exp.name, l, &dir, opts.progress)
-        }),
-        Kind::ProposeTestWalks(w) => single_table(&dir.join("walks.parquet"), opts, &pool, || {
-            propose_test::run_walks(&exp.name, w)
-        }),
-        Kind::ProposeTestBudgets(b) => {
-            single_table(&dir.join("budgets.parquet"), opts, &pool, || {
-                propose_test::run_budgets(&exp.name, b)
-            })
-        }
-        Kind::GiboPaths(p) => single_table(&dir.join("iterations.parquet"), opts, &pool, || {
-            gibo::run_paths(&exp.name, p, opts.progress)
-        }),
-        Kind::Tuning(t) => {
-            let cells = tuning::cells(t);
-            let parts = dir.join("parts");
-            std::fs::create_dir_all(&parts).map_err(|e| Error::io(&parts, e))?;
-            remove_stale_temporaries(&parts);
-            let part = |c: &tuning::Cell| parts.join(format!("{:016x}.parquet", c.id));
-            let complete = |c: &tuning::Cell| {
-                Table::read_parquet(&part(c)).is_ok_and(|rows| rows.height() as u64 == t.seeds)
-            };
-            let pending: Vec<&tuning::Cell> = cells
-                .iter()
-                .enumerate()
-                .filter(|(i, c)| opts.shard.owns(*i) && !complete(c))
-                .map(|(_, c)| c)
-                .collect();
-            let progress = Progress::new(&exp.name, pending.len() as u64, opts.progress);
-            let written = AtomicU64::new(0);
-            pool.install(|| {
-                pending.par_iter().try_for_each(|c| -> Result<()> {
-                    let rows = tuning::run_cell(&exp.name, t, c)?;
-                    rows.write_parquet(&part(c))?;
-                    progress.tick();
-                    let n = written.fetch_add(1, Ordering::SeqCst) + 1;
-                    if opts.stop_after_cells.is_some_and(|stop| n >= stop) {
-                        std::process::exit(137);
-                    }
-                    Ok(())
-                })
+    let progress = Progress::new(&exp.name, pending.len() as u64, opts.progress);
+    let written = AtomicU64::new(0);
+    pool.install(|| {
+        pending.par_iter().try_for_each(|&i| -> Result<()> {
+            let rows = study.run_unit(&exp.name, i).map_err(|e| {
+                Error::Infeasible(format!(
+                    "{}: unit `{}`: {e}",
+                    exp.file.display(),
+                    units[i]
+                ))
             })?;
-            let present = cells.iter().filter(|c| complete(c)).count();
-            if present < cells.len() {
-                return Ok(RunStatus::Partial {
-                    present,
-                    total: cells.len(),
-                });
+            parts.write(&units[i], &rows)?;
+            progress.tick();
+            let n = written.fetch_add(1, Ordering::SeqCst) + 1;
+            if opts.stop_after_units.is_some_and(|stop| n >= stop) {
+                std::process::exit(137);
             }
-            let mut all = Table::default();
-            for c in &cells {
-                all.append(&Table::read_parquet(&part(c))?)?;
-            }
-            let path = dir.join("runs.parquet");
-            all.write_parquet(&path)?;
-            Ok(RunStatus::Complete {
-                results: path,
-                rows: all.height(),
-            })
-        }
+            Ok(())
+        })
+    })?;
+    let found: Vec<Option<PathBuf>> = units.iter().map(|u| parts.find(u)).collect();
+    let present = found.iter().filter(|p| p.is_some()).count();
+    if present < units.len() {
+        return Ok(RunStatus::Partial {
+            present,
+            total: units.len(),
+        });
     }
+    let mut all = Table::default();
+    for p in found.iter().flatten() {
+        all.append(&Table::read_parquet(p)?)?;
+    }
+    all.write_parquet(&dir.join(output))?;
+    for (name, t) in pool.install(|| study.derive(&exp.name, &all))? {
+        t.write_parquet(&dir.join(name))?;
+    }
+    manifest.complete(&dir, &tables);
+    manifest.write(&dir)?;
+    complete(&dir, output, &tables)
 }
 
-/// An experiment whose results are one table, computed whole by the first shard (these are
-/// quick or closed-form; only tuning experiments are split into resumable cells).
-fn single_table(
-    path: &Path,
-    opts: &RunOptions,
-    pool: &rayon::ThreadPool,
-    compute: impl FnOnce() -> Result<Table> + Send,
-) -> Result<RunStatus> {
-    if opts.shard.index == 1 && Table::read_parquet(path).is_err() {
-        let table = pool.install(compute)?;
-        table.write_parquet(path)?;
-    }
-    match Table::read_parquet(path) {
-        Ok(t) => Ok(RunStatus::Complete {
-            results: path.to_path_buf(),
-            rows: t.height(),
-        }),
-        Err(_) => Ok(RunStatus::Partial {
-            present: 0,
-            total: 1,
-        }),
-    }
+fn complete(dir: &Path, output: &str, tables: &[&str]) -> Result<RunStatus> {
+    let results = dir.join(output);
+    let rows = Table::read_parquet(&results)?.height();
+    Ok(RunStatus::Complete {
+        results,
+        derived: tables[1..].iter().map(|t| dir.join(t)).collect(),
+        rows,
+    })
 }
 
-/// Writes the manifest; results of another configuration in `dir` are removed first.
-fn prepare(exp: &Experiment, dir: &Path) -> Result<()> {
-    let manifest = dir.join("manifest.json");
-    let hash = format!("{:016x}", exp.config_hash);
-    let previous = std::fs::read_to_string(&manifest)
-        .ok()
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok());
-    let same = previous.as_ref().and_then(|m| m["config_hash"].as_str()) == Some(hash.as_str());
-    if same {
-        return Ok(());
-    }
-    if previous.is_some() {
-        eprintln!(
-            "{}: the configuration changed (or another profile ran here): discarding its old results",
-            dir.display()
-        );
-    }
-    for stale in [
-        "parts",
-        "runs.parquet",
-        "curves.parquet",
-        "bounds.parquet",
-        "suite.parquet",
-        "sweep.parquet",
-        "searches.parquet",
-        "walks.parquet",
-        "budgets.parquet",
-        "iterations.parquet",
-    ] {
-        let p = dir.join(stale);
-        if p.is_dir() {
-            std::fs::remove_dir_all(&p).map_err(|e| Error::io(&p, e))?;
-        } else if p.exists() {
-            std::fs::remove_file(&p).map_err(|e| Error::io(&p, e))?;
-        }
-    }
-    let kind = exp.kind.name();
-    let json = serde_json::json!({
-        "experiment": exp.name,
-        "title": exp.title,
-        "file": exp.file.display().to_string(),
-        "profile": exp.profile.name(),
-        "kind": kind,
-        "config_hash": hash,
-        "dptune": env!("CARGO_PKG_VERSION"),
-    });
-    table::write_text(
-        &manifest,
-        &format!(
-            "{}\n",
-            serde_json::to_string_pretty(&json).unwrap_or_default()
-        ),
-    )
-}
-
-/// Removes temporary files left by killed processes (their pid is gone), never a live one's.
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+/// Draws the plots and tables of `exp` from its results under `out`, after checking that they
+/// are complete results of this very configuration; records the files in the manifest.
+pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
+    let dir = results_dir(out, exp);
+    let hash = store::hash_text(exp.config_hash);
+    let Some(mut manifest) = Manifest::read(&dir) else {
+        return Err(Error::results(
+            &dir,
+            format!(
+                "no results of `{}` here: run `dptune sim run {} --profile {}{}` first",
+                exp.name,
+                exp.file.display(),
+                exp.profile.name(),
+                out_flag(out)
+            ),
+        ));
     };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_suffix(".tmp") else {
-            continue;
-        };
-        let pid = rest.rsplit('.').next().unwrap_or("");
-        let alive = !pid.is_empty() && Path::new("/proc").join(pid).exists();
-        if !alive {
-            let _ = std::fs::remove_file(e.path());
-        }
+    if manifest.str("experiment") != Some(exp.name.as_str())
+        || manifest.str("kind") != Some(exp.kind.name)
+    {
+        return Err(Error::results(
+            &dir,
+            format!(
+                "holds results of `{}` (kind {}), not of {}",
+                manifest.str("experiment").unwrap_or("?"),
+                manifest.str("kind").unwrap_or("?"),
+                exp.file.display()
+            ),
+        ));
     }
+    if manifest.str("config_hash") != Some(hash.as_str()) {
+        let theirs = manifest.str("profile").unwrap_or("?");
+        let advice = if theirs != exp.profile.name() {
+            format!("they were made with profile {theirs}: pass --profile {theirs}")
+        } else {
+            format!(
+                "{} changed since they were made: run `dptune sim run` on it first",
+                exp.file.display()
+            )
+        };
+        return Err(Error::results(
+            &dir,
+            format!("these results are of another configuration ({advice})"),
+        ));
+    }
+    let study = exp.study.as_ref();
+    let mut tables = vec![study.output()];
+    tables.extend(study.derived());
+    if !manifest.intact(&dir, &tables) {
+        return Err(Error::results(
+            &dir,
+            format!(
+                "the results are incomplete or damaged: run `dptune sim run {} --profile {}{}` (it resumes)",
+                exp.file.display(),
+                exp.profile.name(),
+                out_flag(out)
+            ),
+        ));
+    }
+    let files = study.report(&exp.header(), &dir)?;
+    manifest.add_files(&dir, &files);
+    manifest.write(&dir)?;
+    Ok(files)
+}
+
+fn out_flag(out: &Path) -> String {
+    if out == Path::new("results") {
+        String::new()
+    } else {
+        format!(" --out {}", out.display())
+    }
+}
+
+/// One OpenBLAS thread, set inside dptune: rayon supplies the parallelism, small factorisations
+/// are faster single-threaded, and results must not depend on the caller's environment
+/// (`OPENBLAS_NUM_THREADS` changed results at 1e-11 before this).
+pub fn single_threaded_blas() {
+    extern "C" {
+        fn openblas_set_num_threads(n: std::os::raw::c_int);
+    }
+    // SAFETY: OpenBLAS's documented setter; it only stores the thread count.
+    unsafe { openblas_set_num_threads(1) }
 }

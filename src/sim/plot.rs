@@ -2,6 +2,11 @@
 //!
 //! Only finite values (and, on log axes, positive ones) inside the axis limits are drawn; a curve
 //! is broken where a point is skipped, so no line crosses a gap or leaves the plotting area.
+//!
+//! The title is wrapped at spaces to the figure's width (its font shrunk only when a single word
+//! is wider than that); the legend sits in a column right of the chart, never over the data, its
+//! labels wrapped and its font shrunk until every entry fits; every axis has at least 3 labelled
+//! ticks (log axes shorter than a few decades get 1-2-5 or 1..9 multiples of powers of ten).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -9,6 +14,7 @@ use std::sync::OnceLock;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
 use crate::numeric::fmt_num;
@@ -22,6 +28,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// Vertical error bar (lo, hi) for each point, or None for no bars.
     pub errors: Option<Vec<(f64, f64)>>,
+    /// Markers only, no connecting line (a scatter of unordered points).
+    pub scatter: bool,
 }
 
 /// How an axis maps values to positions.
@@ -82,14 +90,11 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
         PathBuf::from(name)
     };
     let (png, svg) = (with_ext(".png"), with_ext(".svg"));
-    render(
-        BitMapBackend::new(&png, SIZE).into_drawing_area(),
-        fig,
-        &plan,
-    )
-    .map_err(|e| fail(&png, e))?;
-    render(SVGBackend::new(&svg, SIZE).into_drawing_area(), fig, &plan)
-        .map_err(|e| fail(&svg, e))?;
+    let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
+    let bitmap = BitMapBackend::new(&png, SIZE).into_drawing_area();
+    render(bitmap, fig, &plan, &layout).map_err(|e| fail(&png, e))?;
+    let vector = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    render(vector, fig, &plan, &layout).map_err(|e| fail(&svg, e))?;
     Ok(vec![png, svg])
 }
 
@@ -113,14 +118,6 @@ fn valid(v: f64, scale: Scale) -> bool {
 
 fn inside(v: f64, (lo, hi): (f64, f64)) -> bool {
     v >= lo && v <= hi
-}
-
-/// Position of `v` on an axis as a fraction of its length.
-fn frac(v: f64, (lo, hi): (f64, f64), scale: Scale) -> f64 {
-    match scale {
-        Scale::Linear => (v - lo) / (hi - lo),
-        Scale::Log => (v.ln() - lo.ln()) / (hi.ln() - lo.ln()),
-    }
 }
 
 /// Whether plotters can lay out an axis over (lo, hi): an infinite span (or, on a log axis, an
@@ -195,11 +192,10 @@ fn limits(
     }
 }
 
-/// Everything decided before drawing: axis limits and the legend's corner.
+/// The axis limits, decided before drawing.
 struct Plan {
     x: (f64, f64),
     y: (f64, f64),
-    legend: SeriesLabelPosition,
 }
 
 impl Plan {
@@ -244,37 +240,231 @@ impl Plan {
         let ys_data = all().filter(|&p| in_x(p)).map(|p| p.1);
         let y = limits(fig.y_range, ys, ys_data.chain(bars).chain(extra), "y", stem)?
             .ok_or_else(empty)?;
-        let drawn: Vec<(f64, f64)> = all()
-            .filter(|&(px, py)| in_x((px, py)) && inside(py, y))
-            .map(|(px, py)| (frac(px, x, xs), frac(py, y, ys)))
-            .collect();
-        if drawn.is_empty() {
+        if !all().any(|(px, py)| in_x((px, py)) && inside(py, y)) {
             return Err(empty());
         }
-        // The legend goes to the first corner (upper left preferred) covering the fewest points.
-        let corners = [
-            (SeriesLabelPosition::UpperLeft, false, true),
-            (SeriesLabelPosition::UpperRight, true, true),
-            (SeriesLabelPosition::LowerLeft, false, false),
-            (SeriesLabelPosition::LowerRight, true, false),
-        ];
-        let covered = |right: bool, upper: bool| {
-            let hit = |&&(fx, fy): &&(f64, f64)| {
-                (if right { fx > 0.55 } else { fx < 0.45 })
-                    && (if upper { fy > 0.6 } else { fy < 0.4 })
-            };
-            drawn.iter().filter(hit).count()
-        };
-        let (legend, _, _) = corners
-            .into_iter()
-            .min_by_key(|&(_, right, upper)| covered(right, upper))
-            .expect("four corners");
-        Ok(Plan { x, y, legend })
+        Ok(Plan { x, y })
     }
 }
 
-/// A log-axis tick label with at most 3 significant digits: 0.6, 20, 1000, 2e-5.
-fn log_tick(v: &f64) -> String {
+/// Margin around the whole figure, in pixels.
+const MARGIN: u32 = 18;
+/// Largest and smallest font sizes (plotters' pixel size) of the title, legend and axis labels.
+const TITLE_SIZE: f64 = 26.0;
+const LEGEND_SIZE: f64 = 15.0;
+const DESC_SIZE: f64 = 18.0;
+const MIN_SIZE: f64 = 9.0;
+/// Pixel sizes around the chart: space above the plotting area, right of it (for the last x tick
+/// label), below it (x tick labels and the x label) and left of it (y tick labels and the y label).
+const CHART_TOP: u32 = 8;
+const CHART_RIGHT: u32 = 22;
+const X_LABEL_AREA: u32 = 56;
+const Y_LABEL_AREA: u32 = 80;
+/// Legend column: at most this fraction of the figure's width; gap to the chart, inner padding,
+/// length of a line sample and the gap between the sample and the label.
+const LEGEND_MAX_FRAC: f64 = 0.3;
+const LEGEND_GAP: i32 = 10;
+const LEGEND_PAD: i32 = 10;
+const SAMPLE: i32 = 26;
+const SAMPLE_GAP: i32 = 8;
+/// Space between legend entries, in pixels.
+const ENTRY_GAP: i32 = 4;
+
+/// How a legend entry shows its curve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    /// A line with a marker (an ordinary series).
+    Line,
+    /// A marker alone (a scatter series).
+    Dot,
+    /// A black dashed line (the reference line).
+    Dashed,
+}
+
+/// One legend entry: its label wrapped into lines, its mark and colour.
+struct Entry {
+    lines: Vec<String>,
+    mark: Mark,
+    color: RGBColor,
+}
+
+/// Text placement decided before drawing, the same for the PNG and the SVG: the title wrapped to
+/// the figure's width, the legend column right of the chart and the axis labels' font size.
+struct Layout {
+    title: Vec<String>,
+    title_size: f64,
+    /// Height of the title band (0 without a title).
+    title_h: u32,
+    entries: Vec<Entry>,
+    legend_size: f64,
+    /// Width of the legend column, gap to the chart included (0 without entries).
+    legend_w: u32,
+    desc_size: f64,
+}
+
+fn font(size: f64) -> FontDesc<'static> {
+    FontDesc::new(FontFamily::Name(FONT), size, FontStyle::Normal)
+}
+
+/// Height of one line of text at font size `size`.
+fn line_height(size: f64) -> i32 {
+    (size * 1.25).ceil() as i32
+}
+
+/// Rendered width of `text` at font size `size`, in pixels, as the PNG draws it. The SVG gets
+/// `font-size` size / 1.24 (an em), the PNG's glyphs are size / 1.16 em (DejaVu's ascent plus
+/// descent is 1.16 em), so with the same font the SVG's text is about 6% narrower still.
+fn text_width(text: &str, size: f64) -> std::result::Result<u32, String> {
+    font(size)
+        .box_size(text)
+        .map(|(w, _)| w)
+        .map_err(|e| format!("cannot measure text {text:?}: {e}"))
+}
+
+/// `text` split at spaces into lines no wider than `max_w` at font size `size`; a word wider than
+/// a line is itself broken between characters.
+fn wrap(text: &str, size: f64, max_w: u32) -> std::result::Result<Vec<String>, String> {
+    let fits = |s: &str| text_width(s, size).map(|w| w <= max_w);
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut pieces = Vec::new();
+        if fits(word)? {
+            pieces.push(word.to_string());
+        } else {
+            let mut piece = String::new();
+            for c in word.chars() {
+                piece.push(c);
+                if piece.chars().count() > 1 && !fits(&piece)? {
+                    piece.pop();
+                    pieces.push(std::mem::take(&mut piece));
+                    piece.push(c);
+                }
+            }
+            pieces.push(piece);
+        }
+        for piece in pieces {
+            if line.is_empty() {
+                line = piece;
+            } else if fits(&format!("{line} {piece}"))? {
+                line = format!("{line} {piece}");
+            } else {
+                lines.push(std::mem::replace(&mut line, piece));
+            }
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    Ok(lines)
+}
+
+/// Largest font size from `start` down to `MIN_SIZE` (in steps of 1) at which `ok` holds, else
+/// `MIN_SIZE`.
+fn largest_size(
+    start: f64,
+    mut ok: impl FnMut(f64) -> std::result::Result<bool, String>,
+) -> std::result::Result<f64, String> {
+    let mut size = start;
+    while size > MIN_SIZE {
+        if ok(size)? {
+            return Ok(size);
+        }
+        size -= 1.0;
+    }
+    Ok(MIN_SIZE)
+}
+
+impl Layout {
+    fn new(fig: &Figure, plan: &Plan) -> std::result::Result<Layout, String> {
+        let (w, h) = (SIZE.0 as f64, SIZE.1 as f64);
+        let inner_w = SIZE.0 - 2 * MARGIN;
+        // Title: the largest size (up to TITLE_SIZE) at which every word fits on a line, wrapped.
+        let words: Vec<&str> = fig.title.split_whitespace().collect();
+        let title_size = largest_size(TITLE_SIZE, |size| {
+            let mut widths = words.iter().map(|word| text_width(word, size));
+            widths.try_fold(true, |ok, w| Ok(ok && w? <= inner_w))
+        })?;
+        let title = match words.is_empty() {
+            true => vec![],
+            false => wrap(&fig.title, title_size, inner_w)?,
+        };
+        let title_h = match title.len() {
+            0 => 0,
+            n => n as u32 * line_height(title_size) as u32 + 6,
+        };
+
+        let mut entries: Vec<(&str, Mark, RGBColor)> = (fig.series.iter().enumerate())
+            .map(|(i, s)| {
+                let mark = if s.scatter { Mark::Dot } else { Mark::Line };
+                (s.label.as_str(), mark, PALETTE[i % PALETTE.len()])
+            })
+            .collect();
+        if let Some((_, label)) = drawn_hline(fig, plan) {
+            entries.push((label.as_str(), Mark::Dashed, BLACK));
+        }
+        // Legend: labels wrapped to the column's width limit, the font shrunk until all entries
+        // fit the column's height.
+        let fixed = LEGEND_GAP + 2 * LEGEND_PAD + SAMPLE + SAMPLE_GAP + 2;
+        let max_label_w = ((LEGEND_MAX_FRAC * w) as i32 - fixed).max(40) as u32;
+        let avail_h = h as i32 - 2 * MARGIN as i32 - title_h as i32 - CHART_TOP as i32;
+        let lay_out = |size: f64| -> std::result::Result<(Vec<Entry>, i32, u32), String> {
+            let mut natural = 0;
+            for (label, _, _) in &entries {
+                natural = natural.max(text_width(label, size)?);
+            }
+            let label_w = natural.min(max_label_w);
+            let mut wrapped = Vec::new();
+            for &(label, mark, color) in &entries {
+                let lines = wrap(label, size, label_w)?;
+                wrapped.push(Entry { lines, mark, color });
+            }
+            let widest = (wrapped.iter().flat_map(|e| &e.lines))
+                .map(|l| text_width(l, size))
+                .try_fold(0, |m, w| w.map(|w| w.max(m)))?;
+            let height = legend_height(&wrapped, size);
+            Ok((wrapped, height, widest))
+        };
+        let legend_size = largest_size(LEGEND_SIZE, |size| Ok(lay_out(size)?.1 <= avail_h))?;
+        let (entries, _, widest) = lay_out(legend_size)?;
+        let legend_w = match entries.is_empty() {
+            true => 0,
+            false => (fixed as u32 + widest).min((LEGEND_MAX_FRAC * w) as u32),
+        };
+
+        // Axis labels: shrunk (never below MIN_SIZE) until each fits along its axis.
+        let plot_w = (SIZE.0 - 2 * MARGIN - legend_w - CHART_RIGHT - Y_LABEL_AREA) as i32;
+        let plot_h = avail_h - X_LABEL_AREA as i32;
+        let desc_size = largest_size(DESC_SIZE, |size| {
+            let x_ok = text_width(&fig.x_label, size)? as i32 <= plot_w;
+            Ok(x_ok && text_width(&fig.y_label, size)? as i32 <= plot_h)
+        })?;
+        Ok(Layout {
+            title,
+            title_size,
+            title_h,
+            entries,
+            legend_size,
+            legend_w,
+            desc_size,
+        })
+    }
+}
+
+/// Height of a legend box holding `entries` at font size `size`.
+fn legend_height(entries: &[Entry], size: f64) -> i32 {
+    let lines: usize = entries.iter().map(|e| e.lines.len()).sum();
+    let gaps = entries.len().saturating_sub(1) as i32 * ENTRY_GAP;
+    2 * LEGEND_PAD + lines as i32 * line_height(size) + gaps
+}
+
+/// The reference line, if it is valid and inside the y limits.
+fn drawn_hline<'f>(fig: &'f Figure, plan: &Plan) -> Option<&'f (f64, String)> {
+    (fig.hline.as_ref()).filter(|(v, _)| valid(*v, fig.y_scale) && inside(*v, plan.y))
+}
+
+/// `v` rounded to `digits` significant digits, without trailing zeros: 0.6, 20, 1000, 2e-5.
+fn sig_label(v: f64, digits: usize) -> String {
     let trim = |s: String| match s.contains('.') {
         true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
         false => s,
@@ -283,39 +473,144 @@ fn log_tick(v: &f64) -> String {
     if a == 0.0 || !a.is_finite() {
         return format!("{v}");
     }
+    let digits = digits.max(1);
     if (1e-3..1e5).contains(&a) {
-        let decimals = (2 - a.log10().floor() as i32).max(0) as usize;
+        let decimals = (digits as i32 - 1 - a.log10().floor() as i32).max(0) as usize;
         trim(format!("{v:.decimals$}"))
     } else {
-        let s = format!("{v:.2e}");
+        let s = format!("{v:.prec$e}", prec = digits - 1);
         let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
         format!("{}e{exp}", trim(mantissa.to_string()))
     }
 }
 
-/// Fills the area, draws the chart with the figure's axis scales and writes the file.
+/// The fewest significant digits (at least 1, at most 15) with which every tick's label reads
+/// back as the tick and no two labels are equal.
+fn tick_digits(ticks: &[f64]) -> usize {
+    (1..=15)
+        .find(|&d| {
+            let labels: Vec<String> = ticks.iter().map(|&t| sig_label(t, d)).collect();
+            let exact = ticks.iter().zip(&labels).all(|(&t, l)| {
+                l.parse::<f64>()
+                    .is_ok_and(|v| (v - t).abs() <= 1e-9 * t.abs())
+            });
+            exact && labels.windows(2).all(|w| w[0] != w[1])
+        })
+        .unwrap_or(15)
+}
+
+/// Tick values for a log axis over (lo, hi): powers of ten (every few decades on a long axis),
+/// else their 1-2-5 multiples, else their 1..9 multiples, whichever first gives 3 ticks or more;
+/// on an axis too short for those (hi/lo below about 1.3), evenly spaced round values.
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let step = ((e1 - e0) as u32).div_ceil(8).max(1) as i32;
+    let in_range = |v: &f64| *v >= lo * (1.0 - 1e-12) && *v <= hi * (1.0 + 1e-12);
+    let sets: [(&[u32], i32); 3] = [
+        (&[1], step),
+        (&[1, 2, 5], 1),
+        (&[1, 2, 3, 4, 5, 6, 7, 8, 9], 1),
+    ];
+    for (mantissas, step) in sets {
+        let ticks: Vec<f64> = (e0..=e1)
+            .filter(|e| e.rem_euclid(step) == 0)
+            .flat_map(|e| mantissas.iter().map(move |m| format!("{m}e{e}")))
+            .filter_map(|s| s.parse::<f64>().ok())
+            .filter(in_range)
+            .collect();
+        if ticks.len() >= 3 {
+            return ticks;
+        }
+    }
+    linear_ticks(lo, hi)
+}
+
+/// At least 3 evenly spaced round values (multiples of 1, 2 or 5 times a power of ten) in
+/// [lo, hi], lo < hi: the widest such spacing.
+fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let k = (hi - lo).log10().floor() as i32;
+    for e in [k, k - 1, k - 2] {
+        for m in [5.0, 2.0, 1.0] {
+            let step = m * 10f64.powi(e);
+            let (first, last) = ((lo / step).ceil(), (hi / step).floor());
+            if last - first >= 2.0 && last - first < 1000.0 {
+                let mut ticks: Vec<f64> = (0..=(last - first) as usize)
+                    .map(|i| (first + i as f64) * step)
+                    .filter(|v| *v >= lo && *v <= hi)
+                    .collect();
+                ticks.dedup();
+                if ticks.len() >= 3 {
+                    return ticks;
+                }
+            }
+        }
+    }
+    vec![lo, hi]
+}
+
+/// Fills the area, lays out title, chart and legend, draws them and writes the file.
 fn render<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     fig: &Figure,
     plan: &Plan,
+    layout: &Layout,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
+    let inner = root.margin(MARGIN, MARGIN, MARGIN, MARGIN);
+    let (title_area, body) = inner.split_vertically(layout.title_h);
+    let title_style = TextStyle::from(font(layout.title_size))
+        .pos(Pos::new(HPos::Center, VPos::Top))
+        .color(&BLACK);
+    let centre = title_area.dim_in_pixel().0 as i32 / 2;
+    for (i, line) in layout.title.iter().enumerate() {
+        let y = i as i32 * line_height(layout.title_size);
+        title_area.draw(&Text::new(line.as_str(), (centre, y), title_style.clone()))?;
+    }
+    let width = body.dim_in_pixel().0;
+    let (chart_area, legend_area) = body.split_horizontally(width - layout.legend_w);
+
     let ((x0, x1), (y0, y1)) = (plan.x, plan.y);
+    let log_ticks = |(lo, hi), scale| match scale {
+        Scale::Log => log_ticks(lo, hi),
+        Scale::Linear => vec![],
+    };
+    let (xt, yt) = (
+        log_ticks(plan.x, fig.x_scale),
+        log_ticks(plan.y, fig.y_scale),
+    );
+    let ticks = Ticks {
+        x: (fig.x_scale == Scale::Log).then(|| tick_digits(&xt)),
+        y: (fig.y_scale == Scale::Log).then(|| tick_digits(&yt)),
+    };
+    let (x_log, y_log) = (
+        (x0..x1).log_scale().with_key_points(xt),
+        (y0..y1).log_scale().with_key_points(yt),
+    );
+    let area = &chart_area;
     match (fig.x_scale, fig.y_scale) {
-        (Scale::Linear, Scale::Linear) => chart(&root, fig, plan, x0..x1, y0..y1),
-        (Scale::Linear, Scale::Log) => chart(&root, fig, plan, x0..x1, (y0..y1).log_scale()),
-        (Scale::Log, Scale::Linear) => chart(&root, fig, plan, (x0..x1).log_scale(), y0..y1),
-        (Scale::Log, Scale::Log) => {
-            chart(&root, fig, plan, (x0..x1).log_scale(), (y0..y1).log_scale())
-        }
+        (Scale::Linear, Scale::Linear) => chart(area, fig, plan, layout, ticks, x0..x1, y0..y1),
+        (Scale::Linear, Scale::Log) => chart(area, fig, plan, layout, ticks, x0..x1, y_log),
+        (Scale::Log, Scale::Linear) => chart(area, fig, plan, layout, ticks, x_log, y0..y1),
+        (Scale::Log, Scale::Log) => chart(area, fig, plan, layout, ticks, x_log, y_log),
     }?;
+    legend(&legend_area, layout)?;
     root.present()
 }
 
+/// Significant digits of the tick labels on each log axis (None: a linear axis).
+#[derive(Clone, Copy)]
+struct Ticks {
+    x: Option<usize>,
+    y: Option<usize>,
+}
+
+#[allow(clippy::too_many_arguments)]
 fn chart<DB, X, Y>(
-    root: &DrawingArea<DB, Shift>,
+    area: &DrawingArea<DB, Shift>,
     fig: &Figure,
     plan: &Plan,
+    layout: &Layout,
+    ticks: Ticks,
     x_spec: X,
     y_spec: Y,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>>
@@ -326,29 +621,28 @@ where
     X::CoordDescType: ValueFormatter<f64>,
     Y::CoordDescType: ValueFormatter<f64>,
 {
-    let mut builder = ChartBuilder::on(root);
-    builder
-        .margin(18)
-        .x_label_area_size(56)
-        .y_label_area_size(80);
-    if !fig.title.is_empty() {
-        builder.caption(&fig.title, (FONT, 26));
-    }
-    let mut chart = builder.build_cartesian_2d(x_spec, y_spec)?;
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(CHART_TOP)
+        .margin_right(CHART_RIGHT)
+        .x_label_area_size(X_LABEL_AREA)
+        .y_label_area_size(Y_LABEL_AREA)
+        .build_cartesian_2d(x_spec, y_spec)?;
     let mut mesh = chart.configure_mesh();
     mesh.x_desc(fig.x_label.as_str())
         .y_desc(fig.y_label.as_str())
         .label_style((FONT, 15))
-        .axis_desc_style((FONT, 18))
+        .axis_desc_style(font(layout.desc_size))
         .bold_line_style(RGBColor(215, 215, 215))
         .light_line_style(RGBColor(242, 242, 242));
-    // plotters' log ticks print as `{:?}` (0.6000000000000001) and its light lines crowd
-    // towards each power of ten: use short labels and no light lines on log axes.
-    if fig.x_scale == Scale::Log {
-        mesh.x_label_formatter(&log_tick).x_max_light_lines(0);
+    // Log axes get their own ticks (plotters' miss spans under a decade) with short labels
+    // (plotters prints `{:?}`, 0.6000000000000001) and no light lines.
+    let x_fmt = |v: &f64| sig_label(*v, ticks.x.unwrap_or(3));
+    let y_fmt = |v: &f64| sig_label(*v, ticks.y.unwrap_or(3));
+    if ticks.x.is_some() {
+        mesh.x_label_formatter(&x_fmt).x_max_light_lines(0);
     }
-    if fig.y_scale == Scale::Log {
-        mesh.y_label_formatter(&log_tick).y_max_light_lines(0);
+    if ticks.y.is_some() {
+        mesh.y_label_formatter(&y_fmt).y_max_light_lines(0);
     }
     mesh.draw()?;
 
@@ -357,11 +651,18 @@ where
         |x: f64, y: f64| valid(x, xs) && valid(y, ys) && inside(x, plan.x) && inside(y, plan.y);
     for (i, s) in fig.series.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
-        // Contiguous runs of drawable points: a skipped point breaks the line.
-        for run in s.points.split(|&(x, y)| !drawable(x, y)) {
-            if !run.is_empty() {
-                let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(2));
-                chart.draw_series(line.point_size(3))?;
+        if s.scatter {
+            let dots = (s.points.iter().copied())
+                .filter(|&(x, y)| drawable(x, y))
+                .map(|p| Circle::new(p, 3, color.filled()));
+            chart.draw_series(dots)?;
+        } else {
+            // Contiguous runs of drawable points: a skipped point breaks the line.
+            for run in s.points.split(|&(x, y)| !drawable(x, y)) {
+                if !run.is_empty() {
+                    let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(2));
+                    chart.draw_series(line.point_size(3))?;
+                }
             }
         }
         if let Some(errors) = &s.errors {
@@ -379,39 +680,68 @@ where
                 });
             chart.draw_series(bars)?;
         }
-        chart
-            .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())?
-            .label(s.label.as_str())
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + PathElement::new(vec![(-10, 0), (10, 0)], color.stroke_width(2))
-                    + Circle::new((0, 0), 3, color.filled())
-            });
     }
-    if let Some((v, label)) = fig
-        .hline
-        .as_ref()
-        .filter(|(v, _)| valid(*v, ys) && inside(*v, plan.y))
-    {
-        let style = BLACK.stroke_width(1);
-        chart
-            .draw_series(DashedLineSeries::new(
-                [(plan.x.0, *v), (plan.x.1, *v)],
-                8,
-                5,
-                style,
-            ))?
-            .label(label.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x - 10, y), (x + 10, y)], style));
+    if let Some((v, _)) = drawn_hline(fig, plan) {
+        chart.draw_series(DashedLineSeries::new(
+            [(plan.x.0, *v), (plan.x.1, *v)],
+            8,
+            5,
+            BLACK.stroke_width(1),
+        ))?;
     }
-    chart
-        .configure_series_labels()
-        .position(plan.legend.clone())
-        .margin(12)
-        .label_font((FONT, 15))
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(120, 120, 120))
-        .draw()
+    Ok(())
+}
+
+/// Draws the legend box at the top left of `area` (the column right of the chart).
+fn legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    layout: &Layout,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    if layout.entries.is_empty() {
+        return Ok(());
+    }
+    let size = layout.legend_size;
+    let (left, top) = (LEGEND_GAP, CHART_TOP as i32);
+    let right = area.dim_in_pixel().0 as i32 - 1;
+    let bottom = top + legend_height(&layout.entries, size);
+    area.draw(&Rectangle::new(
+        [(left, top), (right, bottom)],
+        WHITE.filled(),
+    ))?;
+    let border = RGBColor(120, 120, 120).stroke_width(1);
+    area.draw(&Rectangle::new([(left, top), (right, bottom)], border))?;
+    let text_style = TextStyle::from(font(size))
+        .pos(Pos::new(HPos::Left, VPos::Center))
+        .color(&BLACK);
+    let line_h = line_height(size);
+    let (x, text_x) = (left + LEGEND_PAD, left + LEGEND_PAD + SAMPLE + SAMPLE_GAP);
+    let mut y = top + LEGEND_PAD + line_h / 2;
+    for entry in &layout.entries {
+        let color = entry.color;
+        let mid = x + SAMPLE / 2;
+        match entry.mark {
+            Mark::Line => {
+                area.draw(&PathElement::new(
+                    vec![(x, y), (x + SAMPLE, y)],
+                    color.stroke_width(2),
+                ))?;
+                area.draw(&Circle::new((mid, y), 3, color.filled()))?;
+            }
+            Mark::Dot => area.draw(&Circle::new((mid, y), 3, color.filled()))?,
+            Mark::Dashed => {
+                let style = color.stroke_width(1);
+                for (a, b) in [(0, 7), (10, 16), (19, SAMPLE)] {
+                    area.draw(&PathElement::new(vec![(x + a, y), (x + b, y)], style))?;
+                }
+            }
+        }
+        for line in &entry.lines {
+            area.draw(&Text::new(line.as_str(), (text_x, y), text_style.clone()))?;
+            y += line_h;
+        }
+        y += ENTRY_GAP;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -444,6 +774,7 @@ mod tests {
                     label: label.into(),
                     points,
                     errors,
+                    scatter: false,
                 })
                 .collect(),
             hline: Some((0.05, "non-private best".into())),
@@ -464,6 +795,244 @@ mod tests {
         let RGBColor(r, g, b) = PALETTE[i];
         let pat = format!(r##"stroke="#{r:02X}{g:02X}{b:02X}" stroke-width="2" points"##);
         svg.matches(&pat).count()
+    }
+
+    /// A text element of an SVG: position, anchor, font size (as written) and content.
+    #[derive(Debug)]
+    struct SvgText {
+        x: f64,
+        y: f64,
+        anchor: String,
+        size: f64,
+        text: String,
+    }
+
+    /// The value of attribute `name` in an element's attribute list.
+    fn attr<'a>(attrs: &'a str, name: &str) -> &'a str {
+        let key = format!(" {name}=\"");
+        let start = attrs.find(&key).expect("attribute present") + key.len();
+        let len = attrs[start..].find('"').expect("closing quote");
+        &attrs[start..start + len]
+    }
+
+    /// All text elements of an SVG, in drawing order.
+    fn texts(svg: &str) -> Vec<SvgText> {
+        svg.split("<text")
+            .skip(1)
+            .map(|chunk| {
+                let (attrs, rest) = chunk.split_once('>').expect("text tag closes");
+                let attrs = format!(" {attrs}");
+                let num = |name: &str| attr(&attrs, name).parse::<f64>().unwrap();
+                let (text, _) = rest.split_once("</text>").expect("text element closes");
+                SvgText {
+                    x: num("x"),
+                    y: num("y"),
+                    anchor: attr(&attrs, "text-anchor").to_string(),
+                    size: num("font-size"),
+                    text: text.trim().to_string(),
+                }
+            })
+            .collect()
+    }
+
+    /// Largest x of the points of the 2 px polylines of palette colour `i` with more than 2
+    /// points (the data's curves; the legend's sample has 2).
+    fn curve_right_edge(svg: &str, i: usize) -> f64 {
+        let RGBColor(r, g, b) = PALETTE[i];
+        let pat = format!(r##"stroke="#{r:02X}{g:02X}{b:02X}" stroke-width="2" points=""##);
+        svg.split(&pat)
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap())
+            .filter(|pts| pts.split_whitespace().count() > 2)
+            .flat_map(|pts| pts.split_whitespace())
+            .map(|p| p.split(',').next().unwrap().parse::<f64>().unwrap())
+            .fold(f64::NEG_INFINITY, f64::max)
+    }
+
+    /// Width in pixels of an SVG text as the PNG draws it (SVG font sizes are plotters' / 1.24).
+    fn drawn_width(t: &SvgText) -> f64 {
+        register_font(Path::new("test")).unwrap();
+        text_width(&t.text, t.size * 1.24).unwrap() as f64
+    }
+
+    #[test]
+    fn scatter_series_draws_markers_without_lines() {
+        let dir = temp_dir("scatter");
+        let cloud = vec![(3.0, 0.2), (1.0, 0.9), (4.0, 0.1), (2.0, 0.5), (2.5, 0.3)];
+        let errs = cloud.iter().map(|&(_, y)| (0.5 * y, 1.5 * y)).collect();
+        let line = (1..=4).map(|i| (i as f64, 0.1 * i as f64)).collect();
+        let mut fig = figure(vec![("cloud", cloud, Some(errs)), ("curve", line, None)]);
+        fig.series[0].scatter = true;
+        let paths = draw(&fig, &dir.join("scatter")).expect("draws");
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        // 5 markers plus the legend's, and no line at all in the scatter's colour, not even in
+        // the legend; the line series keeps its one polyline plus the legend's sample.
+        assert_eq!((markers(&svg, 0), lines(&svg, 0)), (6, 0));
+        assert!(!svg.contains(r##"stroke="#1F77B4" stroke-width="2""##));
+        assert_eq!((markers(&svg, 1), lines(&svg, 1)), (5, 2));
+        // Error bars are still drawn: 3 one-pixel lines (bar and two caps) per point.
+        let bar_lines = svg
+            .matches(r##"stroke="#1F77B4" stroke-width="1"/>"##)
+            .count();
+        assert_eq!(bar_lines, 15, "{svg}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn long_title_is_wrapped_inside_the_figure() {
+        let dir = temp_dir("title");
+        let long = "Random-search tuners and private GP-UCB on synthetic GP objectives at \
+                    equal (ε, 1e-6) budgets (d=10)";
+        let word = "x".repeat(150);
+        for (k, title) in [long.to_string(), format!("A {word} title")]
+            .iter()
+            .enumerate()
+        {
+            let mut fig = figure(vec![("a", vec![(1.0, 1.0), (2.0, 2.0)], None)]);
+            fig.title = title.clone();
+            let paths = draw(&fig, &dir.join(format!("t{k}"))).expect("draws");
+            let svg = std::fs::read_to_string(&paths[1]).unwrap();
+            assert!(!svg.contains(&format!("\n{title}\n")), "title not wrapped");
+            // The title's lines are the first texts drawn; together they are the whole title.
+            let all = texts(&svg);
+            let n = (1..=all.len())
+                .find(|&n| {
+                    let joined: Vec<&str> = all[..n].iter().map(|t| t.text.as_str()).collect();
+                    joined.concat().replace(' ', "") == title.replace(' ', "")
+                })
+                .expect("the title's words, in order, at the start of the SVG");
+            assert!(n >= 2, "one line for {title:?}");
+            for t in &all[..n] {
+                let w = drawn_width(t);
+                assert_eq!(t.anchor, "middle");
+                assert!(
+                    t.x - w / 2.0 >= 0.0 && t.x + w / 2.0 <= 1024.0,
+                    "{t:?} is {w} wide"
+                );
+                assert!(t.y >= 0.0 && t.y + t.size * 1.24 < 120.0, "{t:?}");
+            }
+            if k == 0 {
+                // Every word fits a line: wrapped at the full size, not shrunk.
+                assert!(all[..n].iter().all(|t| t.size == TITLE_SIZE / 1.24));
+                assert!(all[..n].iter().all(|t| !t.text.contains("e-6) b")));
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn legend_is_right_of_the_plotting_area() {
+        let dir = temp_dir("legend");
+        // Curves over the whole plotting area, each reaching its right edge.
+        let curve = |k: usize| {
+            (0..=20)
+                .map(|i| (i as f64 / 2.0, (1 + k) as f64 * (1.0 + i as f64)))
+                .collect::<Vec<_>>()
+        };
+        for (k, n) in [2usize, 15].into_iter().enumerate() {
+            let names: Vec<String> = (0..n)
+                .map(|i| match i % 3 {
+                    0 => format!("tuner {i}"),
+                    1 => format!("private GP-UCB with a rather long description, variant {i}"),
+                    _ => format!("Lipschitz-{i}-{}", "z".repeat(60)),
+                })
+                .collect();
+            let curves = (0..n)
+                .map(|i| (names[i].as_str(), curve(i), None))
+                .collect();
+            let mut fig = figure(curves);
+            fig.x_range = Some((0.0, 10.0));
+            let paths = draw(&fig, &dir.join(format!("l{k}"))).expect("draws");
+            let svg = std::fs::read_to_string(&paths[1]).unwrap();
+            let right_edge = (0..n.min(PALETTE.len()))
+                .map(|i| curve_right_edge(&svg, i))
+                .fold(f64::NEG_INFINITY, f64::max);
+            assert!(
+                right_edge > 500.0,
+                "curves found, reaching right: {right_edge}"
+            );
+            let all = texts(&svg);
+            let labels: Vec<&SvgText> = all
+                .iter()
+                .filter(|t| t.anchor == "start" && t.size == all.last().unwrap().size)
+                .collect();
+            let squeeze = |s: String| s.split_whitespace().collect::<String>();
+            let shown = labels.iter().map(|t| t.text.as_str()).collect::<Vec<_>>();
+            let wanted = [names.clone(), vec!["non-private best".into()]].concat();
+            assert_eq!(squeeze(shown.join(" ")), squeeze(wanted.join(" ")));
+            if k == 1 {
+                assert!(shown.len() > n + 1, "long labels are wrapped: {shown:?}");
+            }
+            for t in &labels {
+                let w = drawn_width(t);
+                assert!(t.x > right_edge + 10.0, "{t:?} is not right of the curves");
+                assert!(
+                    t.x + w <= 1024.0 - 18.0,
+                    "{t:?} ({w} wide) leaves the figure"
+                );
+                assert!(t.y > 0.0 && t.y < 640.0 - 18.0, "{t:?} leaves the figure");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn short_log_axes_get_at_least_three_tick_labels() {
+        let dir = temp_dir("ticks");
+        let mut fig = figure(vec![("a", vec![(2.5, 0.35), (7.0, 0.8)], None)]);
+        fig.x_scale = Scale::Log;
+        fig.x_range = Some((2.0, 8.0));
+        fig.y_range = Some((0.3, 0.9));
+        fig.hline = None;
+        let paths = draw(&fig, &dir.join("ticks")).expect("draws");
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        let numbers: Vec<f64> = texts(&svg)
+            .iter()
+            .filter_map(|t| t.text.parse::<f64>().ok())
+            .collect();
+        let count = |lo: f64, hi: f64| numbers.iter().filter(|&&v| v >= lo && v <= hi).count();
+        assert!(count(0.3, 0.9) >= 3, "y ticks: {numbers:?}");
+        assert!(count(2.0, 8.0) >= 3, "x ticks: {numbers:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn log_ticks_cover_every_span() {
+        let spans = [
+            (0.3, 0.9),
+            (2.0, 8.0),
+            (0.31, 0.35),
+            (1.0, 1.0001),
+            (7e-9, 7.3e-9),
+            (0.9, 11.0),
+            (0.5, 50.0),
+            (1e-6, 1e3),
+            (3e-200, 1e250),
+            (f64::MIN_POSITIVE, f64::MAX),
+        ];
+        for (lo, hi) in spans {
+            let ticks = log_ticks(lo, hi);
+            assert!((3..=20).contains(&ticks.len()), "{lo}..{hi}: {ticks:?}");
+            assert!(ticks
+                .iter()
+                .all(|&t| t >= lo * (1.0 - 1e-12) && t <= hi * (1.0 + 1e-12)));
+            assert!(ticks.windows(2).all(|w| w[0] < w[1]), "{ticks:?}");
+            let d = tick_digits(&ticks);
+            let labels: Vec<String> = ticks.iter().map(|&t| sig_label(t, d)).collect();
+            assert!(labels.windows(2).all(|w| w[0] != w[1]), "{labels:?}");
+            assert!(labels.iter().all(|l| l.len() <= 10), "{labels:?}");
+        }
+        let labels = |lo, hi| {
+            let ticks = log_ticks(lo, hi);
+            let d = tick_digits(&ticks);
+            ticks.iter().map(|&t| sig_label(t, d)).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            labels(0.3, 0.9),
+            ["0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9"]
+        );
+        assert_eq!(labels(0.5, 50.0), ["0.5", "1", "2", "5", "10", "20", "50"]);
+        assert_eq!(labels(1e-6, 1e-3), ["1e-6", "1e-5", "1e-4", "0.001"]);
     }
 
     #[test]

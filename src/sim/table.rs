@@ -203,13 +203,18 @@ impl Table {
     /// Writes parquet atomically: a hidden temporary file in the same directory, then a rename,
     /// so a reader (or a resumed run) never sees a half-written file.
     pub fn write_parquet(&self, path: &Path) -> Result<()> {
+        let bytes = self.parquet_bytes(path)?;
+        write_bytes(path, &bytes)
+    }
+
+    /// The parquet encoding of the table (`path` names it in errors).
+    pub fn parquet_bytes(&self, path: &Path) -> Result<Vec<u8>> {
         let mut df = self.to_frame()?;
-        write_atomically(path, |file| {
-            ParquetWriter::new(file)
-                .finish(&mut df)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        })
+        let mut bytes = Vec::new();
+        ParquetWriter::new(&mut bytes)
+            .finish(&mut df)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(bytes)
     }
 
     pub fn read_parquet(path: &Path) -> Result<Table> {
@@ -247,10 +252,13 @@ pub fn write_atomically(
 
 /// Writes a text file atomically.
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    write_bytes(path, text.as_bytes())
+}
+
+/// Writes a file atomically.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    write_atomically(path, |f| {
-        f.write_all(text.as_bytes()).map_err(|e| e.to_string())
-    })
+    write_atomically(path, |f| f.write_all(bytes).map_err(|e| e.to_string()))
 }
 
 /// A rendered table: a header and rows of already formatted cells.

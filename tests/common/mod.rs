@@ -22,7 +22,7 @@ pub fn options(profile: Profile, out: &Path, threads: usize, shard: Shard) -> Ru
         shard,
         out: out.to_path_buf(),
         progress: false,
-        stop_after_cells: None,
+        stop_after_units: None,
     }
 }
 
@@ -39,6 +39,6 @@ pub fn run_file(file: &Path, profile: Profile, out: &Path, threads: usize) -> Ta
 pub fn run_and_report(file: &Path, profile: Profile, out: &Path, threads: usize) -> Table {
     let table = run_file(file, profile, out, threads);
     let exp = load(file, profile).unwrap();
-    dptune::sim::report::report(&exp, &out.join(&exp.name)).unwrap();
+    dptune::sim::report(&exp, out).unwrap();
     table
 }

@@ -9,11 +9,12 @@
 //!
 //! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
 
-use super::experiment::{Experiment, Fields};
-use super::plot::{self, Figure, Scale, Series};
-use super::progress::Progress;
-use super::report::{mean_ci, select, write_grid, Key};
-use super::table::{finite, Grid, Table, Values};
+use super::StudyKind;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, pm, select, write_grid, Key};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::accounting::Orders;
 use crate::data;
 use crate::error::{Error, Range, Result};
@@ -26,8 +27,13 @@ use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
 use crate::workloads::PrivateTraining;
 use rand::Rng;
 use rand_distr::Distribution;
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "lr-search",
+    about: "spec 000 Figure 7 style: DP-SGD learning-rate search by repeat-and-select over a pool",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
 
 const POOL_STREAM: u64 = 0x706f_6f6c;
 const SEARCH_STREAM: u64 = 0x7365_6172;
@@ -77,7 +83,7 @@ impl LrSearch {
 }
 
 /// Parses a `lr-search` file.
-pub(super) fn lr_search(f: &Fields) -> Result<LrSearch> {
+fn parse(f: &Fields) -> Result<LrSearch> {
     let integer = |key: &'static str, what: &str| -> Result<u64> {
         f.integer(key, 1)?.ok_or_else(|| f.missing(key, what))
     };
@@ -144,6 +150,8 @@ pub(super) fn lr_search(f: &Fields) -> Result<LrSearch> {
         "searches",
         "orders",
     ])?;
+    // The data set and the split are checked now, not when the first unit runs.
+    s.task().map_err(|e| f.wrap(e))?;
     Ok(s)
 }
 
@@ -158,34 +166,57 @@ struct PoolRun {
     test: f64,
 }
 
-fn pool(s: &LrSearch, task: &DpSgdTask, progress: bool) -> Result<Vec<PoolRun>> {
-    let rates = s.learning_rates();
-    let jobs: Vec<(usize, u64)> = (0..rates.len())
+/// The pool's jobs in canonical order: (rate index, run).
+fn pool_jobs(s: &LrSearch) -> Vec<(usize, u64)> {
+    (0..s.learning_rates().len())
         .flat_map(|r| (0..s.runs_per_rate).map(move |k| (r, k)))
-        .collect();
-    let bar = Progress::new("lr-search pool", jobs.len() as u64, progress);
-    jobs.par_iter()
-        .map(|&(rate, run)| {
-            let mut rng = stream(s.seed, &[POOL_STREAM, rate as u64, run]);
-            let r = task.run(rates[rate], &mut rng)?;
-            bar.tick();
-            Ok(PoolRun {
-                rate,
-                run,
-                learning_rate: rates[rate],
-                validation: r.validation_accuracy,
-                released: r.released,
-                test: r.test_accuracy,
-            })
+        .collect()
+}
+
+/// One pool run (one unit of the runner).
+fn pool_run(s: &LrSearch, task: &DpSgdTask, rate: usize, run: u64) -> Result<PoolRun> {
+    let rates = s.learning_rates();
+    let mut rng = stream(s.seed, &[POOL_STREAM, rate as u64, run]);
+    let r = task.run(rates[rate], &mut rng)?;
+    Ok(PoolRun {
+        rate,
+        run,
+        learning_rate: rates[rate],
+        validation: r.validation_accuracy,
+        released: r.released,
+        test: r.test_accuracy,
+    })
+}
+
+/// The pool read back from its merged table.
+fn pool_of(t: &Table) -> Result<Vec<PoolRun>> {
+    let (rate, run) = (t.u64("rate_index")?, t.u64("run")?);
+    let (lr, val, rel, test) = (
+        t.f64("learning_rate")?,
+        t.f64("validation_accuracy")?,
+        t.f64("released_score")?,
+        t.f64("test_accuracy")?,
+    );
+    (0..t.height())
+        .map(|i| match (lr[i], val[i], rel[i], test[i]) {
+            (Some(learning_rate), Some(validation), Some(released), Some(test)) => Ok(PoolRun {
+                rate: rate[i] as usize,
+                run: run[i],
+                learning_rate,
+                validation,
+                released,
+                test,
+            }),
+            _ => Err(Error::Infeasible(format!(
+                "pool run {i} has a missing value: it cannot be searched"
+            ))),
         })
         .collect()
 }
 
-/// Runs the pool and the searches; writes `pool.parquet` beside the returned search table.
-pub fn run(experiment: &str, s: &LrSearch, dir: &Path, progress: bool) -> Result<Table> {
+/// The searches over the pool: every (distribution, ε) × `searches` trials.
+fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
     let task = s.task()?;
-    let runs = pool(s, &task, progress)?;
-    pool_table(experiment, &runs).write_parquet(&dir.join("pool.parquet"))?;
     let base = Base::symmetric(task.run_privacy().clone());
     // Pool runs by released score, best first: the best of K uniform draws (with replacement)
     // is the draw of smallest rank, sampled exactly by inversion, so a search costs O(pool)
@@ -202,7 +233,7 @@ pub fn run(experiment: &str, s: &LrSearch, dir: &Path, progress: bool) -> Result
                 continue;
             };
             let law = family.with_mean(c.value, None)?;
-            let key = crate::sim::experiment::fnv1a(format!("{} {eps}", family.name()).as_bytes());
+            let key = fnv1a(format!("{} {eps}", family.name()).as_bytes());
             for trial in 0..s.searches {
                 let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
                 let k = law.sample(&mut rng);
@@ -324,7 +355,7 @@ type RateSamples = (f64, Vec<f64>, Vec<f64>);
 
 /// Test accuracy against learning rate (the pool) and mean best test accuracy against the
 /// total ε per distribution (the searches), with the table.
-pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
+fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let pool = Table::read_parquet(&dir.join("pool.parquet"))?;
     let searches = Table::read_parquet(&dir.join("searches.parquet"))?;
@@ -349,7 +380,7 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
     }
     by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
     let curve = |pick: fn(&RateSamples) -> &Vec<f64>| {
-        let pts: Vec<(f64, f64, f64)> = by_rate
+        let pts: Vec<(f64, f64, Option<f64>)> = by_rate
             .iter()
             .map(|e| {
                 let (m, h) = mean_ci(pick(e));
@@ -368,10 +399,11 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
                 b
             }
         });
-    let series = |label: &str, pts: &[(f64, f64, f64)]| Series {
+    let series = |label: &str, pts: &[(f64, f64, Option<f64>)]| Series {
         label: label.into(),
         points: pts.iter().map(|p| (p.0, p.1)).collect(),
-        errors: Some(pts.iter().map(|p| (p.1 - p.2, p.1 + p.2)).collect()),
+        scatter: false,
+        errors: error_bars(&pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()),
     };
     let fig = Figure {
         title: format!(
@@ -430,7 +462,7 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
             let (m, h) = mean_ci(&a);
             let fb = r.iter().filter(|&&i| fallback[i]).count() as f64 / r.len() as f64;
             points.push((target, m));
-            errors.push((m - h, m + h));
+            errors.push((m, h));
             rows.push(vec![
                 family.name(),
                 fmt_num(target),
@@ -439,14 +471,15 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
                     "{:.4}",
                     round_up_decimals(eps[first].unwrap_or(f64::NAN), 4)
                 ),
-                format!("{m:.4} ± {h:.4}"),
+                pm((m, h), 4),
                 format!("{fb:.3}"),
             ]);
         }
         plot_series.push(Series {
             label: family.name(),
             points,
-            errors: Some(errors),
+            scatter: false,
+            errors: error_bars(&errors),
         });
     }
     let fig = Figure {
@@ -485,6 +518,43 @@ pub(super) fn report(exp: &Experiment, s: &LrSearch, dir: &Path) -> Result<Vec<P
         return Err(Error::Infeasible("the pool has no finite accuracy".into()));
     }
     Ok(files)
+}
+
+/// One unit per pool run (a DP-SGD training); the searches are derived from the merged pool.
+impl Study for LrSearch {
+    fn units(&self) -> Vec<String> {
+        let rates = self.learning_rates();
+        pool_jobs(self)
+            .into_iter()
+            .map(|(r, k)| format!("rate {r} ({}) run {k}", fmt_num(rates[r])))
+            .collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        let (rate, run) = pool_jobs(self)[i];
+        let r = pool_run(self, &self.task()?, rate, run)?;
+        Ok(pool_table(experiment, &[r]))
+    }
+
+    fn output(&self) -> &'static str {
+        "pool.parquet"
+    }
+
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![("searches.parquet", searches(experiment, self, &pool_of(merged)?)?)])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["searches.parquet"]
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        report(header, self, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 #[cfg(test)]

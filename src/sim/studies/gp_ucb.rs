@@ -9,11 +9,12 @@
 //!   probability that λ̃ = argmax μ_T (exact, from the mechanism's weights) and the release
 //!   errors against Theorems 2, 4 and 6 at every ε (F2, F4).
 
-use super::experiment::{fnv1a, Experiment, Fields};
-use super::plot::{self, Scale, Series};
-use super::progress::Progress;
-use super::report::{figure, quantile, select, up, write_grid, Key};
-use super::table::{finite, Grid, Table, Values};
+use super::StudyKind;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Scale, Series};
+use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::error::{Range, Result};
 use crate::gp::{Kernel, KernelFamily};
 use crate::numeric::fmt_num;
@@ -27,6 +28,18 @@ use crate::workloads::{GainPrior, Hyper};
 use rand::RngCore;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub const BOUNDS: StudyKind = StudyKind {
+    name: "gp-ucb-bounds",
+    about: "spec 002's closed-form noise scales and utility bounds of private GP-UCB (F1, F2)",
+    parse: |f| Ok(Box::new(parse_bounds(f)?)),
+};
+
+pub const SUITE: StudyKind = StudyKind {
+    name: "gp-ucb-suite",
+    about: "spec 002's synthetic GP suite: neighbouring pairs, sensitivities and release errors (F2–F4)",
+    parse: |f| Ok(Box::new(parse_suite(f)?)),
+};
 
 /// The utility-bound tail a = ln 20 (a 5% Laplace or exponential-mechanism tail; §4.2).
 const DEFAULT_TAIL: f64 = 2.995_732_273_553_991;
@@ -145,7 +158,7 @@ fn noise_free(f: &Fields) -> Result<(f64, f64)> {
 }
 
 /// Parses a `gp-ucb-bounds` file.
-pub(super) fn bounds(f: &Fields) -> Result<Bounds> {
+fn parse_bounds(f: &Fields) -> Result<Bounds> {
     let l = f.table("lipschitz")?.ok_or_else(|| {
         f.missing(
             "lipschitz",
@@ -219,7 +232,7 @@ pub(super) fn bounds(f: &Fields) -> Result<Bounds> {
 }
 
 /// Parses a `gp-ucb-suite` file.
-pub(super) fn suite(f: &Fields) -> Result<Suite> {
+fn parse_suite(f: &Fields) -> Result<Suite> {
     let grids = f
         .strings("grids")?
         .into_iter()
@@ -251,7 +264,7 @@ pub(super) fn suite(f: &Fields) -> Result<Suite> {
             .integer("evaluations", 2)?
             .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
         epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        profile: Profile::parse(f.string("profile")?.unwrap_or("paper")).map_err(|e| f.wrap(e))?,
+        profile: Profile::parse(f.string("constants")?.unwrap_or("paper")).map_err(|e| f.wrap(e))?,
         noise_free: noise_free(f)?,
         tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
     };
@@ -266,7 +279,7 @@ pub(super) fn suite(f: &Fields) -> Result<Suite> {
         "rho",
         "evaluations",
         "epsilons",
-        "profile",
+        "constants",
         "noise_free",
         "tail",
     ])?;
@@ -631,40 +644,28 @@ struct SuiteRow {
 }
 
 /// Runs the suite: configurations × repetitions in parallel, rows in canonical order.
-pub fn run_suite(experiment: &str, s: &Suite, progress: bool) -> Result<Table> {
+/// The rows of configuration `ci`: every repetition (neighbouring pair), in order.
+fn run_suite_config(experiment: &str, s: &Suite, ci: usize) -> Result<Table> {
     let configs = configs(s);
-    let units: Vec<(usize, u64)> = (0..configs.len())
-        .flat_map(|c| (0..s.seeds).map(move |r| (c, r)))
-        .collect();
     let grids: Vec<Vec<Hyper>> = s.grids.iter().map(GridSpec::points).collect();
     let grid_of =
         |c: &SuiteConfig| &grids[s.grids.iter().position(|g| *g == c.grid).expect("listed")];
-    // γ_T (public): the greedy bound per configuration; None for exact evaluations.
-    let gammas: Vec<Option<f64>> = configs
-        .par_iter()
-        .map(|c| -> Result<Option<f64>> {
-            if c.sigma == 0.0 {
-                return Ok(None);
-            }
-            let g = grid_of(c);
-            let bounds = greedy_gamma_bounds(
-                g.len(),
-                grid_kernel(c.kernel, c.lengthscale, g)?,
-                c.sigma * c.sigma,
-                s.evaluations,
-            )?;
-            Ok(bounds.last().copied())
-        })
-        .collect::<Result<_>>()?;
-    let bar = Progress::new(experiment, units.len() as u64, progress);
-    let rows: Vec<Vec<SuiteRow>> = units
-        .par_iter()
-        .map(|&(ci, rep)| {
-            let c = &configs[ci];
-            let r = suite_rows(s, c, grid_of(c), gammas[ci], rep);
-            bar.tick();
-            r
-        })
+    let c = &configs[ci];
+    let gamma = if c.sigma == 0.0 {
+        None
+    } else {
+        let g = grid_of(c);
+        let bounds = greedy_gamma_bounds(
+            g.len(),
+            grid_kernel(c.kernel, c.lengthscale, g)?,
+            c.sigma * c.sigma,
+            s.evaluations,
+        )?;
+        bounds.last().copied()
+    };
+    let rows: Vec<Vec<SuiteRow>> = (0..s.seeds)
+        .into_par_iter()
+        .map(|rep| suite_rows(s, c, grid_of(c), gamma, rep))
         .collect::<Result<_>>()?;
     let rows: Vec<SuiteRow> = rows.into_iter().flatten().collect();
     let n = rows.len();
@@ -709,8 +710,8 @@ pub fn run_suite(experiment: &str, s: &Suite, progress: bool) -> Result<Table> {
 // ---------------------------------------------------------------------------------------------
 // Reports.
 
-pub(super) fn report_bounds(
-    exp: &Experiment,
+fn report_bounds(
+    exp: &Header,
     b: &Bounds,
     t: &Table,
     dir: &Path,
@@ -759,16 +760,19 @@ pub(super) fn report_bounds(
         Series {
             label: "Δ_λ (exp. mech. sensitivity)".into(),
             points: curve(&greedy, "delta_lambda"),
+            scatter: false,
             errors: None,
         },
         Series {
             label: "Laplace scale of ṽ (greedy γ_T bound)".into(),
             points: curve(&greedy, "lap_scale_v"),
+            scatter: false,
             errors: None,
         },
         Series {
             label: format!("Laplace scale of ṽ (γ_T = {})", fmt_num(b.gamma)),
             points: curve(&given, "lap_scale_v"),
+            scatter: false,
             errors: None,
         },
         Series {
@@ -778,11 +782,13 @@ pub(super) fn report_bounds(
                 fmt_num(b.noise_free.1)
             ),
             points: curve(&greedy, "lap_scale_nf"),
+            scatter: false,
             errors: None,
         },
         Series {
             label: "Δ_f of Algorithm 3".into(),
             points: curve(&greedy, "delta_f_alg3"),
+            scatter: false,
             errors: None,
         },
     ];
@@ -814,6 +820,7 @@ pub(super) fn report_bounds(
                 Ok(Series {
                     label: format!("ε = {}", fmt_num(e)),
                     points: curve(&select(t, &focus(e, "greedy_ub"))?, quantity),
+                    scatter: false,
                     errors: None,
                 })
             })
@@ -857,8 +864,8 @@ pub(super) fn report_bounds(
     Ok(files)
 }
 
-pub(super) fn report_suite(
-    exp: &Experiment,
+fn report_suite(
+    exp: &Header,
     s: &Suite,
     t: &Table,
     dir: &Path,
@@ -966,6 +973,7 @@ pub(super) fn report_suite(
                         )
                     })
                     .collect(),
+                scatter: false,
                 errors: None,
             }
         })
@@ -1009,11 +1017,13 @@ pub(super) fn report_suite(
         f4.push(Series {
             label: format!("{} (N = {})", g.name(), n),
             points: pts,
+            scatter: false,
             errors: None,
         });
         f4.push(Series {
             label: format!("1/N = {:.4}", 1.0 / n),
             points: s.epsilons.iter().map(|&e| (e, 1.0 / n)).collect(),
+            scatter: false,
             errors: None,
         });
     }
@@ -1097,6 +1107,7 @@ pub(super) fn report_suite(
     let mk = |label: &str, points: Vec<(f64, f64)>| Series {
         label: label.into(),
         points,
+        scatter: false,
         errors: None,
     };
     let fig = figure(
@@ -1126,4 +1137,52 @@ pub(super) fn report_suite(
     );
     files.extend(plot::draw(&fig, &dir.join("f2-gain-error"))?);
     Ok(files)
+}
+
+/// One unit: the sweep is closed-form and takes seconds.
+impl Study for Bounds {
+    fn units(&self) -> Vec<String> {
+        vec!["closed-form bounds".into()]
+    }
+
+    fn run_unit(&self, experiment: &str, _i: usize) -> Result<Table> {
+        run_bounds(experiment, self)
+    }
+
+    fn output(&self) -> &'static str {
+        "bounds.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report_bounds(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// One unit per configuration (its γ_T bound once, its neighbouring pairs in parallel).
+impl Study for Suite {
+    fn units(&self) -> Vec<String> {
+        configs(self).iter().map(SuiteConfig::key).collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run_suite_config(experiment, self, i)
+    }
+
+    fn output(&self) -> &'static str {
+        "suite.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report_suite(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

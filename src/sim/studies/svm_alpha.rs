@@ -8,10 +8,12 @@
 //! `outliers` copies of (7.9, 8.0) labelled −1. Each seed draws its own D; D and D′ share it.
 //! The seed leaves the learning rate, epochs and initialisation unstated: they are fields.
 
-use super::experiment::{Experiment, Fields};
-use super::plot::{self, Figure, Scale, Series};
-use super::report::{mean_ci, select, write_grid, Key};
-use super::table::{finite, Grid, Table, Values};
+use super::StudyKind;
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, select, write_grid, Key};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::error::{Range, Result};
 use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
 use crate::numeric::fmt_num;
@@ -19,6 +21,12 @@ use crate::rng::{normal, stream};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "svm-alpha-sweep",
+    about: "spec 000 Figure 1: the linear SVM's best α with and without outliers (non-private)",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
 
 /// Stream tags: the data of a seed, and the SGD run of (seed, α, data set).
 const DATA_STREAM: u64 = 0x5356_4d44;
@@ -51,7 +59,7 @@ fn point(f: &Fields, key: &'static str, default: [f64; 2]) -> Result<[f64; 2]> {
 }
 
 /// Parses a `svm-alpha-sweep` file.
-pub(super) fn sweep(f: &Fields) -> Result<AlphaSweep> {
+fn parse(f: &Fields) -> Result<AlphaSweep> {
     let penalty = match f.string("penalty")?.unwrap_or("squared") {
         "squared" => WeightPenalty::SquaredNorm,
         "half-squared" => WeightPenalty::HalfSquaredNorm,
@@ -131,7 +139,8 @@ type Run = (u64, usize, f64, Option<f64>);
 pub struct AlphaPoint {
     pub alpha: f64,
     pub mean: f64,
-    pub half_width: f64,
+    /// None from one seed (no interval).
+    pub half_width: Option<f64>,
     pub sd: f64,
 }
 
@@ -145,8 +154,8 @@ pub struct Curve {
 /// The data sets' names in the table.
 pub const DATASETS: [&str; 2] = ["D", "D′ (with outliers)"];
 
-/// One row per (seed, α, data set): the training accuracy on the set trained on.
-pub fn run(experiment: &str, s: &AlphaSweep) -> Result<Table> {
+/// The rows of one seed: one per (α, data set), the training accuracy on the set trained on.
+pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
     let config = DpSgdConfig::new(
         s.learning_rate,
         s.batch_size,
@@ -155,12 +164,9 @@ pub fn run(experiment: &str, s: &AlphaSweep) -> Result<Table> {
         0.0,
         Sampling::Shuffle,
     )?;
-    let jobs: Vec<(u64, usize)> = (0..s.seeds)
-        .flat_map(|seed| (0..s.alphas.len()).map(move |a| (seed, a)))
-        .collect();
-    let rows = jobs
-        .par_iter()
-        .map(|&(seed, a)| -> Result<Vec<Run>> {
+    let rows = (0..s.alphas.len())
+        .into_par_iter()
+        .map(|a| -> Result<Vec<Run>> {
             let alpha = s.alphas[a];
             let model = LinearSvm::new(2, alpha, s.penalty)?;
             datasets(s, seed)
@@ -241,8 +247,8 @@ pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<Curve>> {
 }
 
 /// Accuracy against α (two curves, 95% intervals) and the reproduction table.
-pub(super) fn report(
-    exp: &Experiment,
+fn report(
+    exp: &Header,
     s: &AlphaSweep,
     t: &Table,
     dir: &Path,
@@ -255,11 +261,12 @@ pub(super) fn report(
         .map(|(name, c)| Series {
             label: format!("{name}: best α = {}", fmt_num(c.best_alpha)),
             points: c.points.iter().map(|p| (p.alpha, p.mean)).collect(),
-            errors: Some(
-                c.points
+            scatter: false,
+            errors: error_bars(
+                &c.points
                     .iter()
-                    .map(|p| (p.mean - p.half_width, p.mean + p.half_width))
-                    .collect(),
+                    .map(|p| (p.mean, p.half_width))
+                    .collect::<Vec<_>>(),
             ),
         })
         .collect();
@@ -309,4 +316,28 @@ pub(super) fn report(
     };
     write_grid(&grid, &dir.join("accuracy-vs-alpha"), &mut files)?;
     Ok(files)
+}
+
+/// One unit per seed (its α sweep on D and D′ in parallel).
+impl Study for AlphaSweep {
+    fn units(&self) -> Vec<String> {
+        (0..self.seeds).map(|seed| format!("seed {seed}")).collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run(experiment, self, i as u64)
+    }
+
+    fn output(&self) -> &'static str {
+        "sweep.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

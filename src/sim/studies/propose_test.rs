@@ -7,10 +7,12 @@
 //! the realised passes and is **not** a DP guarantee (§2.5): it is shown, never used to match
 //! budgets.
 
-use super::experiment::{Experiment, Fields};
-use super::plot::{self, Figure, Scale, Series};
-use super::report::{quantile, up, write_grid};
-use super::table::{finite, Grid, Table, Values};
+use super::StudyKind;
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{quantile, up, write_grid};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::{Accountant, RdpCurve};
 use crate::error::{Error, Range, Result};
@@ -25,6 +27,18 @@ use rand::Rng;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+pub const WALKS: StudyKind = StudyKind {
+    name: "propose-test-walks",
+    about: "spec 003 Figures 1 and 2: propose-test's doubling walks on synthetic utilities",
+    parse: |f| Ok(Box::new(parse_walks(f)?)),
+};
+
+pub const BUDGETS: StudyKind = StudyKind {
+    name: "propose-test-budgets",
+    about: "spec 003 Table 1 with numbers: total budgets of naive, RandTune and propose-test",
+    parse: |f| Ok(Box::new(parse_budgets(f)?)),
+};
 
 /// Stream tag of the walks' utilities and noise.
 const WALK_STREAM: u64 = 0x7761_6c6b;
@@ -48,7 +62,7 @@ pub struct Walks {
 }
 
 /// Parses a `propose-test-walks` file.
-pub(super) fn walks(f: &Fields) -> Result<Walks> {
+fn parse_walks(f: &Fields) -> Result<Walks> {
     let w = Walks {
         seed: f.integer("seed", 0)?.unwrap_or(0),
         seeds: f
@@ -101,11 +115,14 @@ struct Run {
     selected_utility: Option<f64>,
 }
 
-/// Runs every (granularity, seed) walk; one row per pass.
-pub fn run_walks(experiment: &str, w: &Walks) -> Result<Table> {
+/// Runs every seed's walk at granularity `gi` (every granularity when None); one row per pass.
+pub fn run_walks(experiment: &str, w: &Walks, only: Option<usize>) -> Result<Table> {
     let noise = PassNoise::new(w.shards, w.eps0);
     let mut runs = Vec::new();
     for (gi, &g) in w.granularities.iter().enumerate() {
+        if only.is_some_and(|o| o != gi) {
+            continue;
+        }
         let ticks = Ticks::new(w.u0, g, 1.0)?;
         let batch: Vec<Run> = (0..w.seeds)
             .into_par_iter()
@@ -270,8 +287,8 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
 
 /// Figure 1 (the walks in the step–u plane, grouped by path), Figure 2 (passes against M, and
 /// certified against ex-post ε_tune) and the statistics table.
-pub(super) fn report_walks(
-    exp: &Experiment,
+fn report_walks(
+    exp: &Header,
     w: &Walks,
     t: &Table,
     dir: &Path,
@@ -283,6 +300,7 @@ pub(super) fn report_walks(
     let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| Series {
         label: label.into(),
         points: m.iter().zip(&stats).map(|(&x, s)| (x, y(s))).collect(),
+        scatter: false,
         errors: None,
     };
     let fig2 = Figure {
@@ -424,6 +442,7 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
         .map(|(path, (count, pattern))| Series {
             label: format!("{count} of {total} seeds: {pattern}"),
             points: to_points(path),
+            scatter: false,
             errors: None,
         })
         .collect();
@@ -445,6 +464,7 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
     series.push(Series {
         label: format!("worst case: alternating S, F over {passes} passes"),
         points: to_points(&worst),
+        scatter: false,
         errors: None,
     });
     Ok(Figure {
@@ -479,7 +499,7 @@ pub struct Budgets {
 }
 
 /// Parses a `propose-test-budgets` file.
-pub(super) fn budgets(f: &Fields) -> Result<Budgets> {
+fn parse_budgets(f: &Fields) -> Result<Budgets> {
     let b = Budgets {
         sizes: f.integers("sizes", 1.0)?,
         epsilons: f.required_numbers("epsilons", Range::Positive)?,
@@ -596,8 +616,8 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
 }
 
 /// Table 1: one row per (method, accountant), one column per (|S|, ε).
-pub(super) fn report_budgets(
-    exp: &Experiment,
+fn report_budgets(
+    exp: &Header,
     b: &Budgets,
     t: &Table,
     dir: &Path,
@@ -665,4 +685,55 @@ pub(super) fn report_budgets(
     let mut files = Vec::new();
     write_grid(&grid, &dir.join("table1"), &mut files)?;
     Ok(files)
+}
+
+/// One unit per granularity (its seeds' walks in parallel).
+impl Study for Walks {
+    fn units(&self) -> Vec<String> {
+        self.granularities
+            .iter()
+            .map(|g| format!("g={}", fmt_num(*g)))
+            .collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run_walks(experiment, self, Some(i))
+    }
+
+    fn output(&self) -> &'static str {
+        "walks.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report_walks(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// One unit: closed-form totals.
+impl Study for Budgets {
+    fn units(&self) -> Vec<String> {
+        vec!["closed-form totals".into()]
+    }
+
+    fn run_unit(&self, experiment: &str, _i: usize) -> Result<Table> {
+        run_budgets(experiment, self)
+    }
+
+    fn output(&self) -> &'static str {
+        "budgets.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report_budgets(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

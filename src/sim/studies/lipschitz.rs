@@ -8,11 +8,12 @@
 //!   record whose substitution changes f_BO most, searched over every label flip and every
 //!   pool record (§4.3 "Neighbour").
 
-use super::experiment::{fnv1a, Experiment, Fields};
-use super::plot::{self, Series};
-use super::progress::Progress;
-use super::report::{figure, quantile, select, up, write_grid, Key};
-use super::table::{finite, Grid, Table, Values};
+use super::StudyKind;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Series};
+use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::data::{self, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
@@ -22,8 +23,13 @@ use crate::workloads::regularised_erm::{
     signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
 };
 use crate::workloads::{Hyper, RegularisedGain};
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "lipschitz-gain-suite",
+    about: "spec 002 F5: Algorithm 3 on real data, release errors and worst-neighbour sensitivities",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
 
 /// A log-spaced λ grid `log:λ_min:λ_max:N`; λ_min and λ_max are the declared range.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,7 +95,7 @@ pub struct LipschitzSuite {
 }
 
 /// Parses a `lipschitz-gain-suite` file.
-pub(super) fn suite(f: &Fields) -> Result<LipschitzSuite> {
+fn parse(f: &Fields) -> Result<LipschitzSuite> {
     let grids = f
         .strings("grids")?
         .into_iter()
@@ -233,34 +239,29 @@ fn case(s: &LipschitzSuite, seed: u64, loss: ErmLoss, grid: &LambdaGrid) -> Resu
     })
 }
 
-/// The suite's table: one row per (split, loss, grid, ε, release).
-pub fn run(experiment: &str, s: &LipschitzSuite, progress: bool) -> Result<Table> {
-    let jobs: Vec<(u64, ErmLoss, &LambdaGrid)> = (0..s.seeds)
+/// The suite's jobs in canonical order: (split, loss, grid).
+fn jobs(s: &LipschitzSuite) -> Vec<(u64, ErmLoss, &LambdaGrid)> {
+    (0..s.seeds)
         .flat_map(|seed| {
             s.losses
                 .iter()
                 .flat_map(move |&l| s.grids.iter().map(move |g| (seed, l, g)))
         })
-        .collect();
-    let bar = Progress::new(experiment, jobs.len() as u64, progress);
-    let cases = jobs
-        .par_iter()
-        .map(|&(seed, loss, grid)| {
-            let c = case(s, s.seed.wrapping_add(seed), loss, grid);
-            bar.tick();
-            c
-        })
-        .collect::<Result<Vec<_>>>()?;
+        .collect()
+}
+
+/// The rows of one job: one per (ε, release).
+fn run_job(experiment: &str, s: &LipschitzSuite, job: usize) -> Result<Table> {
+    let (seed, loss, grid) = jobs(s)[job];
+    let c = case(s, s.seed.wrapping_add(seed), loss, grid)?;
     let mut t = Columns::default();
-    for c in &cases {
-        let key = format!("{} | {} | {}", c.loss.name(), c.grid.name(), c.seed);
-        for &eps in &s.epsilons {
-            let scale = c.delta_f / eps;
-            let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
-            for r in 0..s.releases {
-                let released = c.f_bo + laplace(&mut rng, scale);
-                t.push(c, r, eps, released, scale);
-            }
+    let key = format!("{} | {} | {}", c.loss.name(), c.grid.name(), c.seed);
+    for &eps in &s.epsilons {
+        let scale = c.delta_f / eps;
+        let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
+        for r in 0..s.releases {
+            let released = c.f_bo + laplace(&mut rng, scale);
+            t.push(&c, r, eps, released, scale);
         }
     }
     Ok(t.table(experiment))
@@ -336,8 +337,8 @@ impl Columns {
 }
 
 /// F5 plots and tables from the suite's table.
-pub(super) fn report(
-    exp: &Experiment,
+fn report(
+    exp: &Header,
     s: &LipschitzSuite,
     t: &Table,
     dir: &Path,
@@ -399,6 +400,7 @@ pub(super) fn report(
             series.push(Series {
                 label,
                 points,
+                scatter: false,
                 errors: None,
             });
         }
@@ -475,6 +477,7 @@ pub(super) fn report(
             Series {
                 label: "splits × losses × grids".into(),
                 points: points.clone(),
+                scatter: true,
                 errors: None,
             },
             Series {
@@ -484,6 +487,7 @@ pub(super) fn report(
                     d.sort_by(|a, b| a.0.total_cmp(&b.0));
                     d
                 },
+                scatter: false,
                 errors: None,
             },
         ],
@@ -518,4 +522,33 @@ pub(super) fn report(
         &mut files,
     )?;
     Ok(files)
+}
+
+/// One unit per (split, loss, grid): each trains every grid λ and searches every neighbour.
+impl Study for LipschitzSuite {
+    fn units(&self) -> Vec<String> {
+        jobs(self)
+            .into_iter()
+            .map(|(seed, loss, grid)| {
+                format!("{} | {} | {}", loss.name(), grid.name(), self.seed.wrapping_add(seed))
+            })
+            .collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run_job(experiment, self, i)
+    }
+
+    fn output(&self) -> &'static str {
+        "suite.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

@@ -6,11 +6,12 @@
 //! here, for the plots, and never reaches a tuner. The random-search series is non-private (it
 //! tracks the exact best loss so far, as the seed's figures do) and says so in its label.
 
-use super::experiment::Fields;
-use super::plot::{self, Figure, Scale, Series};
-use super::report::{mean_ci, write_grid};
-use super::table::{finite, Grid, Table, Values};
-use super::Experiment;
+use super::StudyKind;
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::error::{Error, Range, Result};
 use crate::gibo::{run, run_gd, Iteration};
 use crate::numeric::fmt_num;
@@ -21,6 +22,12 @@ use crate::workloads::{require_per_user_losses, Workload, WorkloadSpec};
 use rand::Rng;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "gibo-paths",
+    about: "spec 004: loss against evaluations for DP-GIBO, DP-GD and non-private random search",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
 
 /// Stream tag of the series' runs.
 const PATH_STREAM: u64 = 0x6769_626f;
@@ -57,8 +64,8 @@ pub struct GiboPaths {
 }
 
 /// Parses a `gibo-paths` file.
-pub(super) fn paths(f: &Fields) -> Result<GiboPaths> {
-    let (workload, _) = super::experiment::workload(f)?;
+fn parse(f: &Fields) -> Result<GiboPaths> {
+    let (workload, _) = f.workload()?;
     let mut series = Vec::new();
     for sf in f.array("series", true)? {
         let label = sf
@@ -192,18 +199,20 @@ fn run_series(
     Ok((rows, finite(path.noise_std), finite(mu)))
 }
 
-/// Every (variant, series, repetition): one row per iteration.
-pub fn run_paths(experiment: &str, p: &GiboPaths, progress: bool) -> Result<Table> {
+/// Every (variant, series, repetition) in canonical order.
+fn jobs(p: &GiboPaths) -> Vec<(usize, usize, u64)> {
+    (0..p.workload.variants().len())
+        .flat_map(|v| (0..p.series.len()).flat_map(move |s| (0..p.seeds).map(move |r| (v, s, r))))
+        .collect()
+}
+
+/// The rows of `jobs` (a slice of [`jobs`]): one row per iteration.
+pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) -> Result<Table> {
     let variants = p.workload.variants();
     let noise = p.workload.default_noise().unwrap_or(1.0);
-    let jobs: Vec<(usize, usize, u64)> = (0..variants.len())
-        .flat_map(|v| (0..p.series.len()).flat_map(move |s| (0..p.seeds).map(move |r| (v, s, r))))
-        .collect();
-    let bar = super::progress::Progress::new(experiment, jobs.len() as u64, progress);
     let results = jobs
         .par_iter()
         .map(|&(v, s, rep)| {
-            let _tick = Tick(&bar);
             let w = p.workload.instance(v, p.seed, rep, noise)?;
             let mut rng = stream(p.seed, &[PATH_STREAM, v as u64, s as u64, rep]);
             let best = finite(-w.oracle().best_utility());
@@ -255,15 +264,6 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, progress: bool) -> Result<Tabl
         .with("frac_clipped", col(&|r| r.clipped)))
 }
 
-/// Ticks the progress bar when a job ends, however it ends.
-struct Tick<'a>(&'a super::progress::Progress);
-
-impl Drop for Tick<'_> {
-    fn drop(&mut self) {
-        self.0.tick();
-    }
-}
-
 #[derive(Default)]
 struct Columns {
     label: Vec<String>,
@@ -279,8 +279,8 @@ struct Columns {
 
 /// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% CI),
 /// and one table of final losses.
-pub(super) fn report_paths(
-    exp: &Experiment,
+fn report_paths(
+    exp: &Header,
     p: &GiboPaths,
     t: &Table,
     dir: &Path,
@@ -308,7 +308,7 @@ pub(super) fn report_paths(
                 let x = at.iter().map(|&i| evals[i] as f64).sum::<f64>() / at.len() as f64;
                 let (m, h) = mean_ci(&ys);
                 points.push((x.max(1.0), m));
-                errors.push((m - h, m + h));
+                errors.push((m, h));
             }
             // The final row of each repetition.
             let last_rows: Vec<usize> = (0..p.seeds)
@@ -321,7 +321,7 @@ pub(super) fn report_paths(
                 .collect();
             let finals: Vec<f64> = last_rows.iter().filter_map(|&i| loss[i]).collect();
             let gaps: Vec<f64> = last_rows.iter().filter_map(|&i| excess[i]).collect();
-            let (gm, gh) = mean_ci(&gaps);
+            let gap = mean_ci(&gaps);
             let total: Vec<f64> = (0..p.seeds)
                 .filter_map(|r| {
                     idx.iter()
@@ -331,7 +331,7 @@ pub(super) fn report_paths(
                         .map(|i| evals[i] as f64)
                 })
                 .collect();
-            let (m, h) = mean_ci(&finals);
+            let fin = mean_ci(&finals);
             let e = idx.first().and_then(|&i| eps[i]);
             rows.push(vec![
                 v.label.clone(),
@@ -343,13 +343,14 @@ pub(super) fn report_paths(
                     "{:.0}",
                     total.iter().sum::<f64>() / total.len().max(1) as f64
                 ),
-                format!("{m:.4} ± {h:.4}"),
-                format!("{gm:.4} ± {gh:.4}"),
+                pm(fin, 4),
+                pm(gap, 4),
             ]);
             curves.push(Series {
                 label: s.label.clone(),
                 points,
-                errors: Some(errors),
+                scatter: false,
+                errors: error_bars(&errors),
             });
         }
         let fig = Figure {
@@ -390,4 +391,32 @@ pub(super) fn report_paths(
     };
     write_grid(&grid, &dir.join("final-loss"), &mut files)?;
     Ok(files)
+}
+
+/// One unit per (variant, series, repetition): a whole optimisation path.
+impl Study for GiboPaths {
+    fn units(&self) -> Vec<String> {
+        let variants = self.workload.variants();
+        jobs(self)
+            .into_iter()
+            .map(|(v, s, r)| format!("{} | {} | rep {r}", variants[v].label, self.series[s].label))
+            .collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run_paths(experiment, self, &jobs(self)[i..=i])
+    }
+
+    fn output(&self) -> &'static str {
+        "iterations.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report_paths(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

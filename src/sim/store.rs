@@ -1,0 +1,358 @@
+//! A results folder `<out>/<experiment>/` and what keeps it safe: checksummed parts, the
+//! manifest, the lock, and moving an earlier configuration's results aside.
+//!
+//! * A part is `parts/<unit hash>-<checksum>.parquet`, written atomically (a hidden temporary
+//!   file, then a rename). On resume a part counts only when its bytes still hash to the
+//!   checksum in its name; a damaged part is set aside (`.damaged`) and its unit recomputed.
+//! * `manifest.json` records the experiment, its profile, the configuration hash, whether the
+//!   run is complete, the checksums of the merged tables and every file dptune wrote here.
+//! * `.lock.<host>.<pid>` files: any number of runs of one configuration (shards) may share a
+//!   folder; a run of another configuration is refused while one is alive.
+//! * When the configuration changes, the files the manifest lists (all entries, for a manifest
+//!   of an older dptune) move to `superseded/<profile>-<hash>/`; they come back if that
+//!   configuration runs again. Nothing is deleted; a file dptune did not write stays put.
+
+use super::fields::fnv1a;
+use super::table::write_text;
+use crate::error::{Error, Result};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// Where earlier configurations' results are kept.
+pub const SUPERSEDED: &str = "superseded";
+const MANIFEST: &str = "manifest.json";
+const PARTS: &str = "parts";
+
+/// 64-bit FNV-1a of a file's bytes, as 16 hex digits.
+fn checksum_of(bytes: &[u8]) -> String {
+    format!("{:016x}", fnv1a(bytes))
+}
+
+/// The checksum of the file at `path`, or None when it cannot be read.
+pub fn file_checksum(path: &Path) -> Option<String> {
+    std::fs::read(path).ok().map(|b| checksum_of(&b))
+}
+
+/// The part files of the unit with key `key`.
+pub struct Parts {
+    dir: PathBuf,
+}
+
+impl Parts {
+    pub fn open(results: &Path) -> Result<Parts> {
+        let dir = results.join(PARTS);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        remove_stale_temporaries(&dir);
+        Ok(Parts { dir })
+    }
+
+    fn prefix(key: &str) -> String {
+        format!("{:016x}-", fnv1a(key.as_bytes()))
+    }
+
+    /// The verified part of `key`, if any. A part whose bytes no longer match its checksum is
+    /// renamed `<name>.damaged` (and reported), so the unit runs again.
+    pub fn find(&self, key: &str) -> Option<PathBuf> {
+        let prefix = Self::prefix(key);
+        let entries = std::fs::read_dir(&self.dir).ok()?;
+        let mut found = None;
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let Some(sum) = name
+                .strip_prefix(&prefix)
+                .and_then(|r| r.strip_suffix(".parquet"))
+            else {
+                continue;
+            };
+            if file_checksum(&e.path()).as_deref() == Some(sum) {
+                found = Some(e.path());
+            } else {
+                let aside = self.dir.join(format!("{name}.damaged"));
+                eprintln!(
+                    "{}: damaged (checksum mismatch): set aside as {}, its unit runs again",
+                    e.path().display(),
+                    aside.display()
+                );
+                let _ = std::fs::rename(e.path(), aside);
+            }
+        }
+        found
+    }
+
+    /// Writes the part of `key` atomically; its name carries the checksum of its bytes.
+    pub fn write(&self, key: &str, table: &super::table::Table) -> Result<()> {
+        let stem = self.dir.join(format!("{}.parquet", Self::prefix(key)));
+        let bytes = table.parquet_bytes(&stem)?;
+        let path = self
+            .dir
+            .join(format!("{}{}.parquet", Self::prefix(key), checksum_of(&bytes)));
+        super::table::write_bytes(&path, &bytes)
+    }
+}
+
+/// Removes temporary files left by killed processes (their pid is gone), never a live one's.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        let Some(rest) = name.strip_suffix(".tmp") else {
+            continue;
+        };
+        let pid = rest.rsplit('.').next().unwrap_or("");
+        if !pid_alive(pid) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
+fn pid_alive(pid: &str) -> bool {
+    !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()) && Path::new("/proc").join(pid).exists()
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+/// A lock held while a run writes a results folder (released on drop).
+pub struct Lock {
+    path: PathBuf,
+}
+
+impl Lock {
+    /// Takes a lock on `dir` for configuration `hash`. Refused while a live run of another
+    /// configuration holds one; a lock of a dead process on this host is removed.
+    pub fn acquire(dir: &Path, hash: &str) -> Result<Lock> {
+        std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        let host = hostname();
+        let mine = dir.join(format!(".lock.{host}.{}", std::process::id()));
+        write_text(&mine, hash)?;
+        let lock = Lock { path: mine };
+        // Checked after writing our own, so two runs starting together see each other.
+        for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if e.path() == lock.path {
+                continue;
+            }
+            let Some(rest) = name.strip_prefix(".lock.") else {
+                continue;
+            };
+            let (their_host, pid) = rest.rsplit_once('.').unwrap_or((rest, ""));
+            if their_host == host && !pid_alive(pid) {
+                let _ = std::fs::remove_file(e.path());
+                continue;
+            }
+            let theirs = std::fs::read_to_string(e.path()).unwrap_or_default();
+            if theirs.trim() != hash {
+                return Err(Error::results(
+                    dir,
+                    format!(
+                        "another dptune run (process {pid} on {}) is writing results of a \
+                         different configuration here; wait for it to finish, or use another \
+                         --out (if that run is gone, delete {})",
+                        if their_host.is_empty() { "an unknown host" } else { their_host },
+                        e.path().display()
+                    ),
+                ));
+            }
+        }
+        Ok(lock)
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// The manifest of a results folder.
+#[derive(Clone, Debug, Default)]
+pub struct Manifest {
+    pub value: Value,
+}
+
+impl Manifest {
+    pub fn read(dir: &Path) -> Option<Manifest> {
+        let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
+        serde_json::from_str(&text).ok().map(|value| Manifest { value })
+    }
+
+    pub fn new(experiment: &super::Experiment) -> Manifest {
+        Manifest {
+            value: json!({
+                "experiment": experiment.name,
+                "title": experiment.title,
+                "file": experiment.file.display().to_string(),
+                "profile": experiment.profile.name(),
+                "kind": experiment.kind.name,
+                "config_hash": hash_text(experiment.config_hash),
+                "dptune": env!("CARGO_PKG_VERSION"),
+                "complete": false,
+                "tables": {},
+                "files": [],
+            }),
+        }
+    }
+
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let text = serde_json::to_string_pretty(&self.value).unwrap_or_default();
+        write_text(&dir.join(MANIFEST), &format!("{text}\n"))
+    }
+
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.value[key].as_str()
+    }
+
+    /// Written by a dptune that lists what it wrote (older manifests do not).
+    fn lists_files(&self) -> bool {
+        self.value["files"].is_array()
+    }
+
+    pub fn files(&self) -> Vec<String> {
+        self.value["files"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .unwrap_or_default()
+    }
+
+    /// Records files written in the folder (names relative to it).
+    pub fn add_files(&mut self, dir: &Path, files: &[PathBuf]) {
+        let mut all = self.files();
+        for f in files {
+            let rel = f.strip_prefix(dir).unwrap_or(f).display().to_string();
+            if !all.contains(&rel) {
+                all.push(rel);
+            }
+        }
+        all.sort();
+        self.value["files"] = json!(all);
+    }
+
+    /// Marks the run complete, with the checksum of each merged table.
+    pub fn complete(&mut self, dir: &Path, tables: &[&str]) {
+        self.value["complete"] = json!(true);
+        for t in tables {
+            self.value["tables"][*t] = json!(file_checksum(&dir.join(t)));
+        }
+        let names: Vec<PathBuf> = tables.iter().map(|t| dir.join(t)).collect();
+        self.add_files(dir, &names);
+    }
+
+    /// Whether the run is complete and every merged table is intact. A manifest of an older
+    /// dptune (no checksums) counts as complete when the tables exist.
+    pub fn intact(&self, dir: &Path, tables: &[&str]) -> bool {
+        if !self.lists_files() {
+            return tables.iter().all(|t| dir.join(t).is_file());
+        }
+        self.value["complete"] == json!(true)
+            && tables.iter().all(|t| {
+                self.value["tables"][*t].as_str().is_some()
+                    && self.value["tables"][*t].as_str().map(String::from) == file_checksum(&dir.join(t))
+            })
+    }
+}
+
+pub fn hash_text(hash: u64) -> String {
+    format!("{hash:016x}")
+}
+
+/// Makes `dir` hold results of `experiment` only. Results of another configuration move to
+/// `superseded/<profile>-<hash>/` (said on stderr); results of this configuration set aside
+/// earlier come back. Returns the manifest to continue with.
+pub fn prepare(dir: &Path, experiment: &super::Experiment) -> Result<Manifest> {
+    let hash = hash_text(experiment.config_hash);
+    let current = Manifest::read(dir);
+    if let Some(m) = &current {
+        if m.str("config_hash") == Some(hash.as_str()) {
+            return Ok(m.clone());
+        }
+    }
+    if let Some(m) = &current {
+        let aside = dir.join(SUPERSEDED).join(format!(
+            "{}-{}",
+            m.str("profile").unwrap_or("unknown"),
+            m.str("config_hash").unwrap_or("unknown")
+        ));
+        move_results(dir, &aside, m)?;
+        eprintln!(
+            "{}: these results are of another configuration (profile {}, an edited file, or \
+             another experiment): moved to {}",
+            dir.display(),
+            m.str("profile").unwrap_or("?"),
+            aside.display()
+        );
+    } else if dir.join(PARTS).exists() {
+        // Parts without a manifest cannot be attributed: set aside, never mixed in.
+        let aside = dir.join(SUPERSEDED).join("unknown");
+        std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+        rename_free(&dir.join(PARTS), &aside.join(PARTS))?;
+    }
+    let earlier = dir
+        .join(SUPERSEDED)
+        .join(format!("{}-{hash}", experiment.profile.name()));
+    if let Some(m) = Manifest::read(&earlier) {
+        move_results(&earlier, dir, &m)?;
+        let _ = std::fs::remove_dir(&earlier);
+        eprintln!(
+            "{}: restored this configuration's earlier results from {}",
+            dir.display(),
+            earlier.display()
+        );
+        return Ok(m);
+    }
+    let m = Manifest::new(experiment);
+    m.write(dir)?;
+    Ok(m)
+}
+
+/// Moves what `m` says dptune wrote in `from` (every entry but `superseded/` and locks, for an
+/// older manifest), the parts and the manifest itself, into `to`.
+fn move_results(from: &Path, to: &Path, m: &Manifest) -> Result<()> {
+    std::fs::create_dir_all(to).map_err(|e| Error::io(to, e))?;
+    let names: Vec<String> = if m.lists_files() {
+        let mut n = m.files();
+        n.push(PARTS.into());
+        n.push(MANIFEST.into());
+        n
+    } else {
+        std::fs::read_dir(from)
+            .map_err(|e| Error::io(from, e))?
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().to_string())
+            .filter(|n| n != SUPERSEDED && !n.starts_with(".lock."))
+            .collect()
+    };
+    for n in names {
+        let src = from.join(&n);
+        if src.exists() {
+            let dst = to.join(&n);
+            if let Some(parent) = dst.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io(parent, e))?;
+            }
+            rename_free(&src, &dst)?;
+        }
+    }
+    Ok(())
+}
+
+/// Renames `src` to `dst`; an existing `dst` is kept by giving the new one a free name.
+fn rename_free(src: &Path, dst: &Path) -> Result<()> {
+    let mut target = dst.to_path_buf();
+    let mut k = 1;
+    while target.exists() {
+        target = dst.with_file_name(format!(
+            "{}.{k}",
+            dst.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        k += 1;
+    }
+    std::fs::rename(src, &target).map_err(|e| Error::io(src, e))
+}

@@ -1,0 +1,516 @@
+//! Curve experiments (spec 000 Figures 2–6): the privacy and utility of repeat-and-select over a
+//! swept order λ or mean E[K], for a ρ-zCDP base. Deterministic; computed in parallel, stored in
+//! sweep order.
+
+use super::StudyKind;
+use crate::accounting::{Accountant, Orders, RdpCurve};
+use crate::error::{Error, Range, Result};
+use crate::numeric::{fmt_num, round_up_decimals};
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::write_grid;
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use std::path::{Path, PathBuf};
+use crate::selection::utility::{expected_quantile, success_probability};
+use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
+use rayon::prelude::*;
+
+pub const KIND: StudyKind = StudyKind {
+    name: "curves",
+    about: "privacy and utility of repeat-and-select over a swept order or mean (closed form)",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// Privacy and utility of repeat-and-select, as curves over a swept parameter (spec 000
+/// Figures 2–6): no randomness.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curves {
+    /// The base run is `rho`-zCDP.
+    pub rho: f64,
+    pub delta: f64,
+    pub accountant: Accountant,
+    pub sweep: Sweep,
+    /// Sweep values always included (table columns).
+    pub table_at: Vec<f64>,
+    pub series: Vec<SeriesSpec>,
+    /// m of the success probability 1 − f(1 − 1/m).
+    pub success_m: u64,
+    pub plot: PlotSpec,
+    pub tables: Vec<TableSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepParam {
+    /// The Rényi order λ (each series has a fixed mean).
+    Order,
+    /// The mean number of runs E[K].
+    Mean,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sweep {
+    pub param: SweepParam,
+    pub from: f64,
+    pub to: f64,
+    pub points: u64,
+    pub log: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeriesSpec {
+    pub label: String,
+    pub family: CountFamily,
+    pub mean: Option<f64>,
+}
+
+/// Which columns a curve plot shows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlotSpec {
+    pub x: String,
+    pub y: String,
+    pub x_log: bool,
+    pub y_log: bool,
+    pub x_range: Option<(f64, f64)>,
+    pub y_range: Option<(f64, f64)>,
+}
+
+/// A table of one quantity: rows are series, columns the sweep values `at`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSpec {
+    pub quantity: String,
+    pub at: Vec<f64>,
+    pub digits: u32,
+}
+
+/// The quantities a curve experiment records (columns of its parquet).
+pub const CURVE_QUANTITIES: &[&str] = &["order", "mean", "rdp", "epsilon", "quantile", "success"];
+
+
+fn parse(f: &Fields) -> Result<Curves> {
+    let base = f
+        .table("base")?
+        .ok_or_else(|| f.missing("base", "the base run, e.g. base = { zcdp = 0.1 }"))?;
+    let rho = base
+        .number("zcdp", Range::Positive)?
+        .ok_or_else(|| base.missing("zcdp", "ρ > 0 of the base run"))?;
+    base.finish(&["zcdp"])?;
+    let delta = f.number("delta", Range::OpenUnit)?.unwrap_or(1e-6);
+    let accountant = f.accountant()?;
+    let s = f
+        .table("sweep")?
+        .ok_or_else(|| f.missing("sweep", "a [sweep] table"))?;
+    let param = match s.string("param")? {
+        Some("order") => SweepParam::Order,
+        Some("mean") => SweepParam::Mean,
+        _ => return Err(s.bad("param", "`order` or `mean`")),
+    };
+    let [from, to] = s
+        .pair("range")?
+        .ok_or_else(|| s.missing("range", "[from, to]"))?;
+    let low = if param == SweepParam::Order {
+        1.0
+    } else {
+        1.0 - 1e-12
+    };
+    if !(from > low && to > from && to.is_finite()) {
+        return Err(s.bad(
+            "range",
+            &format!("needs {low} < from < to (got [{from}, {to}])"),
+        ));
+    }
+    let points = s
+        .integer("points", 2)?
+        .ok_or_else(|| s.missing("points", "an integer >= 2"))?;
+    let log = s.log_scale("scale")?;
+    s.finish(&["param", "range", "points", "scale"])?;
+    let success_m = f.integer("success_m", 1)?.unwrap_or(100);
+    let mut series = Vec::new();
+    for sf in f.array("series", true)? {
+        let dist = sf.string("dist")?.ok_or_else(|| {
+            sf.missing("dist", "logarithmic, geometric, tnb:ETA, poisson or fixed")
+        })?;
+        let family = CountFamily::parse(dist).map_err(|e| sf.wrap(e))?;
+        let mean = sf.number("mean", Range::Positive)?;
+        if param == SweepParam::Order && mean.is_none() {
+            return Err(sf.missing("mean", "E[K] (the sweep is over the order)"));
+        }
+        if let Some(m) = mean {
+            family.with_mean(m, None).map_err(|e| sf.wrap(e))?;
+        }
+        let label = match sf.string("label")? {
+            Some(l) => l.to_string(),
+            None => match mean {
+                Some(m) => format!("{} E[K]={}", family.name(), crate::numeric::fmt_num(m)),
+                None => family.name(),
+            },
+        };
+        sf.finish(&["dist", "mean", "label"])?;
+        if series.iter().any(|s: &SeriesSpec| s.label == label) {
+            return Err(sf.bad(
+                "label",
+                &format!("`{label}` is used twice; give each series a distinct label"),
+            ));
+        }
+        series.push(SeriesSpec {
+            label,
+            family,
+            mean,
+        });
+    }
+    let p = f
+        .table("plot")?
+        .ok_or_else(|| f.missing("plot", "a [plot] table with x and y"))?;
+    let plot = PlotSpec {
+        x: quantity(&p, "x")?,
+        y: quantity(&p, "y")?,
+        x_log: p.log_scale("x_scale")?,
+        y_log: p.log_scale("y_scale")?,
+        x_range: p.pair("x_range")?.map(|[a, b]| (a, b)),
+        y_range: p.pair("y_range")?.map(|[a, b]| (a, b)),
+    };
+    p.finish(&["x", "y", "x_scale", "y_scale", "x_range", "y_range"])?;
+    let mut tables = Vec::new();
+    let mut table_at = Vec::new();
+    for tf in f.array("tables", false)? {
+        let quantity = quantity(&tf, "quantity")?;
+        let at = tf
+            .numbers("at", Range::Positive)?
+            .ok_or_else(|| tf.missing("at", "sweep values"))?;
+        if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
+            return Err(tf.bad(
+                "at",
+                &format!("{x} is outside the sweep range [{from}, {to}]"),
+            ));
+        }
+        let digits = tf.integer("digits", 0)?.unwrap_or(6) as u32;
+        tf.finish(&["quantity", "at", "digits"])?;
+        table_at.extend(&at);
+        tables.push(TableSpec {
+            quantity,
+            at,
+            digits,
+        });
+    }
+    f.finish_some(&[
+        "base",
+        "delta",
+        "orders",
+        "conversion",
+        "sweep",
+        "success_m",
+        "series",
+        "plot",
+        "tables",
+    ])?;
+    Ok(Curves {
+        rho,
+        delta,
+        accountant,
+        sweep: Sweep {
+            param,
+            from,
+            to,
+            points,
+            log,
+        },
+        table_at,
+        series,
+        success_m,
+        plot,
+        tables,
+    })
+}
+
+
+
+    /// One of the curve quantities (a column of `curves.parquet`).
+fn quantity(f: &Fields, key: &'static str) -> Result<String> {
+        match f.string(key)? {
+            Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
+            _ => Err(f.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
+        }
+    }
+
+
+/// The sweep's points (linear or log spaced) plus the table points, sorted, without repeats.
+pub fn sweep_values(c: &Curves) -> Vec<f64> {
+    let s = &c.sweep;
+    let n = s.points.max(2);
+    let mut v: Vec<f64> = (0..n)
+        .map(|i| {
+            let t = i as f64 / (n - 1) as f64;
+            if s.log {
+                (s.from.ln() + t * (s.to.ln() - s.from.ln())).exp()
+            } else {
+                s.from + t * (s.to - s.from)
+            }
+        })
+        .chain(c.table_at.iter().copied())
+        .collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup_by(|a, b| (*a - *b).abs() <= 1e-12 * b.abs());
+    v
+}
+
+struct Point {
+    series: usize,
+    value: f64,
+}
+
+/// The (series, sweep value) rows of the experiment: every series, or series `only`.
+pub fn run(experiment: &str, c: &Curves, only: Option<usize>) -> Result<Table> {
+    let values = sweep_values(c);
+    let mut points = Vec::new();
+    for (i, s) in c.series.iter().enumerate() {
+        if only.is_some_and(|o| o != i) {
+            continue;
+        }
+        let mut vs: Vec<f64> = match (&c.sweep.param, s.family) {
+            // A fixed K is an integer: round the swept means and drop repeats.
+            (SweepParam::Mean, CountFamily::Fixed) => {
+                values.iter().map(|v| v.round().max(1.0)).collect()
+            }
+            _ => values.clone(),
+        };
+        vs.dedup();
+        points.extend(vs.into_iter().map(|value| Point { series: i, value }));
+    }
+    let base = Base::symmetric(RdpCurve::zcdp(c.rho)?);
+    let rows = points
+        .par_iter()
+        .map(|p| row(c, &base, p))
+        .collect::<Result<Vec<Row>>>()?;
+    let n = rows.len();
+    let col = |f: fn(&Row) -> Option<f64>| Values::F64(rows.iter().map(f).collect());
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with(
+            "series",
+            Values::Str(
+                points
+                    .iter()
+                    .map(|p| c.series[p.series].label.clone())
+                    .collect(),
+            ),
+        )
+        .with(
+            "dist",
+            Values::Str(
+                points
+                    .iter()
+                    .map(|p| c.series[p.series].family.name())
+                    .collect(),
+            ),
+        )
+        .with("mean", col(|r| r.mean))
+        .with("order", col(|r| r.order))
+        .with("rdp", col(|r| r.rdp))
+        .with("epsilon", col(|r| r.epsilon))
+        .with("delta", Values::F64(vec![Some(c.delta); n]))
+        .with("quantile", col(|r| r.quantile))
+        .with("success", col(|r| r.success)))
+}
+
+#[derive(Default)]
+struct Row {
+    mean: Option<f64>,
+    order: Option<f64>,
+    rdp: Option<f64>,
+    epsilon: Option<f64>,
+    quantile: Option<f64>,
+    success: Option<f64>,
+}
+
+fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
+    let s = &c.series[p.series];
+    let at = |e: Error| Error::Infeasible(format!("series `{}` at {}: {e}", s.label, p.value));
+    match c.sweep.param {
+        SweepParam::Order => {
+            let mean = s
+                .mean
+                .expect("validated: order sweeps have a mean per series");
+            let law = s.family.with_mean(mean, None).map_err(at)?;
+            // The monotone envelope, as spec 000 §6 asks for every figure.
+            let curve = repeat_select(base, &law, &Orders::Continuous)
+                .map_err(at)?
+                .envelope();
+            Ok(Row {
+                mean: finite(law.mean()),
+                order: Some(p.value),
+                rdp: finite(curve.eval(p.value).map_err(at)?),
+                ..Row::default()
+            })
+        }
+        SweepParam::Mean => {
+            let law = s.family.with_mean(p.value, None).map_err(at)?;
+            let curve = repeat_select(base, &law, &c.accountant.orders).map_err(at)?;
+            Ok(Row {
+                mean: finite(law.mean()),
+                epsilon: finite(c.accountant.epsilon(&curve, c.delta).map_err(at)?.epsilon),
+                quantile: finite(expected_quantile(&law)),
+                success: finite(success_probability(&law, c.success_m).map_err(at)?),
+                ..Row::default()
+            })
+        }
+    }
+}
+
+/// A privacy bound shown with `digits` decimals is rounded up; other quantities to nearest.
+fn format_quantity(quantity: &str, x: Option<f64>, digits: u32) -> String {
+    match x {
+        None => "–".into(),
+        Some(v) if quantity == "epsilon" || quantity == "rdp" => {
+            format!(
+                "{:.*}",
+                digits as usize,
+                round_up_decimals(v, digits as i32)
+            )
+        }
+        Some(v) => format!("{v:.*}", digits as usize),
+    }
+}
+
+
+fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
+    let series = t.str("series")?;
+    let x = t.f64(&c.plot.x)?;
+    let y = t.f64(&c.plot.y)?;
+    let sweep = t.f64(match c.sweep.param {
+        SweepParam::Order => "order",
+        SweepParam::Mean => "mean",
+    })?;
+    let mut files = Vec::new();
+    let mut fig = Figure {
+        title: exp.title.clone(),
+        x_label: axis_label(&c.plot.x, c),
+        y_label: axis_label(&c.plot.y, c),
+        x_scale: if c.plot.x_log {
+            Scale::Log
+        } else {
+            Scale::Linear
+        },
+        y_scale: if c.plot.y_log {
+            Scale::Log
+        } else {
+            Scale::Linear
+        },
+        x_range: c.plot.x_range,
+        y_range: c.plot.y_range,
+        series: Vec::new(),
+        hline: None,
+    };
+    for s in &c.series {
+        let mut points: Vec<(f64, f64)> = (0..t.height())
+            .filter(|&i| series[i] == s.label)
+            .filter_map(|i| Some((x[i]?, y[i]?)))
+            .collect();
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        fig.series.push(Series {
+            label: s.label.clone(),
+            points,
+            scatter: false,
+            errors: None,
+        });
+    }
+    files.extend(plot::draw(&fig, &dir.join(&exp.name))?);
+    for (k, spec) in c.tables.iter().enumerate() {
+        let q = t.f64(&spec.quantity)?;
+        let param = match c.sweep.param {
+            SweepParam::Order => "λ",
+            SweepParam::Mean => "E[K]",
+        };
+        let mut header = vec!["series".to_string()];
+        header.extend(spec.at.iter().map(|a| format!("{param}={}", fmt_num(*a))));
+        let rows = c
+            .series
+            .iter()
+            .map(|s| {
+                let mut row = vec![s.label.clone()];
+                for &a in &spec.at {
+                    let hit = (0..t.height()).find(|&i| {
+                        series[i] == s.label
+                            && sweep[i].is_some_and(|v| (v - a).abs() <= 1e-9 * a.abs().max(1.0))
+                    });
+                    row.push(format_quantity(
+                        &spec.quantity,
+                        hit.and_then(|i| q[i]),
+                        spec.digits,
+                    ));
+                }
+                row
+            })
+            .collect();
+        let caption = format!(
+            "{}: {} (δ = {}, ρ = {} base)",
+            exp.title,
+            quantity_name(&spec.quantity, c),
+            fmt_num(c.delta),
+            fmt_num(c.rho)
+        );
+        let grid = Grid {
+            caption,
+            header,
+            rows,
+        };
+        write_grid(
+            &grid,
+            &dir.join(format!("table{}-{}", k + 1, spec.quantity)),
+            &mut files,
+        )?;
+    }
+    Ok(files)
+}
+
+fn quantity_name(q: &str, c: &Curves) -> String {
+    match q {
+        "order" => "Rényi order λ".into(),
+        "mean" => "mean number of runs E[K]".into(),
+        "rdp" => "RDP bound ε′(λ)".into(),
+        "epsilon" => format!("ε of (ε, {})-DP", fmt_num(c.delta)),
+        "quantile" => "expected quantile 1 − E[1/(K+1)]".into(),
+        "success" => format!("success probability 1 − f(1 − 1/{})", c.success_m),
+        other => other.into(),
+    }
+}
+
+fn axis_label(q: &str, c: &Curves) -> String {
+    quantity_name(q, c)
+}
+
+
+/// One unit per series (each series' points are closed-form and cheap).
+impl Study for Curves {
+    fn units(&self) -> Vec<String> {
+        self.series.iter().map(|s| s.label.clone()).collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        run(experiment, self, Some(i))
+    }
+
+    fn output(&self) -> &'static str {
+        "curves.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_round_up_and_missing_values_show_a_dash() {
+        assert_eq!(format_quantity("epsilon", Some(3.4508401), 6), "3.450841");
+        assert_eq!(format_quantity("quantile", Some(0.7510339), 6), "0.751034");
+        assert_eq!(format_quantity("rdp", None, 6), "–");
+    }
+}

@@ -1,0 +1,51 @@
+//! Every study kind, one file each, registered here with one line. A study parses its file's
+//! fields into a [`Study`]; the runner and the reports never name a kind.
+
+pub mod curves;
+pub mod gibo;
+pub mod gp_ucb;
+pub mod lipschitz;
+pub mod lr_search;
+pub mod propose_test;
+pub mod svm_alpha;
+pub mod tuning;
+
+use super::fields::Fields;
+use super::study::Study;
+use crate::error::Result;
+
+/// A registered study kind: the `kind` of an experiment file and its parser.
+pub struct StudyKind {
+    pub name: &'static str,
+    /// One line for `sims/README.md` and error messages.
+    pub about: &'static str,
+    pub(crate) parse: fn(&Fields) -> Result<Box<dyn Study>>,
+}
+
+/// The registry (the order of `sims/README.md`'s index).
+pub const STUDIES: &[StudyKind] = &[
+    tuning::KIND,
+    curves::KIND,
+    gp_ucb::BOUNDS,
+    gp_ucb::SUITE,
+    lipschitz::KIND,
+    svm_alpha::KIND,
+    lr_search::KIND,
+    propose_test::WALKS,
+    propose_test::BUDGETS,
+    gibo::KIND,
+];
+
+/// The kind called `name`.
+pub fn find(name: &str) -> Option<&'static StudyKind> {
+    STUDIES.iter().find(|k| k.name == name)
+}
+
+/// Every kind's name, for messages: "`tuning`, `curves`, … or `gibo-paths`".
+pub fn names() -> String {
+    let quoted: Vec<String> = STUDIES.iter().map(|k| format!("`{}`", k.name)).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}

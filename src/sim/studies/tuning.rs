@@ -1,0 +1,505 @@
+//! Tuning experiments (`kind = "tuning"`): the cells (tuner × workload variant × budget), each a
+//! unit of the runner; equal-budget calibration; the rows of one cell (one per repetition); the
+//! regret plots and the regret, utility and privacy tables.
+//!
+//! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
+//! candidate grid) for every tuner and budget, so tuners are compared on common random
+//! numbers; the tuner's own draws come from a stream keyed by the cell's content (not its
+//! position in the file) and `rep`. Nothing depends on thread count or sharding.
+
+use super::StudyKind;
+use crate::accounting::{smallest_meeting, Accountant, DpBound};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::rng::stream;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, pm, up, write_grid};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use crate::tuners::{Guarantee, Tuner};
+use crate::workloads::WorkloadSpec;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub const KIND: StudyKind = StudyKind {
+    name: "tuning",
+    about: "tuners × workload variants × budgets × repetitions: regret, utility and privacy per tuner",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// Stream tag of tuners' own draws.
+const TUNE_STREAM: u64 = 0x7475_6e65;
+
+/// Tuners × workload variants × budgets × repetitions.
+pub struct Tuning {
+    pub seed: u64,
+    pub seeds: u64,
+    pub delta: f64,
+    pub accountant: Accountant,
+    /// Target ε per budget in equal-budget mode; `[None]` runs at the workload's own noise.
+    pub budgets: Vec<Option<f64>>,
+    pub workload: Box<dyn WorkloadSpec>,
+    pub tuners: Vec<TunerEntry>,
+}
+
+pub struct TunerEntry {
+    /// A label unique in the file (defaults to the registry name and its parameters).
+    pub label: String,
+    pub tuner: Box<dyn Tuner>,
+}
+
+
+fn parse(f: &Fields) -> Result<Tuning> {
+    let seed = f.integer("seed", 0)?.unwrap_or(0);
+    let seeds = f
+        .integer("seeds", 1)?
+        .ok_or_else(|| f.missing("seeds", "the number of repetitions, >= 1"))?;
+    let delta = f.number("delta", Range::OpenUnit)?.unwrap_or(1e-6);
+    let accountant = f.accountant()?;
+    let budgets = match f.table("budget")? {
+        None => vec![None],
+        Some(b) => {
+            let eps = b
+                .numbers("epsilons", Range::Positive)?
+                .ok_or_else(|| b.missing("epsilons", "a list of target ε > 0"))?;
+            b.finish(&["epsilons"])?;
+            if let Some(e) = eps.iter().enumerate().find_map(|(i, e)| eps[..i].contains(e).then_some(e)) {
+                return Err(b.bad(
+                    "epsilons",
+                    &format!("{} is listed twice; each budget is one column of the results", fmt_num(*e)),
+                ));
+            }
+            eps.into_iter().map(Some).collect()
+        }
+    };
+    let (workload, w) = f.workload()?;
+    if budgets == [None] && workload.default_noise().is_none() {
+        return Err(w.missing(
+            "noise",
+            "the noise of each private run (or give a [budget] to calibrate it)",
+        ));
+    }
+    let mut tuners: Vec<TunerEntry> = Vec::new();
+    for tf in f.array("tuners", true)? {
+        let table = tf.table;
+        let name = tf
+            .string("tuner")?
+            .ok_or_else(|| tf.missing("tuner", "a registry name such as `papernot-steinke`"))?;
+        let label = tf.string("label")?.map(str::to_string);
+        let mut params = table.clone();
+        params.remove("tuner");
+        params.remove("label");
+        let tuner = crate::tuners::build(name, &params).map_err(|e| tf.wrap(e))?;
+        let label = label.unwrap_or_else(|| format!("{name} ({})", tuner.params()));
+        if tuners.iter().any(|t| t.label == label) {
+            return Err(tf.bad(
+                "label",
+                &format!("`{label}` is used twice; give each tuner a distinct label"),
+            ));
+        }
+        tuners.push(TunerEntry { label, tuner });
+    }
+    f.finish_some(&[
+        "seed",
+        "seeds",
+        "delta",
+        "orders",
+        "conversion",
+        "budget",
+        "workload",
+        "tuners",
+    ])?;
+    Ok(Tuning {
+        seed,
+        seeds,
+        delta,
+        accountant,
+        budgets,
+        workload,
+        tuners,
+    })
+}
+
+
+/// One unit of work: every repetition of one tuner on one workload variant at one budget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    pub tuner: usize,
+    pub variant: usize,
+    pub budget: usize,
+    /// Human-readable identity, e.g. `papernot-steinke (logarithmic, mean=10) | d=2 | eps=1`.
+    pub key: String,
+    /// Stable hash of `key`: the part file name and the stream id.
+    pub id: u64,
+}
+
+/// All cells in canonical order (variant, budget, tuner): the order of the merged results.
+pub fn cells(t: &Tuning) -> Vec<Cell> {
+    let variants = t.workload.variants();
+    let mut out = Vec::new();
+    for (v, variant) in variants.iter().enumerate() {
+        for (b, budget) in t.budgets.iter().enumerate() {
+            for (i, tuner) in t.tuners.iter().enumerate() {
+                let eps = budget.map_or("own noise".to_string(), |e| format!("eps={}", fmt_num(e)));
+                let key = format!("{} | {} | {}", tuner.label, variant.label, eps);
+                out.push(Cell {
+                    tuner: i,
+                    variant: v,
+                    budget: b,
+                    id: fnv1a(key.as_bytes()),
+                    key,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The tuner of `cell` and the noise of each private run. In equal-budget mode a tuner whose
+/// privacy comes from its own releases (GP-UCB) is configured for the target (ε, δ) and the
+/// runs' noise plays no part (`None`; instances get the workload's default or 1); a tuner that
+/// spends a share itself (propose-test) is configured for its share; every other tuner is used
+/// as written. Those two get the smallest noise at which their guarantee meets the target.
+struct Setup<'a> {
+    own: Option<Box<dyn Tuner>>,
+    written: &'a dyn Tuner,
+    noise: Option<f64>,
+}
+
+impl Setup<'_> {
+    fn tuner(&self) -> &dyn Tuner {
+        self.own.as_deref().unwrap_or(self.written)
+    }
+    fn instance_noise(&self, t: &Tuning) -> f64 {
+        self.noise.or(t.workload.default_noise()).unwrap_or(1.0)
+    }
+}
+
+fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
+    let entry = &t.tuners[cell.tuner];
+    let written = entry.tuner.as_ref();
+    let Some(target) = t.budgets[cell.budget] else {
+        let noise = t
+            .workload
+            .default_noise()
+            .ok_or_else(|| Error::invalid("noise", "missing", "a number"))?;
+        return Ok(Setup {
+            own: None,
+            written,
+            noise: Some(noise),
+        });
+    };
+    if let Some(own) = written.at_budget(target, t.delta) {
+        return Ok(Setup {
+            own: Some(own),
+            written,
+            noise: None,
+        });
+    }
+    let share = written.own_share_at_budget(target, t.delta);
+    let calibrated = share.as_deref().unwrap_or(written);
+    let bound = |noise: f64| -> Result<DpBound> {
+        let g = guarantee(t, cell, calibrated, noise)?;
+        Ok(DpBound {
+            epsilon: g.epsilon,
+            delta: g.delta,
+            order: None,
+        })
+    };
+    let noise = smallest_meeting("noise of each run", bound, target, 1.0, 1e12, 1e-6)
+        .map(|c| c.value)
+        .map_err(|e| {
+            Error::Infeasible(format!(
+                "{}: calibrating to ε = {}: {e}",
+                entry.label,
+                fmt_num(target)
+            ))
+        })?;
+    Ok(Setup {
+        own: share,
+        written,
+        noise: Some(noise),
+    })
+}
+
+/// The guarantee of `tuner` in `cell` with runs at `noise` (data-independent: instance 0
+/// serves).
+fn guarantee(t: &Tuning, cell: &Cell, tuner: &dyn Tuner, noise: f64) -> Result<Guarantee> {
+    let w = t.workload.instance(cell.variant, t.seed, 0, noise)?;
+    tuner.guarantee(w.as_ref(), t.delta, &t.accountant)
+}
+
+/// Runs every repetition of `cell`: one row per run.
+pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
+    let entry = &t.tuners[cell.tuner];
+    let variant = &t.workload.variants()[cell.variant];
+    let setup = setup(t, cell)?;
+    let tuner = setup.tuner();
+    let noise = setup.instance_noise(t);
+    let g = guarantee(t, cell, tuner, noise)?;
+    if let Some(target) = t.budgets[cell.budget] {
+        // The calibration verified this; a guarantee above the target would be a privacy bug.
+        if g.epsilon > target || g.delta > t.delta {
+            return Err(Error::Infeasible(format!(
+                "{}: (ε, δ) = ({}, {}) exceeds the budget ({target}, {})",
+                cell.key, g.epsilon, g.delta, t.delta
+            )));
+        }
+    }
+    let n = t.seeds as usize;
+    let mut rows = Rows::with_capacity(n);
+    for rep in 0..t.seeds {
+        let w = t.workload.instance(cell.variant, t.seed, rep, noise)?;
+        let mut rng = stream(t.seed, &[TUNE_STREAM, cell.id, rep]);
+        let start = Instant::now();
+        let outcome = tuner.tune(w.as_ref(), &mut rng)?;
+        let wall = start.elapsed().as_secs_f64() * 1e3;
+        let fallback = outcome.chosen.is_none() || outcome.fallback;
+        let chosen = outcome.chosen.unwrap_or_else(|| w.space().default_point());
+        let utility = w.oracle().utility(&chosen);
+        let best = w.oracle().best_utility();
+        rows.seed.push(rep);
+        rows.utility.push(finite(utility));
+        rows.best.push(finite(best));
+        rows.regret.push(finite(best - utility));
+        rows.released.push(outcome.released_score.and_then(finite));
+        rows.runs.push(outcome.runs);
+        rows.passes.push(outcome.passes.map(|p| p as f64));
+        rows.fallback.push(fallback);
+        rows.wall.push(finite(wall));
+    }
+    let same_str = |s: &str| Values::Str(vec![s.to_string(); n]);
+    let same_f64 = |x: Option<f64>| Values::F64(vec![x; n]);
+    Ok(Table::default()
+        .with("experiment", same_str(experiment))
+        .with("cell", same_str(&format!("{:016x}", cell.id)))
+        .with("tuner", same_str(tuner.name()))
+        .with("tuner_params", same_str(&tuner.params()))
+        .with("label", same_str(&entry.label))
+        .with("workload", same_str(t.workload.kind()))
+        .with("workload_params", same_str(&t.workload.params()))
+        .with("variant", same_str(&variant.label))
+        .with("dim", Values::U64(vec![variant.dim; n]))
+        .with("target_epsilon", same_f64(t.budgets[cell.budget]))
+        .with("noise", same_f64(setup.noise.and_then(finite)))
+        .with("seed", Values::U64(rows.seed))
+        .with("epsilon", same_f64(finite(g.epsilon)))
+        .with("delta", same_f64(finite(g.delta)))
+        .with("theorem", same_str(&g.theorem))
+        .with("utility", Values::F64(rows.utility))
+        .with("best_utility", Values::F64(rows.best))
+        .with("regret", Values::F64(rows.regret))
+        .with("released_score", Values::F64(rows.released))
+        .with("runs", Values::U64(rows.runs))
+        .with("passes_data_dependent", Values::F64(rows.passes))
+        .with("fallback", Values::Bool(rows.fallback))
+        .with("wall_ms", Values::F64(rows.wall)))
+}
+
+#[derive(Default)]
+struct Rows {
+    seed: Vec<u64>,
+    utility: Vec<Option<f64>>,
+    best: Vec<Option<f64>>,
+    regret: Vec<Option<f64>>,
+    released: Vec<Option<f64>>,
+    runs: Vec<u64>,
+    passes: Vec<Option<f64>>,
+    fallback: Vec<bool>,
+    wall: Vec<Option<f64>>,
+}
+
+impl Rows {
+    fn with_capacity(n: usize) -> Self {
+        let mut r = Rows::default();
+        r.seed.reserve(n);
+        r
+    }
+}
+
+/// Per (variant, budget, tuner): mean and 95% normal confidence half-width over repetitions.
+struct Summary {
+    variant: String,
+    budget: Option<f64>,
+    label: String,
+    n: usize,
+    regret: (f64, Option<f64>),
+    utility: (f64, Option<f64>),
+    epsilon: Option<f64>,
+    noise: Option<f64>,
+    runs: f64,
+}
+
+
+fn summarise(t: &Table) -> Result<Vec<Summary>> {
+    let (variant, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
+    let (regret, utility, eps, noise, runs) = (
+        t.f64("regret")?,
+        t.f64("utility")?,
+        t.f64("epsilon")?,
+        t.f64("noise")?,
+        t.u64("runs")?,
+    );
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for i in 0..t.height() {
+        let same =
+            |j: usize| variant[j] == variant[i] && label[j] == label[i] && budget[j] == budget[i];
+        match groups.iter_mut().find(|(first, _)| same(*first)) {
+            Some((_, rows)) => rows.push(i),
+            None => groups.push((i, vec![i])),
+        }
+    }
+    Ok(groups
+        .into_iter()
+        .map(|(first, rows)| {
+            let col = |c: &[Option<f64>]| rows.iter().filter_map(|&i| c[i]).collect::<Vec<_>>();
+            Summary {
+                variant: variant[first].clone(),
+                budget: budget[first],
+                label: label[first].clone(),
+                n: rows.len(),
+                regret: mean_ci(&col(regret)),
+                utility: mean_ci(&col(utility)),
+                epsilon: eps[first],
+                noise: noise[first],
+                runs: rows.iter().map(|&i| runs[i] as f64).sum::<f64>() / rows.len() as f64,
+            }
+        })
+        .collect())
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
+    if t.height() == 0 {
+        return Err(Error::Infeasible(format!(
+            "{}: no runs to report",
+            exp.name
+        )));
+    }
+    let sums = summarise(t)?;
+    let mut files = Vec::new();
+    let labels: Vec<&str> = tu.tuners.iter().map(|e| e.label.as_str()).collect();
+    let budget_name =
+        |b: Option<f64>| b.map_or("own noise".to_string(), |e| format!("ε={}", fmt_num(e)));
+    for variant in tu.workload.variants() {
+        let here: Vec<&Summary> = sums.iter().filter(|s| s.variant == variant.label).collect();
+        let x_of = |s: &Summary| s.budget.or(s.epsilon).unwrap_or(f64::NAN);
+        let series = labels
+            .iter()
+            .map(|l| {
+                let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
+                Series {
+                    label: l.to_string(),
+                    points: mine.iter().map(|s| (x_of(s), s.regret.0)).collect(),
+                    scatter: false,
+                    errors: error_bars(&mine.iter().map(|s| s.regret).collect::<Vec<_>>()),
+                }
+            })
+            .collect();
+        let fig = Figure {
+            title: format!("{} ({})", exp.title, variant.label),
+            x_label: format!(
+                "ε of (ε, {})-DP for the whole tuning run",
+                fmt_num(tu.delta)
+            ),
+            y_label: "regret: best utility − utility of the chosen candidate".into(),
+            x_scale: Scale::Log,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: None,
+            series,
+            hline: None,
+        };
+        let stem = dir.join(format!("regret-{}", slug(&variant.label)));
+        files.extend(plot::draw(&fig, &stem)?);
+        let budgets: Vec<Option<f64>> = tu.budgets.clone();
+        let mut header = vec!["tuner".to_string()];
+        header.extend(budgets.iter().map(|b| budget_name(*b)));
+        let cell = |l: &str, b: Option<f64>, f: &dyn Fn(&Summary) -> String| {
+            here.iter()
+                .find(|s| s.label == l && s.budget == b)
+                .map_or("–".into(), |s| f(s))
+        };
+        // Counted from the data, never taken from the file.
+        let (fewest, most) = here
+            .iter()
+            .fold((usize::MAX, 0), |(a, b), s| (a.min(s.n), b.max(s.n)));
+        let repetitions = if fewest == most {
+            format!("{most}")
+        } else {
+            format!("{fewest} to {most}")
+        };
+        let make = |what: &str, f: &dyn Fn(&Summary) -> String| Grid {
+            caption: format!(
+                "{} ({}): {what}; {repetitions} repetitions per cell",
+                exp.title, variant.label
+            ),
+            header: header.clone(),
+            rows: labels
+                .iter()
+                .map(|l| {
+                    std::iter::once(l.to_string())
+                        .chain(budgets.iter().map(|b| cell(l, *b, f)))
+                        .collect()
+                })
+                .collect(),
+        };
+        write_grid(
+            &make("mean regret ± 95% CI", &|s| pm(s.regret, 3)),
+            &dir.join(format!("regret-{}", slug(&variant.label))),
+            &mut files,
+        )?;
+        write_grid(
+            &make("mean utility ± 95% CI", &|s| pm(s.utility, 3)),
+            &dir.join(format!("utility-{}", slug(&variant.label))),
+            &mut files,
+        )?;
+        write_grid(
+            &make(
+                "guarantee ε (rounded up), noise σ of each run, mean runs",
+                &|s| {
+                    format!(
+                        "{} / σ={} / {:.1}",
+                        up(s.epsilon, 3),
+                        s.noise.map_or("–".into(), |n| format!("{n:.4}")),
+                        s.runs
+                    )
+                },
+            ),
+            &dir.join(format!("privacy-{}", slug(&variant.label))),
+            &mut files,
+        )?;
+    }
+    Ok(files)
+}
+
+
+impl Study for Tuning {
+    fn units(&self) -> Vec<String> {
+        cells(self).into_iter().map(|c| c.key).collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        let cells = cells(self);
+        run_cell(experiment, self, &cells[i])
+    }
+
+    fn output(&self) -> &'static str {
+        "runs.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        report(header, self, &t, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -1,0 +1,74 @@
+//! The `Study` trait: what every experiment kind implements and the one runner drives.
+//!
+//! A study lists its units (each named by a content key), computes a tidy table per unit, and
+//! reports from the merged parquet. The runner (`sim::run`) gives every study the same
+//! machinery: one atomic, checksummed part per unit, resume, `--shard`, a canonical merge, a
+//! checked manifest and a lock. Three shapes cover the kinds so far:
+//! * a closed-form sweep over a product of lists (one unit, or one per list entry);
+//! * replicated Monte Carlo: one unit per configuration (its repetitions inside), or per
+//!   (configuration, repetition) when one repetition is expensive;
+//! * a per-iteration trace: one unit per (variant, series, repetition), one row per iteration.
+
+use super::table::Table;
+use crate::error::Result;
+use std::any::Any;
+use std::path::{Path, PathBuf};
+
+/// The two profiles: a fast smoke run (CI) and the full paper run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Smoke,
+    Paper,
+}
+
+impl Profile {
+    pub const ALL: [Profile; 2] = [Profile::Smoke, Profile::Paper];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Smoke => "smoke",
+            Profile::Paper => "paper",
+        }
+    }
+}
+
+/// What a report may know of its experiment besides the results it reads from parquet.
+#[derive(Clone, Debug)]
+pub struct Header {
+    pub name: String,
+    pub title: String,
+    pub file: PathBuf,
+    pub profile: Profile,
+}
+
+/// One experiment kind, parsed from its file.
+pub trait Study: Send + Sync {
+    /// The units in canonical order (the order their rows are merged in). Each key names what
+    /// the unit computes, not its position, and is unique in the study: a part file is found by
+    /// its key's hash, so an edit that changes a unit never reuses another unit's rows.
+    fn units(&self) -> Vec<String>;
+
+    /// The rows of unit `i`. Deterministic: identical for any thread count, shard or order in
+    /// which units run (each unit draws from its own streams).
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table>;
+
+    /// The file name (under the results folder) of the merged table.
+    fn output(&self) -> &'static str;
+
+    /// Further tables computed from the merged one (cheap, deterministic), written beside it.
+    fn derive(&self, _experiment: &str, _merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(Vec::new())
+    }
+
+    /// The names of the derived tables (known before running: they are moved aside with the
+    /// rest when the configuration changes).
+    fn derived(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// Plots and tables from the parquet files in `dir` alone; returns the files written.
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>>;
+
+    /// For tests and tools that need the parsed configuration of a known kind.
+    fn as_any(&self) -> &dyn Any;
+}
