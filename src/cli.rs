@@ -699,6 +699,8 @@ fn describe_accountant(accountant: &Accountant) -> String {
 
 fn execute_sim(sim: Sim) -> Result<String, Error> {
     use crate::sim::{self, RunOptions, RunStatus};
+    // Before anything touches BLAS (the checks below build workload instances).
+    sim::single_threaded_blas();
     let mut lines = Vec::new();
     let (files, profile, out, run) = match sim {
         Sim::Run {
@@ -747,6 +749,11 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
         }
     }
     sim::report::check_index(&out)?;
+    if run.is_some() {
+        for exp in &experiments {
+            sim::experiment::check(exp)?;
+        }
+    }
     for exp in &experiments {
         if let Some(opts) = &run {
             match sim::run(exp, opts)? {

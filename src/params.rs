@@ -67,6 +67,24 @@ pub fn integer(params: &toml::Table, key: &'static str, min: u64) -> Result<Opti
     }
 }
 
+/// An integer in [`min`, `max`], or None when absent; `why` says what the upper bound protects.
+pub fn integer_in(
+    params: &toml::Table,
+    key: &'static str,
+    min: u64,
+    max: u64,
+    why: &str,
+) -> Result<Option<u64>> {
+    match integer(params, key, min)? {
+        Some(v) if v > max => Err(Error::invalid(
+            key,
+            v,
+            format!("an integer from {min} to {max} ({why})"),
+        )),
+        v => Ok(v),
+    }
+}
+
 /// A string parameter, or None when absent.
 pub fn string<'a>(params: &'a toml::Table, key: &'static str) -> Result<Option<&'a str>> {
     match params.get(key) {

@@ -454,8 +454,15 @@ fn malformed_experiment_files_name_file_field_and_reason() {
         "--out",
         dir.join("never").to_str().unwrap(),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("tuners[0]"));
+    assert_eq!(o.status.code(), Some(2), "a malformed file is a user error");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("tuners[0]"), "{stderr}");
+    // Located by line and column: `tuner = "grid-search"` is the first tuner's line.
+    let line = base.lines().position(|l| l.contains("tuner = \"naive\"")).unwrap() + 1;
+    assert!(
+        stderr.contains(&format!("unknown-tuner.toml:{line}:1: tuners[0].tuner")),
+        "{stderr}"
+    );
     assert!(!dir.join("never").exists());
     std::fs::remove_dir_all(dir).unwrap();
 }

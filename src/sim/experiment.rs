@@ -42,14 +42,22 @@ impl Experiment {
 /// Reads and validates `path` at `profile` (and checks that it is valid at the other profile).
 pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
     let text = read_bounded(path)?;
-    let mut chosen = None;
-    for p in Profile::ALL {
-        let exp = parse(path, &text, p).map_err(|e| locate(e, &text, p))?;
-        if p == profile {
-            chosen = Some(exp);
-        }
+    let chosen = parse(path, &text, profile).map_err(|e| locate(e, &text, profile))?;
+    for other in Profile::ALL.into_iter().filter(|&p| p != profile) {
+        parse(path, &text, other).map_err(|e| locate(e, &text, other))?;
     }
-    Ok(chosen.expect("Profile::ALL holds every profile"))
+    Ok(chosen)
+}
+
+/// Runs the study's own check (before anything runs); its error is located in the file.
+pub fn check(exp: &Experiment) -> Result<()> {
+    exp.study.check().map_err(|(field, e)| {
+        let err = fail(&exp.file.display().to_string(), &field, &e.to_string());
+        match read_bounded(&exp.file) {
+            Ok(text) => locate(err, &text, exp.profile),
+            Err(_) => err,
+        }
+    })
 }
 
 /// An experiment file is small: a larger one (or a device) is refused instead of read whole.

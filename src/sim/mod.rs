@@ -266,3 +266,112 @@ pub fn single_threaded_blas() {
     // SAFETY: OpenBLAS's documented setter; it only stores the thread count.
     unsafe { openblas_set_num_threads(1) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::fields::Fields;
+    use super::studies::StudyKind;
+    use super::study::{Header, Study};
+    use super::table::{Table, Values};
+    use super::*;
+    use crate::rng::stream;
+    use rand::Rng;
+
+    // The README's "Adding a study" example, verbatim in substance: it must compile and run.
+    const KIND: StudyKind = StudyKind {
+        name: "coin",
+        about: "the share of heads in fair coin flips",
+        parse: |f| {
+            let s = Coin {
+                seed: f.integer("seed", 0)?.unwrap_or(0),
+                seeds: f
+                    .integer("seeds", 1)?
+                    .ok_or_else(|| f.missing("seeds", "repetitions"))?,
+                flips: f.integer("flips", 1)?.unwrap_or(100),
+            };
+            f.finish_some(&["seed", "seeds", "flips"])?;
+            Ok(Box::new(s))
+        },
+    };
+    static COIN: StudyKind = KIND;
+
+    struct Coin {
+        seed: u64,
+        seeds: u64,
+        flips: u64,
+    }
+
+    impl Study for Coin {
+        fn units(&self) -> Vec<String> {
+            (0..self.seeds).map(|r| format!("rep {r}")).collect()
+        }
+        fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+            let mut rng = stream(self.seed, &[0x636f_696e, i as u64]);
+            let heads = (0..self.flips).filter(|_| rng.random::<bool>()).count();
+            Ok(Table::default()
+                .with("experiment", Values::Str(vec![experiment.into()]))
+                .with("rep", Values::U64(vec![i as u64]))
+                .with(
+                    "share",
+                    Values::F64(vec![Some(heads as f64 / self.flips as f64)]),
+                ))
+        }
+        fn output(&self) -> &'static str {
+            "flips.parquet"
+        }
+        fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
+            Ok(Vec::new())
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
+        }
+    }
+
+    #[test]
+    fn a_new_study_runs_through_the_runner() {
+        let root: toml::Table = "name = \"coin\"\nkind = \"coin\"\nseed = 1\nseeds = 5\nflips = 1000"
+            .parse()
+            .unwrap();
+        let study = (COIN.parse)(&Fields::new("coin.toml", "", &root)).unwrap();
+        let exp = Experiment {
+            file: "coin.toml".into(),
+            name: "coin".into(),
+            title: "coin".into(),
+            profile: Profile::Smoke,
+            config_hash: 42,
+            kind: &COIN,
+            study,
+        };
+        let out = std::env::temp_dir().join(format!("dptune-coin-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        let opts = |shard: &str| RunOptions {
+            profile: Profile::Smoke,
+            threads: Some(2),
+            shard: Shard::parse(shard).unwrap(),
+            out: out.clone(),
+            progress: false,
+            stop_after_units: None,
+        };
+        assert_eq!(
+            run(&exp, &opts("1/2")).unwrap(),
+            RunStatus::Partial {
+                present: 3,
+                total: 5
+            }
+        );
+        let RunStatus::Complete { results, rows, .. } = run(&exp, &opts("2/2")).unwrap() else {
+            panic!("the second shard completes the run")
+        };
+        assert_eq!(rows, 5);
+        let t = Table::read_parquet(&results).unwrap();
+        assert_eq!(t.u64("rep").unwrap(), &[0, 1, 2, 3, 4]);
+        // A fair coin: each share within 5 standard errors (0.016) of one half.
+        assert!(t
+            .f64("share")
+            .unwrap()
+            .iter()
+            .all(|s| (s.unwrap() - 0.5).abs() < 0.08));
+        assert_eq!(report(&exp, &out).unwrap(), Vec::<PathBuf>::new());
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+}

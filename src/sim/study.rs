@@ -66,6 +66,12 @@ pub trait Study: Send + Sync {
         Vec::new()
     }
 
+    /// Checks what parsing cannot (e.g. that the workload offers each tuner's capability) before
+    /// anything runs; on failure, the field to blame (`tuners[1]`) and the reason.
+    fn check(&self) -> std::result::Result<(), (String, crate::error::Error)> {
+        Ok(())
+    }
+
     /// Plots and tables from the parquet files in `dir` alone; returns the files written.
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>>;
 

@@ -12,7 +12,7 @@ use crate::gibo::{
     StepRule, SurrogateKernel,
 };
 use crate::numeric::fmt_num;
-use crate::params::{integer, numbers, string};
+use crate::params::{integer, integer_in, numbers, string};
 use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
 use rand::RngCore;
 
@@ -87,7 +87,7 @@ pub(super) struct Common {
 }
 
 pub(super) fn parse_common(params: &toml::Table) -> Result<Common> {
-    let steps = integer(params, "steps", 1)?
+    let steps = integer_in(params, "steps", 1, 1_000_000, "steps run one after another")?
         .ok_or_else(|| Error::invalid("steps", "missing", "an integer >= 1 (T)"))?;
     let clip = Range::Positive.check(
         "clip",
@@ -119,6 +119,9 @@ fn parse_history(params: &toml::Table) -> Result<History> {
     }
 }
 
+/// The largest fixed batch or adaptive cap an experiment file may ask for.
+pub const MAX_BATCH: u64 = 2000;
+
 /// Builds the tuner from experiment-file parameters.
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
     Ok(Box::new(DpGibo::from_params(params)?))
@@ -130,8 +133,10 @@ impl DpGibo {
         check_keys("dp-gibo", params, KEYS)?;
         let common = parse_common(params)?;
         let eps_bias = number(params, "eps_bias")?;
-        let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
-        let b = integer(params, "batch", 1)?.map(|b| b as usize);
+        // A step's GP solve is cubic in the batch: sizes beyond this cannot fit in memory.
+        let why = "a step's GP solve is cubic in the batch";
+        let b_max = integer_in(params, "b_max", 1, MAX_BATCH, why)?.map(|b| b as usize);
+        let b = integer_in(params, "batch", 1, MAX_BATCH, why)?.map(|b| b as usize);
         let batch = match (eps_bias, b_max, b) {
             (Some(e), _, None) => BatchParam::Adaptive {
                 eps_bias: Range::NonNegative.check("eps_bias", e)?,

@@ -494,6 +494,23 @@ impl Study for Tuning {
         "runs.parquet"
     }
 
+    /// Every tuner's guarantee on the first variant's first instance: a tuner whose capability
+    /// the workload lacks (dp-gibo on synthetic-gp) fails here, before any cell runs.
+    fn check(&self) -> std::result::Result<(), (String, Error)> {
+        let noise = self.workload.default_noise().unwrap_or(1.0);
+        let w = self
+            .workload
+            .instance(0, self.seed, 0, noise)
+            .map_err(|e| ("workload".to_string(), e))?;
+        for (i, entry) in self.tuners.iter().enumerate() {
+            entry
+                .tuner
+                .guarantee(w.as_ref(), self.delta, &self.accountant)
+                .map_err(|e| (format!("tuners[{i}]"), e))?;
+        }
+        Ok(())
+    }
+
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report(header, self, &t, dir)

@@ -1,0 +1,339 @@
+//! The harness is safe with a user's files and says what is wrong in one line (issue 15's
+//! numbered cases): every case exits 2 (never 101), loses nothing, and mixes nothing.
+
+use dptune::sim::table::Table;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod common;
+
+fn dptune(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn dptune_env(args: &[&str], key: &str, value: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args)
+        .env(key, value)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).to_string()
+}
+
+/// A user error: exit 2 and one line on stderr containing `needle`.
+fn refused(o: &Output, needle: &str) {
+    let e = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "one line: {e}");
+    assert!(e.contains(needle), "`{e}` lacks `{needle}`");
+}
+
+/// A small tuning file with different smoke and paper repetitions; `extra` is appended.
+fn tiny(dir: &Path, name: &str, extra: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            r#"name = "tiny"
+kind = "tuning"
+seed = 3
+seeds = 3
+[budget]
+epsilons = [1, 4]
+[workload]
+kind = "synthetic-gp"
+dims = [1]
+features = 16
+candidates = 10
+sensitivity = 0.01
+[[tuners]]
+tuner = "naive"
+[[tuners]]
+tuner = "liu-talwar"
+mean = 3
+[profile.smoke]
+seeds = 2
+{extra}"#
+        ),
+    )
+    .unwrap();
+    path
+}
+
+fn run(file: &Path, out: &Path, profile: &str) -> Output {
+    dptune(&[
+        "sim",
+        "run",
+        file.to_str().unwrap(),
+        "--profile",
+        profile,
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+fn read(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn runs(dir: &Path) -> Table {
+    Table::read_parquet(&dir.join("runs.parquet"))
+        .unwrap()
+        .without("wall_ms")
+}
+
+/// Case 1: `report` checks the manifest: another profile, an edited file, another experiment.
+#[test]
+fn report_refuses_results_of_another_profile_configuration_or_experiment() {
+    let dir = common::temp_dir("safety-report");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    assert!(run(&file, &out, "smoke").status.success());
+    let md = out.join("tiny/regret-d1.md");
+    let before = read(&md);
+    let o = dptune(&[
+        "sim",
+        "report",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    refused(&o, "pass --profile smoke");
+    assert_eq!(read(&md), before, "nothing overwritten");
+    // The same profile regenerates.
+    let o = dptune(&[
+        "sim",
+        "report",
+        file.to_str().unwrap(),
+        "--profile",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // An edited file (more repetitions) no longer matches its results.
+    let edited = tiny(&dir, "tiny", "").to_str().unwrap().to_string();
+    std::fs::write(&edited, std::fs::read_to_string(&edited).unwrap().replace("seeds = 2", "seeds = 5")).unwrap();
+    let o = dptune(&["sim", "report", &edited, "--profile", "smoke", "--out", out.to_str().unwrap()]);
+    refused(&o, "changed since");
+    assert_eq!(read(&md), before);
+    // Another experiment (a curves file) named like it.
+    let curves = dir.join("curves.toml");
+    std::fs::write(
+        &curves,
+        "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n",
+    )
+    .unwrap();
+    let o = dptune(&["sim", "report", curves.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    refused(&o, "not of");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Case 2: switching profile moves the other profile's results aside (and back), never deletes.
+#[test]
+fn another_profile_moves_results_aside_and_back() {
+    let dir = common::temp_dir("safety-aside");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    assert!(run(&file, &out, "paper").status.success());
+    let paper = read(&out.join("tiny/runs.parquet"));
+    let paper_md = read(&out.join("tiny/regret-d1.md"));
+    let o = run(&file, &out, "smoke");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("moved to"), "{}", stderr(&o));
+    let aside: Vec<PathBuf> = std::fs::read_dir(out.join("tiny/superseded"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(aside.len(), 1);
+    assert_eq!(read(&aside[0].join("runs.parquet")), paper);
+    assert_eq!(read(&aside[0].join("regret-d1.md")), paper_md);
+    assert_eq!(runs(&out.join("tiny")).height(), 2 * 2 * 2, "smoke rows only");
+    let index = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(index.contains("profile `smoke`") && !index.contains("profile `paper`"));
+    // Back to paper: restored, not recomputed.
+    let o = run(&file, &out, "paper");
+    assert!(stderr(&o).contains("restored"), "{}", stderr(&o));
+    assert_eq!(read(&out.join("tiny/runs.parquet")), paper);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Cases 3, 4, 5: duplicate names, a README dptune did not write, duplicate budgets.
+#[test]
+fn duplicates_and_foreign_files_are_refused_before_anything_runs() {
+    let dir = common::temp_dir("safety-dup");
+    let a = tiny(&dir, "a", "");
+    let b = tiny(&dir, "b", "");
+    let out = dir.join("out");
+    let o = dptune(&["sim", "run", a.to_str().unwrap(), b.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    refused(&o, "also the name of");
+    assert!(!out.join("tiny").exists(), "nothing ran");
+    // A README.md that dptune did not write is never overwritten.
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("README.md"), "# my project\n").unwrap();
+    let o = run(&a, &out, "smoke");
+    refused(&o, "not written by dptune");
+    assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "# my project\n");
+    assert!(!out.join("tiny").exists(), "nothing ran");
+    // The same budget twice.
+    let twice = dir.join("twice.toml");
+    std::fs::write(&twice, std::fs::read_to_string(&a).unwrap().replace("[1, 4]", "[1, 1]")).unwrap();
+    let o = run(&twice, &dir.join("out2"), "smoke");
+    refused(&o, "listed twice");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+fn host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+/// Case 6: a live run of another configuration holds the folder; one of the same may share it.
+#[test]
+fn a_folder_in_use_by_another_configuration_is_refused() {
+    let dir = common::temp_dir("safety-lock");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    assert!(run(&file, &out, "smoke").status.success());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tiny/manifest.json")).unwrap())
+            .unwrap();
+    let hash = manifest["config_hash"].as_str().unwrap().to_string();
+    // This test process is alive: its lock counts.
+    let lock = out.join(format!("tiny/.lock.{}.{}", host(), std::process::id()));
+    std::fs::write(&lock, "0123456789abcdef").unwrap();
+    let o = run(&file, &out, "smoke");
+    refused(&o, "another dptune run");
+    std::fs::write(&lock, &hash).unwrap();
+    let o = run(&file, &out, "smoke");
+    assert!(o.status.success(), "same configuration shares: {}", stderr(&o));
+    // A lock of a dead process is stale and removed.
+    std::fs::remove_file(&lock).unwrap();
+    let dead = out.join(format!("tiny/.lock.{}.999999999", host()));
+    std::fs::write(&dead, "0123456789abcdef").unwrap();
+    assert!(run(&file, &out, "smoke").status.success());
+    assert!(!dead.exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Case 7: flipped bytes in a part or a merged table are detected and recomputed.
+#[test]
+fn damaged_parts_and_tables_are_recomputed() {
+    let dir = common::temp_dir("safety-damage");
+    let file = tiny(&dir, "tiny", "");
+    let clean = dir.join("clean");
+    assert!(run(&file, &clean, "smoke").status.success());
+    let want = runs(&clean.join("tiny"));
+    let out = dir.join("out");
+    let f = file.to_str().unwrap();
+    let o = dptune(&["sim", "run", f, "--profile", "smoke", "--quiet", "--shard", "1/2", "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let part = std::fs::read_dir(out.join("tiny/parts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .unwrap();
+    let flip = |path: &Path| {
+        let mut bytes = read(path);
+        let (mid, n) = (bytes.len() / 3, 200.min(bytes.len() / 3));
+        for b in &mut bytes[mid..mid + n] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(path, bytes).unwrap();
+    };
+    flip(&part);
+    let o = run(&file, &out, "smoke");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("damaged"), "{}", stderr(&o));
+    assert_eq!(runs(&out.join("tiny")), want);
+    // The merged table damaged after completion: merged again from the intact parts.
+    flip(&out.join("tiny/runs.parquet"));
+    assert!(run(&file, &out, "smoke").status.success());
+    assert_eq!(runs(&out.join("tiny")), want);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Cases 8, 9, 10: sizes bounded up front; errors located by line and column, typos in a
+/// profile table caught at either profile, capability errors before anything runs; the GP-UCB
+/// suite's constants settable.
+#[test]
+fn bad_files_fail_up_front_with_a_located_error() {
+    let dir = common::temp_dir("safety-files");
+    let out = dir.join("out");
+    let o_str = out.to_str().unwrap().to_string();
+    let check = |name: &str, text: String, needle: &str| {
+        let p = dir.join(format!("{name}.toml"));
+        std::fs::write(&p, text).unwrap();
+        let o = dptune(&["sim", "run", p.to_str().unwrap(), "--quiet", "--out", &o_str]);
+        refused(&o, needle);
+        assert!(!out.join("tiny").exists(), "{name}: nothing ran");
+    };
+    let base = std::fs::read_to_string(tiny(&dir, "base", "")).unwrap();
+    check("huge-seeds", base.replace("seeds = 3", "seeds = 9223372036854775807"), "too large");
+    check("many-seeds", base.replace("seeds = 3", "seeds = 1000000000"), "too large");
+    check(
+        "huge-batch",
+        base.replace("tuner = \"naive\"", "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1\nbatch = 100000"),
+        "tuners[0].batch",
+    );
+    check(
+        "syntax",
+        base.replace("seed = 3", "seed = = 3"),
+        "syntax.toml:3:",
+    );
+    check(
+        "profile-typo",
+        base.replace("[profile.smoke]\nseeds = 2", "[profile.smoke]\nsedes = 2"),
+        "profile-typo.toml:19:1: profile.smoke.sedes: unknown field",
+    );
+    check(
+        "capability",
+        base.replace("tuner = \"naive\"", "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1"),
+        "capability.toml",
+    );
+    let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000000\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n";
+    check("huge-sweep", sweep.to_string(), "sweep.points");
+    let suite = std::fs::read_to_string("sims/kusner-suite.toml").unwrap();
+    let p = dir.join("suite.toml");
+    std::fs::write(&p, format!("constants = \"strict\"\n{suite}")).unwrap();
+    dptune::sim::load(&p, dptune::sim::Profile::Smoke).expect("constants is settable");
+    // A root `profile` string cannot sit beside [profile.*] tables (TOML), so without them.
+    let own = suite.split("[profile.").next().unwrap();
+    std::fs::write(&p, format!("profile = \"strict\"\n{own}")).unwrap();
+    let e = dptune::sim::load(&p, dptune::sim::Profile::Smoke).err().unwrap().to_string();
+    assert!(e.contains("constants"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Case 11: results do not depend on `OPENBLAS_NUM_THREADS` (dptune sets one BLAS thread).
+#[test]
+fn results_do_not_depend_on_openblas_threads() {
+    let dir = common::temp_dir("safety-blas");
+    let file = "sims/gp-regression-random-search.toml";
+    let tables: Vec<Table> = ["1", "2"]
+        .iter()
+        .map(|n| {
+            let out = dir.join(format!("t{n}"));
+            let o = dptune_env(
+                &["sim", "run", file, "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()],
+                "OPENBLAS_NUM_THREADS",
+                n,
+            );
+            assert!(o.status.success(), "{}", stderr(&o));
+            runs(&out.join("gp-regression-random-search"))
+        })
+        .collect();
+    assert_eq!(tables[0], tables[1]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
