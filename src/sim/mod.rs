@@ -106,6 +106,11 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     let mut tables = vec![output];
     tables.extend(study.derived());
     if manifest.intact(&dir, &tables) {
+        if manifest.is_legacy() {
+            // Results of an older dptune: keep them, and record their checksums from now on.
+            manifest.complete(&dir, &tables);
+            manifest.write(&dir)?;
+        }
         return complete(&dir, output, &tables);
     }
     let units = study.units();

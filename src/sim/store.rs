@@ -211,6 +211,11 @@ impl Manifest {
         self.value[key].as_str()
     }
 
+    /// Written by a dptune before the runner recorded completion and checksums.
+    pub fn is_legacy(&self) -> bool {
+        self.value.get("complete").is_none()
+    }
+
     /// Written by a dptune that lists what it wrote (older manifests do not).
     fn lists_files(&self) -> bool {
         self.value["files"].is_array()
@@ -249,7 +254,7 @@ impl Manifest {
     /// Whether the run is complete and every merged table is intact. A manifest of an older
     /// dptune (no checksums) counts as complete when the tables exist.
     pub fn intact(&self, dir: &Path, tables: &[&str]) -> bool {
-        if !self.lists_files() {
+        if self.is_legacy() {
             return tables.iter().all(|t| dir.join(t).is_file());
         }
         self.value["complete"] == json!(true)
