@@ -34,9 +34,8 @@ fn figure_1_best_alpha_moves_with_the_outliers() {
         d.best_alpha, d_prime.best_alpha,
         "the best α is the same with and without outliers"
     );
-    let at = |c: &svm_alpha::Curve, alpha: f64| {
-        *c.points.iter().find(|p| p.alpha == alpha).unwrap()
-    };
+    let at =
+        |c: &svm_alpha::Curve, alpha: f64| *c.points.iter().find(|p| p.alpha == alpha).unwrap();
     let (best, first) = (at(d_prime, d_prime.best_alpha), at(d_prime, d.best_alpha));
     let se = ((best.sd.powi(2) + first.sd.powi(2)) / s.seeds as f64).sqrt();
     assert!(best.mean - first.mean > 2.0 * se, "{best:?} vs {first:?}");

@@ -458,7 +458,11 @@ fn malformed_experiment_files_name_file_field_and_reason() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("tuners[0]"), "{stderr}");
     // Located by line and column: `tuner = "grid-search"` is the first tuner's line.
-    let line = base.lines().position(|l| l.contains("tuner = \"naive\"")).unwrap() + 1;
+    let line = base
+        .lines()
+        .position(|l| l.contains("tuner = \"naive\""))
+        .unwrap()
+        + 1;
     assert!(
         stderr.contains(&format!("unknown-tuner.toml:{line}:1: tuners[0].tuner")),
         "{stderr}"

@@ -53,7 +53,12 @@ fn every_kind_resumes_after_a_kill_and_shards_merge_to_one_run() {
         let exp = load(file, Profile::Smoke).unwrap();
         let dir = root.join(kind.name);
         let opts = |out: &str, shard: &str| {
-            common::options(Profile::Smoke, &dir.join(out), 2, Shard::parse(shard).unwrap())
+            common::options(
+                Profile::Smoke,
+                &dir.join(out),
+                2,
+                Shard::parse(shard).unwrap(),
+            )
         };
         let whole = tables(run(&exp, &opts("whole", "1/1")).unwrap());
         let first = run(&exp, &opts("sharded", "1/2")).unwrap();
@@ -131,10 +136,19 @@ fn the_sims_index_matches_the_files_and_the_registry() {
         assert!(index.contains(&row), "sims/README.md lacks `{row}`");
         listed += 1;
     }
-    let rows = index.lines().filter(|l| l.starts_with("| `") && l.contains(".toml` |")).count();
-    assert_eq!(rows, listed, "sims/README.md lists a file that is not in sims/");
+    let rows = index
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains(".toml` |"))
+        .count();
+    assert_eq!(
+        rows, listed,
+        "sims/README.md lists a file that is not in sims/"
+    );
     for kind in STUDIES {
         let row = format!("| `{}` | {} |", kind.name, kind.about);
-        assert!(index.contains(&row), "sims/README.md lacks the kind row `{row}`");
+        assert!(
+            index.contains(&row),
+            "sims/README.md lacks the kind row `{row}`"
+        );
     }
 }

@@ -120,8 +120,22 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
     assert!(o.status.success(), "{}", stderr(&o));
     // An edited file (more repetitions) no longer matches its results.
     let edited = tiny(&dir, "tiny", "").to_str().unwrap().to_string();
-    std::fs::write(&edited, std::fs::read_to_string(&edited).unwrap().replace("seeds = 2", "seeds = 5")).unwrap();
-    let o = dptune(&["sim", "report", &edited, "--profile", "smoke", "--out", out.to_str().unwrap()]);
+    std::fs::write(
+        &edited,
+        std::fs::read_to_string(&edited)
+            .unwrap()
+            .replace("seeds = 2", "seeds = 5"),
+    )
+    .unwrap();
+    let o = dptune(&[
+        "sim",
+        "report",
+        &edited,
+        "--profile",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     refused(&o, "changed since");
     assert_eq!(read(&md), before);
     // Another experiment (a curves file) named like it.
@@ -131,7 +145,13 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
         "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n",
     )
     .unwrap();
-    let o = dptune(&["sim", "report", curves.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = dptune(&[
+        "sim",
+        "report",
+        curves.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     refused(&o, "not of");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -155,7 +175,11 @@ fn another_profile_moves_results_aside_and_back() {
     assert_eq!(aside.len(), 1);
     assert_eq!(read(&aside[0].join("runs.parquet")), paper);
     assert_eq!(read(&aside[0].join("regret-d1.md")), paper_md);
-    assert_eq!(runs(&out.join("tiny")).height(), 2 * 2 * 2, "smoke rows only");
+    assert_eq!(
+        runs(&out.join("tiny")).height(),
+        2 * 2 * 2,
+        "smoke rows only"
+    );
     let index = std::fs::read_to_string(out.join("README.md")).unwrap();
     assert!(index.contains("profile `smoke`") && !index.contains("profile `paper`"));
     // Back to paper: restored, not recomputed.
@@ -172,7 +196,14 @@ fn duplicates_and_foreign_files_are_refused_before_anything_runs() {
     let a = tiny(&dir, "a", "");
     let b = tiny(&dir, "b", "");
     let out = dir.join("out");
-    let o = dptune(&["sim", "run", a.to_str().unwrap(), b.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    let o = dptune(&[
+        "sim",
+        "run",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     refused(&o, "also the name of");
     assert!(!out.join("tiny").exists(), "nothing ran");
     // A README.md that dptune did not write is never overwritten.
@@ -180,11 +211,20 @@ fn duplicates_and_foreign_files_are_refused_before_anything_runs() {
     std::fs::write(out.join("README.md"), "# my project\n").unwrap();
     let o = run(&a, &out, "smoke");
     refused(&o, "not written by dptune");
-    assert_eq!(std::fs::read_to_string(out.join("README.md")).unwrap(), "# my project\n");
+    assert_eq!(
+        std::fs::read_to_string(out.join("README.md")).unwrap(),
+        "# my project\n"
+    );
     assert!(!out.join("tiny").exists(), "nothing ran");
     // The same budget twice.
     let twice = dir.join("twice.toml");
-    std::fs::write(&twice, std::fs::read_to_string(&a).unwrap().replace("[1, 4]", "[1, 1]")).unwrap();
+    std::fs::write(
+        &twice,
+        std::fs::read_to_string(&a)
+            .unwrap()
+            .replace("[1, 4]", "[1, 1]"),
+    )
+    .unwrap();
     let o = run(&twice, &dir.join("out2"), "smoke");
     refused(&o, "listed twice");
     std::fs::remove_dir_all(dir).unwrap();
@@ -217,7 +257,11 @@ fn a_folder_in_use_by_another_configuration_is_refused() {
     refused(&o, "another dptune run");
     std::fs::write(&lock, &hash).unwrap();
     let o = run(&file, &out, "smoke");
-    assert!(o.status.success(), "same configuration shares: {}", stderr(&o));
+    assert!(
+        o.status.success(),
+        "same configuration shares: {}",
+        stderr(&o)
+    );
     // A lock of a dead process is stale and removed.
     std::fs::remove_file(&lock).unwrap();
     let dead = out.join(format!("tiny/.lock.{}.999999999", host()));
@@ -237,7 +281,18 @@ fn damaged_parts_and_tables_are_recomputed() {
     let want = runs(&clean.join("tiny"));
     let out = dir.join("out");
     let f = file.to_str().unwrap();
-    let o = dptune(&["sim", "run", f, "--profile", "smoke", "--quiet", "--shard", "1/2", "--out", out.to_str().unwrap()]);
+    let o = dptune(&[
+        "sim",
+        "run",
+        f,
+        "--profile",
+        "smoke",
+        "--quiet",
+        "--shard",
+        "1/2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let part = std::fs::read_dir(out.join("tiny/parts"))
         .unwrap()
@@ -275,16 +330,34 @@ fn bad_files_fail_up_front_with_a_located_error() {
     let check = |name: &str, text: String, needle: &str| {
         let p = dir.join(format!("{name}.toml"));
         std::fs::write(&p, text).unwrap();
-        let o = dptune(&["sim", "run", p.to_str().unwrap(), "--quiet", "--out", &o_str]);
+        let o = dptune(&[
+            "sim",
+            "run",
+            p.to_str().unwrap(),
+            "--quiet",
+            "--out",
+            &o_str,
+        ]);
         refused(&o, needle);
         assert!(!out.join("tiny").exists(), "{name}: nothing ran");
     };
     let base = std::fs::read_to_string(tiny(&dir, "base", "")).unwrap();
-    check("huge-seeds", base.replace("seeds = 3", "seeds = 9223372036854775807"), "too large");
-    check("many-seeds", base.replace("seeds = 3", "seeds = 1000000000"), "too large");
+    check(
+        "huge-seeds",
+        base.replace("seeds = 3", "seeds = 9223372036854775807"),
+        "too large",
+    );
+    check(
+        "many-seeds",
+        base.replace("seeds = 3", "seeds = 1000000000"),
+        "too large",
+    );
     check(
         "huge-batch",
-        base.replace("tuner = \"naive\"", "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1\nbatch = 100000"),
+        base.replace(
+            "tuner = \"naive\"",
+            "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1\nbatch = 100000",
+        ),
         "tuners[0].batch",
     );
     check(
@@ -299,7 +372,10 @@ fn bad_files_fail_up_front_with_a_located_error() {
     );
     check(
         "capability",
-        base.replace("tuner = \"naive\"", "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1"),
+        base.replace(
+            "tuner = \"naive\"",
+            "tuner = \"dp-gibo\"\nmu = 1\nsteps = 3\nclip = 1",
+        ),
         "capability.toml",
     );
     let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000000\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n";
@@ -311,7 +387,10 @@ fn bad_files_fail_up_front_with_a_located_error() {
     // A root `profile` string cannot sit beside [profile.*] tables (TOML), so without them.
     let own = suite.split("[profile.").next().unwrap();
     std::fs::write(&p, format!("profile = \"strict\"\n{own}")).unwrap();
-    let e = dptune::sim::load(&p, dptune::sim::Profile::Smoke).err().unwrap().to_string();
+    let e = dptune::sim::load(&p, dptune::sim::Profile::Smoke)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("constants"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -326,7 +405,16 @@ fn results_do_not_depend_on_openblas_threads() {
         .map(|n| {
             let out = dir.join(format!("t{n}"));
             let o = dptune_env(
-                &["sim", "run", file, "--profile", "smoke", "--quiet", "--out", out.to_str().unwrap()],
+                &[
+                    "sim",
+                    "run",
+                    file,
+                    "--profile",
+                    "smoke",
+                    "--quiet",
+                    "--out",
+                    out.to_str().unwrap(),
+                ],
                 "OPENBLAS_NUM_THREADS",
                 n,
             );

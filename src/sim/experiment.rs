@@ -93,18 +93,17 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
             reason: e.message().trim().to_string(),
         }
     })?;
-    let profiles = match root.remove("profile") {
-        None => toml::Table::new(),
-        Some(toml::Value::Table(t)) => t,
-        Some(_) => {
-            return Err(fail(
+    let profiles =
+        match root.remove("profile") {
+            None => toml::Table::new(),
+            Some(toml::Value::Table(t)) => t,
+            Some(_) => return Err(fail(
                 &file,
                 "profile",
                 "the root `profile` holds the [profile.smoke] / [profile.paper] override tables \
                  (a study's own choice of constants is `constants`)",
-            ))
-        }
-    };
+            )),
+        };
     for (name, table) in &profiles {
         if name != "smoke" && name != "paper" {
             return Err(fail(
@@ -223,7 +222,7 @@ fn span_of(text: &str, path: &str) -> Option<usize> {
             let DeValue::Array(a) = v.get_ref() else {
                 return found;
             };
-            let Some(el) = a.iter().nth(i) else {
+            let Some(el) = a.get(i) else {
                 return found;
             };
             found = Some(el.span().start);
@@ -262,7 +261,10 @@ mod tests {
     #[test]
     fn fields_are_located_by_line_and_column() {
         let text = "name = \"x\"\nseeds = 3\n[[tuners]]\ntuner = \"a\"\n[[tuners]]\n  mean = 5\n[profile.smoke]\nseeds = 0\n";
-        assert_eq!(span_of(text, "seeds").map(|s| line_column(text, s)), Some((2, 1)));
+        assert_eq!(
+            span_of(text, "seeds").map(|s| line_column(text, s)),
+            Some((2, 1))
+        );
         assert_eq!(
             span_of(text, "tuners[1].mean").map(|s| line_column(text, s)),
             Some((6, 3))
@@ -272,11 +274,7 @@ mod tests {
             Some((8, 1))
         );
         assert_eq!(span_of(text, "nothing"), None);
-        let e = locate(
-            fail("f.toml", "seeds", "bad"),
-            text,
-            Profile::Smoke,
-        );
+        let e = locate(fail("f.toml", "seeds", "bad"), text, Profile::Smoke);
         assert_eq!(e.to_string(), "f.toml:8:1: profile.smoke.seeds: bad");
         let e = locate(fail("f.toml", "seeds", "bad"), text, Profile::Paper);
         assert_eq!(e.to_string(), "f.toml:2:1: seeds: bad");

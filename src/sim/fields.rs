@@ -92,7 +92,9 @@ impl<'a> Fields<'a> {
         match value {
             Some(v) if v > max => Err(self.bad(
                 key,
-                &format!("{v} is too large: at most {max} (sizes are bounded so a run fits in memory)"),
+                &format!(
+                    "{v} is too large: at most {max} (sizes are bounded so a run fits in memory)"
+                ),
             )),
             v => Ok(v),
         }

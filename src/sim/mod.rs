@@ -142,11 +142,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     pool.install(|| {
         pending.par_iter().try_for_each(|&i| -> Result<()> {
             let rows = study.run_unit(&exp.name, i).map_err(|e| {
-                Error::Infeasible(format!(
-                    "{}: unit `{}`: {e}",
-                    exp.file.display(),
-                    units[i]
-                ))
+                Error::Infeasible(format!("{}: unit `{}`: {e}", exp.file.display(), units[i]))
             })?;
             parts.write(&units[i], &rows)?;
             progress.tick();
@@ -334,9 +330,10 @@ mod tests {
 
     #[test]
     fn a_new_study_runs_through_the_runner() {
-        let root: toml::Table = "name = \"coin\"\nkind = \"coin\"\nseed = 1\nseeds = 5\nflips = 1000"
-            .parse()
-            .unwrap();
+        let root: toml::Table =
+            "name = \"coin\"\nkind = \"coin\"\nseed = 1\nseeds = 5\nflips = 1000"
+                .parse()
+                .unwrap();
         let study = (COIN.parse)(&Fields::new("coin.toml", "", &root)).unwrap();
         let exp = Experiment {
             file: "coin.toml".into(),

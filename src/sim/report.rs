@@ -47,10 +47,10 @@ pub(crate) fn error_bars(points: &[(f64, Option<f64>)]) -> Option<Vec<(f64, f64)
         .collect()
 }
 
-
 /// The first line of every index dptune writes; an index without it was not written by dptune
 /// (older dptune indexes start with the second form).
-pub const INDEX_MARK: &str = "<!-- written by `dptune sim`: regenerated on every run; edits are lost -->";
+pub const INDEX_MARK: &str =
+    "<!-- written by `dptune sim`: regenerated on every run; edits are lost -->";
 const OLD_INDEX_START: &str = "# Results\n\nWritten by `dptune sim`";
 
 /// Refuses to overwrite `<out>/README.md` unless dptune wrote it.
@@ -248,4 +248,3 @@ mod tests {
         assert_eq!(pm((1.23456, None), 3), "1.235 (one repetition)");
     }
 }
-

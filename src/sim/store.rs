@@ -83,9 +83,11 @@ impl Parts {
     pub fn write(&self, key: &str, table: &super::table::Table) -> Result<()> {
         let stem = self.dir.join(format!("{}.parquet", Self::prefix(key)));
         let bytes = table.parquet_bytes(&stem)?;
-        let path = self
-            .dir
-            .join(format!("{}{}.parquet", Self::prefix(key), checksum_of(&bytes)));
+        let path = self.dir.join(format!(
+            "{}{}.parquet",
+            Self::prefix(key),
+            checksum_of(&bytes)
+        ));
         super::table::write_bytes(&path, &bytes)
     }
 }
@@ -108,7 +110,9 @@ fn remove_stale_temporaries(dir: &Path) {
 }
 
 fn pid_alive(pid: &str) -> bool {
-    !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()) && Path::new("/proc").join(pid).exists()
+    !pid.is_empty()
+        && pid.chars().all(|c| c.is_ascii_digit())
+        && Path::new("/proc").join(pid).exists()
 }
 
 fn hostname() -> String {
@@ -136,7 +140,10 @@ impl Lock {
         write_text(&mine, hash)?;
         let lock = Lock { path: mine };
         // Checked after writing our own, so two runs starting together see each other.
-        for e in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?.flatten() {
+        for e in std::fs::read_dir(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .flatten()
+        {
             let name = e.file_name().to_string_lossy().to_string();
             if e.path() == lock.path {
                 continue;
@@ -157,7 +164,11 @@ impl Lock {
                         "another dptune run (process {pid} on {}) is writing results of a \
                          different configuration here; wait for it to finish, or use another \
                          --out (if that run is gone, delete {})",
-                        if their_host.is_empty() { "an unknown host" } else { their_host },
+                        if their_host.is_empty() {
+                            "an unknown host"
+                        } else {
+                            their_host
+                        },
                         e.path().display()
                     ),
                 ));
@@ -182,7 +193,9 @@ pub struct Manifest {
 impl Manifest {
     pub fn read(dir: &Path) -> Option<Manifest> {
         let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
-        serde_json::from_str(&text).ok().map(|value| Manifest { value })
+        serde_json::from_str(&text)
+            .ok()
+            .map(|value| Manifest { value })
     }
 
     pub fn new(experiment: &super::Experiment) -> Manifest {
@@ -224,7 +237,11 @@ impl Manifest {
     pub fn files(&self) -> Vec<String> {
         self.value["files"]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 
@@ -260,7 +277,8 @@ impl Manifest {
         self.value["complete"] == json!(true)
             && tables.iter().all(|t| {
                 self.value["tables"][*t].as_str().is_some()
-                    && self.value["tables"][*t].as_str().map(String::from) == file_checksum(&dir.join(t))
+                    && self.value["tables"][*t].as_str().map(String::from)
+                        == file_checksum(&dir.join(t))
             })
     }
 }

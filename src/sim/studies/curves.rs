@@ -6,15 +6,15 @@ use super::StudyKind;
 use crate::accounting::{Accountant, Orders, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::selection::utility::{expected_quantile, success_probability};
+use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use std::path::{Path, PathBuf};
-use crate::selection::utility::{expected_quantile, success_probability};
-use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
 use rayon::prelude::*;
+use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     name: "curves",
@@ -85,7 +85,6 @@ pub struct TableSpec {
 
 /// The quantities a curve experiment records (columns of its parquet).
 pub const CURVE_QUANTITIES: &[&str] = &["order", "mean", "rdp", "epsilon", "quantile", "success"];
-
 
 fn parse(f: &Fields) -> Result<Curves> {
     let base = f
@@ -222,16 +221,13 @@ fn parse(f: &Fields) -> Result<Curves> {
     })
 }
 
-
-
-    /// One of the curve quantities (a column of `curves.parquet`).
+/// One of the curve quantities (a column of `curves.parquet`).
 fn quantity(f: &Fields, key: &'static str) -> Result<String> {
-        match f.string(key)? {
-            Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
-            _ => Err(f.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
-        }
+    match f.string(key)? {
+        Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
+        _ => Err(f.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
     }
-
+}
 
 /// The sweep's points (linear or log spaced) plus the table points, sorted, without repeats.
 pub fn sweep_values(c: &Curves) -> Vec<f64> {
@@ -371,7 +367,6 @@ fn format_quantity(quantity: &str, x: Option<f64>, digits: u32) -> String {
     }
 }
 
-
 fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let series = t.str("series")?;
     let x = t.f64(&c.plot.x)?;
@@ -477,7 +472,6 @@ fn quantity_name(q: &str, c: &Curves) -> String {
 fn axis_label(q: &str, c: &Curves) -> String {
     quantity_name(q, c)
 }
-
 
 /// One unit per series (each series' points are closed-form and cheap).
 impl Study for Curves {

@@ -7,15 +7,15 @@
 //! tracks the exact best loss so far, as the seed's figures do) and says so in its label.
 
 use super::StudyKind;
+use crate::error::{Error, Range, Result};
+use crate::gibo::{run, run_gd, Iteration};
+use crate::numeric::fmt_num;
+use crate::rng::stream;
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::error::{Error, Range, Result};
-use crate::gibo::{run, run_gd, Iteration};
-use crate::numeric::fmt_num;
-use crate::rng::stream;
 use crate::tuners::dp_gd::DpGd;
 use crate::tuners::dp_gibo::DpGibo;
 use crate::workloads::{require_per_user_losses, Workload, WorkloadSpec};
@@ -279,12 +279,7 @@ struct Columns {
 
 /// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% CI),
 /// and one table of final losses.
-fn report_paths(
-    exp: &Header,
-    p: &GiboPaths,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     let (step, evals, loss) = (t.u64("t")?, t.u64("evaluations")?, t.f64("oracle_loss")?);
     let (eps, excess) = (t.f64("epsilon")?, t.f64("excess_loss")?);

@@ -10,15 +10,15 @@
 //!   errors against Theorems 2, 4 and 6 at every ε (F2, F4).
 
 use super::StudyKind;
+use crate::error::{Range, Result};
+use crate::gp::{Kernel, KernelFamily};
+use crate::numeric::fmt_num;
+use crate::rng::{laplace, stream};
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Scale, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::error::{Range, Result};
-use crate::gp::{Kernel, KernelFamily};
-use crate::numeric::fmt_num;
-use crate::rng::{laplace, stream};
 use crate::tuners::gp_ucb::bounds::{
     exp_mech_log_weights, greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
 };
@@ -264,7 +264,8 @@ fn parse_suite(f: &Fields) -> Result<Suite> {
             .integer("evaluations", 2)?
             .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
         epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        profile: Profile::parse(f.string("constants")?.unwrap_or("paper")).map_err(|e| f.wrap(e))?,
+        profile: Profile::parse(f.string("constants")?.unwrap_or("paper"))
+            .map_err(|e| f.wrap(e))?,
         noise_free: noise_free(f)?,
         tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
     };
@@ -710,12 +711,7 @@ fn run_suite_config(experiment: &str, s: &Suite, ci: usize) -> Result<Table> {
 // ---------------------------------------------------------------------------------------------
 // Reports.
 
-fn report_bounds(
-    exp: &Header,
-    b: &Bounds,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report_bounds(exp: &Header, b: &Bounds, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let q = t.str("quantity")?;
     let tcol = t.u64("t")?;
@@ -864,12 +860,7 @@ fn report_bounds(
     Ok(files)
 }
 
-fn report_suite(
-    exp: &Header,
-    s: &Suite,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let eps0 = s.epsilons[0];
     let col = |name: &str| t.f64(name);

@@ -9,15 +9,15 @@
 //!   pool record (§4.3 "Neighbour").
 
 use super::StudyKind;
+use crate::data::{self, Standardiser};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::rng::{laplace, stream};
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::data::{self, Standardiser};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
-use crate::rng::{laplace, stream};
 use crate::tuners::lipschitz_gain::LipschitzGain;
 use crate::workloads::regularised_erm::{
     signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
@@ -27,7 +27,8 @@ use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     name: "lipschitz-gain-suite",
-    about: "spec 002 F5: Algorithm 3 on real data, release errors and worst-neighbour sensitivities",
+    about:
+        "spec 002 F5: Algorithm 3 on real data, release errors and worst-neighbour sensitivities",
     parse: |f| Ok(Box::new(parse(f)?)),
 };
 
@@ -337,12 +338,7 @@ impl Columns {
 }
 
 /// F5 plots and tables from the suite's table.
-fn report(
-    exp: &Header,
-    s: &LipschitzSuite,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report(exp: &Header, s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let col = |name: &str| t.f64(name);
     let (err, scale, dfs) = (col("abs_error")?, col("laplace_scale")?, col("delta_f")?);
@@ -530,7 +526,12 @@ impl Study for LipschitzSuite {
         jobs(self)
             .into_iter()
             .map(|(seed, loss, grid)| {
-                format!("{} | {} | {}", loss.name(), grid.name(), self.seed.wrapping_add(seed))
+                format!(
+                    "{} | {} | {}",
+                    loss.name(),
+                    grid.name(),
+                    self.seed.wrapping_add(seed)
+                )
             })
             .collect()
     }

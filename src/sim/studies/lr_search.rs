@@ -10,11 +10,6 @@
 //! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
 
 use super::StudyKind;
-use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, select, write_grid, Key};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
 use crate::accounting::Orders;
 use crate::data;
 use crate::error::{Error, Range, Result};
@@ -23,6 +18,11 @@ use crate::rng::stream;
 use crate::selection::bounds::Base;
 use crate::selection::calibrate::largest_mean;
 use crate::selection::count::CountFamily;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, pm, select, write_grid, Key};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
 use crate::workloads::PrivateTraining;
 use rand::Rng;
@@ -541,7 +541,10 @@ impl Study for LrSearch {
     }
 
     fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
-        Ok(vec![("searches.parquet", searches(experiment, self, &pool_of(merged)?)?)])
+        Ok(vec![(
+            "searches.parquet",
+            searches(experiment, self, &pool_of(merged)?)?,
+        )])
     }
 
     fn derived(&self) -> Vec<&'static str> {

@@ -8,11 +8,6 @@
 //! budgets.
 
 use super::StudyKind;
-use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{quantile, up, write_grid};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::{Accountant, RdpCurve};
 use crate::error::{Error, Range, Result};
@@ -20,6 +15,11 @@ use crate::numeric::fmt_num;
 use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{quantile, up, write_grid};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
@@ -287,12 +287,7 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
 
 /// Figure 1 (the walks in the step–u plane, grouped by path), Figure 2 (passes against M, and
 /// certified against ex-post ε_tune) and the statistics table.
-fn report_walks(
-    exp: &Header,
-    w: &Walks,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report_walks(exp: &Header, w: &Walks, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     files.extend(plot::draw(&walks_figure(w, t)?, &dir.join("fig1-walks"))?);
     let stats = pass_stats(w, t)?;
@@ -616,12 +611,7 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
 }
 
 /// Table 1: one row per (method, accountant), one column per (|S|, ε).
-fn report_budgets(
-    exp: &Header,
-    b: &Budgets,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report_budgets(exp: &Header, b: &Budgets, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let (method, accountant) = (t.str("method")?, t.str("accountant")?);
     let (size, eps, total, delta) = (
         t.u64("candidates")?,

@@ -9,15 +9,15 @@
 //! The seed leaves the learning rate, epochs and initialisation unstated: they are fields.
 
 use super::StudyKind;
+use crate::error::{Range, Result};
+use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
+use crate::numeric::fmt_num;
+use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::error::{Range, Result};
-use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
-use crate::numeric::fmt_num;
-use crate::rng::{normal, stream};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -247,12 +247,7 @@ pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<Curve>> {
 }
 
 /// Accuracy against α (two curves, 95% intervals) and the reproduction table.
-fn report(
-    exp: &Header,
-    s: &AlphaSweep,
-    t: &Table,
-    dir: &Path,
-) -> Result<Vec<PathBuf>> {
+fn report(exp: &Header, s: &AlphaSweep, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let sums = summary(s, t)?;
     let series = DATASETS

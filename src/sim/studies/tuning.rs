@@ -24,7 +24,8 @@ use std::time::Instant;
 
 pub const KIND: StudyKind = StudyKind {
     name: "tuning",
-    about: "tuners × workload variants × budgets × repetitions: regret, utility and privacy per tuner",
+    about:
+        "tuners × workload variants × budgets × repetitions: regret, utility and privacy per tuner",
     parse: |f| Ok(Box::new(parse(f)?)),
 };
 
@@ -49,7 +50,6 @@ pub struct TunerEntry {
     pub tuner: Box<dyn Tuner>,
 }
 
-
 fn parse(f: &Fields) -> Result<Tuning> {
     let seed = f.integer("seed", 0)?.unwrap_or(0);
     let seeds = f
@@ -64,10 +64,17 @@ fn parse(f: &Fields) -> Result<Tuning> {
                 .numbers("epsilons", Range::Positive)?
                 .ok_or_else(|| b.missing("epsilons", "a list of target ε > 0"))?;
             b.finish(&["epsilons"])?;
-            if let Some(e) = eps.iter().enumerate().find_map(|(i, e)| eps[..i].contains(e).then_some(e)) {
+            if let Some(e) = eps
+                .iter()
+                .enumerate()
+                .find_map(|(i, e)| eps[..i].contains(e).then_some(e))
+            {
                 return Err(b.bad(
                     "epsilons",
-                    &format!("{} is listed twice; each budget is one column of the results", fmt_num(*e)),
+                    &format!(
+                        "{} is listed twice; each budget is one column of the results",
+                        fmt_num(*e)
+                    ),
                 ));
             }
             eps.into_iter().map(Some).collect()
@@ -120,7 +127,6 @@ fn parse(f: &Fields) -> Result<Tuning> {
         tuners,
     })
 }
-
 
 /// One unit of work: every repetition of one tuner on one workload variant at one budget.
 #[derive(Clone, Debug, PartialEq)]
@@ -331,7 +337,6 @@ struct Summary {
     runs: f64,
 }
 
-
 fn summarise(t: &Table) -> Result<Vec<Summary>> {
     let (variant, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
     let (regret, utility, eps, noise, runs) = (
@@ -478,7 +483,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     }
     Ok(files)
 }
-
 
 impl Study for Tuning {
     fn units(&self) -> Vec<String> {
