@@ -521,7 +521,10 @@ fn every_shipped_experiment_file_is_valid_at_both_profiles() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "toml") {
             for profile in [Profile::Smoke, Profile::Paper] {
-                if let Err(e) = load(&p, profile) {
+                // Parsed, and the study's own check (what `sim run` does before any unit).
+                if let Err(e) =
+                    load(&p, profile).and_then(|exp| dptune::sim::experiment::check(&exp))
+                {
                     panic!("{e}");
                 }
             }

@@ -507,8 +507,15 @@ impl Study for Tuning {
             .instance(0, self.seed, 0, noise)
             .map_err(|e| ("workload".to_string(), e))?;
         for (i, entry) in self.tuners.iter().enumerate() {
-            entry
-                .tuner
+            // The tuner as the first budget configures it (see `setup`), without calibrating.
+            let written = entry.tuner.as_ref();
+            let own = self.budgets[0].and_then(|target| {
+                written
+                    .at_budget(target, self.delta)
+                    .or_else(|| written.own_share_at_budget(target, self.delta))
+            });
+            own.as_deref()
+                .unwrap_or(written)
                 .guarantee(w.as_ref(), self.delta, &self.accountant)
                 .map_err(|e| (format!("tuners[{i}]"), e))?;
         }
