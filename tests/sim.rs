@@ -471,22 +471,22 @@ fn malformed_experiment_files_name_file_field_and_reason() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Curve files: a `tables` entry that is not an array of tables, a series without its law, or
+/// Curve files: a `sweep_tables` entry that is not an array of tables, a series without its law, or
 /// an unknown plot column is an error, never ignored.
 #[test]
 fn malformed_curve_files_are_rejected() {
     let dir = temp_dir("curves");
     let file = std::fs::read_to_string("sims/ps-fig4-mean-vs-epsilon.toml").unwrap();
-    // Without its [[tables]] block, so that a root `tables = 3` is not a duplicate key.
-    let block = "[[tables]]\nquantity = \"epsilon\"\nat = [10, 100, 1000]\n";
+    // Without its [[sweep_tables]] block, so that a root `sweep_tables = 3` is not a duplicate key.
+    let block = "[[sweep_tables]]\nquantity = \"epsilon\"\nat = [10, 100, 1000]\n";
     assert!(file.contains(block));
     let base = file.replacen(block, "", 1);
     for (what, from, to, expected) in [
         (
-            "tables",
+            "sweep_tables",
             "delta = 1e-6",
-            "delta = 1e-6\ntables = 3",
-            "tables: must be a non-empty array",
+            "delta = 1e-6\nsweep_tables = 3",
+            "sweep_tables: must be a non-empty array",
         ),
         (
             "series",
@@ -532,4 +532,48 @@ fn every_shipped_experiment_file_is_valid_at_both_profiles() {
         }
     }
     assert!(n >= 6);
+}
+
+/// Declarative `[[plots]]` and `[[tables]]` in an experiment file are drawn after the study's
+/// own report, from its parquet: the table's cells are the means of the runs.
+#[test]
+fn declared_plots_and_tables_are_drawn_from_the_results() {
+    let dir = temp_dir("declarative");
+    let file = tiny_experiment(&dir, 3);
+    let text = std::fs::read_to_string(&file).unwrap()
+        + "[[plots]]\nname = \"my-regret\"\nx = \"target_epsilon\"\ny = \"regret\"\nseries = \"label\"\nfacet = \"variant\"\nx_scale = \"log\"\n\
+           [[tables]]\nname = \"my-utility\"\nrows = \"label\"\ncolumns = \"target_epsilon\"\nvalue = \"utility\"\naggregate = \"mean\"\ndigits = 6\nfilter = { variant = \"d=3\" }\n";
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let t = common::run_and_report(&file, Profile::Smoke, &out, 2);
+    let res = out.join("tiny");
+    for f in [
+        "my-regret-d1.png",
+        "my-regret-d3.svg",
+        "my-utility.md",
+        "my-utility.tex",
+    ] {
+        assert!(res.join(f).exists(), "{f}");
+    }
+    let (label, variant, target, utility) = (
+        t.str("label").unwrap(),
+        t.str("variant").unwrap(),
+        t.f64("target_epsilon").unwrap(),
+        t.f64("utility").unwrap(),
+    );
+    let mine: Vec<f64> = (0..t.height())
+        .filter(|&i| {
+            label[i] == "naive (every candidate)" && variant[i] == "d=3" && target[i] == Some(4.0)
+        })
+        .map(|i| utility[i].unwrap())
+        .collect();
+    assert_eq!(mine.len(), 3);
+    let mean = mine.iter().sum::<f64>() / 3.0;
+    let md = std::fs::read_to_string(res.join("my-utility.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| naive (every candidate) |"))
+        .unwrap();
+    assert!(row.ends_with(&format!("| {mean:.6} |")), "{row} vs {mean}");
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -7,6 +7,7 @@
 //! [1, 2]` changes only the dimensions). A file is validated at *both* profiles whichever one
 //! runs, so a typo in `[profile.smoke]` fails a paper run too. See `sims/README.md`.
 
+use super::declarative::{self, Outputs};
 use super::fields::{fail, fnv1a, Fields};
 use super::studies::{self, StudyKind};
 use super::study::{Header, Profile, Study};
@@ -25,6 +26,8 @@ pub struct Experiment {
     /// The registered kind (`kind` of the file).
     pub kind: &'static StudyKind,
     pub study: Box<dyn Study>,
+    /// The file's declarative `[[plots]]` and `[[tables]]`, drawn after the study's own report.
+    pub outputs: Outputs,
 }
 
 impl Experiment {
@@ -142,6 +145,7 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
         None => return Err(f.missing("kind", &studies::names())),
     };
     let study = (kind.parse)(&f)?;
+    let outputs = declarative::parse(&f)?;
     Ok(Experiment {
         file: path.to_path_buf(),
         name: name.to_string(),
@@ -150,6 +154,7 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
         config_hash,
         kind,
         study,
+        outputs,
     })
 }
 

@@ -252,7 +252,7 @@ impl<'a> Fields<'a> {
 
     /// Like `finish`, for the root table, whose common keys are checked by `load`.
     pub(crate) fn finish_some(&self, allowed: &[&str]) -> Result<()> {
-        let mut all = vec!["name", "title", "kind", "description"];
+        let mut all = vec!["name", "title", "kind", "description", "plots", "tables"];
         all.extend_from_slice(allowed);
         self.finish(&all)
     }

@@ -14,6 +14,7 @@
 //! `studies/` holds one file per kind and the registry; `experiment` loads a file through the
 //! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
+pub mod declarative;
 pub mod experiment;
 pub mod fields;
 pub mod plot;
@@ -243,7 +244,17 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             ),
         ));
     }
-    let files = study.report(&exp.header(), &dir)?;
+    let mut files = study.report(&exp.header(), &dir)?;
+    files.extend(
+        declarative::render(&exp.outputs, &dir, study.output(), &exp.title).map_err(|e| {
+            Error::Experiment {
+                file: exp.file.display().to_string(),
+                at: String::new(),
+                field: "(report)".into(),
+                reason: e.to_string(),
+            }
+        })?,
+    );
     manifest.add_files(&dir, &files);
     manifest.write(&dir)?;
     Ok(files)
@@ -343,6 +354,7 @@ mod tests {
             config_hash: 42,
             kind: &COIN,
             study,
+            outputs: Default::default(),
         };
         let out = std::env::temp_dir().join(format!("dptune-coin-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);

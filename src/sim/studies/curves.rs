@@ -171,7 +171,7 @@ fn parse(f: &Fields) -> Result<Curves> {
     p.finish(&["x", "y", "x_scale", "y_scale", "x_range", "y_range"])?;
     let mut tables = Vec::new();
     let mut table_at = Vec::new();
-    for tf in f.array("tables", false)? {
+    for tf in f.array("sweep_tables", false)? {
         let quantity = quantity(&tf, "quantity")?;
         let at = tf
             .numbers("at", Range::Positive)?
@@ -200,7 +200,7 @@ fn parse(f: &Fields) -> Result<Curves> {
         "success_m",
         "series",
         "plot",
-        "tables",
+        "sweep_tables",
     ])?;
     Ok(Curves {
         rho,

@@ -1,0 +1,564 @@
+//! Declarative figures and tables over any study's tidy output, so that a new figure is
+//! configuration, not code. Any experiment file may add
+//!
+//! ```toml
+//! [[plots]]
+//! name = "regret-by-budget"    # output stem: <name>.png/.svg (one per facet value: <name>-<value>)
+//! x = "target_epsilon"         # columns of the table
+//! y = "regret"
+//! series = "label"             # optional: one curve per value (in order of first appearance)
+//! facet = "variant"            # optional: one figure per value
+//! filter = { dim = 2 }         # optional: rows whose columns equal these values
+//! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), mean, median,
+//!                              # quantile:Q, or none (every row is a point)
+//! x_scale = "log"              # linear (default) or log; y_scale likewise
+//! table = "runs.parquet"       # default: the study's merged table
+//! title = "…"                  # default: the experiment's title
+//!
+//! [[tables]]
+//! name = "regret-table"        # <name>.md and <name>.tex
+//! rows = "label"
+//! columns = "target_epsilon"
+//! value = "regret"
+//! aggregate = "mean-ci"        # as above; digits = 3 by default
+//! ```
+//!
+//! Columns are checked against the table when the report is drawn (the table exists only then);
+//! a missing column is an error naming the entry, the column and the columns there are.
+
+use super::fields::Fields;
+use super::plot::{self, Figure, Scale, Series};
+use super::report::{mean_ci, pm, quantile, write_grid};
+use super::table::{Grid, Table, Values};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use std::path::{Path, PathBuf};
+
+/// How the rows of one (facet, series, x) group become one value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Aggregate {
+    MeanCi,
+    Mean,
+    Median,
+    Quantile(f64),
+    /// Every row is its own point (plots only).
+    None,
+}
+
+impl Aggregate {
+    fn parse(s: &str) -> Option<Aggregate> {
+        Some(match s {
+            "mean-ci" => Aggregate::MeanCi,
+            "mean" => Aggregate::Mean,
+            "median" => Aggregate::Median,
+            "none" => Aggregate::None,
+            q => {
+                let q: f64 = q.strip_prefix("quantile:")?.parse().ok()?;
+                if !(q > 0.0 && q <= 1.0) {
+                    return None;
+                }
+                Aggregate::Quantile(q)
+            }
+        })
+    }
+
+    /// The value and, for mean-ci, the half-width.
+    fn apply(&self, ys: &mut [f64]) -> (f64, Option<f64>) {
+        match self {
+            Aggregate::MeanCi => mean_ci(ys),
+            Aggregate::Mean => (mean_ci(ys).0, None),
+            Aggregate::Median => (quantile(ys, 0.5), None),
+            Aggregate::Quantile(q) => (quantile(ys, *q), None),
+            Aggregate::None => (ys[0], None),
+        }
+    }
+}
+
+/// Rows kept: every (column, value) must match.
+#[derive(Clone, Debug, PartialEq)]
+struct Filter(Vec<(String, Cell)>);
+
+/// One `[[plots]]` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlotSpec {
+    name: String,
+    table: Option<String>,
+    filter: Filter,
+    x: String,
+    y: String,
+    series: Option<String>,
+    facet: Option<String>,
+    aggregate: Aggregate,
+    x_log: bool,
+    y_log: bool,
+    title: Option<String>,
+}
+
+/// One `[[tables]]` entry.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TableSpec {
+    name: String,
+    table: Option<String>,
+    filter: Filter,
+    rows: String,
+    columns: String,
+    value: String,
+    aggregate: Aggregate,
+    digits: usize,
+    caption: Option<String>,
+}
+
+/// The declarative outputs of one experiment file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outputs {
+    plots: Vec<PlotSpec>,
+    tables: Vec<TableSpec>,
+}
+
+fn stem_name(f: &Fields, used: &mut Vec<String>) -> Result<String> {
+    let name = f
+        .string("name")?
+        .ok_or_else(|| f.missing("name", "the output file stem"))?;
+    if name.is_empty()
+        || name.len() > 100
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(f.bad("name", "1 to 100 letters, digits, - and _"));
+    }
+    if used.iter().any(|u| u == name) {
+        return Err(f.bad("name", &format!("`{name}` is used twice")));
+    }
+    used.push(name.to_string());
+    Ok(name.to_string())
+}
+
+fn column(f: &Fields, key: &'static str) -> Result<String> {
+    f.string(key)?
+        .map(str::to_string)
+        .ok_or_else(|| f.missing(key, "a column of the table"))
+}
+
+fn aggregate(f: &Fields) -> Result<Aggregate> {
+    match f.string("aggregate")? {
+        None => Ok(Aggregate::MeanCi),
+        Some(a) => Aggregate::parse(a).ok_or_else(|| {
+            f.bad(
+                "aggregate",
+                "mean-ci, mean, median, quantile:Q (0 < Q <= 1) or none",
+            )
+        }),
+    }
+}
+
+fn filter(f: &Fields) -> Result<Filter> {
+    let Some(t) = f.table("filter")? else {
+        return Ok(Filter(Vec::new()));
+    };
+    t.table
+        .iter()
+        .map(|(k, v)| match v {
+            toml::Value::String(s) => Ok((k.clone(), Cell::Str(s.clone()))),
+            toml::Value::Integer(i) => Ok((k.clone(), Cell::Num(*i as f64))),
+            toml::Value::Float(x) if x.is_finite() => Ok((k.clone(), Cell::Num(*x))),
+            toml::Value::Boolean(b) => Ok((k.clone(), Cell::Str(b.to_string()))),
+            _ => Err(t.bad(k, "a string, a finite number or a boolean")),
+        })
+        .collect::<Result<_>>()
+        .map(Filter)
+}
+
+/// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
+pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
+    let mut used = Vec::new();
+    let mut out = Outputs::default();
+    for p in f.array("plots", false)? {
+        let spec = PlotSpec {
+            name: stem_name(&p, &mut used)?,
+            table: p.string("table")?.map(str::to_string),
+            filter: filter(&p)?,
+            x: column(&p, "x")?,
+            y: column(&p, "y")?,
+            series: p.string("series")?.map(str::to_string),
+            facet: p.string("facet")?.map(str::to_string),
+            aggregate: aggregate(&p)?,
+            x_log: p.log_scale("x_scale")?,
+            y_log: p.log_scale("y_scale")?,
+            title: p.string("title")?.map(str::to_string),
+        };
+        p.finish(&[
+            "name",
+            "table",
+            "filter",
+            "x",
+            "y",
+            "series",
+            "facet",
+            "aggregate",
+            "x_scale",
+            "y_scale",
+            "title",
+        ])?;
+        out.plots.push(spec);
+    }
+    for t in f.array("tables", false)? {
+        let aggregate = aggregate(&t)?;
+        if aggregate == Aggregate::None {
+            return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
+        }
+        let spec = TableSpec {
+            name: stem_name(&t, &mut used)?,
+            table: t.string("table")?.map(str::to_string),
+            filter: filter(&t)?,
+            rows: column(&t, "rows")?,
+            columns: column(&t, "columns")?,
+            value: column(&t, "value")?,
+            aggregate,
+            digits: t
+                .number("digits", Range::NonNegative)?
+                .unwrap_or(3.0)
+                .min(12.0) as usize,
+            caption: t.string("caption")?.map(str::to_string),
+        };
+        t.finish(&[
+            "name",
+            "table",
+            "filter",
+            "rows",
+            "columns",
+            "value",
+            "aggregate",
+            "digits",
+            "caption",
+        ])?;
+        out.tables.push(spec);
+    }
+    Ok(out)
+}
+
+/// One cell of any column, for grouping and filtering.
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    Str(String),
+    Num(f64),
+    Missing,
+}
+
+impl Cell {
+    fn label(&self) -> String {
+        match self {
+            Cell::Str(s) => s.clone(),
+            Cell::Num(x) => fmt_num(*x),
+            Cell::Missing => "–".into(),
+        }
+    }
+    fn num(&self) -> Option<f64> {
+        match self {
+            Cell::Num(x) => Some(*x),
+            _ => None,
+        }
+    }
+}
+
+fn cells(t: &Table, name: &str, what: &str, file: &str) -> Result<Vec<Cell>> {
+    let Some((_, values)) = t.columns.iter().find(|(n, _)| n == name) else {
+        let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(Error::Infeasible(format!(
+            "{what}: no column `{name}` in {file} (its columns: {})",
+            names.join(", ")
+        )));
+    };
+    Ok(match values {
+        Values::Str(v) => v.iter().map(|s| Cell::Str(s.clone())).collect(),
+        Values::U64(v) => v.iter().map(|&x| Cell::Num(x as f64)).collect(),
+        Values::F64(v) => v
+            .iter()
+            .map(|x| x.map_or(Cell::Missing, Cell::Num))
+            .collect(),
+        Values::Bool(v) => v.iter().map(|b| Cell::Str(b.to_string())).collect(),
+    })
+}
+
+/// Distinct values in order of first appearance.
+fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
+    let mut out: Vec<Cell> = Vec::new();
+    for &i in rows {
+        if !out.contains(&v[i]) {
+            out.push(v[i].clone());
+        }
+    }
+    out
+}
+
+fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result<Vec<usize>> {
+    let mut rows: Vec<usize> = (0..t.height()).collect();
+    for (col, want) in &filter.0 {
+        let c = cells(t, col, what, file)?;
+        rows.retain(|&i| match (&c[i], want) {
+            (Cell::Num(a), Cell::Num(b)) => (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+            (a, b) => a == b,
+        });
+    }
+    Ok(rows)
+}
+
+fn slug(s: &str) -> String {
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .collect()
+}
+
+/// Draws the declared plots and tables from the parquet in `dir`; `default_table` is the
+/// study's merged table and `title` the experiment's.
+pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    let read = |name: &Option<String>| -> Result<(Table, String)> {
+        let file = name.clone().unwrap_or_else(|| default_table.to_string());
+        Ok((Table::read_parquet(&dir.join(&file))?, file))
+    };
+    for (k, p) in o.plots.iter().enumerate() {
+        let what = format!("plots[{k}] ({})", p.name);
+        let (t, file) = read(&p.table)?;
+        let rows = kept(&t, &p.filter, &what, &file)?;
+        let (x, y) = (
+            cells(&t, &p.x, &what, &file)?,
+            cells(&t, &p.y, &what, &file)?,
+        );
+        let series = match &p.series {
+            Some(s) => cells(&t, s, &what, &file)?,
+            None => vec![Cell::Str(p.y.clone()); t.height()],
+        };
+        let facet = match &p.facet {
+            Some(f) => Some(cells(&t, f, &what, &file)?),
+            None => None,
+        };
+        let facets = facet.as_ref().map_or(vec![None], |f| {
+            distinct(f, &rows).into_iter().map(Some).collect()
+        });
+        for fv in facets {
+            let here: Vec<usize> = rows
+                .iter()
+                .copied()
+                .filter(|&i| match (&fv, &facet) {
+                    (Some(v), Some(f)) => f[i] == *v,
+                    _ => true,
+                })
+                .collect();
+            let mut curves = Vec::new();
+            for s in distinct(&series, &here) {
+                let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
+                let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
+                for &i in &mine {
+                    let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+                        continue;
+                    };
+                    match groups
+                        .iter_mut()
+                        .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
+                    {
+                        Some(g) => g.1.push(yi),
+                        None => groups.push((xi, vec![yi])),
+                    }
+                }
+                groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let agg: Vec<(f64, (f64, Option<f64>))> = groups
+                    .into_iter()
+                    .map(|(xi, mut ys)| (xi, p.aggregate.apply(&mut ys)))
+                    .collect();
+                curves.push(Series {
+                    label: s.label(),
+                    points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
+                    errors: super::report::error_bars(
+                        &agg.iter().map(|(_, a)| *a).collect::<Vec<_>>(),
+                    )
+                    .filter(|_| p.aggregate == Aggregate::MeanCi),
+                    scatter: p.aggregate == Aggregate::None,
+                });
+            }
+            let base = p.title.clone().unwrap_or_else(|| title.to_string());
+            let (fig_title, stem) = match &fv {
+                Some(v) => (
+                    format!("{base} ({})", v.label()),
+                    format!("{}-{}", p.name, slug(&v.label())),
+                ),
+                None => (base, p.name.clone()),
+            };
+            let agg_name = match p.aggregate {
+                Aggregate::MeanCi => " (mean, 95% CI)",
+                Aggregate::Mean => " (mean)",
+                Aggregate::Median => " (median)",
+                Aggregate::Quantile(_) | Aggregate::None => "",
+            };
+            let fig = Figure {
+                title: fig_title,
+                x_label: p.x.clone(),
+                y_label: format!("{}{agg_name}", p.y),
+                x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
+                y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
+                x_range: None,
+                y_range: None,
+                series: curves,
+                hline: None,
+            };
+            files.extend(
+                plot::draw(&fig, &dir.join(&stem))
+                    .map_err(|e| Error::Infeasible(format!("{what}: {e}")))?,
+            );
+        }
+    }
+    for (k, s) in o.tables.iter().enumerate() {
+        let what = format!("tables[{k}] ({})", s.name);
+        let (t, file) = read(&s.table)?;
+        let rows = kept(&t, &s.filter, &what, &file)?;
+        let (r, c, v) = (
+            cells(&t, &s.rows, &what, &file)?,
+            cells(&t, &s.columns, &what, &file)?,
+            cells(&t, &s.value, &what, &file)?,
+        );
+        let (row_keys, col_keys) = (distinct(&r, &rows), distinct(&c, &rows));
+        let mut header = vec![s.rows.clone()];
+        header.extend(
+            col_keys
+                .iter()
+                .map(|k| format!("{}={}", s.columns, k.label())),
+        );
+        let body = row_keys
+            .iter()
+            .map(|rk| {
+                std::iter::once(rk.label())
+                    .chain(col_keys.iter().map(|ck| {
+                        let mut ys: Vec<f64> = rows
+                            .iter()
+                            .filter(|&&i| r[i] == *rk && c[i] == *ck)
+                            .filter_map(|&i| v[i].num())
+                            .collect();
+                        if ys.is_empty() {
+                            return "–".into();
+                        }
+                        let a = s.aggregate.apply(&mut ys);
+                        if s.aggregate == Aggregate::MeanCi {
+                            pm(a, s.digits)
+                        } else {
+                            format!("{:.*}", s.digits, a.0)
+                        }
+                    }))
+                    .collect()
+            })
+            .collect();
+        let agg = match s.aggregate {
+            Aggregate::MeanCi => "mean ± 95% CI".to_string(),
+            Aggregate::Mean => "mean".into(),
+            Aggregate::Median => "median".into(),
+            Aggregate::Quantile(q) => format!("{q}-quantile"),
+            Aggregate::None => unreachable!("rejected when parsed"),
+        };
+        let grid = Grid {
+            caption: s.caption.clone().unwrap_or_else(|| {
+                format!(
+                    "{title}: {} ({agg}) by {} and {}",
+                    s.value, s.rows, s.columns
+                )
+            }),
+            header,
+            rows: body,
+        };
+        write_grid(&grid, &dir.join(&s.name), &mut files)?;
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(text: &str) -> Result<Outputs> {
+        let root: toml::Table = text.parse().unwrap();
+        parse(&Fields::new("f.toml", "", &root))
+    }
+
+    #[test]
+    fn declared_plots_and_tables_aggregate_the_tidy_table() {
+        let dir = std::env::temp_dir().join(format!("dptune-declarative-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = Table::default()
+            .with(
+                "label",
+                Values::Str(["a", "a", "a", "b", "b", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "eps",
+                Values::F64(vec![
+                    Some(1.0),
+                    Some(1.0),
+                    Some(2.0),
+                    Some(1.0),
+                    Some(2.0),
+                    Some(2.0),
+                ]),
+            )
+            .with(
+                "regret",
+                Values::F64(vec![
+                    Some(1.0),
+                    Some(3.0),
+                    Some(5.0),
+                    Some(7.0),
+                    Some(8.0),
+                    Some(10.0),
+                ]),
+            )
+            .with("dim", Values::U64(vec![1, 1, 1, 2, 2, 2]));
+        t.write_parquet(&dir.join("runs.parquet")).unwrap();
+        let o = outputs(
+            "[[plots]]\nname = \"p\"\nx = \"eps\"\ny = \"regret\"\nseries = \"label\"\nfacet = \"dim\"\n\
+             [[tables]]\nname = \"t\"\nrows = \"label\"\ncolumns = \"eps\"\nvalue = \"regret\"\naggregate = \"median\"\ndigits = 1\n\
+             [[tables]]\nname = \"u\"\nrows = \"label\"\ncolumns = \"eps\"\nvalue = \"regret\"\nfilter = { dim = 1 }\n",
+        )
+        .unwrap();
+        let files = render(&o, &dir, "runs.parquet", "T").unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        for want in ["p-1.png", "p-2.svg", "t.md", "u.tex"] {
+            assert!(names.contains(&want.to_string()), "{want} in {names:?}");
+        }
+        // Medians: a at ε=1 of {1, 3} (nearest rank: 1), at 2: 5; b at 1: 7, at 2 of {8, 10}: 8.
+        let md = std::fs::read_to_string(dir.join("t.md")).unwrap();
+        assert!(md.contains("| a | 1.0 | 5.0 |"), "{md}");
+        assert!(md.contains("| b | 7.0 | 8.0 |"), "{md}");
+        // Mean ± CI, filtered to dim = 1: a at ε=1 is 2 ± 1.96; one value has no interval.
+        let md = std::fs::read_to_string(dir.join("u.md")).unwrap();
+        assert!(
+            md.contains("| a | 2.000 ± 1.960 | 5.000 (one repetition) |"),
+            "{md}"
+        );
+        assert!(!md.contains("| b |"), "{md}");
+        // A missing column is named, with the columns there are.
+        let bad = outputs("[[plots]]\nname = \"q\"\nx = \"eps\"\ny = \"regrett\"\n").unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plots[0] (q): no column `regrett`") && e.contains("label, eps"),
+            "{e}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_entries_are_rejected_when_parsed() {
+        for (text, field) in [
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\n", "plots[0].y"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\naggregate = \"mode\"\n", "plots[0].aggregate"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nz = 1\n", "plots[0].z"),
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\naggregate = \"none\"\n", "tables[0].aggregate"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n", "tables[0].name"),
+            ("[[plots]]\nname = \"../p\"\nx = \"a\"\ny = \"b\"\n", "plots[0].name"),
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+}
