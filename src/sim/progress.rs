@@ -41,7 +41,7 @@ impl Progress {
             let filled = (done * width / total) as usize;
             let _ = write!(
                 err,
-                "\r{} [{}{}] {done}/{total} cells, {elapsed:.0} s, ETA {eta:.0} s ",
+                "\r{} [{}{}] {done}/{total} units, {elapsed:.0} s, ETA {eta:.0} s ",
                 self.label,
                 "#".repeat(filled),
                 " ".repeat(width as usize - filled)
@@ -53,7 +53,7 @@ impl Progress {
             let decile = done * 10 / total;
             if decile > s.1 || done == total {
                 s.1 = decile;
-                let _ = writeln!(err, "{}: {done}/{total} cells, {elapsed:.0} s", self.label);
+                let _ = writeln!(err, "{}: {done}/{total} units, {elapsed:.0} s", self.label);
             }
         }
     }
