@@ -378,6 +378,15 @@ fn bad_files_fail_up_front_with_a_located_error() {
         ),
         "capability.toml",
     );
+    // A field only the run reads (propose-test's fallback index) is checked and located first.
+    check(
+        "fallback",
+        base.replace(
+            "tuner = \"naive\"",
+            "tuner = \"propose-test\"\nshards = 1\ngranularity = 0.1\ntune_share = 0.5\nfallback = 99",
+        ),
+        "tuners[0].fallback: invalid fallback = 99",
+    );
     let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000000\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n";
     check("huge-sweep", sweep.to_string(), "sweep.points");
     let suite = std::fs::read_to_string("sims/kusner-suite.toml").unwrap();

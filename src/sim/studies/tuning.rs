@@ -517,7 +517,13 @@ impl Study for Tuning {
             own.as_deref()
                 .unwrap_or(written)
                 .guarantee(w.as_ref(), self.delta, &self.accountant)
-                .map_err(|e| (format!("tuners[{i}]"), e))?;
+                .map_err(|e| match e {
+                    // Blame the tuner's own field (`tuners[8].fallback`) when it has one.
+                    Error::InvalidParameter { name, .. } if name != "noise" => {
+                        (format!("tuners[{i}].{name}"), e)
+                    }
+                    e => (format!("tuners[{i}]"), e),
+                })?;
         }
         Ok(())
     }
