@@ -6,9 +6,9 @@ use crate::accounting::{
     DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range};
-use crate::numeric::{fmt_num, round_up_decimals, round_up_sig};
+use crate::numeric::{fmt_num, fmt_up_sig, round_up_decimals};
 use crate::selection::bounds::bound_name;
-use crate::selection::calibrate::largest_mean;
+use crate::selection::calibrate::{largest_mean, MAX_MEAN};
 use crate::selection::{repeat_select, Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 #[command(
     name = "dptune",
     version,
-    about = "Differentially private hyperparameter tuning"
+    about = "Differentially private hyperparameter tuning",
+    arg_required_else_help = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -97,13 +98,13 @@ enum Account {
     /// DP-SGD: Poisson-subsampled Gaussian steps (add/remove-one neighbours).
     Dpsgd {
         /// Poisson sampling rate q, in (0, 1].
-        #[arg(long, allow_negative_numbers = true, value_parser = unit_excluding_zero)]
+        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero)]
         sampling_rate: f64,
         /// Noise standard deviation divided by the clipping norm, > 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         noise_multiplier: f64,
         /// Number of steps, ≥ 1.
-        #[arg(long, allow_negative_numbers = true, value_parser = steps)]
+        #[arg(long, allow_hyphen_values = true, value_parser = steps)]
         steps: u64,
         #[command(flatten)]
         target: Target,
@@ -113,7 +114,7 @@ enum Account {
     /// ρ-zCDP.
     Zcdp {
         /// ρ ≥ 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+        #[arg(long, allow_hyphen_values = true, value_parser = non_negative)]
         rho: f64,
         #[command(flatten)]
         target: Target,
@@ -123,10 +124,10 @@ enum Account {
     /// The Gaussian mechanism N(f(x), σ²) for a query of ℓ2-sensitivity Δ.
     Gaussian {
         /// ℓ2-sensitivity Δ > 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         sensitivity: f64,
         /// Noise standard deviation σ > 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         sigma: f64,
         #[command(flatten)]
         target: Target,
@@ -136,7 +137,7 @@ enum Account {
     /// μ-Gaussian DP, converted exactly (Dong–Roth–Su).
     Gdp {
         /// μ > 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         mu: f64,
         #[command(flatten)]
         target: Target,
@@ -154,16 +155,16 @@ enum Account {
         #[arg(long, value_parser = parse_family)]
         dist: CountFamily,
         /// E[K] (> 1 for the TNB family; an integer for fixed).
-        #[arg(long, allow_negative_numbers = true, value_parser = positive, required_unless_present = "target_epsilon")]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive, required_unless_present = "target_epsilon")]
         mean: Option<f64>,
         /// Never run more than N times (K conditioned on K <= N, Lemma 22).
         #[arg(long, value_parser = steps)]
         truncate: Option<u64>,
         /// δ in (0, 1).
-        #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+        #[arg(long, allow_hyphen_values = true, value_parser = open_unit)]
         delta: f64,
         /// Instead of ε at --mean: the largest mean whose guarantee is at most this ε.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive, conflicts_with = "mean")]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive, conflicts_with = "mean")]
         target_epsilon: Option<f64>,
         #[command(flatten)]
         rdp: RdpOptions,
@@ -171,16 +172,16 @@ enum Account {
     /// The smallest DP-SGD noise multiplier that meets a target (ε, δ).
     CalibrateDpsgd {
         /// Poisson sampling rate q, in (0, 1].
-        #[arg(long, allow_negative_numbers = true, value_parser = unit_excluding_zero)]
+        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero)]
         sampling_rate: f64,
         /// Number of steps, ≥ 1.
-        #[arg(long, allow_negative_numbers = true, value_parser = steps)]
+        #[arg(long, allow_hyphen_values = true, value_parser = steps)]
         steps: u64,
         /// Target ε > 0.
-        #[arg(long, allow_negative_numbers = true, value_parser = positive)]
+        #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         epsilon: f64,
         /// Target δ in (0, 1).
-        #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+        #[arg(long, allow_hyphen_values = true, value_parser = open_unit)]
         delta: f64,
         #[command(flatten)]
         rdp: RdpOptions,
@@ -192,10 +193,10 @@ enum Account {
 #[group(required = true, multiple = false)]
 struct Target {
     /// δ in (0, 1): report the smallest ε.
-    #[arg(long, allow_negative_numbers = true, value_parser = open_unit)]
+    #[arg(long, allow_hyphen_values = true, value_parser = open_unit)]
     delta: Option<f64>,
     /// ε ≥ 0: report the smallest δ.
-    #[arg(long, allow_negative_numbers = true, value_parser = non_negative)]
+    #[arg(long, allow_hyphen_values = true, value_parser = non_negative)]
     epsilon: Option<f64>,
 }
 
@@ -350,36 +351,80 @@ where
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            use clap::error::ErrorKind::{DisplayHelp, DisplayVersion};
-            if matches!(e.kind(), DisplayHelp | DisplayVersion) {
-                print!("{e}");
-                return 0;
-            }
-            eprintln!("{}", one_line(&e.to_string()));
-            return 2;
+            use clap::error::ErrorKind::{
+                DisplayHelp, DisplayHelpOnMissingArgumentOrSubcommand, DisplayVersion,
+            };
+            return match e.kind() {
+                DisplayHelp | DisplayVersion => write_out(&e.to_string(), false),
+                // A bare `dptune` (or `dptune account`): the usage, as a user error.
+                DisplayHelpOnMissingArgumentOrSubcommand => {
+                    write_err(&e.to_string());
+                    2
+                }
+                _ => {
+                    write_err(&one_line(&e.to_string()));
+                    2
+                }
+            };
         }
     };
     match execute(cli) {
-        Ok(text) => {
-            println!("{text}");
-            0
-        }
+        Ok(text) => write_out(&text, true),
         Err(e) => {
-            eprintln!("error: {}", one_line(&e.to_string()));
+            write_err(&format!("error: {}", one_line(&e.to_string())));
             exit_code(&e)
         }
     }
 }
 
-/// 2 for a user error (bad input, a results folder that cannot be used as asked), 1 when the
-/// request was valid but could not be carried out (an I/O failure, an infeasible target).
+/// Writes the result to stdout; the exit code. A reader that went away (`dptune … | head`) is
+/// not an error of ours (exit 0, nothing more written); a full disk or another write failure is
+/// one line on stderr and exit 1. Never a panic.
+fn write_out(text: &str, newline: bool) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let written = out
+        .write_all(text.as_bytes())
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
+        .and_then(|()| out.flush());
+    match written {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            write_err(&format!("error: cannot write the output: {e}"));
+            1
+        }
+    }
+}
+
+/// A line on stderr; a closed stderr is ignored (there is nowhere left to say it).
+fn write_err(line: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err
+        .write_all(line.trim_end().as_bytes())
+        .and_then(|()| err.write_all(b"\n"));
+}
+
+/// 2 for every user error: bad input, a request no parameter can meet, a capability the
+/// workload lacks, a results folder that cannot be used as asked. 1 when a valid request
+/// failed: an I/O failure or a numerical one.
 fn exit_code(e: &Error) -> i32 {
     match e {
         Error::InvalidParameter { .. }
+        | Error::Infeasible(_)
+        | Error::MissingCapability { .. }
+        | Error::UnknownKey { .. }
         | Error::Experiment { .. }
         | Error::Data { .. }
         | Error::Results { .. } => 2,
-        Error::Infeasible(_) | Error::Io { .. } => 1,
+        Error::Numerical(_) | Error::Io { .. } => 1,
     }
 }
 
@@ -531,19 +576,31 @@ fn repeat_select_command(
     let mean = match target_epsilon {
         Some(target) => {
             let c = largest_mean(&base, family, truncate, target, delta, orders)?;
+            // At the search's cap the target does not bind: say so, never call it the optimum.
+            let capped = c.value >= MAX_MEAN;
             if options.json {
                 let out = json!({"mean": c.value, "epsilon": c.bound.epsilon, "delta": delta,
                     "order": c.bound.order, "accountant": accountant.name(), "target_epsilon": target,
-                    "dist": family.name(), "truncate": truncate, "base_epsilon": base_bound.epsilon});
+                    "dist": family.name(), "truncate": truncate, "base_epsilon": base_bound.epsilon,
+                    "capped": capped});
                 return Ok(out.to_string());
             }
+            let answer = if capped {
+                format!(
+                    "at least {}: the search stops at that cap, and even a mean of {} stays within the target",
+                    fmt_num(MAX_MEAN),
+                    fmt_num(MAX_MEAN)
+                )
+            } else {
+                fmt_num(c.value)
+            };
             return Ok(format!(
                 "The largest mean number of runs with K ~ {} over {} that stays within (ε = {}, δ = {}) is {} (ε = {}).\n  protects: {}\n  accountant: {} (best order λ = {})",
                 family.name(),
                 spec.description,
                 fmt_num(target),
                 fmt_num(delta),
-                fmt_num(c.value),
+                answer,
                 fmt_epsilon(c.bound.epsilon),
                 spec.protects,
                 describe_accountant(&accountant),
@@ -657,7 +714,7 @@ fn report(
         return Ok(out.to_string());
     }
     let delta = if delta_was_computed {
-        format!("{:e}", round_up_sig(bound.delta, 7))
+        fmt_up_sig(bound.delta, 7)
     } else {
         fmt_num(bound.delta)
     };
@@ -673,9 +730,14 @@ fn report(
     ))
 }
 
-/// ε for people: rounded up (never down) to 6 decimals.
+/// ε for people, rounded up (never down): to 6 decimals, or to 7 significant digits from 1e6 on
+/// (so 1e300 is not 301 digits, and nothing overflows to inf).
 fn fmt_epsilon(epsilon: f64) -> String {
-    format!("{:.6}", round_up_decimals(epsilon, 6))
+    if epsilon < 1e6 {
+        format!("{:.6}", round_up_decimals(epsilon, 6))
+    } else {
+        fmt_up_sig(epsilon, 7)
+    }
 }
 
 fn fmt_order(order: Option<f64>) -> String {

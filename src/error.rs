@@ -15,9 +15,32 @@ pub enum Error {
         value: String,
         allowed: String,
     },
-    /// The inputs are individually valid but the request cannot be met.
+    /// The inputs are individually valid but the request cannot be met (a target no parameter
+    /// meets, a split that leaves no training data).
     #[error("{0}")]
     Infeasible(String),
+    /// A tuner (or study) needs a capability the workload does not offer.
+    #[error("{component} needs {needs}, which {} does not offer", workload_phrase(.workload))]
+    MissingCapability {
+        /// E.g. "tuner `gp-ucb`".
+        component: String,
+        /// E.g. "a finite grid of candidates".
+        needs: String,
+        /// The workload's name; empty where the caller does not know it (it fills it in).
+        workload: String,
+    },
+    /// A parameter table holds a key its owner does not read (a typo would be ignored).
+    #[error("{owner} has no parameter `{key}` (it takes: {allowed})")]
+    UnknownKey {
+        /// E.g. "tuner `naive`".
+        owner: String,
+        key: String,
+        allowed: String,
+    },
+    /// A computation failed numerically: no convergence, a matrix not positive definite, a
+    /// non-finite value where a finite one is required.
+    #[error("{0}")]
+    Numerical(String),
     /// A data or curve file is unreadable or malformed: which file, which line, what is wrong.
     #[error("{file}:{line}: {reason}")]
     Data {
@@ -44,7 +67,66 @@ pub enum Error {
     Io { path: String, reason: String },
 }
 
+fn workload_phrase(workload: &str) -> String {
+    if workload.is_empty() {
+        "the workload".to_string()
+    } else {
+        format!("workload `{workload}`")
+    }
+}
+
 impl Error {
+    /// `component` needs `needs`, which `workload` (its name; may be empty) does not offer.
+    pub fn missing_capability(
+        component: impl Into<String>,
+        needs: impl Into<String>,
+        workload: impl Into<String>,
+    ) -> Self {
+        Error::MissingCapability {
+            component: component.into(),
+            needs: needs.into(),
+            workload: workload.into(),
+        }
+    }
+
+    /// A thread pool that could not be started (a resource failure, like I/O).
+    pub fn thread_pool(e: &dyn fmt::Display) -> Self {
+        Error::Io {
+            path: "(thread pool)".into(),
+            reason: e.to_string(),
+        }
+    }
+
+    /// The same error, its message prefixed with `context` (where it happened). The kind is
+    /// kept where it decides the exit code: a numerical or I/O failure stays one; a user error
+    /// of any kind stays a user error.
+    pub fn context(self, context: &str) -> Self {
+        match self {
+            Error::Numerical(m) => Error::Numerical(format!("{context}: {m}")),
+            Error::Io { path, reason } => Error::Io {
+                path: format!("{context}: {path}"),
+                reason,
+            },
+            other => Error::Infeasible(format!("{context}: {other}")),
+        }
+    }
+
+    /// Fills in the workload's name of a capability error that lacked it.
+    pub fn in_workload(self, name: impl Into<String>) -> Self {
+        match self {
+            Error::MissingCapability {
+                component,
+                needs,
+                workload,
+            } if workload.is_empty() => Error::MissingCapability {
+                component,
+                needs,
+                workload: name.into(),
+            },
+            other => other,
+        }
+    }
+
     /// An I/O failure on `path`.
     pub fn io(path: &std::path::Path, reason: impl fmt::Display) -> Self {
         Error::Io {

@@ -150,29 +150,68 @@ pub fn exp_bound(log_value: f64) -> f64 {
     }
 }
 
-/// Rounds `x` up to `digits` significant decimal digits (for printing upper bounds).
-pub fn round_up_sig(x: f64, digits: i32) -> f64 {
+/// `x` rounded up (towards +∞) to `digits` significant decimal digits, as scientific text
+/// (`1.234568e-6`), for any finite `x`, subnormals and the largest doubles included: the digits
+/// of x's shortest round-trip decimal are cut and the last one stepped up (decimal arithmetic on
+/// the text, no scaling that could overflow to inf or NaN). Non-finite `x` prints as Rust does.
+pub fn fmt_up_sig(x: f64, digits: usize) -> String {
+    let digits = digits.clamp(1, 17);
     if !x.is_finite() || x == 0.0 {
-        return x;
+        return format!("{x:e}");
     }
-    let exp = x.abs().log10().floor() as i32;
-    let scale = 10f64.powi(digits - 1 - exp);
-    let r = (x * scale).ceil() / scale;
-    if r < x {
-        // Division rounded below x: step to the next representable value above.
-        r.next_up()
+    let shortest = format!("{:e}", x.abs());
+    let (mantissa, exp) = shortest.split_once('e').expect("{:e} has an exponent");
+    let mut exp: i32 = exp.parse().expect("an integer exponent");
+    let all: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
+    let cut = all.len() > digits && all[digits..].iter().any(|&d| d != b'0');
+    let mut kept: Vec<u8> = all.iter().take(digits).map(|d| d - b'0').collect();
+    // Towards +∞: a cut positive value steps its last kept digit up; a cut negative value is
+    // truncated (a smaller magnitude is a larger number).
+    if cut && x > 0.0 {
+        let mut i = kept.len();
+        loop {
+            if i == 0 {
+                // 9.99… → 10.0…: one more leading digit.
+                kept.insert(0, 1);
+                kept.pop();
+                exp += 1;
+                break;
+            }
+            i -= 1;
+            if kept[i] == 9 {
+                kept[i] = 0;
+            } else {
+                kept[i] += 1;
+                break;
+            }
+        }
+    }
+    while kept.len() > 1 && kept.last() == Some(&0) {
+        kept.pop();
+    }
+    let text: String = kept.iter().map(|d| char::from(b'0' + d)).collect();
+    let (head, tail) = text.split_at(1);
+    let sign = if x < 0.0 { "-" } else { "" };
+    if tail.is_empty() {
+        format!("{sign}{head}e{exp}")
     } else {
-        r
+        format!("{sign}{head}.{tail}e{exp}")
     }
 }
 
-/// Rounds `x` up to `decimals` places after the point (for printing upper bounds).
+/// Rounds `x` up to `decimals` places after the point (for printing upper bounds). A value too
+/// large to scale (|x| ≥ 2^53 / 10^decimals, where every double is an integer or has no digit
+/// that far) is returned as it is.
 pub fn round_up_decimals(x: f64, decimals: i32) -> f64 {
     if !x.is_finite() {
         return x;
     }
     let scale = 10f64.powi(decimals);
-    let r = (x * scale).ceil() / scale;
+    let scaled = x * scale;
+    if !scaled.is_finite() || scaled.abs() >= 2f64.powi(53) {
+        return x;
+    }
+    let r = scaled.ceil() / scale;
     if r < x {
         r.next_up()
     } else {
@@ -244,10 +283,39 @@ mod tests {
     fn rounding_up_never_goes_down() {
         assert_eq!(round_up_decimals(2.5966561, 6), 2.596657);
         assert_eq!(round_up_decimals(2.5, 6), 2.5);
-        assert_eq!(round_up_sig(1.23456e-7, 3), 1.24e-7);
-        for x in [0.1, 1.0 / 3.0, 7.7e-9, 123.456] {
-            assert!(round_up_sig(x, 4) >= x && round_up_decimals(x, 4) >= x);
+        assert_eq!(fmt_up_sig(1.23456e-7, 3), "1.24e-7");
+        for x in [
+            0.1,
+            1.0 / 3.0,
+            7.7e-9,
+            123.456,
+            9.99995e-3,
+            f64::from_bits(1),
+        ] {
+            let up: f64 = fmt_up_sig(x, 4).parse().unwrap();
+            assert!(up >= x && round_up_decimals(x, 4) >= x, "{x}");
         }
+    }
+
+    #[test]
+    fn rounding_up_works_at_the_ends_of_the_doubles() {
+        // Hand-derived from the shortest decimals of these doubles.
+        let cases = [
+            (f64::from_bits(1), 7, "4.940657e-324"), // 4.9406564584124654e-324
+            (f64::MIN_POSITIVE, 3, "2.23e-308"),     // 2.2250738585072014e-308
+            (f64::MAX, 7, "1.797694e308"),           // 1.7976931348623157e308
+            (9.9999999e-6, 3, "1e-5"),               // the carry adds a digit
+            (0.1, 7, "1e-1"),                        // shortest decimal kept as it is
+            (2.5, 1, "3e0"),
+            (-2.5, 1, "-2e0"), // towards +∞
+            (1e305, 7, "1e305"),
+        ];
+        for (x, digits, want) in cases {
+            assert_eq!(fmt_up_sig(x, digits), want, "{x:e} at {digits} digits");
+        }
+        // No overflow to inf or NaN where the old scaling overflowed.
+        assert_eq!(round_up_decimals(1e305, 6), 1e305);
+        assert_eq!(round_up_decimals(f64::MAX, 6), f64::MAX);
     }
 
     #[test]

@@ -7,14 +7,15 @@ use crate::error::{Error, Result};
 /// Rejects keys of `params` not in `allowed`; `owner` names the table, e.g. "tuner `naive`".
 pub fn check_keys(owner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
     match params.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(Error::Infeasible(format!(
-            "{owner} has no parameter `{k}` (it takes: {})",
-            if allowed.is_empty() {
+        Some(k) => Err(Error::UnknownKey {
+            owner: owner.to_string(),
+            key: k.clone(),
+            allowed: if allowed.is_empty() {
                 "none".to_string()
             } else {
                 allowed.join(", ")
-            }
-        ))),
+            },
+        }),
         None => Ok(()),
     }
 }

@@ -286,3 +286,133 @@ fn repeat_select_rejects_bad_input_in_one_line() {
         assert!(err.contains(name), "{args}: {err}");
     }
 }
+
+/// Issue 16, case 1: no NaN or inf is ever printed as a result. A δ that underflows is the
+/// smallest positive double (an upper bound), in words and in JSON; a huge ε is scientific.
+#[test]
+fn tails_print_finite_upper_bounds_never_nan_or_inf() {
+    for args in [
+        "account dpsgd --sampling-rate 0.01 --noise-multiplier 1.1 --steps 1000 --epsilon 100",
+        "account zcdp --rho 0.1 --epsilon 1000",
+        "account gaussian --sensitivity 1 --sigma 1 --epsilon 1000",
+        "account dpsgd --sampling-rate 0.01 --noise-multiplier 1.1 --steps 1000 --epsilon 1e305",
+        "account gdp --mu 1 --epsilon 1e305",
+        "account gdp --mu 0.001 --epsilon 100",
+        "account zcdp --rho 1e300 --delta 1e-6",
+    ] {
+        let (code, out, err) = dptune(args);
+        assert_eq!(code, 0, "{args}: {err}");
+        let lower = out.to_lowercase();
+        assert!(
+            !lower.contains("nan") && !lower.contains("inf") && !out.contains("-0"),
+            "{args}: {out}"
+        );
+        let value = json(&format!("{args} --json"));
+        let delta = value["delta"].as_f64().expect("a number");
+        let epsilon = value["epsilon"].as_f64().expect("a number");
+        assert!(
+            delta > 0.0 && delta <= 1.0 && epsilon.is_finite(),
+            "{args}: {value}"
+        );
+        // The words say the same δ, rounded up.
+        let printed = out
+            .split("δ = ")
+            .nth(1)
+            .and_then(|s| s.split(')').next())
+            .unwrap();
+        assert!(
+            printed.parse::<f64>().unwrap() >= delta,
+            "{args}: {printed}"
+        );
+    }
+    // A 301-digit ε is written as 1.000007e300, not in full.
+    let (_, out, _) = dptune("account zcdp --rho 1e300 --delta 1e-6");
+    assert!(out.contains("ε = 1.000007e300,"), "{out}");
+}
+
+/// Issue 16, case 2: a closed or full stdout is not a panic.
+#[test]
+fn a_closed_or_full_stdout_is_not_a_panic() {
+    let bin = env!("CARGO_BIN_EXE_dptune");
+    // `true` exits at once, so the write after the pause meets a closed pipe.
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            r#"{ sleep 0.3; "$0" --help; echo "rc=$?" >&2; } | true"#,
+            bin,
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rc=0") && !err.contains("panicked"), "{err}");
+    if std::path::Path::new("/dev/full").exists() {
+        let out = Command::new(bin)
+            .args("account zcdp --rho 0.1 --delta 1e-6".split(' '))
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot write the output"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+/// Issue 16, case 3: a curve file is read up to a bound, never whole.
+#[test]
+fn an_endless_curve_file_is_refused_after_a_bounded_read() {
+    let dir = std::env::temp_dir().join(format!("dptune-cli-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.csv");
+    let mut text = String::from("order,epsilon\n");
+    while text.len() <= 1 << 20 {
+        text.push_str("2,0.1\n");
+    }
+    std::fs::write(&big, text).unwrap();
+    let (code, _, err) = dptune(&format!(
+        "account repeat-select --base rdp:{} --dist logarithmic --mean 10 --delta 1e-6",
+        big.display()
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("larger than 1048576 bytes"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 16, case 4: the search cap is reported as a cap, not as the optimum.
+#[test]
+fn the_mean_search_cap_is_reported_as_such() {
+    let args = "account repeat-select --base zcdp:0.1 --dist logarithmic --delta 1e-6 --target-epsilon 1e6";
+    let (code, out, err) = dptune(args);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("at least 1e7") && out.contains("cap"), "{out}");
+    assert_eq!(json(&format!("{args} --json"))["capped"], true);
+    let below = json("account repeat-select --base zcdp:0.1 --dist logarithmic --delta 1e-6 --target-epsilon 5 --json");
+    assert_eq!(below["capped"], false);
+    assert!(below["mean"].as_f64().unwrap() < 1e7);
+}
+
+/// Issue 16, case 5: a negative value names its flag; a bare command prints its usage; every
+/// user error exits 2 (an impossible request included); δ of exact GDP is never 0.
+#[test]
+fn user_errors_exit_2_with_their_flag_and_usage() {
+    let (code, _, err) = dptune("account zcdp --rho 0.1 --delta -1e-5");
+    assert_eq!(code, 2);
+    assert!(err.contains("--delta") && err.contains("(0, 1)"), "{err}");
+    for bare in ["", "account"] {
+        let (code, out, err) = dptune(bare);
+        assert_eq!(code, 2, "`dptune {bare}`");
+        assert!(out.is_empty() && err.contains("Usage: dptune"), "{err}");
+    }
+    for args in [
+        // No finite ε at all.
+        "account gaussian --sensitivity 1e300 --sigma 1e-300 --delta 1e-5",
+        // One run already exceeds the target.
+        "account repeat-select --base zcdp:10 --dist logarithmic --delta 1e-6 --target-epsilon 0.01",
+    ] {
+        let (code, _, err) = dptune(args);
+        assert_eq!(code, 2, "{args}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args}: {err}");
+    }
+    let gdp = json("account gdp --mu 0.001 --epsilon 100 --json");
+    assert!(gdp["delta"].as_f64().unwrap() > 0.0, "{gdp}");
+}

@@ -47,7 +47,7 @@ pub fn smallest_meeting(
     let value = bisect_boundary(|v| meets(v).unwrap_or(false), lo, hi, rel_tol);
     let bound = epsilon_of(value)?;
     if bound.epsilon > target_epsilon {
-        return Err(Error::Infeasible(format!(
+        return Err(Error::Numerical(format!(
             "calibration of {name} failed its own check (epsilon {} > {target_epsilon})",
             bound.epsilon
         )));

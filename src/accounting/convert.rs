@@ -164,7 +164,7 @@ impl Accountant {
             }
         };
         if best.0.is_nan() {
-            return Err(Error::Infeasible(
+            return Err(Error::Numerical(
                 "the privacy bound evaluated to NaN at every order (please report this)".into(),
             ));
         }
@@ -337,7 +337,10 @@ pub fn gdp_delta(mu: f64, epsilon: f64) -> Result<f64> {
     let log_a = log_ndtr(-epsilon / mu + mu / 2.0);
     let log_b = log_ndtr(-epsilon / mu - mu / 2.0);
     let delta = log_a.exp() * -(epsilon + log_b - log_a).exp_m1();
-    Ok(delta.clamp(0.0, 1.0))
+    // δ(ε) > 0 for every finite ε: a value that underflows (or cancels to ≤ 0 far in the tail,
+    // where δ < Φ(−ε/μ + μ/2) is below the smallest double) is reported as the smallest
+    // positive double, an upper bound, never as 0 or −0.
+    Ok(delta.max(f64::from_bits(1)).min(1.0))
 }
 
 /// The exact smallest ε with δ(ε) ≤ δ for μ-GDP, by bisection on the decreasing δ(ε); the

@@ -240,6 +240,9 @@ fn weighted(w: f64, eps: f64) -> f64 {
     }
 }
 
+/// The largest RDP curve file read (1 MiB: tens of thousands of orders).
+pub const MAX_CSV_BYTES: u64 = 1 << 20;
+
 impl RdpCurve {
     /// ρ-zCDP, ε(λ) = ρλ.
     pub fn zcdp(rho: f64) -> Result<Self> {
@@ -290,13 +293,28 @@ impl RdpCurve {
     }
 
     /// Reads a sampled curve from a CSV file with the header `order,epsilon`.
+    /// An RDP curve file is a few orders: one larger than [`MAX_CSV_BYTES`] (or an endless
+    /// device such as `/dev/urandom`) is refused after reading that much, never read whole.
     pub fn from_csv_file(path: &std::path::Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::Data {
-            file: path.display().to_string(),
+        use std::io::Read;
+        let file = path.display().to_string();
+        let fail = |reason: String| Error::Data {
+            file: file.clone(),
             line: 0,
-            reason: format!("cannot read: {e}"),
-        })?;
-        Self::from_csv(&text, &path.display().to_string())
+            reason,
+        };
+        let mut bytes = Vec::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_CSV_BYTES + 1).read_to_end(&mut bytes))
+            .map_err(|e| fail(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > MAX_CSV_BYTES {
+            return Err(fail(format!(
+                "larger than {MAX_CSV_BYTES} bytes: not an `order,epsilon` curve"
+            )));
+        }
+        let text = String::from_utf8(bytes)
+            .map_err(|_| fail("not UTF-8 text: expected `order,epsilon` CSV".into()))?;
+        Self::from_csv(&text, &file)
     }
 
     /// Parses `order,epsilon` CSV text (`source` names it in errors). Blank lines are skipped.

@@ -304,7 +304,7 @@ fn adam(
             });
     }
     if z.iter().any(|v| !v.is_finite()) {
-        return Err(Error::Infeasible(
+        return Err(Error::Numerical(
             "the point optimiser diverged (non-finite points)".into(),
         ));
     }

@@ -515,7 +515,7 @@ impl PrivateStep {
         domain: &[(f64, f64)],
     ) -> Result<Released> {
         if user_gradients.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Infeasible(
+            return Err(Error::Numerical(
                 "a per-user gradient is not finite (non-finite losses or an ill-conditioned \
                  design)"
                     .into(),
@@ -526,7 +526,7 @@ impl PrivateStep {
         let w: Array1<f64> = (0..g.len()).map(|_| normal(&mut self.rng)).collect();
         let released = &g + &(&w * self.noise);
         if released.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Infeasible(
+            return Err(Error::Numerical(
                 "the released gradient is not finite".into(),
             ));
         }
@@ -542,14 +542,14 @@ impl PrivateStep {
 /// Checks a workload's loss matrix: n × b and finite.
 fn check_losses(y: &Array2<f64>, n: usize, b: usize) -> Result<()> {
     if y.dim() != (n, b) {
-        return Err(Error::Infeasible(format!(
+        return Err(Error::Numerical(format!(
             "the workload returned a {} × {} loss matrix for {n} users and {b} points",
             y.nrows(),
             y.ncols()
         )));
     }
     if y.iter().any(|v| !v.is_finite()) {
-        return Err(Error::Infeasible(
+        return Err(Error::Numerical(
             "the workload returned a non-finite per-user loss".into(),
         ));
     }
@@ -691,14 +691,11 @@ pub fn run_gd(
     let mut thetas = vec![theta.to_vec()];
     for t in 0..cfg.steps {
         let unit = to_unit(theta.view(), domain);
-        let grads = losses.user_gradients(&unit).ok_or_else(|| {
-            Error::Infeasible(
-                "DP-GD needs the workload's exact per-user gradients, which it does not offer"
-                    .into(),
-            )
-        })?;
+        let grads = losses
+            .user_gradients(&unit)
+            .ok_or_else(|| Error::missing_capability("DP-GD", "exact per-user gradients", ""))?;
         if grads.dim() != (d, n) {
-            return Err(Error::Infeasible(format!(
+            return Err(Error::Numerical(format!(
                 "the workload returned {} × {} per-user gradients for d = {d}, n = {n}",
                 grads.nrows(),
                 grads.ncols()

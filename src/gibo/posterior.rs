@@ -10,7 +10,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder};
 use ndarray_linalg::{Diag, Lapack, MatrixLayout, UPLO};
 
 fn lapack_error(e: impl std::fmt::Display) -> Error {
-    Error::Infeasible(format!("linear algebra: {e}"))
+    Error::Numerical(format!("linear algebra: {e}"))
 }
 
 /// LAPACK's description of a column-major matrix.
@@ -64,7 +64,7 @@ pub(crate) fn cholesky_in_place(a: &mut Array2<f64>) -> Result<()> {
     let layout = f_layout(a);
     let data = a.as_slice_memory_order_mut().expect("contiguous");
     <f64 as Lapack>::cholesky(layout, UPLO::Lower, data).map_err(|_| {
-        Error::Infeasible(format!(
+        Error::Numerical(format!(
             "the {n} × {n} kernel matrix of the design is not numerically positive definite \
              (raise the model noise or the jitter)"
         ))

@@ -839,7 +839,7 @@ pub fn fit_hyperparameters(
             _ => Some(i),
         })
         .ok_or_else(|| {
-            Error::Infeasible(format!(
+            Error::Numerical(format!(
                 "no start gave a finite log marginal likelihood for {n} points in {d} dimensions \
                  (the kernel matrix could not be factorised anywhere tried)"
             ))

@@ -33,7 +33,7 @@ pub struct Posterior {
 }
 
 fn linalg(e: ndarray_linalg::error::LinalgError) -> Error {
-    Error::Infeasible(format!("linear algebra: {e}"))
+    Error::Numerical(format!("linear algebra: {e}"))
 }
 
 impl Posterior {
@@ -114,7 +114,7 @@ impl Posterior {
                 return Ok(p);
             }
         }
-        Err(Error::Infeasible(format!(
+        Err(Error::Numerical(format!(
             "the kernel matrix of {} points is not positive definite even with jitter {:e}·s² \
              (duplicate points with zero noise, or a lengthscale far below the point spacing?)",
             n,
@@ -170,7 +170,7 @@ impl Posterior {
         let pivot = self.kernel.eval(x, x) + self.noise_variance + self.jitter - l.dot(&l);
         let mut xs = self.x.clone();
         xs.push_row(x)
-            .map_err(|e| Error::Infeasible(e.to_string()))?;
+            .map_err(|e| Error::Numerical(e.to_string()))?;
         let mut ys = self.y.to_vec();
         ys.push(y);
         // A NaN or non-positive pivot means the extended matrix is numerically singular.
@@ -194,7 +194,7 @@ impl Posterior {
         data.resize(n * (n + 1) + n, 0.0);
         data.push(pivot.sqrt());
         self.chol = Array2::from_shape_vec((n + 1, n + 1).f(), data)
-            .map_err(|e| Error::Infeasible(e.to_string()))?;
+            .map_err(|e| Error::Numerical(e.to_string()))?;
         self.x = xs;
         self.y = Array1::from(ys);
         self.alpha = self.solve(&self.y)?;
@@ -324,7 +324,7 @@ impl Posterior {
                 return Ok(mean + l.dot(&z));
             }
         }
-        Err(Error::Infeasible(
+        Err(Error::Numerical(
             "the posterior covariance could not be factorised for sampling".into(),
         ))
     }

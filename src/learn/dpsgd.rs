@@ -257,7 +257,7 @@ impl DpSgdConfig {
             // Decided from the parameters alone, which are post-processing of the noisy sums,
             // so stopping reveals nothing more (the data losses are not private).
             if params.iter().any(|v| !v.is_finite()) {
-                return Err(Error::Infeasible(format!(
+                return Err(Error::Numerical(format!(
                     "DP-SGD diverged at step {step} (non-finite parameters): lower the \
                      learning_rate"
                 )));

@@ -77,7 +77,7 @@ impl<'a> Solver<'a> {
         let mut iterations = 0;
         while let Some((i, j, violation)) = self.select_working_set(tol) {
             if iterations == max_iter {
-                return Err(Error::Infeasible(format!(
+                return Err(Error::Numerical(format!(
                     "SMO did not converge in max_iter = {max_iter} pair updates (maximal KKT \
                      violation {violation:.3e} > tol = {tol:.3e}); raise max_iter or tol"
                 )));

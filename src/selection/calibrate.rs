@@ -22,7 +22,11 @@ pub fn repeat_select_epsilon(
     Accountant::new(orders.clone(), Default::default()).epsilon(&curve, delta)
 }
 
-/// The largest mean E[K] (≤ 1e7; an integer for `fixed`) whose repeat-and-select guarantee is
+/// The cap of [`largest_mean`]'s search: a result equal to it means "every mean up to here meets
+/// the target", not an optimum.
+pub const MAX_MEAN: f64 = 1e7;
+
+/// The largest mean E[K] (≤ [`MAX_MEAN`]; an integer for `fixed`) whose repeat-and-select guarantee is
 /// at most `target_epsilon` at δ. ε grows with the mean, so this bisects in ln(mean).
 pub fn largest_mean(
     base: &Base,
@@ -39,7 +43,6 @@ pub fn largest_mean(
             .map(|b| b.epsilon <= target_epsilon)
             .unwrap_or(false)
     };
-    const MAX_MEAN: f64 = 1e7;
     let smallest = match family {
         CountFamily::Fixed => 1.0,
         CountFamily::Tnb { .. } => 1.0 + 1e-9,
@@ -82,7 +85,7 @@ pub fn largest_mean(
     };
     let bound = eps_at(value)?;
     if bound.epsilon > target_epsilon {
-        return Err(Error::Infeasible(
+        return Err(Error::Numerical(
             "mean calibration failed its own check".into(),
         ));
     }

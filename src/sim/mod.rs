@@ -135,16 +135,14 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     if let Some(n) = opts.threads {
         builder = builder.num_threads(n);
     }
-    let pool = builder
-        .build()
-        .map_err(|e| Error::Infeasible(format!("thread pool: {e}")))?;
+    let pool = builder.build().map_err(|e| Error::thread_pool(&e))?;
     let progress = Progress::new(&exp.name, pending.len() as u64, opts.progress);
     let written = AtomicU64::new(0);
     pool.install(|| {
         pending.par_iter().try_for_each(|&i| -> Result<()> {
-            let rows = study.run_unit(&exp.name, i).map_err(|e| {
-                Error::Infeasible(format!("{}: unit `{}`: {e}", exp.file.display(), units[i]))
-            })?;
+            let rows = study
+                .run_unit(&exp.name, i)
+                .map_err(|e| e.context(&format!("{}: unit `{}`", exp.file.display(), units[i])))?;
             parts.write(&units[i], &rows)?;
             progress.tick();
             let n = written.fetch_add(1, Ordering::SeqCst) + 1;

@@ -99,7 +99,7 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
 }
 
 fn fail(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Infeasible(format!("plot {}: {e}", path.display()))
+    Error::io(path, format!("cannot draw the plot: {e}"))
 }
 
 /// With the `ab_glyph` text backend there are no system fonts: register the embedded one once.

@@ -75,11 +75,9 @@ impl Tuner for DpGd {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let losses = losses_of(self.name(), workload)?;
         let path = run_gd(losses, &self.config, rng, &mut |_| {}).map_err(|e| match e {
-            Error::Infeasible(m) if m.contains("per-user gradients") => Error::Infeasible(format!(
-                "tuner `dp-gd` needs exact per-user gradients, which workload `{}` does not \
-                 offer",
-                workload.name()
-            )),
+            Error::MissingCapability { needs, .. } => {
+                Error::missing_capability("tuner `dp-gd`", needs, workload.name())
+            }
             other => other,
         })?;
         Ok(Outcome {

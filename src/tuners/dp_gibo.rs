@@ -222,17 +222,20 @@ pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn 
     let losses = require_per_user_losses(tuner, w)?;
     match w.space() {
         Space::UnitBox { dim } if *dim == losses.domain().len() => Ok(losses),
-        _ => {
-            Err(Error::Infeasible(format!(
-            "tuner `{tuner}` needs a continuous search space (the unit box) of the dimension of \
-             the per-user losses' domain ({}); workload `{}` has {:?}",
-            losses.domain().len(),
+        _ => Err(Error::missing_capability(
+            format!("tuner `{tuner}`"),
+            format!(
+                "a continuous search space (the unit box) of the dimension of the per-user \
+                 losses' domain ({}), not {}",
+                losses.domain().len(),
+                w.space()
+                    .len()
+                    .map_or("a box of another dimension".into(), |n| format!(
+                        "a grid of {n} candidates"
+                    ))
+            ),
             w.name(),
-            w.space().len().map_or("a box of another dimension".into(), |n| format!(
-                "a grid of {n} candidates"
-            ))
-        )))
-        }
+        )),
     }
 }
 

@@ -49,8 +49,10 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 fn lambdas(gain: &dyn RegularisedGain, space: &Space) -> Result<Vec<f64>> {
     let a = gain.assumption();
     let Space::Finite(grid) = space else {
-        return Err(Error::Infeasible(
-            "tuner `lipschitz-gain` needs a finite grid of λ values".into(),
+        return Err(Error::missing_capability(
+            "tuner `lipschitz-gain`",
+            "a finite grid of λ values",
+            "",
         ));
     };
     grid.iter()
@@ -109,7 +111,7 @@ impl LipschitzGain {
             let step = search.next(self.beta)?;
             let v = gain.gain(&grid[step.index]);
             if !v.is_finite() {
-                return Err(Error::Infeasible(format!(
+                return Err(Error::Numerical(format!(
                     "the workload's gain at λ = {} is {v}",
                     grid[step.index][0]
                 )));
@@ -136,7 +138,7 @@ impl Tuner for LipschitzGain {
     }
     fn guarantee(&self, workload: &dyn Workload, _: f64, _: &Accountant) -> Result<Guarantee> {
         let gain = require_regularised_gain(self.name(), workload)?;
-        lambdas(gain, workload.space())?;
+        lambdas(gain, workload.space()).map_err(|e| e.in_workload(workload.name()))?;
         self.sensitivity(gain)?;
         Ok(Guarantee {
             epsilon: self.epsilon,
@@ -148,7 +150,7 @@ impl Tuner for LipschitzGain {
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let gain = require_regularised_gain(self.name(), workload)?;
-        lambdas(gain, workload.space())?;
+        lambdas(gain, workload.space()).map_err(|e| e.in_workload(workload.name()))?;
         let Space::Finite(grid) = workload.space() else {
             unreachable!("checked by lambdas")
         };

@@ -573,11 +573,11 @@ impl ProposeTestDoubling {
                 }
                 Ok(c)
             }
-            _ => Err(Error::Infeasible(format!(
-                "tuner `propose-test` needs a finite, public candidate list; workload `{}` has \
-                 none (give it a `candidates` count)",
-                workload.name()
-            ))),
+            _ => Err(Error::missing_capability(
+                "tuner `propose-test`",
+                "a finite, public candidate list (a `candidates` count)",
+                workload.name(),
+            )),
         }
     }
 
@@ -614,7 +614,7 @@ impl ProposeTestDoubling {
 /// The shard means u_j, after checking that every shard utility lies in [0, 1].
 pub fn proxy_utilities(a: &[Vec<f64>], candidates: usize, shards: usize) -> Result<Vec<f64>> {
     if a.len() != candidates || a.iter().any(|row| row.len() != shards) {
-        return Err(Error::Infeasible(format!(
+        return Err(Error::Numerical(format!(
             "the workload returned shard utilities of the wrong shape (want {candidates} × {shards})"
         )));
     }

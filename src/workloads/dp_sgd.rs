@@ -180,7 +180,7 @@ impl DpSgdTask {
                 score(&t.params, &self.validation)?,
                 score(&t.params, &self.test)?,
             ),
-            Err(Error::Infeasible(_)) => (0.0, 0.0),
+            Err(Error::Numerical(_)) => (0.0, 0.0),
             Err(e) => return Err(e),
         };
         let m = self.validation.1.len() as f64;

@@ -243,7 +243,7 @@ impl Model {
         let scores: Vec<f64> = raw.iter().map(|&s| self.clip.apply(s)).collect();
         let test = test.iter().sum::<f64>() / test.len() as f64;
         if !test.is_finite() {
-            return Err(Error::Infeasible(format!(
+            return Err(Error::Numerical(format!(
                 "the GP at {h:?} gives a non-finite test score"
             )));
         }

@@ -285,10 +285,7 @@ pub fn require_per_user_losses<'a>(
 }
 
 fn missing(tuner: &str, w: &dyn Workload, what: &str) -> Error {
-    Error::Infeasible(format!(
-        "tuner `{tuner}` needs {what}, which workload `{}` does not offer",
-        w.name()
-    ))
+    Error::missing_capability(format!("tuner `{tuner}`"), what, w.name())
 }
 
 /// One variant of a workload family (e.g. one dimension) as an experiment file lists it.

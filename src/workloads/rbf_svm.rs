@@ -96,7 +96,7 @@ impl SvmGrid {
             .map(|&(c, gamma)| -> Result<(Vec<f64>, f64)> {
                 let params = SvmParams::new(c, SvmKernel::Rbf { gamma })?;
                 let svm = fit(train_x.view(), &train_y, &params).map_err(|e| {
-                    Error::Infeasible(format!("the SVM fit at C = {c}, gamma = {gamma}: {e}"))
+                    Error::Numerical(format!("the SVM fit at C = {c}, gamma = {gamma}: {e}"))
                 })?;
                 let correct = svm
                     .predict(val_x.view())?

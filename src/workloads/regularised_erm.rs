@@ -140,7 +140,7 @@ pub fn fit_regularised(
         hess.diag_mut().mapv_inplace(|h| h + lambda);
         let step = hess
             .solveh(&grad)
-            .map_err(|e| Error::Infeasible(format!("Newton step at λ = {lambda}: {e}")))?;
+            .map_err(|e| Error::Numerical(format!("Newton step at λ = {lambda}: {e}")))?;
         // Armijo backtracking keeps the non-C² smooth hinge globally convergent. Near the
         // optimum the decrease (~‖∇F‖²/λ) is below the rounding of F, so F may be up to a few
         // ulps worse: the full Newton step is then taken.
@@ -152,7 +152,7 @@ pub fn fit_regularised(
         }
         w = &w - &(t * &step);
     }
-    Err(Error::Infeasible(format!(
+    Err(Error::Numerical(format!(
         "the regularised {} fit at λ = {lambda} did not reach ‖∇F‖ ≤ {tol} in 200 Newton steps",
         loss.name()
     )))

@@ -330,7 +330,7 @@ impl SvrProblem {
         let (kernel, params) = self.model(u)?;
         let s = &self.split;
         fit(s.train_x.view(), s.train_y.view(), &kernel, &params)
-            .map_err(|e| Error::Infeasible(format!("the SVR fit at u = {u:?}: {e}")))
+            .map_err(|e| Error::Numerical(format!("the SVR fit at u = {u:?}: {e}")))
     }
 
     /// L_i = ½(y_i − f(x_i))² for every validation row, at `u`.

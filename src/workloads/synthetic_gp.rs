@@ -198,8 +198,10 @@ impl ValidationGain for SyntheticGp {
 impl PartitionedUtility for SyntheticGp {
     fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>> {
         let (Space::Finite(c), Some(sd)) = (&self.space, self.shard_sd) else {
-            return Err(Error::Infeasible(
-                "shard utilities need a finite candidate grid (`candidates`)".into(),
+            return Err(Error::missing_capability(
+                "shard utilities",
+                "a finite candidate grid (`candidates`)",
+                self.name(),
             ));
         };
         let f: Vec<f64> = c.iter().map(|h| self.objective.eval(h)).collect();

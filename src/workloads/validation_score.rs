@@ -281,7 +281,7 @@ impl<K: Eq + Hash, T: Send + Sync> PerKey<K, T> {
                     let pool = rayon::ThreadPoolBuilder::new()
                         .num_threads(threads)
                         .build()
-                        .map_err(|e| Error::Infeasible(format!("thread pool: {e}")))?;
+                        .map_err(|e| Error::thread_pool(&e))?;
                     pool.install(build).map(Arc::new)
                 })
                 .join()

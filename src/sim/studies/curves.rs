@@ -320,7 +320,7 @@ struct Row {
 
 fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
     let s = &c.series[p.series];
-    let at = |e: Error| Error::Infeasible(format!("series `{}` at {}: {e}", s.label, p.value));
+    let at = |e: Error| e.context(&format!("series `{}` at {}", s.label, p.value));
     match c.sweep.param {
         SweepParam::Order => {
             let mean = s

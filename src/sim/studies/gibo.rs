@@ -7,7 +7,7 @@
 //! tracks the exact best loss so far, as the seed's figures do) and says so in its label.
 
 use super::StudyKind;
-use crate::error::{Error, Range, Result};
+use crate::error::{Range, Result};
 use crate::gibo::{run, run_gd, Iteration};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
@@ -218,7 +218,7 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
             let best = finite(-w.oracle().best_utility());
             run_series(&p.series[s], w.as_ref(), &mut rng)
                 .map(|r| (r, best))
-                .map_err(|e| Error::Infeasible(format!("{}: {e}", p.series[s].label)))
+                .map_err(|e| e.context(&p.series[s].label))
         })
         .collect::<Result<Vec<_>>>()?;
     let mut t = Columns::default();

@@ -216,8 +216,8 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
     let noise = smallest_meeting("noise of each run", bound, target, 1.0, 1e12, 1e-6)
         .map(|c| c.value)
         .map_err(|e| {
-            Error::Infeasible(format!(
-                "{}: calibrating to ε = {}: {e}",
+            e.context(&format!(
+                "{}: calibrating to ε = {}",
                 entry.label,
                 fmt_num(target)
             ))

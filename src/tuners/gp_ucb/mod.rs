@@ -169,10 +169,10 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 fn grid(space: &Space) -> Result<&[Hyper]> {
     match space {
         Space::Finite(c) if !c.is_empty() => Ok(c),
-        _ => Err(Error::Infeasible(
-            "tuner `gp-ucb` needs a finite grid of candidates (its union bounds are over |Λ|); \
-             give the workload a `candidates` count"
-                .into(),
+        _ => Err(Error::missing_capability(
+            "tuner `gp-ucb`",
+            "a finite grid of candidates (a `candidates` count: its union bounds are over |Λ|)",
+            "",
         )),
     }
 }
@@ -364,7 +364,7 @@ impl GpUcb {
             let step = search.next(config.beta(t)?)?;
             let v = gain.observe(&grid[step.index], rng);
             if !v.is_finite() {
-                return Err(Error::Infeasible(format!(
+                return Err(Error::Numerical(format!(
                     "the workload's evaluation at grid point {} is {v}",
                     step.index
                 )));
@@ -496,7 +496,12 @@ impl Tuner for GpUcb {
         _accountant: &Accountant,
     ) -> Result<Guarantee> {
         let gain = require_validation_gain(self.name(), workload)?;
-        let config = self.config(gain.prior(), grid(workload.space())?.len())?;
+        let config = self.config(
+            gain.prior(),
+            grid(workload.space())
+                .map_err(|e| e.in_workload(workload.name()))?
+                .len(),
+        )?;
         self.check_gain_release(&config)?;
         let k = self.release.count();
         Ok(Guarantee {
@@ -512,7 +517,7 @@ impl Tuner for GpUcb {
 
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let gain = require_validation_gain(self.name(), workload)?;
-        let grid = grid(workload.space())?;
+        let grid = grid(workload.space()).map_err(|e| e.in_workload(workload.name()))?;
         let run = self.run(gain, grid, rng)?;
         Ok(Outcome {
             chosen: run.chosen.map(|i| grid[i].clone()),

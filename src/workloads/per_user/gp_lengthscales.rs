@@ -72,7 +72,7 @@ impl GpLengthscales {
                 Ok(l) => break l,
                 Err(_) if jitter < 1e-4 => jitter *= 10.0,
                 Err(e) => {
-                    return Err(Error::Infeasible(format!(
+                    return Err(Error::Numerical(format!(
                         "the GP draw of {n} points in dimension {dim}: no Cholesky factor \
                          even with jitter {jitter:e} ({e})"
                     )))

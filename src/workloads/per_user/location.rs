@@ -285,7 +285,7 @@ impl RobustRegression {
             });
             let (h, b) = self.weighted_normal_equations(&omega);
             h.solve(&b).map_err(|e| {
-                Error::Infeasible(format!(
+                Error::Numerical(format!(
                     "robust regression: the users' inputs do not span R^d ({e})"
                 ))
             })
