@@ -301,11 +301,11 @@ mod tests {
     fn rounding_up_works_at_the_ends_of_the_doubles() {
         // Hand-derived from the shortest decimals of these doubles.
         let cases = [
-            (f64::from_bits(1), 7, "4.940657e-324"), // 4.9406564584124654e-324
-            (f64::MIN_POSITIVE, 3, "2.23e-308"),     // 2.2250738585072014e-308
-            (f64::MAX, 7, "1.797694e308"),           // 1.7976931348623157e308
-            (9.9999999e-6, 3, "1e-5"),               // the carry adds a digit
-            (0.1, 7, "1e-1"),                        // shortest decimal kept as it is
+            (f64::from_bits(1), 7, "5e-324"), // its shortest decimal, above 4.94e-324
+            (f64::MIN_POSITIVE, 3, "2.23e-308"), // 2.2250738585072014e-308
+            (f64::MAX, 7, "1.797694e308"),    // 1.7976931348623157e308
+            (9.9999999e-6, 3, "1e-5"),        // the carry adds a digit
+            (0.1, 7, "1e-1"),                 // shortest decimal kept as it is
             (2.5, 1, "3e0"),
             (-2.5, 1, "-2e0"), // towards +∞
             (1e305, 7, "1e305"),

@@ -1,7 +1,8 @@
 //! Reproducible randomness: one ChaCha20 stream per (seed, purpose, index), so a result never
-//! depends on the thread count, the order cells run in, or how a run is sharded. Normal and
-//! gamma variates use our own samplers (Box–Muller, Marsaglia–Tsang) so values do not change
-//! when a dependency changes its tables.
+//! depends on the thread count, the order cells run in, or how a run is sharded. Normal, gamma
+//! and Poisson variates use our own samplers (Box–Muller, Marsaglia–Tsang, inversion and
+//! Hörmann's PTRS) so values do not change when a dependency changes its algorithms or tables;
+//! `tests/selection_count.rs` pins sampled values.
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha20Rng;
@@ -24,7 +25,7 @@ pub fn stream(seed: u64, path: &[u64]) -> ChaCha20Rng {
 }
 
 /// A standard normal variate by Box–Muller (one of the pair; simple and table-free).
-pub fn normal(rng: &mut dyn RngCore) -> f64 {
+pub fn normal<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
     let u2: f64 = rng.random();
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
@@ -39,7 +40,7 @@ pub fn laplace(rng: &mut dyn RngCore, scale: f64) -> f64 {
 }
 
 /// A Gamma(shape, 1) variate by Marsaglia–Tsang (shape < 1 by the boost U^{1/shape}).
-pub fn gamma(rng: &mut dyn RngCore, shape: f64) -> f64 {
+pub fn gamma<R: RngCore + ?Sized>(rng: &mut R, shape: f64) -> f64 {
     if shape < 1.0 {
         let u: f64 = 1.0 - rng.random::<f64>();
         return gamma(rng, shape + 1.0) * u.powf(1.0 / shape);
@@ -55,6 +56,62 @@ pub fn gamma(rng: &mut dyn RngCore, shape: f64) -> f64 {
         let u: f64 = 1.0 - rng.random::<f64>();
         if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
             return d * v;
+        }
+    }
+}
+
+/// Means from which [`poisson`] uses transformed rejection instead of inversion.
+const PTRS_FROM: f64 = 10.0;
+
+/// The largest Poisson mean sampled exactly: beyond it `ln Γ(k + 1)` (about k ln k) loses the
+/// absolute precision the acceptance test needs, so a normal approximation (relative error of
+/// order 1e-6 in the spread) is used instead.
+pub const POISSON_EXACT_MAX: f64 = 1e12;
+
+/// A Poisson(`mean`) variate: inversion by sequential search below mean 10; from 10 on,
+/// Hörmann's transformed rejection with squeeze (PTRS; W. Hörmann, "The transformed rejection
+/// method for generating Poisson random variables", Insurance: Math. and Econ. 12, 1993),
+/// which is exact and takes O(1) uniforms at any mean. A mean ≤ 0 (or NaN) gives 0.
+pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
+    if !(mean > 0.0) {
+        return 0;
+    }
+    if mean < PTRS_FROM {
+        // K = the smallest k with u ≤ F(k).
+        let u: f64 = rng.random();
+        let (mut k, mut p) = (0u64, (-mean).exp());
+        let mut c = p;
+        while u > c && p > 0.0 {
+            k += 1;
+            p *= mean / k as f64;
+            c += p;
+        }
+        return k;
+    }
+    if mean > POISSON_EXACT_MAX {
+        return (mean + mean.sqrt() * normal(rng)).round().max(0.0) as u64;
+    }
+    let sqrt_mean = mean.sqrt();
+    let ln_mean = mean.ln();
+    let b = 0.931 + 2.53 * sqrt_mean;
+    let a = -0.059 + 0.02483 * b;
+    let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+    let v_r = 0.9277 - 3.6224 / (b - 2.0);
+    loop {
+        let u: f64 = rng.random::<f64>() - 0.5;
+        let v: f64 = rng.random();
+        let us = 0.5 - u.abs();
+        let k = ((2.0 * a / us + b) * u + mean + 0.43).floor();
+        // The squeeze: accepted without evaluating the pmf.
+        if us >= 0.07 && v <= v_r {
+            return k as u64;
+        }
+        if k < 0.0 || (us < 0.013 && v > us) {
+            continue;
+        }
+        let log_hat = (v * inv_alpha / (a / (us * us) + b)).ln();
+        if log_hat <= -mean + k * ln_mean - libm::lgamma(k + 1.0) {
+            return k as u64;
         }
     }
 }

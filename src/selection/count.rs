@@ -6,8 +6,9 @@
 //! double (η near −1 with a large mean) and γ near 1 (mean near 1) both stay accurate.
 
 use crate::error::{Error, Range, Result};
+use crate::rng::{gamma as gamma_variate, poisson, POISSON_EXACT_MAX};
 use rand::Rng;
-use rand_distr::{Distribution, Gamma, Poisson};
+use rand_distr::Distribution;
 use std::sync::{Arc, OnceLock};
 
 /// What every law of K offers to the bounds and utilities.
@@ -320,19 +321,13 @@ impl Distribution<u64> for Tnb {
         }
         // η > 0: Gamma–Poisson mixture, rejecting K = 0 (acceptance 1 − γ^η).
         let acceptance = -(-self.eta * self.u).exp_m1();
-        if self.eta > 0.0 && acceptance > 0.2 {
-            let scale = self.u.exp_m1(); // (1−γ)/γ
-            if let Ok(g) = Gamma::new(self.eta, scale) {
-                loop {
-                    let lambda = g.sample(rng);
-                    let k = match Poisson::new(lambda) {
-                        Ok(p) => p.sample(rng) as u64,
-                        Err(_) if lambda > 0.0 && lambda.is_finite() => lambda.round() as u64,
-                        Err(_) => 0,
-                    };
-                    if k > 0 {
-                        return k;
-                    }
+        let scale = self.u.exp_m1(); // (1−γ)/γ
+        if self.eta > 0.0 && acceptance > 0.2 && scale.is_finite() && scale > 0.0 {
+            loop {
+                let lambda = scale * gamma_variate(rng, self.eta);
+                let k = poisson(rng, lambda);
+                if k > 0 {
+                    return k;
                 }
             }
         }
@@ -349,11 +344,11 @@ pub struct PoissonK {
 impl PoissonK {
     pub fn new(mu: f64) -> Result<Self> {
         let mu = Range::Positive.check("mean", mu)?;
-        if mu > Poisson::<f64>::MAX_LAMBDA {
+        if mu > POISSON_EXACT_MAX {
             return Err(Error::invalid(
                 "mean",
                 crate::numeric::fmt_num(mu),
-                "at most 1.8e19",
+                "at most 1e12 (the largest Poisson mean sampled exactly)",
             ));
         }
         Ok(PoissonK { mu })
@@ -384,7 +379,7 @@ impl CountLaw for PoissonK {
 
 impl Distribution<u64> for PoissonK {
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
-        Poisson::new(self.mu).expect("validated mean").sample(rng) as u64
+        poisson(rng, self.mu)
     }
 }
 
