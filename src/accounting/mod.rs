@@ -3,12 +3,14 @@
 //! * [`rdp`]: [`RdpCurve`], ε(λ) on a grid or in closed form, composition, max, envelope.
 //! * [`convert`]: RDP → (ε, δ) (Canonne–Kamath–Steinke by default, Mironov), zCDP, GDP.
 //! * [`mechanisms`]: Gaussian, Laplace, randomized response, DP-SGD (subsampled Gaussian).
+//! * [`divergence`]: their per-order Rényi divergences (a leaf: no import circle).
 //! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
 
 pub mod calibrate;
 pub mod composition;
 pub mod convert;
+pub mod divergence;
 pub mod mechanisms;
 pub mod rdp;
 

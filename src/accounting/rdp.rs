@@ -6,7 +6,7 @@
 //! sums, positive multiples, maxima and minima keep that. Custom curves (e.g. repeat-and-select
 //! bounds, which carry a ln E[K]/(λ−1) term) say whether they are monotone.
 
-use super::mechanisms::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
+use super::divergence::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
 use crate::error::{Error, Range, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
