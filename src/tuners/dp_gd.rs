@@ -4,7 +4,7 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::dp_gibo::{gdp_guarantee, losses_of, parse_common};
-use super::{check_keys, Guarantee, Outcome, Tuner};
+use super::{check_keys, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::gibo::{mu_for_budget, run_gd, DpGdConfig};
@@ -88,10 +88,10 @@ impl Tuner for DpGd {
         })
     }
 
-    fn at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
+    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
         let mut config = self.config.clone();
-        config.mu = mu_for_budget(epsilon, delta).unwrap_or(f64::NAN);
-        Some(Box::new(DpGd { config }))
+        config.mu = mu_for_budget(epsilon, delta)?;
+        Ok(BudgetPlan::Own(Box::new(DpGd { config })))
     }
 }
 
@@ -118,7 +118,8 @@ mod tests {
         );
         assert_eq!(a.epsilon, b.epsilon);
         assert!((a.epsilon - 1.9931).abs() < 1e-4 && a.theorem.contains("DP-GD"));
-        let own = gd.at_budget(2.0, 1e-5).unwrap();
+        let own = gd.budget_plan(2.0, 1e-5).unwrap();
+        let own = own.tuner().unwrap();
         assert!(own.guarantee(&w, 1e-5, &acc).unwrap().epsilon <= 2.0);
         let no_grad = Bowl::new(100, 2, false);
         let e = gd

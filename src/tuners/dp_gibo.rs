@@ -4,7 +4,7 @@
 //! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::{check_keys, number, Guarantee, Outcome, Tuner};
+use super::{check_keys, number, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
@@ -391,12 +391,11 @@ impl Tuner for DpGibo {
         })
     }
 
-    fn at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
-        Some(Box::new(DpGibo {
-            // An invalid target gives an invalid μ, reported by `guarantee`.
-            mu: mu_for_budget(epsilon, delta).unwrap_or(f64::NAN),
+    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
+        Ok(BudgetPlan::Own(Box::new(DpGibo {
+            mu: mu_for_budget(epsilon, delta)?,
             ..self.clone()
-        }))
+        })))
     }
 }
 
@@ -523,7 +522,8 @@ pub(super) mod tests {
         }
         // Equal-budget: the planned μ never exceeds the target.
         for eps in [0.3, 1.0, 4.0] {
-            let own = t.at_budget(eps, 1e-6).unwrap();
+            let plan = t.budget_plan(eps, 1e-6).unwrap();
+            let own = plan.tuner().unwrap();
             let g = own.guarantee(&w, 1e-6, &acc).unwrap();
             assert!(
                 g.epsilon <= eps && g.epsilon > eps * (1.0 - 1e-9),

@@ -7,7 +7,7 @@
 
 use super::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
 use super::gp_ucb::Search;
-use super::{check_keys, number, required, Guarantee, Outcome, Tuner};
+use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
@@ -162,11 +162,12 @@ impl Tuner for LipschitzGain {
             ..Outcome::default()
         })
     }
-    fn at_budget(&self, epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
-        Some(Box::new(LipschitzGain {
+    fn budget_plan(&self, epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
+        let epsilon = Range::Positive.check("epsilon", epsilon)?;
+        Ok(BudgetPlan::Own(Box::new(LipschitzGain {
             epsilon,
             ..self.clone()
-        }))
+        })))
     }
 }
 
@@ -277,7 +278,9 @@ mod tests {
         let g = tuner(5).guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap();
         assert_eq!((g.epsilon, g.delta), (1.0, 0.0));
         assert!(g.theorem.contains("no GP assumption"));
-        let own = tuner(5).at_budget(3.0, 1e-6).unwrap();
+        let BudgetPlan::Own(own) = tuner(5).budget_plan(3.0, 1e-6).unwrap() else {
+            panic!("its own budget")
+        };
         assert_eq!(
             own.guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap().epsilon,
             3.0

@@ -67,19 +67,34 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Guarantee>;
     /// One tuning run with its own random stream.
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
-    /// For a tuner whose privacy comes from its own releases rather than from the workload's
-    /// runs: a copy configured to spend at most (ε, δ) in total. The harness's equal-budget
-    /// mode uses it instead of calibrating the runs' noise. `None` (the default): the tuner's
-    /// privacy is that of the runs, and the harness calibrates their noise.
-    fn at_budget(&self, _epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
-        None
+    /// How this tuner meets an equal privacy budget of (ε, δ) in total (the harness's
+    /// equal-budget mode). The default: its privacy is that of the workload's runs, whose noise
+    /// the harness calibrates. An invalid target is an error, never a NaN parameter.
+    fn budget_plan(&self, _epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
+        Ok(BudgetPlan::CalibrateRuns)
     }
-    /// For a tuner that spends part of an equal budget itself and the rest through the
-    /// workload's runs (propose-test: its tests, then one final run): a copy whose own share is
-    /// set for a total (ε, δ). The harness then calibrates the runs' noise so that the whole
-    /// guarantee meets (ε, δ). `None` (the default): not such a tuner.
-    fn own_share_at_budget(&self, _epsilon: f64, _delta: f64) -> Option<Box<dyn Tuner>> {
-        None
+}
+
+/// The three ways a tuner meets an equal budget (ε, δ).
+pub enum BudgetPlan {
+    /// Its privacy is that of the workload's runs: the harness calibrates their noise so that
+    /// the tuner's guarantee meets (ε, δ).
+    CalibrateRuns,
+    /// Its privacy comes from its own releases (GP-UCB, DP-GIBO, …): this copy spends at most
+    /// (ε, δ) in total, and the runs' noise plays no part.
+    Own(Box<dyn Tuner>),
+    /// It spends a share itself (propose-test's tests) and the rest through the runs: this
+    /// copy has its share set, and the harness calibrates the runs' noise for the whole.
+    OwnShareThenRuns(Box<dyn Tuner>),
+}
+
+impl BudgetPlan {
+    /// The configured copy, if the plan has one.
+    pub fn tuner(&self) -> Option<&dyn Tuner> {
+        match self {
+            BudgetPlan::CalibrateRuns => None,
+            BudgetPlan::Own(t) | BudgetPlan::OwnShareThenRuns(t) => Some(t.as_ref()),
+        }
     }
 }
 

@@ -18,7 +18,7 @@
 //! realised number of passes depends on the data: it is reported (`passes`) but never enters
 //! a guarantee.
 
-use super::{check_keys, tighter_of, Guarantee, Outcome, Tuner};
+use super::{check_keys, tighter_of, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::Accountant;
 use crate::data::{shuffle, uniform_below};
@@ -728,14 +728,20 @@ impl Tuner for ProposeTestDoubling {
             fallback: walk.selected.is_none(),
         })
     }
-    fn own_share_at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
+    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
         match self.budget {
-            PassBudget::Share(s) => Some(Box::new(ProposeTestDoubling {
-                budget: PassBudget::Tuning(s * epsilon),
-                delta_prime: Some(self.delta_prime(delta)),
-                ..self.clone()
-            })),
-            _ => None,
+            PassBudget::Share(s) => {
+                let epsilon = Range::Positive.check("epsilon", epsilon)?;
+                Range::OpenUnit.check("delta", delta)?;
+                Ok(BudgetPlan::OwnShareThenRuns(Box::new(
+                    ProposeTestDoubling {
+                        budget: PassBudget::Tuning(s * epsilon),
+                        delta_prime: Some(self.delta_prime(delta)),
+                        ..self.clone()
+                    },
+                )))
+            }
+            _ => Ok(BudgetPlan::CalibrateRuns),
         }
     }
 }

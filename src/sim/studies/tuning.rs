@@ -17,7 +17,7 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::tuners::{Guarantee, Tuner};
+use crate::tuners::{BudgetPlan, Guarantee, Tuner};
 use crate::workloads::WorkloadSpec;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -196,14 +196,17 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
             noise: Some(noise),
         });
     };
-    if let Some(own) = written.at_budget(target, t.delta) {
-        return Ok(Setup {
-            own: Some(own),
-            written,
-            noise: None,
-        });
-    }
-    let share = written.own_share_at_budget(target, t.delta);
+    let share = match written.budget_plan(target, t.delta)? {
+        BudgetPlan::Own(own) => {
+            return Ok(Setup {
+                own: Some(own),
+                written,
+                noise: None,
+            })
+        }
+        BudgetPlan::OwnShareThenRuns(share) => Some(share),
+        BudgetPlan::CalibrateRuns => None,
+    };
     let calibrated = share.as_deref().unwrap_or(written);
     let bound = |noise: f64| -> Result<DpBound> {
         let g = guarantee(t, cell, calibrated, noise)?;
@@ -509,12 +512,13 @@ impl Study for Tuning {
         for (i, entry) in self.tuners.iter().enumerate() {
             // The tuner as the first budget configures it (see `setup`), without calibrating.
             let written = entry.tuner.as_ref();
-            let own = self.budgets[0].and_then(|target| {
-                written
-                    .at_budget(target, self.delta)
-                    .or_else(|| written.own_share_at_budget(target, self.delta))
-            });
-            own.as_deref()
+            let plan = match self.budgets[0] {
+                Some(target) => written
+                    .budget_plan(target, self.delta)
+                    .map_err(|e| (format!("tuners[{i}]"), e))?,
+                None => BudgetPlan::CalibrateRuns,
+            };
+            plan.tuner()
                 .unwrap_or(written)
                 .guarantee(w.as_ref(), self.delta, &self.accountant)
                 .map_err(|e| match e {

@@ -15,7 +15,7 @@
 pub mod bounds;
 
 use self::bounds::{exp_mech_log_weights, greedy_gamma_bound, GpUcbConfig, Profile};
-use super::{check_keys, number, required, Guarantee, Outcome, Tuner};
+use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
@@ -527,13 +527,15 @@ impl Tuner for GpUcb {
         })
     }
 
-    fn at_budget(&self, epsilon: f64, delta: f64) -> Option<Box<dyn Tuner>> {
+    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
+        let epsilon = Range::Positive.check("epsilon", epsilon)?;
+        let delta = Range::OpenUnit.check("delta", delta)?;
         let k = self.release.count();
-        Some(Box::new(GpUcb {
+        Ok(BudgetPlan::Own(Box::new(GpUcb {
             epsilon: epsilon / k,
             delta: delta / k,
             ..self.clone()
-        }))
+        })))
     }
 }
 
@@ -750,7 +752,9 @@ mod tests {
         assert_eq!((g.epsilon, g.delta), (1.0, 0.1));
         assert!(g.theorem.contains("basic composition"));
         // Equal-budget configuration spends exactly the target in total.
-        let own = tuner(Release::Both, 0.5).at_budget(2.0, 1e-6).unwrap();
+        let Ok(BudgetPlan::Own(own)) = tuner(Release::Both, 0.5).budget_plan(2.0, 1e-6) else {
+            panic!("its own budget")
+        };
         let g = own.guarantee(&w, 1e-6, &acc).unwrap();
         assert_eq!((g.epsilon, g.delta), (2.0, 1e-6));
         // Exact evaluations: the gain needs A and τ; the hyperparameter does not.
