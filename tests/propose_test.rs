@@ -10,6 +10,7 @@ use dptune::tuners::propose_test::{
     Stop, Ticks,
 };
 use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
+use dptune::workloads::Declarations;
 use dptune::workloads::{PrivateTraining, Space, Workload};
 use rand::Rng;
 
@@ -386,7 +387,7 @@ fn guarantee_adds_the_final_run_to_the_certified_tests() {
     let acc = Accountant::default();
     let w = synthetic(4.0, 0.02);
     let t = build("propose-test", &"shards = 10\neps0 = 0.01".parse().unwrap()).unwrap();
-    let g = t.guarantee(&w, 1e-5, &acc).unwrap();
+    let g = t.guarantee(&Declarations::of(&w), 1e-5, &acc).unwrap();
     let run = acc.epsilon(w.run_privacy(), 5e-6).unwrap().epsilon;
     let tests = tuning_cost(0.01, &ticks(0.0, 0.01), 5e-6, Composition::Smallest).unwrap();
     assert!((g.epsilon - run - tests.epsilon).abs() < 1e-12, "{g:?}");
@@ -447,7 +448,7 @@ fn bad_parameters_and_workloads_are_rejected_clearly() {
     )
     .unwrap();
     assert!(t
-        .guarantee(&synthetic(1.0, 0.02), 1e-5, &acc)
+        .guarantee(&Declarations::of(&synthetic(1.0, 0.02)), 1e-5, &acc)
         .unwrap_err()
         .to_string()
         .contains("fallback"));
@@ -469,7 +470,7 @@ fn bad_parameters_and_workloads_are_rejected_clearly() {
     )
     .unwrap();
     let t = build("propose-test", &"eps0 = 0.1".parse().unwrap()).unwrap();
-    assert!(t.guarantee(&boxed, 1e-5, &acc).is_err());
+    assert!(t.guarantee(&Declarations::of(&boxed), 1e-5, &acc).is_err());
     let plain = SyntheticGp::new(
         f,
         Space::Finite(vec![vec![0.1, 0.2]]),
@@ -479,7 +480,10 @@ fn bad_parameters_and_workloads_are_rejected_clearly() {
         },
     )
     .unwrap();
-    let e = t.guarantee(&plain, 1e-5, &acc).unwrap_err().to_string();
+    let e = t
+        .guarantee(&Declarations::of(&plain), 1e-5, &acc)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("per-shard validation utilities"), "{e}");
 }
 

@@ -7,6 +7,7 @@ use dptune::rng::stream;
 use dptune::selection::{CountFamily, CountLaw};
 use dptune::tuners::{build, Tuner};
 use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
+use dptune::workloads::Declarations;
 use dptune::workloads::{Hyper, Oracle, PrivateTraining, Space, Workload};
 use rand::RngCore;
 
@@ -142,7 +143,7 @@ fn naive_tries_everything_and_guarantees_by_composition() {
         assert_eq!(out.runs, 7);
     }
     let acc = Accountant::default();
-    let g = t.guarantee(&w, 1e-6, &acc).unwrap();
+    let g = t.guarantee(&Declarations::of(&w), 1e-6, &acc).unwrap();
     let direct = acc
         .epsilon(&RdpCurve::zcdp(0.7).unwrap(), 1e-6)
         .unwrap()
@@ -172,7 +173,7 @@ fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
     .unwrap();
     let acc = Accountant::default();
     let ps = tuner("papernot-steinke", "dist = \"logarithmic\"\nmean = 10");
-    let g = ps.guarantee(&gauss, 1e-6, &acc).unwrap();
+    let g = ps.guarantee(&Declarations::of(&gauss), 1e-6, &acc).unwrap();
     assert!(
         (g.epsilon - 3.450841).abs() <= 2e-6,
         "spec 000 Table A: {}",
@@ -190,17 +191,19 @@ fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
     )
     .unwrap();
     let lt = tuner("liu-talwar", "mean = 10")
-        .guarantee(&lap, 1e-6, &acc)
+        .guarantee(&Declarations::of(&lap), 1e-6, &acc)
         .unwrap();
     assert!(lt.epsilon <= 0.3 + 1e-12, "{lt:?}");
     let th = tuner(
         "liu-talwar",
         "variant = \"threshold\"\nthreshold = 0\nhalt_probability = 0.01",
     )
-    .guarantee(&lap, 1e-6, &acc)
+    .guarantee(&Declarations::of(&lap), 1e-6, &acc)
     .unwrap();
     assert!(th.epsilon <= 0.2 + 1e-12, "{th:?}");
-    let naive = tuner("naive", "").guarantee(&lap, 1e-6, &acc).unwrap();
+    let naive = tuner("naive", "")
+        .guarantee(&Declarations::of(&lap), 1e-6, &acc)
+        .unwrap();
     let rdp_route = acc
         .epsilon(&lap.run_privacy().self_compose(50), 1e-6)
         .unwrap()
@@ -230,7 +233,7 @@ fn tuning_is_reproducible_from_its_stream() {
     assert!(t.tune(&w, &mut stream(3, &[2])).unwrap() != a);
     assert!(
         tuner("naive", "")
-            .guarantee(&w, 1e-6, &Accountant::default())
+            .guarantee(&Declarations::of(&w), 1e-6, &Accountant::default())
             .is_err(),
         "box needs candidates"
     );

@@ -3,12 +3,13 @@
 //! accounting (μ-GDP, replace-one user). It releases θ_T; `runs` counts gradient evaluations.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::dp_gibo::{gdp_guarantee, losses_of, parse_common};
+use super::dp_gibo::{declared_losses, gdp_guarantee, losses_of, parse_common};
 use super::{check_keys, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::gibo::{mu_for_budget, run_gd, DpGdConfig};
 use crate::numeric::fmt_num;
+use crate::workloads::Declarations;
 use crate::workloads::Workload;
 use rand::RngCore;
 
@@ -64,11 +65,11 @@ impl Tuner for DpGd {
 
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         _accountant: &Accountant,
     ) -> Result<Guarantee> {
-        losses_of(self.name(), workload)?;
+        declared_losses(self.name(), declared)?;
         gdp_guarantee(self.config.mu, delta, "DP-GD")
     }
 
@@ -113,14 +114,19 @@ mod tests {
         let gd = parse("mu = 0.5\nsteps = 10\nclip = 1").unwrap();
         let gibo = parse_gibo("mu = 0.5\nsteps = 10\nclip = 1").unwrap();
         let (a, b) = (
-            gd.guarantee(&w, 1e-5, &acc).unwrap(),
-            gibo.guarantee(&w, 1e-5, &acc).unwrap(),
+            gd.guarantee(&Declarations::of(&w), 1e-5, &acc).unwrap(),
+            gibo.guarantee(&Declarations::of(&w), 1e-5, &acc).unwrap(),
         );
         assert_eq!(a.epsilon, b.epsilon);
         assert!((a.epsilon - 1.9931).abs() < 1e-4 && a.theorem.contains("DP-GD"));
         let own = gd.budget_plan(2.0, 1e-5).unwrap();
         let own = own.tuner().unwrap();
-        assert!(own.guarantee(&w, 1e-5, &acc).unwrap().epsilon <= 2.0);
+        assert!(
+            own.guarantee(&Declarations::of(&w), 1e-5, &acc)
+                .unwrap()
+                .epsilon
+                <= 2.0
+        );
         let no_grad = Bowl::new(100, 2, false);
         let e = gd
             .tune(&no_grad, &mut stream(1, &[]))

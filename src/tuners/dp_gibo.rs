@@ -14,6 +14,7 @@ use crate::gibo::{
 use crate::numeric::fmt_num;
 use crate::params::{integer, integer_in, numbers, string};
 use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
+use crate::workloads::{Declarations, PerUserDeclaration};
 use rand::RngCore;
 
 /// How the batch of each step is chosen, as written in the experiment file.
@@ -220,21 +221,41 @@ impl DpGibo {
 /// The workload's per-user losses on a unit box of the same dimension as its native box.
 pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn PerUserLosses> {
     let losses = require_per_user_losses(tuner, w)?;
-    match w.space() {
-        Space::UnitBox { dim } if *dim == losses.domain().len() => Ok(losses),
+    check_unit_box(tuner, w.space(), losses.domain().len(), w.name())?;
+    Ok(losses)
+}
+
+/// The declared per-user losses, on a unit box of the dimension of their native box.
+pub(super) fn declared_losses<'a>(
+    tuner: &str,
+    declared: &'a Declarations,
+) -> Result<&'a PerUserDeclaration> {
+    let losses = declared.require_per_user(tuner)?;
+    check_unit_box(
+        tuner,
+        &declared.space,
+        losses.domain.len(),
+        declared.name.clone(),
+    )?;
+    Ok(losses)
+}
+
+/// DP-GIBO and DP-GD search the unit box mapped onto the losses' native box of dimension `d`.
+fn check_unit_box(tuner: &str, space: &Space, d: usize, workload: String) -> Result<()> {
+    match space {
+        Space::UnitBox { dim } if *dim == d => Ok(()),
         _ => Err(Error::missing_capability(
             format!("tuner `{tuner}`"),
             format!(
                 "a continuous search space (the unit box) of the dimension of the per-user \
-                 losses' domain ({}), not {}",
-                losses.domain().len(),
-                w.space()
+                 losses' domain ({d}), not {}",
+                space
                     .len()
                     .map_or("a box of another dimension".into(), |n| format!(
                         "a grid of {n} candidates"
                     ))
             ),
-            w.name(),
+            workload,
         )),
     }
 }
@@ -265,13 +286,13 @@ pub(super) fn gdp_guarantee(mu: f64, delta: f64, what: &str) -> Result<Guarantee
 
 impl DpGibo {
     /// The run's configuration for a workload's losses.
-    pub fn config(&self, losses: &dyn PerUserLosses) -> Result<DpGiboConfig> {
-        let d = losses.domain().len();
+    pub fn config(&self, losses: &PerUserDeclaration) -> Result<DpGiboConfig> {
+        let d = losses.domain.len();
         let kernel = match self.kernel.as_str() {
             "polynomial" => SurrogateKernel::polynomial(d)?,
             _ => {
                 let ls = match self.lengthscales.len() {
-                    0 => losses.prior_lengthscales().ok_or_else(|| {
+                    0 => losses.prior_lengthscales.clone().ok_or_else(|| {
                         Error::invalid(
                             "lengthscale",
                             "\"workload\"",
@@ -307,13 +328,13 @@ impl DpGibo {
             batch,
             step_rule: self.step_rule,
             kernel,
-            noise_sd: self.noise_sd.unwrap_or(losses.evaluation_sd()),
+            noise_sd: self.noise_sd.unwrap_or(losses.evaluation_sd),
             history: self.history,
             points: self.points,
             mean_jitter: 1e-9,
             theta0: self.theta0.clone(),
         };
-        cfg.validate(losses.domain())?;
+        cfg.validate(&losses.domain)?;
         Ok(cfg)
     }
 }
@@ -371,17 +392,17 @@ impl Tuner for DpGibo {
 
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         _accountant: &Accountant,
     ) -> Result<Guarantee> {
-        self.config(losses_of(self.name(), workload)?)?;
+        self.config(declared_losses(self.name(), declared)?)?;
         gdp_guarantee(self.mu, delta, "DP-GIBO")
     }
 
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let losses = losses_of(self.name(), workload)?;
-        let cfg = self.config(losses)?;
+        let cfg = self.config(&PerUserDeclaration::of(losses))?;
         let path = run(losses, &cfg, rng, &mut |_| {})?;
         Ok(Outcome {
             chosen: Some(path.final_unit),
@@ -505,7 +526,7 @@ pub(super) mod tests {
         let w = Bowl::new(100, 2, false);
         let acc = Accountant::default();
         let t = parse("mu = 1\nsteps = 5\nclip = 1").unwrap();
-        let g = t.guarantee(&w, 1e-5, &acc).unwrap();
+        let g = t.guarantee(&Declarations::of(&w), 1e-5, &acc).unwrap();
         assert!((g.epsilon - 4.3772).abs() < 1e-4 && g.delta == 1e-5);
         assert!(
             g.theorem.contains("1-GDP") && g.theorem.contains("0.5-zCDP"),
@@ -516,7 +537,10 @@ pub(super) mod tests {
             "mu = \"inf\"\nsteps = 5\nclip = 1",
             "mu = inf\nsteps = 5\nclip = 1",
         ] {
-            let g = parse(text).unwrap().guarantee(&w, 1e-5, &acc).unwrap();
+            let g = parse(text)
+                .unwrap()
+                .guarantee(&Declarations::of(&w), 1e-5, &acc)
+                .unwrap();
             assert_eq!(g.epsilon, f64::INFINITY);
             assert!(g.theorem.contains("non-private"));
         }
@@ -524,7 +548,7 @@ pub(super) mod tests {
         for eps in [0.3, 1.0, 4.0] {
             let plan = t.budget_plan(eps, 1e-6).unwrap();
             let own = plan.tuner().unwrap();
-            let g = own.guarantee(&w, 1e-6, &acc).unwrap();
+            let g = own.guarantee(&Declarations::of(&w), 1e-6, &acc).unwrap();
             assert!(
                 g.epsilon <= eps && g.epsilon > eps * (1.0 - 1e-9),
                 "{eps}: {}",
@@ -597,7 +621,7 @@ pub(super) mod tests {
         ] {
             let e = parse(text)
                 .unwrap()
-                .guarantee(&w, 1e-6, &acc)
+                .guarantee(&Declarations::of(&w), 1e-6, &acc)
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(field), "{text}: {e}");

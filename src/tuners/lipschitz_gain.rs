@@ -15,6 +15,7 @@ use crate::numeric::fmt_num;
 use crate::params::integer;
 use crate::rng::laplace;
 use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};
+use crate::workloads::{Declarations, LipschitzAssumption};
 use rand::RngCore;
 
 /// The Algorithm 3 tuner.
@@ -46,8 +47,7 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 }
 
 /// The grid's λ values, checked against the declared range (Theorem 7 needs λ ∈ [λ_min, λ_max]).
-fn lambdas(gain: &dyn RegularisedGain, space: &Space) -> Result<Vec<f64>> {
-    let a = gain.assumption();
+fn lambdas(a: &LipschitzAssumption, space: &Space) -> Result<Vec<f64>> {
     let Space::Finite(grid) = space else {
         return Err(Error::missing_capability(
             "tuner `lipschitz-gain`",
@@ -75,8 +75,7 @@ impl LipschitzGain {
     /// Δ_f of Theorem 7, plus 2× the workload's declared solver error: f_BO on V and on V′
     /// each lie within that error of their exact-training values (the max over evaluations is
     /// 1-Lipschitz in the sup norm).
-    pub fn sensitivity(&self, gain: &dyn RegularisedGain) -> Result<f64> {
-        let a = gain.assumption();
+    pub fn sensitivity(&self, a: &LipschitzAssumption) -> Result<f64> {
         let slack = Range::NonNegative.check("solver_error", a.solver_error)?;
         let exact = lipschitz_delta_f(
             a.g_star,
@@ -95,7 +94,7 @@ impl LipschitzGain {
         grid: &[Hyper],
         rng: &mut dyn RngCore,
     ) -> Result<(f64, f64)> {
-        let scale = laplace_scale(self.sensitivity(gain)?, self.epsilon)?;
+        let scale = laplace_scale(self.sensitivity(gain.assumption())?, self.epsilon)?;
         // The BO works on the position of ln λ in [0, 1] (public).
         let logs: Vec<f64> = grid.iter().map(|h| h[0].ln()).collect();
         let (lo, hi) = logs
@@ -136,10 +135,10 @@ impl Tuner for LipschitzGain {
             fmt_num(self.beta)
         )
     }
-    fn guarantee(&self, workload: &dyn Workload, _: f64, _: &Accountant) -> Result<Guarantee> {
-        let gain = require_regularised_gain(self.name(), workload)?;
-        lambdas(gain, workload.space()).map_err(|e| e.in_workload(workload.name()))?;
-        self.sensitivity(gain)?;
+    fn guarantee(&self, declared: &Declarations, _: f64, _: &Accountant) -> Result<Guarantee> {
+        let a = declared.require_lipschitz(self.name())?;
+        lambdas(a, &declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
+        self.sensitivity(a)?;
         Ok(Guarantee {
             epsilon: self.epsilon,
             delta: 0.0,
@@ -150,7 +149,7 @@ impl Tuner for LipschitzGain {
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let gain = require_regularised_gain(self.name(), workload)?;
-        lambdas(gain, workload.space()).map_err(|e| e.in_workload(workload.name()))?;
+        lambdas(gain.assumption(), workload.space()).map_err(|e| e.in_workload(workload.name()))?;
         let Space::Finite(grid) = workload.space() else {
             unreachable!("checked by lambdas")
         };
@@ -275,19 +274,23 @@ mod tests {
     #[test]
     fn guarantee_is_pure_and_checks_the_grid() {
         let acc = Accountant::default();
-        let g = tuner(5).guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap();
+        let g = tuner(5)
+            .guarantee(&Declarations::of(&Toy::new(0.1)), 1e-6, &acc)
+            .unwrap();
         assert_eq!((g.epsilon, g.delta), (1.0, 0.0));
         assert!(g.theorem.contains("no GP assumption"));
         let BudgetPlan::Own(own) = tuner(5).budget_plan(3.0, 1e-6).unwrap() else {
             panic!("its own budget")
         };
         assert_eq!(
-            own.guarantee(&Toy::new(0.1), 1e-6, &acc).unwrap().epsilon,
+            own.guarantee(&Declarations::of(&Toy::new(0.1)), 1e-6, &acc)
+                .unwrap()
+                .epsilon,
             3.0
         );
         // A grid point below the declared λ_min breaks Theorem 7: refused.
         let e = tuner(5)
-            .guarantee(&Toy::new(0.2), 1e-6, &acc)
+            .guarantee(&Declarations::of(&Toy::new(0.2)), 1e-6, &acc)
             .unwrap_err()
             .to_string();
         assert!(e.contains("lambda_min"), "{e}");

@@ -11,6 +11,7 @@ use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
+use crate::workloads::Declarations;
 use crate::workloads::{require_private_training, Workload};
 use rand::{Rng, RngCore};
 
@@ -89,11 +90,11 @@ impl Tuner for LiuTalwar {
     }
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let training = require_private_training(self.name(), workload)?;
+        let training = declared.require_training(self.name())?;
         match self {
             LiuTalwar::BestOf { law } => repeat_select_guarantee(training, law, delta, accountant),
             LiuTalwar::Threshold {
@@ -101,10 +102,10 @@ impl Tuner for LiuTalwar {
             } => {
                 // Mixing the run with a fixed ⊥ never increases its divergence, so the run's
                 // curve bounds the halting run too.
-                let base = Base::symmetric(training.run_privacy().clone());
+                let base = Base::symmetric(training.run_privacy.clone());
                 let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
                 let rdp = accountant.epsilon(&curve, delta)?;
-                let pure = training.run_pure_epsilon().map(|e| 2.0 * e);
+                let pure = training.run_pure_epsilon.map(|e| 2.0 * e);
                 Ok(tighter_of(
                     rdp,
                     pure,

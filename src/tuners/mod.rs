@@ -17,6 +17,7 @@ use crate::accounting::{Accountant, DpBound};
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
+use crate::workloads::{Declarations, TrainingDeclaration};
 use crate::workloads::{Hyper, PrivateTraining, Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
@@ -58,10 +59,11 @@ pub trait Tuner: Send + Sync {
     fn name(&self) -> &'static str;
     /// Its parameters, for result tables.
     fn params(&self) -> String;
-    /// The guarantee, from parameters and the workload's declared per-run privacy alone.
+    /// The guarantee, from the tuner's parameters and the workload's declarations alone (its
+    /// space, per-run privacy, priors and assumptions): the signature admits no data.
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee>;
@@ -164,15 +166,15 @@ fn tune_repeat_select(
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
 /// (2+η)ε is used when smaller.
 fn repeat_select_guarantee(
-    training: &dyn PrivateTraining,
+    training: &TrainingDeclaration,
     law: &RunCount,
     delta: f64,
     accountant: &Accountant,
 ) -> Result<Guarantee> {
-    let base = Base::symmetric(training.run_privacy().clone());
+    let base = Base::symmetric(training.run_privacy.clone());
     let curve = repeat_select(&base, law, &accountant.orders)?;
     let rdp = accountant.epsilon(&curve, delta)?;
-    let pure = match (training.run_pure_epsilon(), law) {
+    let pure = match (training.run_pure_epsilon, law) {
         (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
         _ => None,
     };

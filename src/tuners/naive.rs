@@ -6,6 +6,7 @@ use super::{best_of, best_of_random, check_keys, number, tighter_of, Guarantee, 
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
+use crate::workloads::Declarations;
 use crate::workloads::{require_private_training, Space, Workload};
 use rand::RngCore;
 
@@ -49,14 +50,14 @@ impl Tuner for Naive {
     }
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let training = require_private_training(self.name(), workload)?;
-        let k = self.runs(workload.space())?;
-        let rdp = accountant.epsilon(&training.run_privacy().self_compose(k), delta)?;
-        let pure = match training.run_pure_epsilon() {
+        let training = declared.require_training(self.name())?;
+        let k = self.runs(&declared.space)?;
+        let rdp = accountant.epsilon(&training.run_privacy.self_compose(k), delta)?;
+        let pure = match training.run_pure_epsilon {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
             None => None,
         };

@@ -7,6 +7,7 @@ use super::{
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
+use crate::workloads::Declarations;
 use crate::workloads::{require_private_training, Workload};
 use rand::RngCore;
 
@@ -56,11 +57,11 @@ impl Tuner for PapernotSteinke {
     }
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let training = require_private_training(self.name(), workload)?;
+        let training = declared.require_training(self.name())?;
         repeat_select_guarantee(training, &self.law, delta, accountant)
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {

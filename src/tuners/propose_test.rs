@@ -26,6 +26,7 @@ use crate::error::{Error, Range, Result};
 use crate::numeric::{bisect_boundary, fmt_num};
 use crate::params::{integer, number, string};
 use crate::rng::{laplace, stream};
+use crate::workloads::Declarations;
 use crate::workloads::{
     require_partitioned_utility, require_private_training, Hyper, Space, Workload,
 };
@@ -559,8 +560,9 @@ impl ProposeTestDoubling {
         ))
     }
 
-    fn candidates<'a>(&self, workload: &'a dyn Workload) -> Result<&'a [Hyper]> {
-        match workload.space() {
+    /// The finite candidate list of `space` (of workload `name`), checked against `fallback`.
+    fn candidates<'a>(&self, space: &'a Space, name: String) -> Result<&'a [Hyper]> {
+        match space {
             Space::Finite(c) if !c.is_empty() => {
                 if let Fallback::Index(i) = self.fallback {
                     if i >= c.len() {
@@ -576,21 +578,21 @@ impl ProposeTestDoubling {
             _ => Err(Error::missing_capability(
                 "tuner `propose-test`",
                 "a finite, public candidate list (a `candidates` count)",
-                workload.name(),
+                name,
             )),
         }
     }
 
-    fn check_shards(&self, workload: &dyn Workload) -> Result<()> {
-        let pu = require_partitioned_utility(self.name(), workload)?;
-        match pu.private_validation_records() {
+    /// k ≤ m when the m validation records of workload `name` are private.
+    fn check_shards(&self, private_validation_records: Option<usize>, name: &str) -> Result<()> {
+        match private_validation_records {
             Some(m) if m < self.shards => Err(Error::invalid(
                 "shards",
                 self.shards,
                 format!(
                     "at most the {m} private validation records of workload `{}` (spec 003 §5.10: \
                      the shard mean has sensitivity 1/k only when k <= m)",
-                    workload.name()
+                    name
                 ),
             )),
             _ => Ok(()),
@@ -658,13 +660,14 @@ impl Tuner for ProposeTestDoubling {
     }
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        self.candidates(workload)?;
-        self.check_shards(workload)?;
-        let training = require_private_training(self.name(), workload)?;
+        self.candidates(&declared.space, declared.name.clone())?;
+        let partitioned = declared.require_partitioned(self.name())?;
+        self.check_shards(partitioned.private_validation_records, &declared.name)?;
+        let training = declared.require_training(self.name())?;
         let delta = Range::OpenUnit.check("delta", delta)?;
         let delta_prime = self.delta_prime(delta);
         if delta_prime >= delta {
@@ -679,10 +682,10 @@ impl Tuner for ProposeTestDoubling {
         }
         let (eps0, tests) = self.certified_cost(delta_prime)?;
         let final_delta = delta - delta_prime;
-        let run = accountant.epsilon(training.run_privacy(), final_delta)?;
+        let run = accountant.epsilon(&training.run_privacy, final_delta)?;
         let run = tighter_of(
             run,
-            training.run_pure_epsilon(),
+            training.run_pure_epsilon,
             "final run".into(),
             accountant,
             "final run (pure DP)",
@@ -700,9 +703,9 @@ impl Tuner for ProposeTestDoubling {
         })
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let candidates = self.candidates(workload)?;
-        self.check_shards(workload)?;
+        let candidates = self.candidates(workload.space(), workload.name())?;
         let pu = require_partitioned_utility(self.name(), workload)?;
+        self.check_shards(pu.private_validation_records(), &workload.name())?;
         let training = require_private_training(self.name(), workload)?;
         // δ′ is set whenever ε0 must be solved (`build` and `own_share_at_budget` see to it).
         let eps0 = self.eps0(self.delta_prime.unwrap_or(0.0))?;

@@ -3,6 +3,7 @@
 //! error when a workload lacks one. The noise-free [`Oracle`] is for reporting (utility, regret)
 //! only: tuners never receive it.
 
+pub mod declarations;
 pub mod dp_sgd;
 pub mod gp_regression;
 pub mod grid_gain;
@@ -16,6 +17,9 @@ pub mod validation_score;
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Result};
 use crate::gp::KernelFamily;
+pub use declarations::{
+    Declarations, PartitionedDeclaration, PerUserDeclaration, TrainingDeclaration,
+};
 use rand::{Rng, RngCore};
 
 /// A hyperparameter: a point of the search space.
@@ -230,7 +234,7 @@ pub fn require_private_training<'a>(
     w: &'a dyn Workload,
 ) -> Result<&'a dyn PrivateTraining> {
     w.private_training()
-        .ok_or_else(|| missing(tuner, w, "private training runs"))
+        .ok_or_else(|| missing(tuner, w, declarations::TRAINING))
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.
@@ -238,13 +242,8 @@ pub fn require_validation_gain<'a>(
     tuner: &str,
     w: &'a dyn Workload,
 ) -> Result<&'a dyn ValidationGain> {
-    w.validation_gain().ok_or_else(|| {
-        missing(
-            tuner,
-            w,
-            "validation-gain evaluations with a declared GP prior",
-        )
-    })
+    w.validation_gain()
+        .ok_or_else(|| missing(tuner, w, declarations::GAIN_PRIOR))
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.
@@ -252,13 +251,8 @@ pub fn require_regularised_gain<'a>(
     tuner: &str,
     w: &'a dyn Workload,
 ) -> Result<&'a dyn RegularisedGain> {
-    w.regularised_gain().ok_or_else(|| {
-        missing(
-            tuner,
-            w,
-            "exact validation gains of an L2-regularised, strongly convex model (Assumption 2)",
-        )
-    })
+    w.regularised_gain()
+        .ok_or_else(|| missing(tuner, w, declarations::LIPSCHITZ))
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.
@@ -266,13 +260,8 @@ pub fn require_partitioned_utility<'a>(
     tuner: &str,
     w: &'a dyn Workload,
 ) -> Result<&'a dyn PartitionedUtility> {
-    w.partitioned_utility().ok_or_else(|| {
-        missing(
-            tuner,
-            w,
-            "per-shard validation utilities in [0, 1] (subsample-and-aggregate)",
-        )
-    })
+    w.partitioned_utility()
+        .ok_or_else(|| missing(tuner, w, declarations::PARTITIONED))
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.
@@ -281,7 +270,7 @@ pub fn require_per_user_losses<'a>(
     w: &'a dyn Workload,
 ) -> Result<&'a dyn PerUserLosses> {
     w.per_user_losses()
-        .ok_or_else(|| missing(tuner, w, "per-user validation losses"))
+        .ok_or_else(|| missing(tuner, w, declarations::PER_USER))
 }
 
 fn missing(tuner: &str, w: &dyn Workload, what: &str) -> Error {

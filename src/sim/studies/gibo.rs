@@ -18,6 +18,7 @@ use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::dp_gd::DpGd;
 use crate::tuners::dp_gibo::DpGibo;
+use crate::workloads::PerUserDeclaration;
 use crate::workloads::{require_per_user_losses, Workload, WorkloadSpec};
 use rand::Rng;
 use rayon::prelude::*;
@@ -178,7 +179,7 @@ fn run_series(
         }
         Method::DpGibo(t) => {
             let losses = require_per_user_losses("dp-gibo", w)?;
-            let cfg = t.config(losses)?;
+            let cfg = t.config(&PerUserDeclaration::of(losses))?;
             let path = run(losses, &cfg, rng, &mut |it| rows.push(diagnostics(w, it)))?;
             (path, cfg.mu)
         }

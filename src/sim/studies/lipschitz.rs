@@ -233,7 +233,7 @@ fn case(s: &LipschitzSuite, seed: u64, loss: ErmLoss, grid: &LambdaGrid) -> Resu
         grid: grid.clone(),
         m: val_y.len(),
         f_bo: base,
-        delta_f: s.tuner.sensitivity(&w)?,
+        delta_f: s.tuner.sensitivity(w.assumption())?,
         sens_bo: worst.0,
         sens_pointwise: worst.1,
         neighbour: worst.2,

@@ -18,7 +18,7 @@ use crate::sim::report::{error_bars, mean_ci, pm, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner};
-use crate::workloads::WorkloadSpec;
+use crate::workloads::{Declarations, WorkloadSpec};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -236,7 +236,7 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
 /// serves).
 fn guarantee(t: &Tuning, cell: &Cell, tuner: &dyn Tuner, noise: f64) -> Result<Guarantee> {
     let w = t.workload.instance(cell.variant, t.seed, 0, noise)?;
-    tuner.guarantee(w.as_ref(), t.delta, &t.accountant)
+    tuner.guarantee(&Declarations::of(w.as_ref()), t.delta, &t.accountant)
 }
 
 /// Runs every repetition of `cell`: one row per run.
@@ -509,6 +509,7 @@ impl Study for Tuning {
             .workload
             .instance(0, self.seed, 0, noise)
             .map_err(|e| ("workload".to_string(), e))?;
+        let declared = Declarations::of(w.as_ref());
         for (i, entry) in self.tuners.iter().enumerate() {
             // The tuner as the first budget configures it (see `setup`), without calibrating.
             let written = entry.tuner.as_ref();
@@ -520,7 +521,7 @@ impl Study for Tuning {
             };
             plan.tuner()
                 .unwrap_or(written)
-                .guarantee(w.as_ref(), self.delta, &self.accountant)
+                .guarantee(&declared, self.delta, &self.accountant)
                 .map_err(|e| match e {
                     // Blame the tuner's own field (`tuners[8].fallback`) when it has one.
                     Error::InvalidParameter { name, .. } if name != "noise" => {

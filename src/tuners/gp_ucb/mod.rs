@@ -22,6 +22,7 @@ use crate::gp::{Kernel, KernelFamily, Posterior};
 use crate::numeric::fmt_num;
 use crate::params::{integer, string};
 use crate::rng::laplace;
+use crate::workloads::Declarations;
 use crate::workloads::{
     require_validation_gain, GainPrior, Hyper, Space, ValidationGain, Workload,
 };
@@ -487,19 +488,20 @@ impl Tuner for GpUcb {
         p
     }
 
-    /// (kε, kδ) for k releases, by basic composition, from the parameters alone; the workload
-    /// is consulted only to check that the releases are defined for its prior and grid.
+    /// (kε, kδ) for k releases, by basic composition, from the parameters alone; the
+    /// declarations are consulted only to check that the releases are defined for the prior
+    /// and grid.
     fn guarantee(
         &self,
-        workload: &dyn Workload,
+        declared: &Declarations,
         _delta: f64,
         _accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let gain = require_validation_gain(self.name(), workload)?;
+        let prior = declared.require_gain_prior(self.name())?;
         let config = self.config(
-            gain.prior(),
-            grid(workload.space())
-                .map_err(|e| e.in_workload(workload.name()))?
+            prior,
+            grid(&declared.space)
+                .map_err(|e| e.in_workload(declared.name.clone()))?
                 .len(),
         )?;
         self.check_gain_release(&config)?;
@@ -744,23 +746,25 @@ mod tests {
         let w = workload(1, 0.1, 1.0);
         let acc = Accountant::default();
         let g = tuner(Release::Hyperparameter, 0.5)
-            .guarantee(&w, 1e-6, &acc)
+            .guarantee(&Declarations::of(&w), 1e-6, &acc)
             .unwrap();
         assert_eq!((g.epsilon, g.delta), (0.5, 0.05));
         assert!(g.theorem.contains("only under the GP assumption"));
-        let g = tuner(Release::Both, 0.5).guarantee(&w, 1e-6, &acc).unwrap();
+        let g = tuner(Release::Both, 0.5)
+            .guarantee(&Declarations::of(&w), 1e-6, &acc)
+            .unwrap();
         assert_eq!((g.epsilon, g.delta), (1.0, 0.1));
         assert!(g.theorem.contains("basic composition"));
         // Equal-budget configuration spends exactly the target in total.
         let Ok(BudgetPlan::Own(own)) = tuner(Release::Both, 0.5).budget_plan(2.0, 1e-6) else {
             panic!("its own budget")
         };
-        let g = own.guarantee(&w, 1e-6, &acc).unwrap();
+        let g = own.guarantee(&Declarations::of(&w), 1e-6, &acc).unwrap();
         assert_eq!((g.epsilon, g.delta), (2.0, 1e-6));
         // Exact evaluations: the gain needs A and τ; the hyperparameter does not.
         let exact = workload(1, 0.0, 1.0);
         let err = tuner(Release::Gain, 1.0)
-            .guarantee(&exact, 1e-6, &acc)
+            .guarantee(&Declarations::of(&exact), 1e-6, &acc)
             .unwrap_err();
         assert!(err.to_string().contains("noise_free_a"), "{err}");
         let mut nf = tuner(Release::Both, 1.0);
@@ -769,7 +773,7 @@ mod tests {
             tau: 0.5,
             best: false,
         });
-        let g = nf.guarantee(&exact, 1e-6, &acc).unwrap();
+        let g = nf.guarantee(&Declarations::of(&exact), 1e-6, &acc).unwrap();
         assert!(g.theorem.contains("unchecked"));
         let grid = line_grid(50);
         let run = nf.run(&exact, &grid, &mut stream(1, &[])).unwrap();
@@ -824,7 +828,7 @@ mod tests {
         .with_gain_prior(prior(0.1, 1.0))
         .unwrap();
         let e = tuner(Release::Hyperparameter, 1.0)
-            .guarantee(&boxed, 1e-6, &acc)
+            .guarantee(&Declarations::of(&boxed), 1e-6, &acc)
             .unwrap_err();
         assert!(e.to_string().contains("finite grid"), "{e}");
     }
