@@ -6,11 +6,15 @@
 //! * [`divergence`]: their per-order Rényi divergences (a leaf: no import circle).
 //! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
+//! * [`exponential`], [`above_threshold`]: the selection mechanisms tuners draw from (exponential
+//!   mechanism; AboveThreshold), with their noise.
 
+pub mod above_threshold;
 pub mod calibrate;
 pub mod composition;
 pub mod convert;
 pub mod divergence;
+pub mod exponential;
 pub mod mechanisms;
 pub mod rdp;
 

@@ -33,7 +33,6 @@ pub use acquisition::{select_points, Acquisition, BatchMode, PointOptimiser, Sel
 pub use kernel::SurrogateKernel;
 pub use posterior::GradientPosterior;
 
-use crate::accounting::convert::{gdp_epsilon, gdp_to_zcdp};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::{normal, stream};
@@ -60,84 +59,8 @@ pub fn noise_std(clip: f64, steps: usize, n_users: usize, mu: f64) -> f64 {
     }
 }
 
-/// The μ of GDP: a finite number > 0 or +∞ (non-private).
-pub fn check_mu(mu: f64) -> Result<f64> {
-    if mu == f64::INFINITY || Range::Positive.contains(mu) {
-        Ok(mu)
-    } else {
-        Err(Error::invalid(
-            "mu",
-            fmt_num(mu),
-            "a finite number > 0, or inf (non-private)",
-        ))
-    }
-}
-
-/// The privacy of a μ-GDP release at δ (spec 004 §1.6).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GdpReport {
-    pub mu: f64,
-    /// The exact ε of the GDP curve at δ.
-    pub epsilon: f64,
-    pub delta: f64,
-    /// ρ = μ²/2 of the implied zCDP.
-    pub rho: f64,
-    /// The looser ε = ρ + 2√(ρ ln(1/δ)) of the zCDP route (≥ `epsilon`).
-    pub zcdp_epsilon: f64,
-}
-
-/// (ε, δ) and ρ of μ-GDP (μ finite).
-pub fn gdp_report(mu: f64, delta: f64) -> Result<GdpReport> {
-    let bound = gdp_epsilon(mu, delta)?;
-    let rho = gdp_to_zcdp(mu)?;
-    Ok(GdpReport {
-        mu,
-        epsilon: bound.epsilon,
-        delta: bound.delta,
-        rho,
-        zcdp_epsilon: rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt(),
-    })
-}
-
-/// The largest μ (to 1e-12 relative) whose reported ε at δ is at most `epsilon`: the μ of a
-/// run planned for (ε, δ). The returned μ's guarantee is checked, never above the target.
-pub fn mu_for_budget(epsilon: f64, delta: f64) -> Result<f64> {
-    Range::Positive.check("epsilon", epsilon)?;
-    Range::OpenUnit.check("delta", delta)?;
-    let meets = |mu: f64| gdp_epsilon(mu, delta).is_ok_and(|b| b.epsilon <= epsilon);
-    // ε(δ) grows with μ: a bracket [lo (meets), hi (does not)], then bisection.
-    let mut lo = 1.0;
-    while !meets(lo) {
-        lo *= 0.5;
-        if lo < 1e-12 {
-            return Err(Error::Infeasible(format!(
-                "no mu >= 1e-12 meets (epsilon, delta) = ({}, {})",
-                fmt_num(epsilon),
-                fmt_num(delta)
-            )));
-        }
-    }
-    let mut hi = 2.0 * lo;
-    while meets(hi) {
-        lo = hi;
-        hi *= 2.0;
-        if hi > 1e9 {
-            return Ok(lo);
-        }
-    }
-    while hi - lo > 1e-12 * hi {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if meets(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
-}
+// GDP's μ, its (ε, δ) report and its inversion for a budget live with the other conversions.
+pub use crate::accounting::convert::{check_mu, gdp_report, mu_for_budget, GdpReport};
 
 /// Lemma A.5: for w_1..w_T iid N(0, I_d), max_t ‖w_t‖ ≤ q = 4√d + 2√(2 ln(T/δ)) with
 /// probability at least 1 − δ.

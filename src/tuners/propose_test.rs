@@ -19,13 +19,14 @@
 //! a guarantee.
 
 use super::{check_keys, tighter_of, BudgetPlan, Guarantee, Outcome, Tuner};
+pub use crate::accounting::above_threshold::{above_threshold, PassNoise};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::Accountant;
 use crate::data::{shuffle, uniform_below};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{bisect_boundary, fmt_num};
 use crate::params::{integer, number, string};
-use crate::rng::{laplace, stream};
+use crate::rng::stream;
 use crate::workloads::Declarations;
 use crate::workloads::{
     require_partitioned_utility, require_private_training, Hyper, Space, Workload,
@@ -215,41 +216,6 @@ pub fn walk(cap: u64, mut test: impl FnMut(u64) -> Option<usize>) -> Walk {
         selected,
         stop,
     }
-}
-
-/// The Laplace scales of one ε0-DP AboveThreshold pass on queries of sensitivity 1/k.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PassNoise {
-    /// 2/(kε0)
-    pub threshold: f64,
-    /// 4/(kε0)
-    pub query: f64,
-}
-
-impl PassNoise {
-    pub fn new(shards: usize, eps0: f64) -> Self {
-        let base = 1.0 / (shards as f64 * eps0);
-        PassNoise {
-            threshold: 2.0 * base,
-            query: 4.0 * base,
-        }
-    }
-}
-
-/// One AboveThreshold pass (spec 003 §1.3): τ = level + Lap(threshold scale); candidates in
-/// `order` each get a fresh Lap(query scale) draw; the first with u_j + γ_j ≥ τ wins.
-pub fn above_threshold(
-    utilities: &[f64],
-    level: f64,
-    noise: PassNoise,
-    order: &[usize],
-    rng: &mut dyn RngCore,
-) -> Option<usize> {
-    let tau = level + laplace(rng, noise.threshold);
-    order
-        .iter()
-        .copied()
-        .find(|&j| utilities[j] + laplace(rng, noise.query) >= tau)
 }
 
 /// How the passes' cost is composed (spec 003 §2.4).

@@ -10,6 +10,7 @@
 //!   errors against Theorems 2, 4 and 6 at every ε (F2, F4).
 
 use super::StudyKind;
+use crate::accounting::exponential::exp_mech_log_weights;
 use crate::error::{Range, Result};
 use crate::gp::{Kernel, KernelFamily};
 use crate::numeric::fmt_num;
@@ -20,7 +21,7 @@ use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::gp_ucb::bounds::{
-    exp_mech_log_weights, greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
+    greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
 };
 use crate::tuners::gp_ucb::{GpUcb, NoiseFree, Release};
 use crate::workloads::grid_gain::{line_grid, neighbouring_pair, square_grid, GridGain};
@@ -624,7 +625,7 @@ fn suite_rows(
 
 /// An index drawn from normalised log-weights (the tuner's sampler, re-used per ε).
 fn sample(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
-    crate::tuners::gp_ucb::sample_log_weights(log_w, rng)
+    crate::accounting::exponential::sample_log_weights(log_w, rng)
 }
 
 struct SuiteRow {

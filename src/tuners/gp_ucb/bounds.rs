@@ -9,7 +9,6 @@
 //!   Algorithm 1, Algorithm 2's constants (c2, Ω2, noise-free scale), and the utility bounds of
 //!   Theorems 2, 4 and 6.
 //! * [`lipschitz_delta_f`], [`thm8_bound`]: Algorithm 3 (no GP assumption, pure ε-DP).
-//! * [`exp_mech_log_weights`]: the exponential mechanism's normalised log-probabilities.
 //! * [`greedy_gamma_bound`], [`greedy_gamma_bound_matrix`]: a data-independent upper bound on
 //!   the maximum information gain γ_T (spec 002 §4.3).
 //!
@@ -359,47 +358,6 @@ pub fn laplace_scale(sensitivity: f64, epsilon: f64) -> Result<f64> {
     Ok(sensitivity / epsilon)
 }
 
-/// The exponential mechanism for argmax_i scores[i] (McSherry–Talwar; spec 002 §1.5, Algorithm 1
-/// line 12): ln P(i) = ε·s_i/(2Δ) − ln Σ_j exp(ε·s_j/(2Δ)), normalised with log-sum-exp.
-///
-/// For Algorithm 1 the scores are μ_T on the grid and Δ = Δ_λ ([`GpUcbConfig::delta_lambda`]).
-/// The exponents are formed as (s_i − max s)·ε/(2Δ), so huge scores or a huge ε/Δ cannot
-/// overflow; a probability that underflows is returned as ln 0 = −∞. Errors on an empty score
-/// vector, a non-finite score (naming its index), ε or Δ not finite and > 0.
-pub fn exp_mech_log_weights(scores: &[f64], epsilon: f64, sensitivity: f64) -> Result<Vec<f64>> {
-    Range::Positive.check("epsilon", epsilon)?;
-    Range::Positive.check("sensitivity", sensitivity)?;
-    if scores.is_empty() {
-        return Err(Error::invalid("scores", "[]", "a non-empty list of scores"));
-    }
-    if let Some((i, s)) = scores.iter().enumerate().find(|(_, s)| !s.is_finite()) {
-        return Err(Error::invalid(
-            "scores",
-            format!("{s} at index {i}"),
-            "finite numbers (one score per candidate)",
-        ));
-    }
-    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    // ε/(2Δ); may overflow to +∞ (the argmax limit), which the exponents below handle.
-    let factor = 0.5 * (epsilon / sensitivity);
-    let exponents: Vec<f64> = scores
-        .iter()
-        .map(|&s| {
-            let diff = s - max; // ≤ 0; −∞ only when the scores span more than f64's range
-            if diff == 0.0 {
-                0.0
-            } else if diff.is_finite() {
-                diff * factor
-            } else {
-                s * factor - max * factor
-            }
-        })
-        .collect();
-    // The largest exponent is exactly 0, so the sum lies in [1, N] and its log is finite.
-    let log_sum = exponents.iter().map(|z| z.exp()).sum::<f64>().ln();
-    Ok(exponents.into_iter().map(|z| z - log_sum).collect())
-}
-
 /// The greedy information gain on a finite grid and the γ_T bound it implies (spec 002 §4.3).
 ///
 /// Greedy maximum-variance selection: at step t = 1..T pick x_t = argmax_x σ²_{t−1}(x) (ties →
@@ -529,6 +487,7 @@ fn greedy_selection(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::exponential::exp_mech_log_weights;
 
     /// |got − want| ≤ tol·|want|, with a message naming the quantity.
     fn close(name: &str, got: f64, want: f64, tol: f64) {

@@ -14,8 +14,9 @@
 
 pub mod bounds;
 
-use self::bounds::{exp_mech_log_weights, greedy_gamma_bound, GpUcbConfig, Profile};
+use self::bounds::{greedy_gamma_bound, GpUcbConfig, Profile};
 use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
+use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
@@ -27,7 +28,7 @@ use crate::workloads::{
     require_validation_gain, GainPrior, Hyper, Space, ValidationGain, Workload,
 };
 use ndarray::Array2;
-use rand::{Rng, RngCore};
+use rand::RngCore;
 
 /// What a run releases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -426,25 +427,6 @@ fn first_argmax(xs: &[f64]) -> usize {
         }
     }
     best
-}
-
-/// An index drawn with probability exp(log_w[i]) (normalised log-weights) by the inverse CDF
-/// of one uniform draw; a rounding shortfall of the total lands on the last positive weight.
-pub(crate) fn sample_log_weights(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
-    let u: f64 = rng.random();
-    let mut cum = 0.0;
-    let mut last_positive = 0;
-    for (i, lw) in log_w.iter().enumerate() {
-        let w = lw.exp();
-        if w > 0.0 {
-            last_positive = i;
-        }
-        cum += w;
-        if u < cum {
-            return i;
-        }
-    }
-    last_positive
 }
 
 impl Search {
