@@ -6,11 +6,13 @@
 //! * [`divergence`]: their per-order Rényi divergences (a leaf: no import circle).
 //! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
+//! * [`clipped_mean`]: clipped-mean Gaussian releases (validation scores, per-user gradients).
 //! * [`exponential`], [`above_threshold`]: the selection mechanisms tuners draw from (exponential
 //!   mechanism; AboveThreshold), with their noise.
 
 pub mod above_threshold;
 pub mod calibrate;
+pub mod clipped_mean;
 pub mod composition;
 pub mod convert;
 pub mod divergence;

@@ -35,7 +35,7 @@ pub use posterior::GradientPosterior;
 
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
-use crate::rng::{normal, stream};
+use crate::rng::stream;
 use crate::workloads::{Hyper, PerUserLosses};
 use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, RngCore};
@@ -49,44 +49,15 @@ const STREAM_PRIVACY: u64 = 4;
 // ---------------------------------------------------------------------------------------------
 // Privacy
 
-/// The Gaussian noise per coordinate, s = 2B√T/(nμ): each of T steps is then (μ/√T)-GDP for a
-/// clipped mean of sensitivity 2B/n. μ = ∞ gives 0.
-pub fn noise_std(clip: f64, steps: usize, n_users: usize, mu: f64) -> f64 {
-    if mu == f64::INFINITY {
-        0.0
-    } else {
-        2.0 * clip * (steps as f64).sqrt() / (n_users as f64 * mu)
-    }
-}
-
-// GDP's μ, its (ε, δ) report and its inversion for a budget live with the other conversions.
+// GDP's μ, its (ε, δ) report and its inversion for a budget live with the other conversions;
+// the clipped-mean gradient release with the other mechanisms.
+pub use crate::accounting::clipped_mean::{clipped_mean, noise_std, release_clipped_mean};
 pub use crate::accounting::convert::{check_mu, gdp_report, mu_for_budget, GdpReport};
 
 /// Lemma A.5: for w_1..w_T iid N(0, I_d), max_t ‖w_t‖ ≤ q = 4√d + 2√(2 ln(T/δ)) with
 /// probability at least 1 − δ.
 pub fn noise_norm_bound(dim: usize, steps: usize, delta: f64) -> f64 {
     4.0 * (dim as f64).sqrt() + 2.0 * (2.0 * (steps as f64 / delta).ln()).sqrt()
-}
-
-/// The mean of the per-user gradients (rows of `gradients`, n × d) each projected on the L2
-/// ball of radius `clip` (a zero gradient is left as is), and the fraction of users clipped.
-/// Replacing one row moves the result by at most 2·clip/n.
-pub fn clipped_mean(gradients: ArrayView2<f64>, clip: f64) -> (Array1<f64>, f64) {
-    let n = gradients.nrows();
-    let mut sum = Array1::zeros(gradients.ncols());
-    let mut clipped = 0usize;
-    for g in gradients.rows() {
-        let norm = g.dot(&g).sqrt();
-        let factor = if norm > clip {
-            clipped += 1;
-            clip / norm
-        } else {
-            1.0
-        };
-        sum.scaled_add(factor, &g);
-    }
-    let n = n.max(1) as f64;
-    (sum / n, clipped as f64 / n)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -444,20 +415,17 @@ impl PrivateStep {
                     .into(),
             ));
         }
-        let (g, frac_clipped) = clipped_mean(user_gradients, self.clip);
-        // Always draw the noise, so runs at different μ share their random numbers.
-        let w: Array1<f64> = (0..g.len()).map(|_| normal(&mut self.rng)).collect();
-        let released = &g + &(&w * self.noise);
-        if released.iter().any(|v| !v.is_finite()) {
+        let r = release_clipped_mean(user_gradients, self.clip, self.noise, &mut self.rng);
+        if r.released.iter().any(|v| !v.is_finite()) {
             return Err(Error::Numerical(
                 "the released gradient is not finite".into(),
             ));
         }
         Ok(Released {
-            next: self.stepper.step(theta, &released, domain),
-            noise_norm: self.noise * w.dot(&w).sqrt(),
-            g,
-            frac_clipped,
+            next: self.stepper.step(theta, &r.released, domain),
+            noise_norm: self.noise * r.standard_noise.dot(&r.standard_noise).sqrt(),
+            g: r.clipped_mean,
+            frac_clipped: r.frac_clipped,
         })
     }
 }

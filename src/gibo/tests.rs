@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::accounting::convert::gdp_delta;
-use crate::rng::stream;
+use crate::rng::{normal, stream};
 use ndarray::Array2;
 
 /// Per-user quadratics L_i(θ) = ½ Σ_j a_j (θ_j − c_ij)² (native units) plus N(0, σ²)
