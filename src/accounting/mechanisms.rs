@@ -3,6 +3,8 @@
 
 use super::rdp::{ClosedForm, RdpCurve};
 use crate::error::{Error, Range, Result};
+use crate::rng::{laplace, normal};
+use rand::RngCore;
 
 /// The Gaussian mechanism: N(g(x), σ²I) for a query g of ℓ2-sensitivity Δ.
 /// It is (Δ²/2σ²)-zCDP and exactly (Δ/σ)-GDP.
@@ -37,6 +39,10 @@ impl Gaussian {
     pub fn rdp(&self) -> RdpCurve {
         RdpCurve::closed(ClosedForm::Zcdp { rho: self.rho() })
     }
+    /// One draw of the mechanism's noise, N(0, σ²) (added to the query's value).
+    pub fn noise<R: RngCore + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.sigma * normal(rng)
+    }
 }
 
 /// The Laplace mechanism: g(x) + Lap(b) for a query of ℓ1-sensitivity Δ; pure (Δ/b)-DP.
@@ -62,6 +68,42 @@ impl Laplace {
         RdpCurve::closed(ClosedForm::Laplace {
             epsilon: self.epsilon(),
         })
+    }
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+    /// One draw of the mechanism's noise, Lap(0, b) (added to the query's value).
+    pub fn noise(&self, rng: &mut dyn RngCore) -> f64 {
+        laplace(rng, self.scale)
+    }
+}
+
+/// A score released with additive noise: the Gaussian or the Laplace mechanism.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum AdditiveNoise {
+    Gaussian(Gaussian),
+    Laplace(Laplace),
+}
+
+impl AdditiveNoise {
+    pub fn rdp(&self) -> RdpCurve {
+        match self {
+            AdditiveNoise::Gaussian(m) => m.rdp(),
+            AdditiveNoise::Laplace(m) => m.rdp(),
+        }
+    }
+    /// The pure-DP ε, for the Laplace mechanism.
+    pub fn pure_epsilon(&self) -> Option<f64> {
+        match self {
+            AdditiveNoise::Gaussian(_) => None,
+            AdditiveNoise::Laplace(m) => Some(m.epsilon()),
+        }
+    }
+    pub fn noise(&self, rng: &mut dyn RngCore) -> f64 {
+        match self {
+            AdditiveNoise::Gaussian(m) => m.noise(rng),
+            AdditiveNoise::Laplace(m) => m.noise(rng),
+        }
     }
 }
 

@@ -22,5 +22,5 @@ pub mod rdp;
 
 pub use calibrate::{calibrate_dpsgd_noise, smallest_meeting, Calibrated};
 pub use convert::{Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS};
-pub use mechanisms::{DpSgd, Gaussian, Laplace, RandomizedResponse};
+pub use mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, RandomizedResponse};
 pub use rdp::{ClosedForm, RdpCurve, RdpFunction};

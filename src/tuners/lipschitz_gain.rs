@@ -9,11 +9,11 @@ use super::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
 use super::gp_ucb::Search;
 use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
+use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
 use crate::numeric::fmt_num;
 use crate::params::integer;
-use crate::rng::laplace;
 use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};
 use crate::workloads::{Declarations, LipschitzAssumption};
 use rand::RngCore;
@@ -118,7 +118,13 @@ impl LipschitzGain {
             best = best.max(v);
             search.observe(step.index, v)?;
         }
-        Ok((best, best + laplace(rng, scale)))
+        // A zero Δ_f needs no noise (Laplace requires a positive scale).
+        let noise = if scale > 0.0 {
+            Laplace::new(1.0, scale)?.noise(rng)
+        } else {
+            0.0
+        };
+        Ok((best, best + noise))
     }
 }
 

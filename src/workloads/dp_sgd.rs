@@ -14,7 +14,6 @@ use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::{Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::learn::{accuracy, Activation, DpSgdConfig, Length, Logistic, Mlp, Model, Sampling};
-use crate::rng::normal;
 use ndarray::Array2;
 use rand::RngCore;
 
@@ -94,6 +93,8 @@ pub struct DpSgdTask {
     train: (Array2<f64>, Vec<usize>),
     validation: (Array2<f64>, Vec<usize>),
     test: (Array2<f64>, Vec<usize>),
+    /// The score release: validation accuracy (sensitivity 1/m) plus N(0, (z/m)²).
+    release: Gaussian,
     curve: RdpCurve,
 }
 
@@ -132,14 +133,15 @@ impl DpSgdTask {
         let model = architecture.build(data.n_features(), data.n_classes())?;
         let config = Self::config_for(&settings, 1.0)?;
         let m = validation.1.len() as f64;
-        let release = Gaussian::new(1.0 / m, settings.score_noise / m)?.rdp();
-        let curve = config.privacy(train.1.len())?.compose(&release)?;
+        let release = Gaussian::new(1.0 / m, settings.score_noise / m)?;
+        let curve = config.privacy(train.1.len())?.compose(&release.rdp())?;
         Ok(DpSgdTask {
             model,
             settings,
             train,
             validation,
             test,
+            release,
             curve,
         })
     }
@@ -183,11 +185,10 @@ impl DpSgdTask {
             Err(Error::Numerical(_)) => (0.0, 0.0),
             Err(e) => return Err(e),
         };
-        let m = self.validation.1.len() as f64;
         Ok(RunResult {
             validation_accuracy: val,
             test_accuracy: test,
-            released: val + self.settings.score_noise / m * normal(rng),
+            released: val + self.release.noise(rng),
         })
     }
 }

@@ -7,10 +7,10 @@ use super::{
     GainPrior, Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, ValidationGain, Variant,
     Workload, WorkloadSpec,
 };
-use crate::accounting::{Gaussian, Laplace, RdpCurve};
+use crate::accounting::{AdditiveNoise, Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
-use crate::rng::{laplace, normal, stream};
+use crate::rng::{normal, stream};
 use rand::{Rng, RngCore};
 
 /// A reproducible GP sample path on [0, 1]^d.
@@ -90,9 +90,8 @@ pub enum ScoreRelease {
 pub struct SyntheticGp {
     objective: GpObjective,
     space: Space,
-    release: ScoreRelease,
+    mechanism: AdditiveNoise,
     curve: RdpCurve,
-    pure: Option<f64>,
     best: f64,
     gain: Option<GainPrior>,
     /// σ1 of the shard utilities (spec 003 §4.1 (i)); `None`: not offered.
@@ -108,15 +107,15 @@ impl SyntheticGp {
                 format!("dimension {}", objective.dim()),
             ));
         }
-        let (curve, pure) = match release {
+        let mechanism = match release {
             ScoreRelease::Gaussian { sensitivity, sigma } => {
-                (Gaussian::new(sensitivity, sigma)?.rdp(), None)
+                AdditiveNoise::Gaussian(Gaussian::new(sensitivity, sigma)?)
             }
             ScoreRelease::Laplace { sensitivity, scale } => {
-                let m = Laplace::new(sensitivity, scale)?;
-                (m.rdp(), Some(m.epsilon()))
+                AdditiveNoise::Laplace(Laplace::new(sensitivity, scale)?)
             }
         };
+        let curve = mechanism.rdp();
         let best = match &space {
             Space::Finite(c) => c
                 .iter()
@@ -135,9 +134,8 @@ impl SyntheticGp {
         Ok(SyntheticGp {
             objective,
             space,
-            release,
             curve,
-            pure,
+            mechanism,
             best,
             gain: None,
             shard_sd: None,
@@ -175,14 +173,10 @@ impl PrivateTraining for SyntheticGp {
         &self.curve
     }
     fn run_pure_epsilon(&self) -> Option<f64> {
-        self.pure
+        self.mechanism.pure_epsilon()
     }
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
-        let noise = match self.release {
-            ScoreRelease::Gaussian { sigma, .. } => sigma * normal(rng),
-            ScoreRelease::Laplace { scale, .. } => laplace(rng, scale),
-        };
-        self.objective.eval(h) + noise
+        self.objective.eval(h) + self.mechanism.noise(rng)
     }
 }
 

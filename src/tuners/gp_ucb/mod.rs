@@ -18,11 +18,11 @@ use self::bounds::{greedy_gamma_bound, GpUcbConfig, Profile};
 use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
 use crate::accounting::Accountant;
+use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
 use crate::numeric::fmt_num;
 use crate::params::{integer, string};
-use crate::rng::laplace;
 use crate::workloads::Declarations;
 use crate::workloads::{
     require_validation_gain, GainPrior, Hyper, Space, ValidationGain, Workload,
@@ -403,7 +403,11 @@ impl GpUcb {
             ),
         };
         // Noise in standard units, scaled back to gain units (P5).
-        let released_gain = noise_scale.map(|b| gain_value + scale * laplace(rng, b));
+        let released_gain = match noise_scale {
+            // Lap(b) for a unit-sensitivity query in standard units (the scale's ε is b⁻¹).
+            Some(b) => Some(gain_value + scale * Laplace::new(1.0, b)?.noise(rng)),
+            None => None,
+        };
         Ok(Run {
             config,
             gamma,
