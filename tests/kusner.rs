@@ -4,11 +4,11 @@
 
 use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("kusner-{tag}"))
 }
 

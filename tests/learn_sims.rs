@@ -5,12 +5,12 @@
 use dptune::sim::studies::svm_alpha::{self, AlphaSweep};
 use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::run_and_report as run_file;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("learn-{tag}"))
 }
 

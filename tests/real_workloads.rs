@@ -15,11 +15,10 @@ use dptune::workloads::rbf_svm::{RbfSvm, RbfSvmSpec};
 use dptune::workloads::validation_score::{ClippedMeanRelease, ScoreClip};
 use dptune::workloads::{Hyper, Space, Workload, WorkloadSpec};
 use ndarray::Array1;
-use std::path::PathBuf;
 
 mod common;
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("real-{tag}"))
 }
 

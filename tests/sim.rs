@@ -17,7 +17,7 @@ fn options(out: &Path, threads: usize, shard: Shard) -> RunOptions {
     common::options(Profile::Smoke, out, threads, shard)
 }
 
-fn temp_dir(tag: &str) -> PathBuf {
+fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("sim-{tag}"))
 }
 

@@ -6,12 +6,35 @@ use dptune::sim::table::Table;
 use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
 use std::path::{Path, PathBuf};
 
-/// An empty folder `dptune-<tag>-<pid>` under the system's temporary folder.
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// An empty folder `dptune-<tag>-<pid>` under the system's temporary folder, removed when the
+/// returned guard is dropped (a test leaves nothing behind, passed or failed).
+pub fn temp_dir(tag: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("dptune-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
+}
+
+/// A temporary folder that removes itself when dropped; it derefs to its path.
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Harness options: `threads` threads, shard `shard`, results under `out`, no progress bar.
