@@ -6,8 +6,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dptune::gp::KernelFamily;
+use dptune::gp_ucb::Search;
 use dptune::rng::stream;
-use dptune::tuners::gp_ucb::Search;
 use dptune::tuners::{self, Tuner};
 use dptune::workloads::grid_gain::square_grid;
 use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};

@@ -6,6 +6,7 @@ pub mod data;
 pub mod error;
 pub mod gibo;
 pub mod gp;
+pub mod gp_ucb;
 pub mod learn;
 pub mod numeric;
 pub mod params;

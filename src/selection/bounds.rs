@@ -60,7 +60,7 @@ impl Base {
 ///   Corollary 3, (2+η)ε-DP, whichever is smaller at each order;
 /// * Poisson: Theorem 6, ε′(λ) = ε(λ) + μ·δ̂(λ) + ln μ/(λ−1), δ̂ the base's best δ at
 ///   ε̂ = ln(λ/(λ−1)) (both directions), corrected for K = 0 (below);
-/// * fixed K = k: k-fold composition (Lemma 7 with f = x^k is slightly worse, spec §2);
+/// * fixed K = k: k-fold composition (Lemma 7 with f = x^k is slightly worse, spec 000 §2);
 /// * truncated at m: the untruncated bound plus Lemma 22's ln(1/(1−P[K>m]))/(λ−1) +
 ///   ln(1 + T_m/(E[K] − T_m)).
 ///
@@ -456,7 +456,7 @@ pub struct ApproxRdp {
 }
 
 impl ApproxRdp {
-    /// (ε, δ_total)-DP by CKS at the largest allowed order (the δ's add, spec §1).
+    /// (ε, δ_total)-DP by CKS at the largest allowed order (the δ's add, spec 000 §1).
     pub fn to_dp(&self, total_delta: f64) -> Result<DpBound> {
         let total = Range::OpenUnit.check("delta", total_delta)?;
         if total <= self.delta {

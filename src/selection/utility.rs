@@ -1,4 +1,4 @@
-//! What repeat-and-select buys (spec 000 §3.6, §5(c)): the chance of trying the one good
+//! What repeat-and-select buys (spec 000 §5(c); the paper's §3.6): the chance of trying the one good
 //! setting, the expected quantile of the best score, the expected best score, and tails of K.
 
 use crate::error::{Error, Result};

@@ -5,13 +5,13 @@
 //! Δ_f = min{g*/m, L/(m λ_min)} + L(λ_max − λ_min)/(λ_max λ_min) (Theorem 7). Pure ε-DP
 //! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
 
-use super::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
-use super::gp_ucb::Search;
 use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
+use crate::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
+use crate::gp_ucb::Search;
 use crate::numeric::fmt_num;
 use crate::params::integer;
 use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};

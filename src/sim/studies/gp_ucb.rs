@@ -13,6 +13,10 @@ use super::StudyKind;
 use crate::accounting::exponential::exp_mech_log_weights;
 use crate::error::{Range, Result};
 use crate::gp::{Kernel, KernelFamily};
+use crate::gp_ucb::bounds::{
+    greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
+};
+use crate::gp_ucb::{GpUcb, NoiseFree, Release};
 use crate::numeric::fmt_num;
 use crate::rng::{laplace, stream};
 use crate::sim::fields::{fnv1a, Fields};
@@ -20,10 +24,6 @@ use crate::sim::plot::{self, Scale, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::tuners::gp_ucb::bounds::{
-    greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
-};
-use crate::tuners::gp_ucb::{GpUcb, NoiseFree, Release};
 use crate::workloads::grid_gain::{line_grid, neighbouring_pair, square_grid, GridGain};
 use crate::workloads::{GainPrior, Hyper};
 use rand::RngCore;
@@ -568,7 +568,7 @@ fn suite_rows(
         .map(|(a, b)| (a - b).abs())
         .fold(0.0, f64::max);
     // The gain behind the release: max v (noisy, Theorem 3) or f(λ_T) (exact, Theorem 5).
-    let last = |r: &crate::tuners::gp_ucb::Run, f: &[f64]| f[r.steps.last().expect("T >= 1").index];
+    let last = |r: &crate::gp_ucb::Run, f: &[f64]| f[r.steps.last().expect("T >= 1").index];
     let (gain, gain_n) = if c.sigma > 0.0 {
         (run.gain, run_n.gain)
     } else {

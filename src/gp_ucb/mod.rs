@@ -1,4 +1,5 @@
-//! Private GP-UCB (Kusner, Gardner, Garnett, Weinberger 2015; spec 002): GP-UCB over a finite
+//! Private GP-UCB (Kusner, Gardner, Garnett, Weinberger 2015; spec 002), the algorithm and its
+//! bounds (the tuner adapter is `tuners/gp_ucb.rs`): GP-UCB over a finite
 //! grid under the workload's declared GP prior, then the exponential mechanism on the final
 //! posterior mean μ_T releases a hyperparameter (Algorithm 1 (a), Corollary 1) and the Laplace
 //! mechanism releases the best observed gain (Algorithm 1 (b), Corollary 2), or with exact
@@ -15,18 +16,11 @@
 pub mod bounds;
 
 use self::bounds::{greedy_gamma_bound, GpUcbConfig, Profile};
-use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
 use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
-use crate::accounting::Accountant;
 use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
-use crate::numeric::fmt_num;
-use crate::params::{integer, string};
-use crate::workloads::Declarations;
-use crate::workloads::{
-    require_validation_gain, GainPrior, Hyper, Space, ValidationGain, Workload,
-};
+use crate::workloads::{GainPrior, Hyper, Space, ValidationGain};
 use ndarray::Array2;
 use rand::RngCore;
 
@@ -42,7 +36,7 @@ pub enum Release {
 }
 
 impl Release {
-    fn parse(s: &str) -> Result<Self> {
+    pub(crate) fn parse(s: &str) -> Result<Self> {
         match s {
             "hyperparameter" => Ok(Release::Hyperparameter),
             "gain" => Ok(Release::Gain),
@@ -54,24 +48,24 @@ impl Release {
             )),
         }
     }
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Release::Hyperparameter => "hyperparameter",
             Release::Gain => "gain",
             Release::Both => "both",
         }
     }
-    fn count(self) -> f64 {
+    pub(crate) fn count(self) -> f64 {
         if self == Release::Both {
             2.0
         } else {
             1.0
         }
     }
-    fn hyperparameter(self) -> bool {
+    pub(crate) fn hyperparameter(self) -> bool {
         self != Release::Gain
     }
-    fn gain(self) -> bool {
+    pub(crate) fn gain(self) -> bool {
         self != Release::Hyperparameter
     }
 }
@@ -104,71 +98,8 @@ pub struct GpUcb {
     pub noise_free: Option<NoiseFree>,
 }
 
-const KEYS: &[&str] = &[
-    "evaluations",
-    "epsilon",
-    "delta",
-    "release",
-    "gamma",
-    "profile",
-    "noise_free_a",
-    "noise_free_tau",
-    "noise_free_gain",
-];
-
-/// Builds the tuner from experiment-file parameters.
-pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("gp-ucb", params, KEYS)?;
-    let evaluations = integer(params, "evaluations", 1)?
-        .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
-    let epsilon = Range::Positive.check("epsilon", required(params, "epsilon")?)?;
-    let delta = Range::OpenUnit.check("delta", required(params, "delta")?)?;
-    let release = Release::parse(string(params, "release")?.unwrap_or("hyperparameter"))?;
-    let gamma = number(params, "gamma")?
-        .map(|g| Range::NonNegative.check("gamma", g))
-        .transpose()?;
-    let profile = Profile::parse(string(params, "profile")?.unwrap_or("paper"))?;
-    let noise_free = match (
-        number(params, "noise_free_a")?,
-        number(params, "noise_free_tau")?,
-    ) {
-        (Some(a), Some(tau)) => Some(NoiseFree {
-            a: Range::Positive.check("noise_free_a", a)?,
-            tau: Range::Positive.check("noise_free_tau", tau)?,
-            best: match string(params, "noise_free_gain")?.unwrap_or("last") {
-                "last" => false,
-                "best" => true,
-                other => {
-                    return Err(Error::invalid(
-                        "noise_free_gain",
-                        other,
-                        "\"last\" or \"best\"",
-                    ))
-                }
-            },
-        }),
-        (None, None) => None,
-        _ => {
-            return Err(Error::invalid(
-                "noise_free_a",
-                "one of noise_free_a, noise_free_tau",
-                "both or neither",
-            ))
-        }
-    };
-    Ok(Box::new(GpUcb {
-        evaluations,
-        epsilon,
-        delta,
-        release,
-        gamma,
-        profile,
-        noise_free,
-    }))
-}
-
 /// The finite grid of a workload, or a clear error (Λ must be finite: P7).
-fn grid(space: &Space) -> Result<&[Hyper]> {
+pub(crate) fn grid(space: &Space) -> Result<&[Hyper]> {
     match space {
         Space::Finite(c) if !c.is_empty() => Ok(c),
         _ => Err(Error::missing_capability(
@@ -281,7 +212,7 @@ pub struct Run {
 }
 
 impl GpUcb {
-    fn releases(&self) -> String {
+    pub(crate) fn releases(&self) -> String {
         let mut parts = Vec::new();
         if self.release.hyperparameter() {
             parts.push("Corollary 1 (λ̃)");
@@ -299,7 +230,7 @@ impl GpUcb {
     }
 
     /// The public configuration for a workload's grid and prior, validated.
-    fn config(&self, prior: &GainPrior, n: usize) -> Result<GpUcbConfig> {
+    pub(crate) fn config(&self, prior: &GainPrior, n: usize) -> Result<GpUcbConfig> {
         GpUcbConfig::new(
             n,
             self.evaluations,
@@ -313,7 +244,7 @@ impl GpUcb {
 
     /// Checks that the gain release is defined for this prior (Algorithm 1 needs σ > 0;
     /// Algorithm 2 needs T ≥ 2 and its A, τ).
-    fn check_gain_release(&self, config: &GpUcbConfig) -> Result<()> {
+    pub(crate) fn check_gain_release(&self, config: &GpUcbConfig) -> Result<()> {
         if !self.release.gain() {
             return Ok(());
         }
@@ -447,92 +378,16 @@ impl Search {
     }
 }
 
-impl Tuner for GpUcb {
-    fn name(&self) -> &'static str {
-        "gp-ucb"
-    }
-    fn params(&self) -> String {
-        let mut p = format!(
-            "evaluations={}, epsilon={}, delta={}, release={}, profile={}",
-            self.evaluations,
-            fmt_num(self.epsilon),
-            fmt_num(self.delta),
-            self.release.name(),
-            self.profile.name()
-        );
-        if let Some(g) = self.gamma {
-            p += &format!(", gamma={}", fmt_num(g));
-        }
-        if let Some(nf) = self.noise_free {
-            p += &format!(
-                ", noise_free_a={}, noise_free_tau={}, noise_free_gain={}",
-                fmt_num(nf.a),
-                fmt_num(nf.tau),
-                if nf.best { "best" } else { "last" }
-            );
-        }
-        p
-    }
-
-    /// (kε, kδ) for k releases, by basic composition, from the parameters alone; the
-    /// declarations are consulted only to check that the releases are defined for the prior
-    /// and grid.
-    fn guarantee(
-        &self,
-        declared: &Declarations,
-        _delta: f64,
-        _accountant: &Accountant,
-    ) -> Result<Guarantee> {
-        let prior = declared.require_gain_prior(self.name())?;
-        let config = self.config(
-            prior,
-            grid(&declared.space)
-                .map_err(|e| e.in_workload(declared.name.clone()))?
-                .len(),
-        )?;
-        self.check_gain_release(&config)?;
-        let k = self.release.count();
-        Ok(Guarantee {
-            epsilon: k * self.epsilon,
-            delta: k * self.delta,
-            theorem: format!(
-                "Kusner et al. 2015 {}{}; holds only under the GP assumption (Assumption 1)",
-                self.releases(),
-                if k > 1.0 { ", basic composition" } else { "" }
-            ),
-        })
-    }
-
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let gain = require_validation_gain(self.name(), workload)?;
-        let grid = grid(workload.space()).map_err(|e| e.in_workload(workload.name()))?;
-        let run = self.run(gain, grid, rng)?;
-        Ok(Outcome {
-            chosen: run.chosen.map(|i| grid[i].clone()),
-            released_score: run.released_gain,
-            runs: self.evaluations,
-            ..Outcome::default()
-        })
-    }
-
-    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
-        let epsilon = Range::Positive.check("epsilon", epsilon)?;
-        let delta = Range::OpenUnit.check("delta", delta)?;
-        let k = self.release.count();
-        Ok(BudgetPlan::Own(Box::new(GpUcb {
-            epsilon: epsilon / k,
-            delta: delta / k,
-            ..self.clone()
-        })))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::Accountant;
     use crate::gp::KernelFamily;
     use crate::rng::stream;
+    use crate::tuners::gp_ucb::build;
+    use crate::tuners::{BudgetPlan, Tuner};
     use crate::workloads::grid_gain::{line_grid, neighbouring_pair, GridGain};
+    use crate::workloads::{Declarations, Workload};
 
     fn prior(noise_sd: f64, scale: f64) -> GainPrior {
         GainPrior {

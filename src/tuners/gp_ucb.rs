@@ -1,0 +1,155 @@
+//! The `gp-ucb` tuner: parameters from an experiment file and the [`Tuner`] adapter of private
+//! GP-UCB, whose algorithm and bounds are in [`crate::gp_ucb`].
+
+use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
+use crate::accounting::Accountant;
+use crate::error::{Error, Range, Result};
+use crate::gp_ucb::bounds::Profile;
+use crate::gp_ucb::{grid, GpUcb, NoiseFree, Release};
+use crate::numeric::fmt_num;
+use crate::params::{integer, string};
+use crate::workloads::{require_validation_gain, Declarations, Workload};
+use rand::RngCore;
+
+const KEYS: &[&str] = &[
+    "evaluations",
+    "epsilon",
+    "delta",
+    "release",
+    "gamma",
+    "profile",
+    "noise_free_a",
+    "noise_free_tau",
+    "noise_free_gain",
+];
+
+/// Builds the tuner from experiment-file parameters.
+pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
+    check_keys("gp-ucb", params, KEYS)?;
+    let evaluations = integer(params, "evaluations", 1)?
+        .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
+    let epsilon = Range::Positive.check("epsilon", required(params, "epsilon")?)?;
+    let delta = Range::OpenUnit.check("delta", required(params, "delta")?)?;
+    let release = Release::parse(string(params, "release")?.unwrap_or("hyperparameter"))?;
+    let gamma = number(params, "gamma")?
+        .map(|g| Range::NonNegative.check("gamma", g))
+        .transpose()?;
+    let profile = Profile::parse(string(params, "profile")?.unwrap_or("paper"))?;
+    let noise_free = match (
+        number(params, "noise_free_a")?,
+        number(params, "noise_free_tau")?,
+    ) {
+        (Some(a), Some(tau)) => Some(NoiseFree {
+            a: Range::Positive.check("noise_free_a", a)?,
+            tau: Range::Positive.check("noise_free_tau", tau)?,
+            best: match string(params, "noise_free_gain")?.unwrap_or("last") {
+                "last" => false,
+                "best" => true,
+                other => {
+                    return Err(Error::invalid(
+                        "noise_free_gain",
+                        other,
+                        "\"last\" or \"best\"",
+                    ))
+                }
+            },
+        }),
+        (None, None) => None,
+        _ => {
+            return Err(Error::invalid(
+                "noise_free_a",
+                "one of noise_free_a, noise_free_tau",
+                "both or neither",
+            ))
+        }
+    };
+    Ok(Box::new(GpUcb {
+        evaluations,
+        epsilon,
+        delta,
+        release,
+        gamma,
+        profile,
+        noise_free,
+    }))
+}
+
+impl Tuner for GpUcb {
+    fn name(&self) -> &'static str {
+        "gp-ucb"
+    }
+    fn params(&self) -> String {
+        let mut p = format!(
+            "evaluations={}, epsilon={}, delta={}, release={}, profile={}",
+            self.evaluations,
+            fmt_num(self.epsilon),
+            fmt_num(self.delta),
+            self.release.name(),
+            self.profile.name()
+        );
+        if let Some(g) = self.gamma {
+            p += &format!(", gamma={}", fmt_num(g));
+        }
+        if let Some(nf) = self.noise_free {
+            p += &format!(
+                ", noise_free_a={}, noise_free_tau={}, noise_free_gain={}",
+                fmt_num(nf.a),
+                fmt_num(nf.tau),
+                if nf.best { "best" } else { "last" }
+            );
+        }
+        p
+    }
+
+    /// (kε, kδ) for k releases, by basic composition, from the parameters alone; the
+    /// declarations are consulted only to check that the releases are defined for the prior
+    /// and grid.
+    fn guarantee(
+        &self,
+        declared: &Declarations,
+        _delta: f64,
+        _accountant: &Accountant,
+    ) -> Result<Guarantee> {
+        let prior = declared.require_gain_prior(self.name())?;
+        let config = self.config(
+            prior,
+            grid(&declared.space)
+                .map_err(|e| e.in_workload(declared.name.clone()))?
+                .len(),
+        )?;
+        self.check_gain_release(&config)?;
+        let k = self.release.count();
+        Ok(Guarantee {
+            epsilon: k * self.epsilon,
+            delta: k * self.delta,
+            theorem: format!(
+                "Kusner et al. 2015 {}{}; holds only under the GP assumption (Assumption 1)",
+                self.releases(),
+                if k > 1.0 { ", basic composition" } else { "" }
+            ),
+        })
+    }
+
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        let gain = require_validation_gain(self.name(), workload)?;
+        let grid = grid(workload.space()).map_err(|e| e.in_workload(workload.name()))?;
+        let run = self.run(gain, grid, rng)?;
+        Ok(Outcome {
+            chosen: run.chosen.map(|i| grid[i].clone()),
+            released_score: run.released_gain,
+            runs: self.evaluations,
+            ..Outcome::default()
+        })
+    }
+
+    fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
+        let epsilon = Range::Positive.check("epsilon", epsilon)?;
+        let delta = Range::OpenUnit.check("delta", delta)?;
+        let k = self.release.count();
+        Ok(BudgetPlan::Own(Box::new(GpUcb {
+            epsilon: epsilon / k,
+            delta: delta / k,
+            ..self.clone()
+        })))
+    }
+}
