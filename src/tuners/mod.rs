@@ -25,7 +25,7 @@ use rand_distr::Distribution;
 pub(crate) use crate::params::{number, required};
 
 /// Rejects parameters tuner `tuner` does not know.
-fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
+pub(crate) fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
     crate::params::check_keys(&format!("tuner `{tuner}`"), params, allowed)
 }
 
