@@ -143,6 +143,17 @@ pub struct DpSgd {
 }
 
 impl DpSgd {
+    /// One step's noise: adds N(0, (z·C)²) to each coordinate of the clipped gradient sum,
+    /// `noise_sd` = z·C (noise multiplier times clipping norm). Nothing is drawn for 0 (the
+    /// non-private reference run).
+    pub fn add_noise<R: RngCore + ?Sized>(gradient_sum: &mut [f64], noise_sd: f64, rng: &mut R) {
+        if noise_sd > 0.0 {
+            for g in gradient_sum.iter_mut() {
+                *g += noise_sd * normal(rng);
+            }
+        }
+    }
+
     pub fn new(sampling_rate: f64, noise_multiplier: f64, steps: u64) -> Result<Self> {
         if steps == 0 {
             return Err(Error::invalid("steps", 0, "an integer >= 1"));

@@ -14,7 +14,6 @@ use super::model::{check_data, Model};
 use crate::accounting::{DpSgd, RdpCurve};
 use crate::data::shuffle;
 use crate::error::{Error, Range, Result};
-use crate::rng::normal;
 use ndarray::ArrayView2;
 use rand::{Rng, RngCore};
 use rayon::prelude::*;
@@ -240,11 +239,7 @@ impl DpSgdConfig {
             };
             let loss_sum =
                 work.gradient_sum(model, &params, x, labels, batch, self.clip, &mut grad);
-            if noise_sd > 0.0 {
-                for g in grad.iter_mut() {
-                    *g += noise_sd * normal(rng);
-                }
-            }
+            DpSgd::add_noise(&mut grad, noise_sd, rng);
             for g in grad.iter_mut() {
                 *g /= divisor;
             }
@@ -374,7 +369,7 @@ mod tests {
     use super::*;
     use crate::learn::model::{accuracy, ExampleGradient};
     use crate::learn::{Activation, LinearSvm, Logistic, Mlp, WeightPenalty};
-    use crate::rng::stream;
+    use crate::rng::{normal, stream};
     use ndarray::Array2;
 
     /// `n` points in `k` Gaussian blobs (sd 0.5) centred at 3·e_c in `d` ≥ k dimensions.
