@@ -11,6 +11,7 @@
 
 use super::StudyKind;
 use crate::accounting::exponential::exp_mech_log_weights;
+use crate::accounting::Laplace;
 use crate::error::{Range, Result};
 use crate::gp::{Kernel, KernelFamily};
 use crate::gp_ucb::bounds::{
@@ -18,7 +19,7 @@ use crate::gp_ucb::bounds::{
 };
 use crate::gp_ucb::{GpUcb, NoiseFree, Release};
 use crate::numeric::fmt_num;
-use crate::rng::{laplace, stream};
+use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Scale, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
@@ -602,7 +603,7 @@ fn suite_rows(
                 c_eps.thm6_bound(a_const, tau, grid[0].len(), s.tail)?,
             ),
         };
-        let released = gain + laplace(&mut release_rng, scale);
+        let released = gain + Laplace::new(1.0, scale)?.noise(&mut release_rng);
         rows.push(SuiteRow {
             config: c.clone(),
             rep,

@@ -9,10 +9,11 @@
 //!   pool record (§4.3 "Neighbour").
 
 use super::StudyKind;
+use crate::accounting::Laplace;
 use crate::data::{self, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
-use crate::rng::{laplace, stream};
+use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
@@ -259,9 +260,10 @@ fn run_job(experiment: &str, s: &LipschitzSuite, job: usize) -> Result<Table> {
     let key = format!("{} | {} | {}", c.loss.name(), c.grid.name(), c.seed);
     for &eps in &s.epsilons {
         let scale = c.delta_f / eps;
+        let mechanism = Laplace::new(1.0, scale)?;
         let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
         for r in 0..s.releases {
-            let released = c.f_bo + laplace(&mut rng, scale);
+            let released = c.f_bo + mechanism.noise(&mut rng);
             t.push(&c, r, eps, released, scale);
         }
     }
