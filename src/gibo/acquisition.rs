@@ -16,9 +16,10 @@ use super::posterior::{
     cholesky_in_place, gradient_rows, noisy_gram, solve_triangular, zeros_f, Factor,
 };
 use crate::error::{Error, Result};
+use crate::numeric::adam::adam_projected;
 use crate::rng::normal;
 use ndarray::linalg::general_mat_mul;
-use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis, Zip};
+use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use ndarray_linalg::UPLO;
 use rand::RngCore;
 
@@ -275,34 +276,14 @@ fn point_box(
 /// final points and their trace.
 fn adam(
     acq: &mut Acquisition,
-    mut z: Array2<f64>,
+    z: Array2<f64>,
     opt: &PointOptimiser,
     lo: &[f64],
     hi: &[f64],
 ) -> Result<(Array2<f64>, f64)> {
-    const BETA1: f64 = 0.9;
-    const BETA2: f64 = 0.999;
-    const EPS: f64 = 1e-8;
-    let mut grad = Array2::zeros(z.raw_dim());
-    let mut m = Array2::<f64>::zeros(z.raw_dim());
-    let mut v = Array2::<f64>::zeros(z.raw_dim());
-    let (mut c1, mut c2) = (1.0, 1.0);
-    for _ in 0..opt.steps {
-        acq.trace(z.view(), Some(&mut grad))?;
-        c1 *= BETA1;
-        c2 *= BETA2;
-        let step = opt.lr / (1.0 - c1);
-        let root_c2 = (1.0 - c2).sqrt();
-        Zip::indexed(&mut z)
-            .and(&grad)
-            .and(&mut m)
-            .and(&mut v)
-            .for_each(|(_, j), z, &g, m, v| {
-                *m = BETA1 * *m + (1.0 - BETA1) * g;
-                *v = BETA2 * *v + (1.0 - BETA2) * g * g;
-                *z = (*z - step * *m / (v.sqrt() / root_c2 + EPS)).clamp(lo[j], hi[j]);
-            });
-    }
+    let z = adam_projected(z, opt.steps, opt.lr, lo, hi, |z, grad| {
+        acq.trace(z, Some(grad)).map(|_| ())
+    })?;
     if z.iter().any(|v| !v.is_finite()) {
         return Err(Error::Numerical(
             "the point optimiser diverged (non-finite points)".into(),

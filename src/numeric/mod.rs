@@ -1,7 +1,8 @@
 //! Small numerical building blocks shared by the accountants: log-space sums, the log of the
 //! complementary error function, and robust 1-D minimisation / bisection; [`lbfgs`], a bounded
-//! L-BFGS.
+//! L-BFGS; [`adam`], projected Adam.
 
+pub mod adam;
 pub mod lbfgs;
 
 use std::f64::consts::{LN_2, PI};
