@@ -73,7 +73,7 @@ pub const POISSON_EXACT_MAX: f64 = 1e12;
 /// method for generating Poisson random variables", Insurance: Math. and Econ. 12, 1993),
 /// which is exact and takes O(1) uniforms at any mean. A mean ≤ 0 (or NaN) gives 0.
 pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
-    if !(mean > 0.0) {
+    if mean.is_nan() || mean <= 0.0 {
         return 0;
     }
     if mean < PTRS_FROM {
