@@ -406,7 +406,7 @@ fn tuner_is_reproducible_and_picks_good_candidates_with_little_noise() {
     let regret: f64 = (0..40)
         .map(|s| {
             let o = run(s);
-            assert!(o.passes.unwrap() <= 199 && o.runs == 100 * 16 + 1);
+            assert!(o.diagnostic("passes").unwrap() <= 199.0 && o.runs == 100 * 16 + 1);
             w.oracle().best_utility() - w.oracle().utility(o.chosen.as_ref().unwrap())
         })
         .sum::<f64>()

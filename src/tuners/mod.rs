@@ -37,6 +37,10 @@ pub struct Guarantee {
     pub theorem: String,
 }
 
+/// The diagnostic a tuner reports as the number of tests it ran (the data-dependent
+/// `passes_data_dependent` column of tuning results).
+pub const PASSES: &str = "passes";
+
 /// What one tuning run released.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Outcome {
@@ -47,9 +51,9 @@ pub struct Outcome {
     pub released_score: Option<f64>,
     /// Training runs performed (data-dependent for threshold variants: report only).
     pub runs: u64,
-    /// Tests performed by a tuner whose number of tests depends on the data (propose-test's
-    /// passes): report only, never part of a guarantee.
-    pub passes: Option<u64>,
+    /// Data-dependent quantities a tuner reports about its run, by name (propose-test's
+    /// `passes`): report only, never part of a guarantee.
+    pub diagnostics: Vec<(&'static str, f64)>,
     /// Whether the tuner fell back to a data-independent choice it still released in `chosen`.
     pub fallback: bool,
 }
@@ -88,6 +92,15 @@ pub enum BudgetPlan {
     /// It spends a share itself (propose-test's tests) and the rest through the runs: this
     /// copy has its share set, and the harness calibrates the runs' noise for the whole.
     OwnShareThenRuns(Box<dyn Tuner>),
+}
+
+impl Outcome {
+    /// The diagnostic called `name`, if the tuner reported one.
+    pub fn diagnostic(&self, name: &str) -> Option<f64> {
+        self.diagnostics
+            .iter()
+            .find_map(|&(n, v)| (n == name).then_some(v))
+    }
 }
 
 impl BudgetPlan {

@@ -3,7 +3,7 @@
 
 pub use crate::propose_test::*;
 
-use super::{tighter_of, BudgetPlan, Guarantee, Outcome, Tuner};
+use super::{tighter_of, BudgetPlan, Guarantee, Outcome, Tuner, PASSES};
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
@@ -118,7 +118,7 @@ impl Tuner for ProposeTestDoubling {
             chosen: Some(h),
             released_score: Some(score),
             runs: (self.shards * candidates.len()) as u64 + 1,
-            passes: Some(walk.passes.len() as u64),
+            diagnostics: vec![(PASSES, walk.passes.len() as f64)],
             fallback: walk.selected.is_none(),
         })
     }

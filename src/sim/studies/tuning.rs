@@ -17,7 +17,7 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::tuners::{BudgetPlan, Guarantee, Tuner};
+use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
 use crate::workloads::{Declarations, WorkloadSpec};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -265,6 +265,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         let outcome = tuner.tune(w.as_ref(), &mut rng)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
         let fallback = outcome.chosen.is_none() || outcome.fallback;
+        let passes = outcome.diagnostic(PASSES);
         let chosen = outcome.chosen.unwrap_or_else(|| w.space().default_point());
         let utility = w.oracle().utility(&chosen);
         let best = w.oracle().best_utility();
@@ -274,7 +275,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         rows.regret.push(finite(best - utility));
         rows.released.push(outcome.released_score.and_then(finite));
         rows.runs.push(outcome.runs);
-        rows.passes.push(outcome.passes.map(|p| p as f64));
+        rows.passes.push(passes);
         rows.fallback.push(fallback);
         rows.wall.push(finite(wall));
     }
