@@ -118,13 +118,8 @@ impl LipschitzGain {
             best = best.max(v);
             search.observe(step.index, v)?;
         }
-        // A zero Δ_f needs no noise (Laplace requires a positive scale).
-        let noise = if scale > 0.0 {
-            Laplace::new(1.0, scale)?.noise(rng)
-        } else {
-            0.0
-        };
-        Ok((best, best + noise))
+        // Δ_f > 0 always (its fixed term g*/m or L/(mλ_min) is positive), so the scale is too.
+        Ok((best, best + Laplace::new(1.0, scale)?.noise(rng)))
     }
 }
 
