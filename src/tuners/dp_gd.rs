@@ -3,8 +3,10 @@
 //! accounting (μ-GDP, replace-one user). It releases θ_T; `runs` counts gradient evaluations.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::dp_gibo::{declared_losses, gdp_guarantee, losses_of, parse_common};
-use super::{check_keys, BudgetPlan, Guarantee, Outcome, Tuner};
+use super::dp_gibo::{
+    declared_losses, gdp_guarantee, losses_of, observe, parse_common, path_outcome,
+};
+use super::{check_keys, BudgetPlan, Guarantee, Observer, Outcome, TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::gibo::{mu_for_budget, run_gd, DpGdConfig};
@@ -74,19 +76,25 @@ impl Tuner for DpGd {
     }
 
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
+    }
+
+    fn tune_observed(
+        &self,
+        workload: &dyn Workload,
+        rng: &mut dyn RngCore,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome> {
         let losses = losses_of(self.name(), workload)?;
-        let path = run_gd(losses, &self.config, rng, &mut |_| {}).map_err(|e| match e {
-            Error::MissingCapability { needs, .. } => {
-                Error::missing_capability("tuner `dp-gd`", needs, workload.name())
-            }
-            other => other,
-        })?;
-        Ok(Outcome {
-            chosen: Some(path.final_unit),
-            released_score: None,
-            runs: path.evaluations,
-            ..Outcome::default()
-        })
+        let path = run_gd(losses, &self.config, rng, &mut |it| observe(observer, it)).map_err(
+            |e| match e {
+                Error::MissingCapability { needs, .. } => {
+                    Error::missing_capability("tuner `dp-gd`", needs, workload.name())
+                }
+                other => other,
+            },
+        )?;
+        Ok(path_outcome(path, self.config.mu))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
@@ -101,6 +109,7 @@ mod tests {
     use super::super::dp_gibo::tests::{parse as parse_gibo, Bowl};
     use super::*;
     use crate::rng::stream;
+    use crate::tuners::{MU, NOISE_STD};
     use crate::workloads::Oracle;
 
     fn parse(text: &str) -> Result<Box<dyn Tuner>> {
@@ -143,6 +152,28 @@ mod tests {
             let e = parse(text).map(|_| ()).unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn observing_reports_each_step_and_changes_nothing() {
+        let w = Bowl::new(200, 2, true);
+        let t = parse("mu = 1\nsteps = 7\nclip = 3").unwrap();
+        let plain = t.tune(&w, &mut stream(5, &[])).unwrap();
+        let mut rows = Vec::new();
+        let observed = t
+            .tune_observed(&w, &mut stream(5, &[]), &mut |r: &TraceRow| {
+                rows.push((r.value("t"), r.value("g_norm"), r.point.to_vec()))
+            })
+            .unwrap();
+        assert_eq!(plain, observed);
+        assert_eq!(rows.len(), 7);
+        for (i, (step, g_norm, point)) in rows.iter().enumerate() {
+            assert_eq!(*step, Some(i as f64));
+            assert!(g_norm.is_some_and(|g| g >= 0.0));
+            assert_eq!(point.len(), 2);
+        }
+        assert_eq!(plain.diagnostic(MU), Some(1.0));
+        assert!(plain.diagnostic(NOISE_STD).is_some_and(|s| s > 0.0));
     }
 
     #[test]

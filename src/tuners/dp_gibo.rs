@@ -4,12 +4,13 @@
 //! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::{check_keys, number, BudgetPlan, Guarantee, Outcome, Tuner};
+use super::{check_keys, number, BudgetPlan, Guarantee, Observer, Outcome, TraceRow, Tuner};
+use super::{MU, NOISE_STD};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
-    check_mu, gdp_report, mu_for_budget, run, BatchMode, DpGiboConfig, History, PointOptimiser,
-    StepRule, SurrogateKernel,
+    check_mu, gdp_report, mu_for_budget, run, BatchMode, DpGiboConfig, History, Iteration, Path,
+    PointOptimiser, StepRule, SurrogateKernel,
 };
 use crate::numeric::fmt_num;
 use crate::params::{integer, integer_in, numbers, string};
@@ -225,6 +226,33 @@ pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn 
     Ok(losses)
 }
 
+/// Reports one DP-GIBO or DP-GD iteration to `observer`.
+pub(super) fn observe(observer: &mut dyn Observer, it: &Iteration) {
+    observer.observe(&TraceRow {
+        point: &it.theta_unit,
+        values: &[
+            ("t", it.t as f64),
+            ("evaluations", it.evaluations as f64),
+            ("batch_size", it.batch_size as f64),
+            ("posterior_trace", it.posterior_trace),
+            ("g_norm", it.g_norm),
+            ("noise_norm", it.noise_norm),
+            ("frac_clipped", it.frac_clipped),
+        ],
+    });
+}
+
+/// What a DP-GIBO or DP-GD path releases (θ_T), with μ and the noise std as diagnostics.
+pub(super) fn path_outcome(path: Path, mu: f64) -> Outcome {
+    Outcome {
+        chosen: Some(path.final_unit),
+        released_score: None,
+        runs: path.evaluations,
+        diagnostics: vec![(MU, mu), (NOISE_STD, path.noise_std)],
+        ..Outcome::default()
+    }
+}
+
 /// The declared per-user losses, on a unit box of the dimension of their native box.
 pub(super) fn declared_losses<'a>(
     tuner: &str,
@@ -401,15 +429,19 @@ impl Tuner for DpGibo {
     }
 
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
+    }
+
+    fn tune_observed(
+        &self,
+        workload: &dyn Workload,
+        rng: &mut dyn RngCore,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome> {
         let losses = losses_of(self.name(), workload)?;
         let cfg = self.config(&PerUserDeclaration::of(losses))?;
-        let path = run(losses, &cfg, rng, &mut |_| {})?;
-        Ok(Outcome {
-            chosen: Some(path.final_unit),
-            released_score: None,
-            runs: path.evaluations,
-            ..Outcome::default()
-        })
+        let path = run(losses, &cfg, rng, &mut |it| observe(observer, it))?;
+        Ok(path_outcome(path, cfg.mu))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

@@ -40,6 +40,10 @@ pub struct Guarantee {
 /// The diagnostic a tuner reports as the number of tests it ran (the data-dependent
 /// `passes_data_dependent` column of tuning results).
 pub const PASSES: &str = "passes";
+/// The diagnostic of a GDP tuner's μ (data-independent).
+pub const MU: &str = "mu";
+/// The diagnostic of the noise std of each of a tuner's own releases (data-independent).
+pub const NOISE_STD: &str = "noise_std";
 
 /// What one tuning run released.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -51,8 +55,8 @@ pub struct Outcome {
     pub released_score: Option<f64>,
     /// Training runs performed (data-dependent for threshold variants: report only).
     pub runs: u64,
-    /// Data-dependent quantities a tuner reports about its run, by name (propose-test's
-    /// `passes`): report only, never part of a guarantee.
+    /// Quantities a tuner reports about its run, by name (propose-test's data-dependent
+    /// `passes`, DP-GIBO's `mu` and `noise_std`): report only, never part of a guarantee.
     pub diagnostics: Vec<(&'static str, f64)>,
     /// Whether the tuner fell back to a data-independent choice it still released in `chosen`.
     pub fallback: bool,
@@ -73,11 +77,50 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Guarantee>;
     /// One tuning run with its own random stream.
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
+    /// [`Tuner::tune`], reporting a row per iteration to `observer` (trace studies). Observing
+    /// never changes the run: same draws, same outcome. The default reports no rows.
+    fn tune_observed(
+        &self,
+        workload: &dyn Workload,
+        rng: &mut dyn RngCore,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome> {
+        let _ = observer;
+        self.tune(workload, rng)
+    }
     /// How this tuner meets an equal privacy budget of (ε, δ) in total (the harness's
     /// equal-budget mode). The default: its privacy is that of the workload's runs, whose noise
     /// the harness calibrates. An invalid target is an error, never a NaN parameter.
     fn budget_plan(&self, _epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
         Ok(BudgetPlan::CalibrateRuns)
+    }
+}
+
+/// One iteration of an iterative tuner, as a trace study sees it: the iterate (in the unit
+/// box) and named values. A non-private diagnostic: nothing here is released by the tuner.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRow<'a> {
+    pub point: &'a [f64],
+    pub values: &'a [(&'static str, f64)],
+}
+
+impl TraceRow<'_> {
+    /// The value called `name`, if the row has one.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find_map(|&(n, v)| (n == name).then_some(v))
+    }
+}
+
+/// Receives the rows of [`Tuner::tune_observed`]; any `FnMut(&TraceRow)` is one.
+pub trait Observer {
+    fn observe(&mut self, row: &TraceRow);
+}
+
+impl<F: FnMut(&TraceRow)> Observer for F {
+    fn observe(&mut self, row: &TraceRow) {
+        self(row)
     }
 }
 

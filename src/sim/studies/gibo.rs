@@ -7,8 +7,7 @@
 //! tracks the exact best loss so far, as the seed's figures do) and says so in its label.
 
 use super::StudyKind;
-use crate::error::{Range, Result};
-use crate::gibo::{run, run_gd, Iteration};
+use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
@@ -16,10 +15,8 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
-use crate::tuners::dp_gd::DpGd;
-use crate::tuners::dp_gibo::DpGibo;
-use crate::workloads::PerUserDeclaration;
-use crate::workloads::{require_per_user_losses, Workload, WorkloadSpec};
+use crate::tuners::{TraceRow, Tuner, MU, NOISE_STD};
+use crate::workloads::{Workload, WorkloadSpec};
 use rand::Rng;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -33,10 +30,13 @@ pub const KIND: StudyKind = StudyKind {
 /// Stream tag of the series' runs.
 const PATH_STREAM: u64 = 0x6769_626f;
 
+/// The private tuners a series may run (their per-iteration rows are the path).
+const PRIVATE_METHODS: [&str; 2] = ["dp-gibo", "dp-gd"];
+
 /// How one series moves.
 pub enum Method {
-    DpGibo(Box<DpGibo>),
-    DpGd(Box<DpGd>),
+    /// A private tuner, observed through [`Tuner::tune_observed`].
+    Private(Box<dyn Tuner>),
     /// Non-private random search: uniform points, the exact best loss so far.
     RandomSearch(Evaluations),
 }
@@ -77,12 +77,9 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
         params.remove("label");
         params.remove("method");
         let method = match sf.string("method")? {
-            Some("dp-gibo") => Method::DpGibo(Box::new(
-                DpGibo::from_params(&params).map_err(|e| sf.wrap(e))?,
-            )),
-            Some("dp-gd") => Method::DpGd(Box::new(
-                DpGd::from_params(&params).map_err(|e| sf.wrap(e))?,
-            )),
+            Some(name) if PRIVATE_METHODS.contains(&name) => {
+                Method::Private(crate::tuners::build(name, &params).map_err(|e| sf.wrap(e))?)
+            }
             Some("random-search") => {
                 let n = match (sf.integer("evaluations", 1)?, sf.integer("steps", 1)?) {
                     (Some(n), None) => Evaluations::Fixed(n),
@@ -137,16 +134,18 @@ fn oracle_loss(w: &dyn Workload, unit: &[f64]) -> Option<f64> {
     finite(-w.oracle().utility(&unit.to_vec()))
 }
 
-fn diagnostics(w: &dyn Workload, it: &Iteration) -> Row {
+/// The row of one observed iteration (`evaluations` counts the points before it).
+fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Row {
+    let count = |name| it.value(name).unwrap_or(0.0) as u64;
     Row {
-        t: it.t as u64,
-        evaluations: it.evaluations - it.batch_size as u64,
-        loss: oracle_loss(w, &it.theta_unit),
-        batch: Some(it.batch_size as f64),
-        trace: finite(it.posterior_trace),
-        g_norm: finite(it.g_norm),
-        noise_norm: finite(it.noise_norm),
-        clipped: finite(it.frac_clipped),
+        t: count("t"),
+        evaluations: count("evaluations") - count("batch_size"),
+        loss: oracle_loss(w, it.point),
+        batch: it.value("batch_size"),
+        trace: it.value("posterior_trace").and_then(finite),
+        g_norm: it.value("g_norm").and_then(finite),
+        noise_norm: it.value("noise_norm").and_then(finite),
+        clipped: it.value("frac_clipped").and_then(finite),
     }
 }
 
@@ -157,7 +156,7 @@ fn run_series(
     rng: &mut dyn rand::RngCore,
 ) -> Result<(Vec<Row>, Option<f64>, Option<f64>)> {
     let mut rows = Vec::new();
-    let (path, mu) = match &s.method {
+    let outcome = match &s.method {
         Method::RandomSearch(n) => {
             let dim = w.space().dim();
             let evaluations = match *n {
@@ -177,27 +176,26 @@ fn run_series(
             }
             return Ok((rows, None, None));
         }
-        Method::DpGibo(t) => {
-            let losses = require_per_user_losses("dp-gibo", w)?;
-            let cfg = t.config(&PerUserDeclaration::of(losses))?;
-            let path = run(losses, &cfg, rng, &mut |it| rows.push(diagnostics(w, it)))?;
-            (path, cfg.mu)
-        }
-        Method::DpGd(t) => {
-            let losses = require_per_user_losses("dp-gd", w)?;
-            let path = run_gd(losses, &t.config, rng, &mut |it| {
-                rows.push(diagnostics(w, it))
-            })?;
-            (path, t.config.mu)
+        Method::Private(t) => {
+            let outcome =
+                t.tune_observed(w, rng, &mut |it: &TraceRow| rows.push(diagnostics(w, it)))?;
+            (outcome, t.name())
         }
     };
+    let (outcome, name) = outcome;
+    let chosen = outcome.chosen.as_ref().ok_or_else(|| {
+        Error::Numerical(format!(
+            "tuner `{name}` released no iterate (it always releases θ_T)"
+        ))
+    })?;
     rows.push(Row {
         t: rows.len() as u64,
-        evaluations: path.evaluations,
-        loss: oracle_loss(w, &path.final_unit),
+        evaluations: outcome.runs,
+        loss: oracle_loss(w, chosen),
         ..Row::default()
     });
-    Ok((rows, finite(path.noise_std), finite(mu)))
+    let diagnostic = |d| outcome.diagnostic(d).and_then(finite);
+    Ok((rows, diagnostic(NOISE_STD), diagnostic(MU)))
 }
 
 /// Every (variant, series, repetition) in canonical order.
