@@ -111,3 +111,77 @@ pub fn numbers(params: &toml::Table, key: &'static str) -> Result<Option<Vec<f64
         Some(v) => Ok(Some(vec![one(v)?])),
     }
 }
+
+/// A canonical text of a parameter table, for stream keys: keys sorted, numbers in one form
+/// (an integer and the float of equal value give the same text, `1e-5` and `0.00001` too),
+/// strings quoted. Display text (labels, `params()`) never enters a key, so rewording it
+/// leaves results unchanged.
+pub fn canonical(table: &toml::Table) -> String {
+    let mut keys: Vec<&String> = table.keys().collect();
+    keys.sort();
+    let fields: Vec<String> = keys
+        .into_iter()
+        .map(|k| format!("{k:?}={}", canonical_value(&table[k])))
+        .collect();
+    format!("{{{}}}", fields.join(","))
+}
+
+fn canonical_value(v: &toml::Value) -> String {
+    match v {
+        // Every integer below 2^53 is exactly a double: written as that double.
+        toml::Value::Integer(i) if i.unsigned_abs() < 1 << 53 => format!("{:e}", *i as f64),
+        toml::Value::Integer(i) => i.to_string(),
+        // −0 and 0 are the same parameter.
+        toml::Value::Float(x) if *x == 0.0 => "0e0".to_string(),
+        toml::Value::Float(x) => format!("{x:e}"),
+        toml::Value::String(s) => format!("{s:?}"),
+        toml::Value::Boolean(b) => b.to_string(),
+        toml::Value::Datetime(d) => format!("{:?}", d.to_string()),
+        toml::Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(canonical_value).collect();
+            format!("[{}]", items.join(","))
+        }
+        toml::Value::Table(t) => canonical(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical;
+
+    fn c(text: &str) -> String {
+        canonical(&toml::from_str::<toml::Table>(text).unwrap())
+    }
+
+    #[test]
+    fn canonical_text_ignores_order_and_number_spelling() {
+        assert_eq!(
+            c("mean = 10\ndist = \"poisson\""),
+            c("dist = 'poisson'\nmean = 10.0")
+        );
+        assert_eq!(c("eta = 1e-5"), c("eta = 0.00001"));
+        assert_eq!(c("x = -0.0"), c("x = 0"));
+        assert_eq!(
+            c("l = [1, 2.5]\nt = { b = 1, a = 2 }"),
+            c("t = { a = 2.0, b = 1 }\nl = [1.0, 2.5]")
+        );
+        assert_eq!(
+            c("mean = 10\ndist = \"poisson\""),
+            r#"{"dist"="poisson","mean"=1e1}"#
+        );
+    }
+
+    #[test]
+    fn canonical_text_tells_different_parameters_apart() {
+        for (a, b) in [
+            ("mean = 10", "mean = 10.000000000000002"),
+            ("mean = 10", "mean = \"10\""),
+            ("a = 1", "b = 1"),
+            ("l = [1, 2]", "l = [2, 1]"),
+            ("big = 9007199254740993", "big = 9007199254740992"),
+            ("s = \"a,b\"", "s = \"a\"\nt = \"b\""),
+        ] {
+            assert_ne!(c(a), c(b), "{a} vs {b}");
+        }
+    }
+}

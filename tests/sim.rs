@@ -219,6 +219,73 @@ mean = 5
     path
 }
 
+/// The rows of `tuner` in a tuning table: (dim, target ε, seed) → (runs, utility).
+fn rows_of(t: &Table, tuner: &str) -> Vec<((u64, u64, u64), (u64, Option<f64>))> {
+    let (name, dim, target, seed) = (
+        t.str("tuner").unwrap(),
+        t.u64("dim").unwrap(),
+        t.f64("target_epsilon").unwrap(),
+        t.u64("seed").unwrap(),
+    );
+    let (runs, utility) = (t.u64("runs").unwrap(), t.f64("utility").unwrap());
+    let mut rows: Vec<_> = (0..t.height())
+        .filter(|&i| name[i] == tuner)
+        .map(|i| {
+            let key = (dim[i], target[i].unwrap().to_bits(), seed[i]);
+            (key, (runs[i], utility[i]))
+        })
+        .collect();
+    rows.sort_by_key(|r| r.0);
+    rows
+}
+
+#[test]
+fn streams_follow_parameters_not_labels_order_or_budget() {
+    let dir = temp_dir("streams");
+    let file = tiny_experiment(&dir, 4);
+    let base = run_file(&file, &dir.join("base"), 2);
+    // The same tuners reordered, labelled, and with numbers spelled differently.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (head, tuners) = text.split_at(text.find("[[tuners]]").unwrap());
+    let blocks: Vec<&str> = tuners.split("[[tuners]]").skip(1).collect();
+    let reordered = format!(
+        "{head}[[tuners]]{}label = \"PS Poisson\"\n[[tuners]]{}[[tuners]]{}",
+        blocks[2].replace("mean = 5", "mean = 5.0"),
+        blocks[0],
+        blocks[1]
+    );
+    let other = dir.join("reordered.toml");
+    std::fs::write(&other, reordered).unwrap();
+    let moved = run_file(&other, &dir.join("moved"), 2);
+    for tuner in ["naive", "liu-talwar", "papernot-steinke"] {
+        assert_eq!(rows_of(&base, tuner), rows_of(&moved, tuner), "{tuner}");
+    }
+    // Common random numbers across ε: a tuner's K draws are the same at both budgets.
+    let ps = rows_of(&base, "papernot-steinke");
+    let at = |eps: f64| -> Vec<u64> {
+        ps.iter()
+            .filter(|r| r.0 .1 == eps.to_bits())
+            .map(|r| r.1 .0)
+            .collect()
+    };
+    assert_eq!(at(1.0), at(4.0));
+    assert!(
+        at(1.0).iter().any(|&k| k != at(1.0)[0]),
+        "K varies over seeds"
+    );
+    // A tuner listed twice with the same parameters is refused, naming the first.
+    let twice = format!("{text}[[tuners]]\ntuner = \"naive\"\nlabel = \"again\"\n");
+    std::fs::write(&other, twice).unwrap();
+    let err = load(&other, Profile::Smoke)
+        .err()
+        .expect("a repeated tuner is refused");
+    assert!(
+        err.to_string()
+            .contains("same tuner and parameters as `naive (every candidate)`"),
+        "{err}"
+    );
+}
+
 #[test]
 fn results_do_not_depend_on_threads_or_shards() {
     let dir = temp_dir("determinism");

@@ -4,8 +4,10 @@
 //!
 //! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
 //! candidate grid) for every tuner and budget, so tuners are compared on common random
-//! numbers; the tuner's own draws come from a stream keyed by the cell's content (not its
-//! position in the file) and `rep`. Nothing depends on thread count or sharding.
+//! numbers; the tuner's own draws come from a stream keyed by its registry name, the canonical
+//! text of its parameters, the variant's dimension and `rep`: not by its position in the file,
+//! its label or display text, nor by the budget (common random numbers across ε). Nothing
+//! depends on thread count or sharding.
 
 use super::StudyKind;
 use crate::accounting::{smallest_meeting, Accountant, DpBound};
@@ -48,6 +50,9 @@ pub struct TunerEntry {
     /// A label unique in the file (defaults to the registry name and its parameters).
     pub label: String,
     pub tuner: Box<dyn Tuner>,
+    /// The registry name and the canonical text of the parameters as written
+    /// ([`crate::params::canonical`]): the key of the tuner's streams.
+    pub canonical: String,
 }
 
 fn parse(f: &Fields) -> Result<Tuning> {
@@ -105,7 +110,22 @@ fn parse(f: &Fields) -> Result<Tuning> {
                 &format!("`{label}` is used twice; give each tuner a distinct label"),
             ));
         }
-        tuners.push(TunerEntry { label, tuner });
+        let canonical = format!("{name:?}{}", crate::params::canonical(&params));
+        if let Some(twin) = tuners.iter().find(|t| t.canonical == canonical) {
+            return Err(tf.bad(
+                "tuner",
+                &format!(
+                    "the same tuner and parameters as `{}`: it would repeat its results \
+                     exactly; list it once",
+                    twin.label
+                ),
+            ));
+        }
+        tuners.push(TunerEntry {
+            label,
+            tuner,
+            canonical,
+        });
     }
     f.finish_some(&[
         "seed",
@@ -136,8 +156,12 @@ pub struct Cell {
     pub budget: usize,
     /// Human-readable identity, e.g. `papernot-steinke (logarithmic, mean=10) | d=2 | eps=1`.
     pub key: String,
-    /// Stable hash of `key`: the part file name and the stream id.
+    /// Stable hash of `key`: the `cell` column.
     pub id: u64,
+    /// The id of the tuner's streams: a hash of the tuner's canonical parameters and the
+    /// variant's dimension, never of display text (labels, `params()`), and not of the budget,
+    /// so every budget of a tuner uses common random numbers.
+    pub stream: u64,
 }
 
 /// All cells in canonical order (variant, budget, tuner): the order of the merged results.
@@ -149,11 +173,13 @@ pub fn cells(t: &Tuning) -> Vec<Cell> {
             for (i, tuner) in t.tuners.iter().enumerate() {
                 let eps = budget.map_or("own noise".to_string(), |e| format!("eps={}", fmt_num(e)));
                 let key = format!("{} | {} | {}", tuner.label, variant.label, eps);
+                let stream = format!("{} | dim={}", tuner.canonical, variant.dim);
                 out.push(Cell {
                     tuner: i,
                     variant: v,
                     budget: b,
                     id: fnv1a(key.as_bytes()),
+                    stream: fnv1a(stream.as_bytes()),
                     key,
                 });
             }
@@ -260,7 +286,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
     let mut rows = Rows::with_capacity(n);
     for rep in 0..t.seeds {
         let w = t.workload.instance(cell.variant, t.seed, rep, noise)?;
-        let mut rng = stream(t.seed, &[TUNE_STREAM, cell.id, rep]);
+        let mut rng = stream(t.seed, &[TUNE_STREAM, cell.stream, rep]);
         let start = Instant::now();
         let outcome = tuner.tune(w.as_ref(), &mut rng)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
