@@ -10,16 +10,31 @@ use dptune::Error;
 use ndarray::{Array2, Axis};
 use std::path::{Path, PathBuf};
 
+mod common;
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/// Writes `contents` to a file of its own under the system temp dir (one per test case).
-fn temp_file(name: &str, contents: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dptune-tests-data-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+/// Writes `contents` to a file `name` in a temporary folder of its own (one per test case),
+/// removed with the folder when the returned guard is dropped.
+fn temp_file(name: &str, contents: &[u8]) -> TempFile {
+    let dir = common::temp_dir(&format!("data-{name}"));
     let path = dir.join(name);
     std::fs::write(&path, contents).unwrap();
-    path
+    TempFile { _dir: dir, path }
+}
+
+/// A file that lives as long as its guard; it derefs to its path.
+struct TempFile {
+    _dir: common::TempDir,
+    path: PathBuf,
+}
+
+impl std::ops::Deref for TempFile {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// The (file, line, reason) of a data error; fails the test on any other outcome.
@@ -44,7 +59,6 @@ fn assert_csv_rejected(name: &str, text: &str, target: &TargetKind, line: usize,
         got_reason.contains(reason),
         "{name}: `{got_reason}` lacks `{reason}`"
     );
-    std::fs::remove_file(path).unwrap();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +275,7 @@ fn pixels() -> Vec<u8> {
     (0..24u32).map(|i| (i * 37 % 256) as u8).collect()
 }
 
-fn images_file(name: &str) -> PathBuf {
+fn images_file(name: &str) -> TempFile {
     let mut p = pixels();
     p[5] = 255;
     temp_file(name, &idx_bytes(0x803, &[4, 3, 2], &p))
@@ -293,9 +307,6 @@ fn idx_round_trips_exactly() {
     assert_eq!(d.x[[0, 5]], 1.0);
     assert_eq!(d.x[[0, 0]], 0.0);
     assert_eq!(d.x[[1, 1]], f64::from(expected[7]) / 255.0);
-    for p in [images, labels] {
-        std::fs::remove_file(p).unwrap();
-    }
 }
 
 #[test]
@@ -380,9 +391,6 @@ fn load_idx_rejects_count_mismatches_and_labels_above_nine() {
         load_idx(&missing, &three, "m"),
         Err(Error::Io { .. })
     ));
-    for p in [images, three, twelve, gz] {
-        std::fs::remove_file(p).unwrap();
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

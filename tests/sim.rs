@@ -219,8 +219,11 @@ mean = 5
     path
 }
 
-/// The rows of `tuner` in a tuning table: (dim, target ε, seed) → (runs, utility).
-fn rows_of(t: &Table, tuner: &str) -> Vec<((u64, u64, u64), (u64, Option<f64>))> {
+/// (dim, bits of the target ε, seed) → (runs, utility): one row of a tuning table.
+type TuningRow = ((u64, u64, u64), (u64, Option<f64>));
+
+/// The rows of `tuner` in a tuning table, sorted.
+fn rows_of(t: &Table, tuner: &str) -> Vec<TuningRow> {
     let (name, dim, target, seed) = (
         t.str("tuner").unwrap(),
         t.u64("dim").unwrap(),

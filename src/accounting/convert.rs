@@ -437,18 +437,8 @@ pub fn mu_for_budget(epsilon: f64, delta: f64) -> Result<f64> {
             return Ok(lo);
         }
     }
-    while hi - lo > 1e-12 * hi {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if meets(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    // The largest μ that meets the target, within a relative 1e-12: the bracket's lower end.
+    Ok(crate::numeric::bisect_bracket(|mu| !meets(mu), lo, hi, 1e-12).0)
 }
 
 #[cfg(test)]

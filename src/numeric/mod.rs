@@ -120,7 +120,19 @@ pub fn golden_min(f: impl Fn(f64) -> f64, mut a: f64, mut b: f64, tol: f64) -> (
 /// Bisection on a monotone predicate: `ok(lo)` is false, `ok(hi)` is true; returns a point
 /// where `ok` holds, within relative width `rel_tol` of the boundary. The returned point was
 /// evaluated, so callers get a value they have checked, never an interpolation.
-pub fn bisect_boundary(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64, rel_tol: f64) -> f64 {
+pub fn bisect_boundary(ok: impl Fn(f64) -> bool, lo: f64, hi: f64, rel_tol: f64) -> f64 {
+    bisect_bracket(ok, lo, hi, rel_tol).1
+}
+
+/// The bracket [lo, hi] that [`bisect_boundary`] narrows: `ok(lo)` false and `ok(hi)` true
+/// still, within relative width `rel_tol` (both ends evaluated, or given). A caller that
+/// needs the last point where `ok` fails takes `lo`.
+pub fn bisect_bracket(
+    ok: impl Fn(f64) -> bool,
+    mut lo: f64,
+    mut hi: f64,
+    rel_tol: f64,
+) -> (f64, f64) {
     while hi - lo > rel_tol * hi.abs().max(f64::MIN_POSITIVE) {
         let mid = 0.5 * (lo + hi);
         if mid <= lo || mid >= hi {
@@ -132,7 +144,7 @@ pub fn bisect_boundary(ok: impl Fn(f64) -> bool, mut lo: f64, mut hi: f64, rel_t
             lo = mid;
         }
     }
-    hi
+    (lo, hi)
 }
 
 /// A number for messages: plain in [1e-4, 1e6), scientific outside, so 1e300 is not 301 digits.
