@@ -1,17 +1,20 @@
-//! DP-SGD throughput (issue 6), in examples per second: Poisson sampling with expected batch
-//! 256, clipping norm 1, noise multiplier 1, on 1 and 2 rayon threads. Targets on 2 threads:
-//! logistic regression ≥ 1 000 000 examples/s, the MLP 64-128-10 ≥ 100 000 examples/s.
+//! DP-SGD throughput in examples per second, side by side in one run (issues 6 and 17):
+//! the batched engine (dense-layer identity, `Engine::Batched`) against the per-example engine
+//! it replaced (`Engine::PerExample`) and against non-private training by the same batched
+//! engine (no clipping, no noise, shuffled batches). DP-SGD: Poisson sampling with expected
+//! batch 256, clipping norm 1, noise multiplier 1.
 //!
-//! The data is the built-in digits set (1797 × 64), standardised per column.
+//! Data: the built-in digits (1797 × 64, standardised) for the 64-input models, and 4096
+//! synthetic 784-pixel rows in [0, 1] (Fashion-MNIST's shape) for the 784-input ones.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dptune::data::{builtin, Standardiser};
-use dptune::learn::{Activation, DpSgdConfig, Length, Logistic, Mlp, Model, Sampling};
+use dptune::learn::{Activation, DpSgdConfig, Engine, Length, Logistic, Mlp, Model, Sampling};
 use dptune::rng::stream;
 use ndarray::Array2;
+use rand::Rng;
 use std::hint::black_box;
 
-const STEPS: u64 = 20;
 const BATCH: usize = 256;
 
 /// The built-in digits, standardised per column.
@@ -21,50 +24,95 @@ fn digits() -> (Array2<f64>, Vec<usize>) {
     (x, d.labels().expect("classes").to_vec())
 }
 
+/// 4096 rows of 784 uniform pixels with 10 classes.
+fn pixels() -> (Array2<f64>, Vec<usize>) {
+    let mut rng = stream(3, &[]);
+    let x = Array2::from_shape_fn((4096, 784), |_| rng.random::<f64>());
+    (x, (0..4096).map(|i| i % 10).collect())
+}
+
+fn config(steps: u64, private: bool, engine: Engine) -> DpSgdConfig {
+    let (clip, sigma, sampling) = if private {
+        (Some(1.0), 1.0, Sampling::Poisson)
+    } else {
+        (None, 0.0, Sampling::Shuffle)
+    };
+    DpSgdConfig::new(0.05, BATCH, Length::Steps(steps), clip, sigma, sampling)
+        .unwrap()
+        .with_engine(engine)
+}
+
 fn throughput(c: &mut Criterion) {
-    let (x, labels) = digits();
-    let config = DpSgdConfig::new(
-        0.1,
-        BATCH,
-        Length::Steps(STEPS),
-        Some(1.0),
-        1.0,
-        Sampling::Poisson,
-    )
-    .unwrap();
-    let models: [(&str, Box<dyn Model>); 2] = [
-        ("logistic", Box::new(Logistic::new(64, 10).unwrap())),
+    let digits = digits();
+    let pixels = pixels();
+    type Case<'a> = (&'a str, Box<dyn Model>, &'a (Array2<f64>, Vec<usize>), u64);
+    let cases: Vec<Case> = vec![
+        (
+            "logistic_64_10",
+            Box::new(Logistic::new(64, 10).unwrap()),
+            &digits,
+            40,
+        ),
         (
             "mlp_64_128_10",
             Box::new(Mlp::new(&[64, 128, 10], Activation::Relu).unwrap()),
+            &digits,
+            40,
         ),
+        (
+            "logistic_784_10",
+            Box::new(Logistic::new(784, 10).unwrap()),
+            &pixels,
+            20,
+        ),
+        (
+            "mlp_784_128_64_10",
+            Box::new(Mlp::new(&[784, 128, 64, 10], Activation::Relu).unwrap()),
+            &pixels,
+            10,
+        ),
+        (
+            "mlp_784_1000_10",
+            Box::new(Mlp::new(&[784, 1000, 10], Activation::Relu).unwrap()),
+            &pixels,
+            3,
+        ),
+    ];
+    let engines = [
+        ("dpsgd_batched", true, Engine::Batched),
+        ("dpsgd_per_example", true, Engine::PerExample),
+        ("nonprivate_batched", false, Engine::Batched),
     ];
     let mut group = c.benchmark_group("dpsgd_examples");
     group.sample_size(10);
-    // Expected examples per run (Poisson batches vary around BATCH).
-    group.throughput(Throughput::Elements(STEPS * BATCH as u64));
-    for (name, model) in &models {
+    for (name, model, (x, labels), steps) in &cases {
+        // Expected examples per run (Poisson batches vary around BATCH).
+        group.throughput(Throughput::Elements(steps * BATCH as u64));
         let init = model.init(&mut stream(7, &[]));
-        for threads in [1, 2] {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .unwrap();
-            group.bench_with_input(BenchmarkId::new(*name, threads), &threads, |b, _| {
-                b.iter(|| {
-                    pool.install(|| {
-                        config
-                            .train_from(
-                                model.as_ref(),
-                                init.clone(),
-                                black_box(x.view()),
-                                &labels,
-                                &mut stream(8, &[]),
-                            )
-                            .unwrap()
+        for (engine_name, private, engine) in engines {
+            let config = config(*steps, private, engine);
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .unwrap();
+                let id = BenchmarkId::new(format!("{name}/{engine_name}"), threads);
+                group.bench_with_input(id, &threads, |b, _| {
+                    b.iter(|| {
+                        pool.install(|| {
+                            config
+                                .train_from(
+                                    model.as_ref(),
+                                    init.clone(),
+                                    black_box(x.view()),
+                                    labels,
+                                    &mut stream(8, &[]),
+                                )
+                                .unwrap()
+                        })
                     })
-                })
-            });
+                });
+            }
         }
     }
     group.finish();

@@ -54,7 +54,7 @@ impl Dense {
         (self.inputs + 1) * self.outputs
     }
 
-    fn weights_and_bias<'a>(&self, params: &'a [f64]) -> (&'a [f64], &'a [f64]) {
+    pub(crate) fn weights_and_bias<'a>(&self, params: &'a [f64]) -> (&'a [f64], &'a [f64]) {
         params[self.offset..self.offset + self.len()].split_at(self.inputs * self.outputs)
     }
 

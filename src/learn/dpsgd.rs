@@ -9,6 +9,7 @@
 //! fixed chunks whose sums are added in chunk order, so results do not depend on the number
 //! of threads.
 
+use super::batched::BatchWork;
 use super::dense::axpy;
 use super::model::{check_data, Model};
 use crate::accounting::{DpSgd, RdpCurve};
@@ -29,6 +30,18 @@ pub enum Sampling {
     Shuffle,
 }
 
+/// How each step's clipped gradient sum is computed (the same sum either way, up to rounding).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Engine {
+    /// A few matrix products per layer ([`super::batched`]) for models that are dense
+    /// layers; one example at a time for any other model.
+    #[default]
+    Batched,
+    /// One example at a time through [`Model::backward`]: the reference the batched engine
+    /// is tested and benchmarked against.
+    PerExample,
+}
+
 /// How long to train.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Length {
@@ -46,6 +59,7 @@ pub struct DpSgdConfig {
     clip: Option<f64>,
     noise_multiplier: f64,
     sampling: Sampling,
+    engine: Engine,
 }
 
 /// What a run returns.
@@ -105,7 +119,13 @@ impl DpSgdConfig {
             clip,
             noise_multiplier,
             sampling,
+            engine: Engine::default(),
         })
+    }
+
+    /// The same settings computed by `engine`.
+    pub fn with_engine(self, engine: Engine) -> Self {
+        DpSgdConfig { engine, ..self }
     }
 
     pub fn learning_rate(&self) -> f64 {
@@ -213,6 +233,12 @@ impl DpSgdConfig {
         let steps_per_epoch = n.div_ceil(b) as u64;
         let noise_sd = self.noise_multiplier * self.clip.unwrap_or(0.0);
         let mut work = Workspace::new(model);
+        // Dense-layer models take the batched engine; others go one example at a time.
+        let network = match self.engine {
+            Engine::Batched => model.network(),
+            Engine::PerExample => None,
+        };
+        let mut batch_work = BatchWork::default();
         let mut grad = vec![0.0; model.n_params()];
         let mut poisson_batch = Vec::with_capacity(n);
         let mut order: Vec<usize> = Vec::with_capacity(n);
@@ -237,8 +263,18 @@ impl DpSgdConfig {
                     (batch, batch.len() as f64)
                 }
             };
-            let loss_sum =
-                work.gradient_sum(model, &params, x, labels, batch, self.clip, &mut grad);
+            let loss_sum = match &network {
+                Some(net) => net.clipped_sum(
+                    &params,
+                    x,
+                    labels,
+                    batch,
+                    self.clip,
+                    &mut batch_work,
+                    &mut grad,
+                ),
+                None => work.gradient_sum(model, &params, x, labels, batch, self.clip, &mut grad),
+            };
             DpSgd::add_noise(&mut grad, noise_sd, rng);
             for g in grad.iter_mut() {
                 *g /= divisor;
@@ -274,19 +310,20 @@ pub fn add_clipped_gradient<M: Model + ?Sized>(
     acc: &mut [f64],
 ) -> f64 {
     let g = model.backward(params, x, label, scratch);
-    let scale = match clip {
-        Some(c) => {
-            let norm = g.norm_sq.sqrt() * (1.0 + CLIP_MARGIN);
-            if norm > c {
-                c / norm
-            } else {
-                1.0
-            }
-        }
-        None => 1.0,
-    };
+    let scale = clip.map_or(1.0, |c| clip_factor(g.norm_sq, c));
     model.add_gradient(x, scale, scratch, acc);
     g.loss
+}
+
+/// The factor that clips a gradient of squared norm `norm_sq` to norm ≤ `clip` (1 when it
+/// is shorter): min(1, C/‖g‖), with ‖g‖ inflated by [`CLIP_MARGIN`] against rounding.
+pub(crate) fn clip_factor(norm_sq: f64, clip: f64) -> f64 {
+    let norm = norm_sq.sqrt() * (1.0 + CLIP_MARGIN);
+    if norm > clip {
+        clip / norm
+    } else {
+        1.0
+    }
 }
 
 /// Buffers reused across steps: a gradient sum and a scratch per chunk, so no step allocates

@@ -2,8 +2,9 @@
 //! ‖w‖₂² + α·(1/n)·Σᵢ max(0, 1 − yᵢ(w·xᵢ + b)) (or ½‖w‖₂² by a flag, spec 000 §8.2), the bias
 //! unregularised. The hinge is the per-example loss; the norm is the regulariser.
 
-use super::dense::{dot, norm_sq};
+use super::dense::{dot, norm_sq, Dense};
 use super::model::{ExampleGradient, Model};
+use super::{Activation, Head, Network};
 use crate::error::{Error, Range, Result};
 use rand::RngCore;
 
@@ -102,6 +103,18 @@ impl Model for LinearSvm {
     /// Class 1 when w·x + b ≥ 0.
     fn predict(&self, params: &[f64], x: &[f64], _scratch: &mut [f64]) -> usize {
         usize::from(self.decision(params, x) >= 0.0)
+    }
+    fn network(&self) -> Option<Network> {
+        Some(Network {
+            // w then b: the layout of a dense layer with one output.
+            layers: vec![Dense {
+                inputs: self.n_features,
+                outputs: 1,
+                offset: 0,
+            }],
+            activation: Activation::Relu,
+            head: Head::Hinge { alpha: self.alpha },
+        })
     }
     fn regulariser(&self, params: &[f64]) -> f64 {
         self.penalty_factor() * norm_sq(&params[..self.n_features])

@@ -2,6 +2,7 @@
 
 use super::dense::{argmax, norm_sq, softmax_cross_entropy, Dense};
 use super::model::{ExampleGradient, Model};
+use super::{Activation, Head, Network};
 use crate::error::{Error, Result};
 use rand::RngCore;
 
@@ -68,6 +69,14 @@ impl Model for Logistic {
     fn predict(&self, params: &[f64], x: &[f64], scratch: &mut [f64]) -> usize {
         self.layer.forward(params, x, scratch);
         argmax(scratch)
+    }
+    fn network(&self) -> Option<Network> {
+        Some(Network {
+            layers: vec![self.layer],
+            // No hidden layer: the activation is never applied.
+            activation: Activation::Relu,
+            head: Head::Softmax,
+        })
     }
 }
 

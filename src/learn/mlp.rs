@@ -3,6 +3,7 @@
 
 use super::dense::{argmax, norm_sq, softmax_cross_entropy, Dense};
 use super::model::{ExampleGradient, Model};
+use super::{Head, Network};
 use crate::error::{Error, Result};
 use crate::rng::normal;
 use rand::RngCore;
@@ -191,6 +192,13 @@ impl Model for Mlp {
             loss,
             norm_sq: norm,
         }
+    }
+    fn network(&self) -> Option<Network> {
+        Some(Network {
+            layers: self.layers.clone(),
+            activation: self.activation,
+            head: Head::Softmax,
+        })
     }
     fn add_gradient(&self, x: &[f64], scale: f64, scratch: &[f64], acc: &mut [f64]) {
         let (acts, rest) = scratch.split_at(self.hidden_total);

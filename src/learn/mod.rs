@@ -5,14 +5,17 @@ pub mod smo;
 mod smo_solver;
 pub mod svr;
 
+pub mod batched;
 mod dense;
 pub mod dpsgd;
+mod gemm;
 pub mod linear_svm;
 pub mod logistic;
 pub mod mlp;
 pub mod model;
 
-pub use dpsgd::{add_clipped_gradient, DpSgdConfig, Length, Sampling, Trained};
+pub use batched::{Head, Network};
+pub use dpsgd::{add_clipped_gradient, DpSgdConfig, Engine, Length, Sampling, Trained};
 pub use linear_svm::{LinearSvm, WeightPenalty};
 pub use logistic::Logistic;
 pub use mlp::{Activation, Mlp};

@@ -42,6 +42,11 @@ pub trait Model: Send + Sync {
     fn add_gradient(&self, x: &[f64], scale: f64, scratch: &[f64], acc: &mut [f64]);
     /// The predicted class.
     fn predict(&self, params: &[f64], x: &[f64], scratch: &mut [f64]) -> usize;
+    /// The model as dense layers and a loss head, for the batched engine that DP-SGD uses
+    /// (None: DP-SGD falls back to one example at a time through `backward`).
+    fn network(&self) -> Option<super::Network> {
+        None
+    }
     /// R(θ), the data-independent part of the objective.
     fn regulariser(&self, _params: &[f64]) -> f64 {
         0.0
