@@ -11,10 +11,10 @@
 //! ∂α/∂z_j = −2 J_jᵀ w_j + 2 Σ_m M_jm ∂_{z_j} k(z_j, x_m), J_j = ∂_θ∂_zᵀ k(θ, z_j),
 //! the sum running over every design point (the m = j term vanishes for a stationary kernel).
 
-use super::kernel::SurrogateKernel;
-use super::posterior::{design_factor, gradient_rows, not_positive_definite};
 use crate::error::{Error, Result};
 use crate::gp::cholesky::{cholesky_in_place, solve_triangular, zeros_f, Factor};
+use crate::gp::gradient::{design_factor, gradient_rows, not_positive_definite};
+use crate::gp::SurrogateKernel;
 use crate::numeric::adam::adam_projected;
 use crate::rng::normal;
 use ndarray::linalg::general_mat_mul;
@@ -380,7 +380,7 @@ pub fn select_points(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gibo::posterior::GradientPosterior;
+    use crate::gp::GradientPosterior;
     use crate::rng::stream;
     use ndarray::s;
 

@@ -2,11 +2,12 @@
 //! explicit inverse), with jitter escalation for nearly singular matrices (the policy of
 //! [`super::cholesky`]), one-observation updates that extend the factor instead of
 //! refactorising, the log marginal likelihood and its gradient, the posterior of the gradient
-//! ∇f, and sampling.
+//! ∇f (one user's [`GradientPosterior`]), and sampling.
 
 use super::cholesky::{
-    cholesky_with_jitter, lapack_error as linalg, solve_triangular, to_f, zeros_f, Jitter,
+    cholesky_with_jitter, lapack_error as linalg, solve_triangular, to_f, zeros_f, Factor, Jitter,
 };
+use super::gradient::GradientPosterior;
 use super::kernel::Kernel;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
@@ -291,18 +292,17 @@ impl Posterior {
         Ok(grad)
     }
 
-    /// Posterior mean and covariance of ∇f(x): J = [∂k(x, x_i)/∂x] (n × d),
-    /// mean Jᵀα, covariance ∂²k(x, x)/∂x∂x′ − (L^{-1}J)ᵀ(L^{-1}J).
+    /// Posterior mean and covariance of ∇f(x): with J = [∂k(x, x_i)/∂x] (n × d), the
+    /// [`GradientPosterior`] of one user, mean Jᵀ(K + σ²I)⁻¹y and covariance
+    /// ∂²k(x, x)/∂x∂x′ − (L^{-1}J)ᵀ(L^{-1}J).
     pub fn gradient(&self, x: ArrayView1<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
-        let d = self.kernel.dim();
-        let mut j = Array2::zeros((self.n(), d));
+        let mut j = zeros_f(self.n(), self.kernel.dim());
         for i in 0..self.n() {
             j.row_mut(i).assign(&self.kernel.grad_x(x, self.x.row(i)));
         }
-        let mean = j.t().dot(&self.alpha);
-        let v = self.half_solve(j)?;
-        let cov = self.kernel.cross_hessian(x, x) - v.t().dot(&v);
-        Ok((mean, cov))
+        let factor = Factor::from_lower(self.chol.clone());
+        let post = GradientPosterior::from_factor(&factor, j, self.kernel.cross_hessian(x, x))?;
+        Ok((post.mean_gradient(self.y.view()), post.covariance()))
     }
 
     /// One joint draw of f at the rows of `xs` from the posterior (the prior when n = 0).

@@ -2,11 +2,12 @@
 //! With A(θ, X) = [∂_θ k(θ, x_1) … ∂_θ k(θ, x_N)] (d × N) and K_y = k(X, X) + νI
 //! (ν = σ² + jitter), user i's mean gradient is A K_y⁻¹ y_i and the covariance
 //! Σ_∇ = P0 − A K_y⁻¹ Aᵀ is the same for every user (it does not depend on y). Everything goes
-//! through a Cholesky factor of K_y (triangular solves, never an inverse).
+//! through a Cholesky factor of K_y (triangular solves, never an inverse). The same
+//! computation, for one user and any [`super::Kernel`], is [`super::Posterior::gradient`].
 
-use super::kernel::SurrogateKernel;
+use super::cholesky::{cholesky_with_jitter, zeros_f, Factor, Jitter, NotPositiveDefinite};
+use super::surrogate::SurrogateKernel;
 use crate::error::{Error, Range, Result};
-use crate::gp::cholesky::{cholesky_with_jitter, zeros_f, Factor, Jitter, NotPositiveDefinite};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 /// The error of a design whose K_y is not numerically positive definite.
@@ -87,14 +88,28 @@ impl GradientPosterior {
             return Err(Error::invalid("design", v, "finite coordinates"));
         }
         let factor = design_factor(kernel, x, noise_variance)?;
-        let mut half = gradient_rows(kernel, theta, x);
+        Self::from_factor(
+            &factor,
+            gradient_rows(kernel, theta, x),
+            kernel.prior_gradient_covariance(theta),
+        )
+    }
+
+    /// The posterior given the factor L of K_y, the rows Aᵀ (N × d, column-major) and the
+    /// prior covariance P0 (d × d) of the gradient.
+    pub(crate) fn from_factor(
+        factor: &Factor,
+        rows: Array2<f64>,
+        prior: Array2<f64>,
+    ) -> Result<Self> {
+        let mut half = rows;
         factor.solve_lower(&mut half)?;
         let mut weights = half.clone();
         factor.solve_upper(&mut weights)?;
         Ok(GradientPosterior {
             half,
             weights,
-            prior: kernel.prior_gradient_covariance(theta),
+            prior,
         })
     }
 
