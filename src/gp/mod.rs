@@ -5,7 +5,8 @@
 //!   polynomial kernel) with DP-GIBO's batched derivative blocks;
 //! * `cholesky`: every Cholesky factorisation and triangular solve, and the one jitter policy;
 //! * `posterior`: the Cholesky posterior (mean, covariance, marginal likelihood, sampling);
-//! * `gradient`: the posterior of ∇f, batched over users (DP-GIBO) and for one ([`Posterior::gradient`]);
+//! * `gradient`: the posterior of ∇f, batched over users (DP-GIBO) and for one user
+//!   ([`Posterior::gradient`]);
 //! * `fit`: a non-private hyperparameter fit (L-BFGS from `numeric`).
 
 pub mod cholesky;
