@@ -11,11 +11,10 @@
 //! ∂α/∂z_j = −2 J_jᵀ w_j + 2 Σ_m M_jm ∂_{z_j} k(z_j, x_m), J_j = ∂_θ∂_zᵀ k(θ, z_j),
 //! the sum running over every design point (the m = j term vanishes for a stationary kernel).
 
-use super::kernel::SurrogateKernel;
-use super::posterior::{
-    cholesky_in_place, gradient_rows, noisy_gram, solve_triangular, zeros_f, Factor,
-};
 use crate::error::{Error, Result};
+use crate::gp::cholesky::{cholesky_in_place, solve_triangular, zeros_f, Factor};
+use crate::gp::gradient::{design_factor, gradient_rows, not_positive_definite};
+use crate::gp::SurrogateKernel;
 use crate::numeric::adam::adam_projected;
 use crate::rng::normal;
 use ndarray::linalg::general_mat_mul;
@@ -161,7 +160,7 @@ impl<'a> Acquisition<'a> {
         fixed: ArrayView2<f64>,
         nu: f64,
     ) -> Result<Self> {
-        let factor = Factor::new(noisy_gram(kernel, fixed, nu))?;
+        let factor = design_factor(kernel, fixed, nu)?;
         let mut half_f = gradient_rows(kernel, theta, fixed);
         factor.solve_lower(&mut half_f)?;
         let mut weights_f = half_f.clone();
@@ -212,7 +211,7 @@ impl<'a> Acquisition<'a> {
             general_mat_mul(-1.0, &w.q.t(), &w.q, 1.0, &mut w.schur);
             general_mat_mul(-1.0, &w.q.t(), &self.half_f, 1.0, &mut w.r);
         }
-        cholesky_in_place(&mut w.schur)?;
+        cholesky_in_place(&mut w.schur).map_err(not_positive_definite)?;
         solve_triangular(&w.schur, UPLO::Lower, &mut w.r)?;
         let trace = self.base - w.r.iter().map(|v| v * v).sum::<f64>();
         let Some(grad) = grad else {
@@ -381,7 +380,7 @@ pub fn select_points(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gibo::posterior::GradientPosterior;
+    use crate::gp::GradientPosterior;
     use crate::rng::stream;
     use ndarray::s;
 

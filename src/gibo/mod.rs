@@ -4,7 +4,7 @@
 //!
 //! Each iteration t of [`run`] chooses new points near θ_t from the kernel alone
 //! ([`acquisition`]), evaluates every user's loss there, fits each user's surrogate gradient
-//! g_t^(i) = A K_y⁻¹ y_i ([`posterior`]), clips each to norm B, averages, and releases
+//! g_t^(i) = A K_y⁻¹ y_i ([`GradientPosterior`]), clips each to norm B, averages, and releases
 //! ĝ_t = g_t + s·w_t, w_t ~ N(0, I_d), s = 2B√T/(nμ). The step rule and the projection on the
 //! box are post-processing of ĝ_t.
 //!
@@ -26,12 +26,10 @@
 //! μ = ∞ gives non-private GIBO: no noise, clipping kept.
 
 pub mod acquisition;
-pub mod kernel;
-pub mod posterior;
 
 pub use acquisition::{select_points, Acquisition, BatchMode, PointOptimiser, Selection};
-pub use kernel::SurrogateKernel;
-pub use posterior::GradientPosterior;
+// The surrogate kernel and the gradient posterior are the GP stack's (`crate::gp`).
+pub use crate::gp::{GradientPosterior, SurrogateKernel};
 
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;

@@ -1,21 +1,26 @@
 //! The exact GP posterior by Cholesky factorisation of K + σ²I (triangular solves, never an
-//! explicit inverse), with jitter escalation for nearly singular matrices, one-observation
-//! updates that extend the factor instead of refactorising, the log marginal likelihood and its
-//! gradient, the posterior of the gradient ∇f, and sampling.
+//! explicit inverse), with jitter escalation for nearly singular matrices (the policy of
+//! [`super::cholesky`]), one-observation updates that extend the factor instead of
+//! refactorising, the log marginal likelihood and its gradient, the posterior of the gradient
+//! ∇f (one user's [`GradientPosterior`]), and sampling.
 
+use super::cholesky::{
+    cholesky_with_jitter, lapack_error as linalg, solve_triangular, to_f, zeros_f, Factor, Jitter,
+};
+use super::gradient::GradientPosterior;
 use super::kernel::Kernel;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder};
-use ndarray_linalg::{
-    Cholesky, CholeskyFactorized, Diag, Lapack, MatrixLayout, SolveC, SolveTriangular,
-    SolveTriangularInplace, UPLO,
-};
+use ndarray_linalg::{CholeskyFactorized, SolveC, UPLO};
 use rand::RngCore;
 
-/// Jitter added to the diagonal, relative to the signal variance, when the factorisation fails:
-/// 0, then 1e-10, 1e-9, …, 1e-4. Beyond that the matrix is reported as not positive definite.
-const JITTERS: [f64; 8] = [0.0, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4];
+/// The posterior's jitter: none at first, then escalating, relative to the signal variance
+/// (0, then 1e-10, 1e-9, …, 1e-4); beyond that the matrix is reported as not positive definite.
+const JITTER: Jitter = Jitter::escalating(0.0);
+/// The sampler's jitter on the posterior covariance: 1e-12, then escalating (relative to the
+/// signal variance).
+const SAMPLE_JITTER: Jitter = Jitter::escalating(1e-12);
 
 /// A GP conditioned on observations (x_i, y_i) with Gaussian noise variance σ², prior mean 0.
 #[derive(Clone, Debug)]
@@ -30,10 +35,6 @@ pub struct Posterior {
     /// (K + (σ² + jitter)I)^{-1} y.
     alpha: Array1<f64>,
     jitter: f64,
-}
-
-fn linalg(e: ndarray_linalg::error::LinalgError) -> Error {
-    Error::Numerical(format!("linear algebra: {e}"))
 }
 
 impl Posterior {
@@ -86,40 +87,30 @@ impl Posterior {
             });
         }
         let n = x.nrows();
-        let scale = kernel.signal_variance();
-        let layout = MatrixLayout::F {
-            col: n as i32,
-            lda: n as i32,
-        };
-        // LAPACK factorises the column-major lower triangle in place (zeros above stay zero).
-        // A failed attempt leaves a partial factor, so the (rare) retries with more jitter
-        // rebuild the matrix.
-        for jitter in JITTERS.map(|j| j * scale) {
+        let factor = cholesky_with_jitter(JITTER, kernel.signal_variance(), || {
             let mut a = kernel.gram_lower(x.view());
-            a.diag_mut().mapv_inplace(|v| v + noise_variance + jitter);
-            let data = a.as_slice_memory_order_mut().expect("contiguous");
-            if <f64 as Lapack>::cholesky(layout, UPLO::Lower, data).is_ok()
-                && a.diag().iter().all(|d| d.is_finite() && *d > 0.0)
-            {
-                let mut p = Posterior {
-                    kernel,
-                    noise_variance,
-                    x,
-                    y,
-                    chol: a,
-                    alpha: Array1::zeros(0),
-                    jitter,
-                };
-                p.alpha = p.solve(&p.y)?;
-                return Ok(p);
-            }
-        }
-        Err(Error::Numerical(format!(
-            "the kernel matrix of {} points is not positive definite even with jitter {:e}·s² \
-             (duplicate points with zero noise, or a lengthscale far below the point spacing?)",
-            n,
-            JITTERS[JITTERS.len() - 1]
-        )))
+            a.diag_mut().mapv_inplace(|v| v + noise_variance);
+            a
+        });
+        let (chol, jitter) = factor.map_err(|e| {
+            Error::Numerical(format!(
+                "the kernel matrix of {n} points is not positive definite even with jitter \
+                 {:e} (duplicate points with zero noise, or a lengthscale far below the point \
+                 spacing?)",
+                e.jitter
+            ))
+        })?;
+        let mut p = Posterior {
+            kernel,
+            noise_variance,
+            x,
+            y,
+            chol,
+            alpha: Array1::zeros(0),
+            jitter,
+        };
+        p.alpha = p.solve(&p.y)?;
+        Ok(p)
     }
 
     /// (K + σ²I)^{-1} b by two triangular solves (LAPACK potrs on the factor).
@@ -134,14 +125,17 @@ impl Posterior {
         factor.solvec(b).map_err(linalg)
     }
 
-    /// L^{-1} B, in place in `b` (column-major `b` is solved without copies).
-    fn half_solve(&self, mut b: Array2<f64>) -> Result<Array2<f64>> {
+    /// L^{-1} B (column-major `b` is solved in place, without copies).
+    fn half_solve(&self, b: Array2<f64>) -> Result<Array2<f64>> {
         if self.n() == 0 {
             return Ok(Array2::zeros((0, b.ncols())));
         }
-        self.chol
-            .solve_triangular_inplace(UPLO::Lower, Diag::NonUnit, &mut b)
-            .map_err(linalg)?;
+        let mut b = if b.t().is_standard_layout() {
+            b
+        } else {
+            to_f(b.view())
+        };
+        solve_triangular(&self.chol, UPLO::Lower, &mut b)?;
         Ok(b)
     }
 
@@ -163,9 +157,10 @@ impl Posterior {
         let l = if n == 0 {
             Array1::zeros(0)
         } else {
-            self.chol
-                .solve_triangular(UPLO::Lower, Diag::NonUnit, &kx)
-                .map_err(linalg)?
+            let mut l = zeros_f(n, 1);
+            l.column_mut(0).assign(&kx);
+            solve_triangular(&self.chol, UPLO::Lower, &mut l)?;
+            l.column(0).to_owned()
         };
         let pivot = self.kernel.eval(x, x) + self.noise_variance + self.jitter - l.dot(&l);
         let mut xs = self.x.clone();
@@ -297,35 +292,31 @@ impl Posterior {
         Ok(grad)
     }
 
-    /// Posterior mean and covariance of ∇f(x): J = [∂k(x, x_i)/∂x] (n × d),
-    /// mean Jᵀα, covariance ∂²k(x, x)/∂x∂x′ − (L^{-1}J)ᵀ(L^{-1}J).
+    /// Posterior mean and covariance of ∇f(x): with J = [∂k(x, x_i)/∂x] (n × d), the
+    /// [`GradientPosterior`] of one user, mean Jᵀ(K + σ²I)⁻¹y and covariance
+    /// ∂²k(x, x)/∂x∂x′ − (L^{-1}J)ᵀ(L^{-1}J).
     pub fn gradient(&self, x: ArrayView1<f64>) -> Result<(Array1<f64>, Array2<f64>)> {
-        let d = self.kernel.dim();
-        let mut j = Array2::zeros((self.n(), d));
+        let mut j = zeros_f(self.n(), self.kernel.dim());
         for i in 0..self.n() {
             j.row_mut(i).assign(&self.kernel.grad_x(x, self.x.row(i)));
         }
-        let mean = j.t().dot(&self.alpha);
-        let v = self.half_solve(j)?;
-        let cov = self.kernel.cross_hessian(x, x) - v.t().dot(&v);
-        Ok((mean, cov))
+        let factor = Factor::from_lower(self.chol.clone());
+        let post = GradientPosterior::from_factor(&factor, j, self.kernel.cross_hessian(x, x))?;
+        Ok((post.mean_gradient(self.y.view()), post.covariance()))
     }
 
     /// One joint draw of f at the rows of `xs` from the posterior (the prior when n = 0).
     pub fn sample(&self, xs: ArrayView2<f64>, rng: &mut dyn RngCore) -> Result<Array1<f64>> {
         let (mean, cov) = self.predict_cov(xs)?;
         let m = mean.len();
-        let scale = self.kernel.signal_variance();
-        for jitter in JITTERS.map(|j| (j * scale).max(1e-12 * scale)) {
-            let mut a = cov.clone();
-            a.diag_mut().mapv_inplace(|v| v + jitter);
-            if let Ok(l) = a.cholesky(UPLO::Lower) {
-                let z = Array1::from_shape_fn(m, |_| normal(rng));
-                return Ok(mean + l.dot(&z));
-            }
-        }
-        Err(Error::Numerical(
-            "the posterior covariance could not be factorised for sampling".into(),
-        ))
+        let (l, _) = cholesky_with_jitter(SAMPLE_JITTER, self.kernel.signal_variance(), || {
+            to_f(cov.view())
+        })
+        .map_err(|_| {
+            Error::Numerical("the posterior covariance could not be factorised for sampling".into())
+        })?;
+        let z = Array1::from_shape_fn(m, |_| normal(rng));
+        // The product in row-major order, as it always was (the summation order is the layout's).
+        Ok(mean + l.as_standard_layout().dot(&z))
     }
 }

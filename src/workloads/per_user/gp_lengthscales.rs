@@ -4,8 +4,9 @@
 //! Data (one set per experiment seed and dimension p = d, shared by every repetition, which
 //! differ only in the tuner's draws — "random restarts"): N = `train` + `users` inputs
 //! x ~ N(0, I_p); targets y = f + ε with f one joint draw of GP(0, k) at all N inputs (RBF,
-//! ℓ = 1, s² = 1, exact Cholesky of K + 10⁻⁸I; the jitter grows tenfold, up to 10⁻⁴, only if
-//! that factorisation fails, and [`GpLengthscales::data_jitter`] says which was used) and
+//! ℓ = 1, s² = 1, exact Cholesky of K + 10⁻⁸I; only if that factorisation fails, the jitter
+//! escalates up the crate's one ladder ([`crate::gp::Jitter`]: 10⁻⁷, …, 10⁻⁴), and
+//! [`GpLengthscales::data_jitter`] says which was used) and
 //! ε ~ N(0, 0.1²). The first `train` rows are the (public) training part, the remaining
 //! `users` rows the private validation users; the rows are i.i.d., so this is a random split.
 //! Draw order from `stream(seed, [p, GPL_TAG])`: x (row-major), the N normals of the GP draw,
@@ -18,12 +19,11 @@
 
 use super::{dims_param, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
 use crate::error::{Error, Result};
-use crate::gp::{Kernel, KernelFamily, Posterior};
+use crate::gp::{cholesky_with_jitter, Jitter, Kernel, KernelFamily, Posterior};
 use crate::rng::{normal, stream};
 use crate::workloads::validation_score::{range_param, PerKey};
 use crate::workloads::{Variant, Workload, WorkloadSpec};
 use ndarray::{Array1, Array2, Axis, Zip};
-use ndarray_linalg::{Cholesky, UPLO};
 use std::sync::Arc;
 
 /// Stream tag of the data ("gplen").
@@ -63,22 +63,21 @@ impl GpLengthscales {
         let x = Array2::from_shape_simple_fn((n, dim), || normal(&mut rng));
         let z = Array1::from_shape_simple_fn(n, || normal(&mut rng));
         let eps = Array1::from_shape_simple_fn(n, || normal(&mut rng));
-        let gram = Kernel::isotropic(KernelFamily::Rbf, dim, 1.0, 1.0)?.gram(x.view());
-        let mut jitter = DATA_JITTER;
-        let factor = loop {
-            let mut k = gram.clone();
-            k.diag_mut().mapv_inplace(|v| v + jitter);
-            match k.cholesky(UPLO::Lower) {
-                Ok(l) => break l,
-                Err(_) if jitter < 1e-4 => jitter *= 10.0,
-                Err(e) => {
-                    return Err(Error::Numerical(format!(
-                        "the GP draw of {n} points in dimension {dim}: no Cholesky factor \
-                         even with jitter {jitter:e} ({e})"
-                    )))
-                }
-            }
-        };
+        let kernel = Kernel::isotropic(KernelFamily::Rbf, dim, 1.0, 1.0)?;
+        let (factor, jitter) = cholesky_with_jitter(
+            Jitter::escalating(DATA_JITTER),
+            kernel.signal_variance(),
+            || kernel.gram_lower(x.view()),
+        )
+        .map_err(|e| {
+            Error::Numerical(format!(
+                "the GP draw of {n} points in dimension {dim}: no Cholesky factor even with \
+                 jitter {:e}",
+                e.jitter
+            ))
+        })?;
+        // The product in row-major order, as it always was (the summation order is the layout's).
+        let factor = factor.as_standard_layout();
         let y = factor.dot(&z) + eps * TARGET_NOISE_SD;
         let mut out = GpLengthscales::from_data(
             x.slice(ndarray::s![..train, ..]).to_owned(),

@@ -1,35 +1,39 @@
-//! The surrogate kernels of DP-GIBO (spec 004 §1.2) and the derivative blocks the gradient
-//! posterior and the acquisition need. Hyperparameters are fixed before any data is seen (they
-//! are never fitted: a fit on the private losses would leak), in the workload's native units.
+//! The fixed-hyperparameter kernels of gradient posteriors (DP-GIBO's surrogate, spec 004 §1.2)
+//! and the batched derivative blocks the [`super::gradient::GradientPosterior`] and DP-GIBO's
+//! acquisition need. Hyperparameters are fixed before any data is seen (they are never fitted:
+//! a fit on private losses would leak), in the workload's native units.
 //!
-//! * ARD RBF: k(u, v) = s² exp(−½ Σ_j (u_j − v_j)²/ℓ_j²), Λ = diag(ℓ_j²):
-//!   ∂_u k = −Λ⁻¹(u − v)k,  ∂_u∂_vᵀ k = k[Λ⁻¹ − Λ⁻¹(u − v)(u − v)ᵀΛ⁻¹],  P0 = s²Λ⁻¹.
+//! * ARD RBF: [`super::Kernel`] of family RBF, k(u, v) = s² exp(−½ Σ_j (u_j − v_j)²/ℓ_j²),
+//!   Λ = diag(ℓ_j²): ∂_u k = −Λ⁻¹(u − v)k,  ∂_u∂_vᵀ k = k[Λ⁻¹ − Λ⁻¹(u − v)(u − v)ᵀΛ⁻¹],
+//!   P0 = s²Λ⁻¹. Its pairwise value and derivatives are [`super::Kernel`]'s.
 //! * Polynomial (appendix E.3): k(u, v) = (uᵀv + 1)²:
 //!   ∂_u k = 2(uᵀv + 1)v,  ∂_u∂_vᵀ k = 2(uᵀv + 1)I + 2vuᵀ,  P0 = 2(‖θ‖² + 1)I + 2θθᵀ.
 //!
 //! Here "∂_u∂_vᵀ k" is the d × d matrix with entries ∂²k/∂u_p∂v_q: the covariance of ∂f/∂u_p
 //! and ∂f/∂v_q under f ~ GP(0, k).
+//!
+//! The batched blocks (kernel matrices, the rows of Aᵀ, Jᵀw, the weighted sums of first
+//! derivatives) are DP-GIBO's hot path; for the RBF they sum (u_j − v_j)²·ℓ_j⁻² with ℓ_j⁻²
+//! cached, the rounding DP-GIBO's results are computed with, and agree with [`super::Kernel`]
+//! to 1e-14 (tested).
 
+use super::kernel::{Kernel, KernelFamily};
 use crate::error::{Error, Range, Result};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Family {
-    Rbf,
-    Polynomial,
+#[derive(Clone, Debug, PartialEq)]
+enum Form {
+    /// The ARD RBF kernel, with 1/ℓ_j² cached for the batched blocks.
+    Rbf { kernel: Kernel, inv_sq: Vec<f64> },
+    /// (uᵀv + 1)²; `ones` are its unit lengthscales (the normalised step's scales).
+    Polynomial { ones: Vec<f64> },
 }
 
 /// A surrogate kernel with fixed hyperparameters.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SurrogateKernel {
-    family: Family,
-    /// ℓ_j (all 1 for the polynomial kernel, which has none).
-    lengthscales: Vec<f64>,
-    /// 1/ℓ_j².
-    inv_sq: Vec<f64>,
-    /// s² (1 for the polynomial kernel).
-    signal_variance: f64,
+    form: Form,
 }
 
 impl SurrogateKernel {
@@ -46,11 +50,12 @@ impl SurrogateKernel {
             Range::Positive.check("lengthscale", l)?;
         }
         Range::Positive.check("signal_variance", signal_variance)?;
+        let inv_sq = lengthscales.iter().map(|l| 1.0 / (l * l)).collect();
         Ok(SurrogateKernel {
-            family: Family::Rbf,
-            inv_sq: lengthscales.iter().map(|l| 1.0 / (l * l)).collect(),
-            lengthscales,
-            signal_variance,
+            form: Form::Rbf {
+                kernel: Kernel::new(KernelFamily::Rbf, lengthscales, signal_variance)?,
+                inv_sq,
+            },
         })
     }
 
@@ -60,77 +65,63 @@ impl SurrogateKernel {
             return Err(Error::invalid("dim", 0, "at least 1"));
         }
         Ok(SurrogateKernel {
-            family: Family::Polynomial,
-            lengthscales: vec![1.0; dim],
-            inv_sq: vec![1.0; dim],
-            signal_variance: 1.0,
+            form: Form::Polynomial {
+                ones: vec![1.0; dim],
+            },
         })
     }
 
     pub fn dim(&self) -> usize {
-        self.lengthscales.len()
+        self.lengthscales().len()
     }
 
     /// `rbf` or `polynomial`.
     pub fn name(&self) -> &'static str {
-        match self.family {
-            Family::Rbf => "rbf",
-            Family::Polynomial => "polynomial",
+        match self.form {
+            Form::Rbf { .. } => "rbf",
+            Form::Polynomial { .. } => "polynomial",
         }
     }
 
     /// The lengthscales (all 1 for the polynomial kernel): the per-coordinate scale of the
     /// normalised GIBO step.
     pub fn lengthscales(&self) -> &[f64] {
-        &self.lengthscales
+        match &self.form {
+            Form::Rbf { kernel, .. } => kernel.lengthscales(),
+            Form::Polynomial { ones } => ones,
+        }
     }
 
     /// s² (1 for the polynomial kernel).
     pub fn signal_variance(&self) -> f64 {
-        self.signal_variance
+        match &self.form {
+            Form::Rbf { kernel, .. } => kernel.signal_variance(),
+            Form::Polynomial { .. } => 1.0,
+        }
     }
 
     /// k(u, v).
     pub fn eval(&self, u: ArrayView1<f64>, v: ArrayView1<f64>) -> f64 {
-        match self.family {
-            Family::Rbf => self.signal_variance * (-0.5 * self.scaled_sq_dist(u, v)).exp(),
-            Family::Polynomial => (u.dot(&v) + 1.0).powi(2),
+        match &self.form {
+            Form::Rbf { kernel, .. } => kernel.eval(u, v),
+            Form::Polynomial { .. } => (u.dot(&v) + 1.0).powi(2),
         }
-    }
-
-    /// Σ_j (u_j − v_j)²/ℓ_j², from exact differences (no cancellation for nearby points).
-    fn scaled_sq_dist(&self, u: ArrayView1<f64>, v: ArrayView1<f64>) -> f64 {
-        u.iter()
-            .zip(v.iter())
-            .zip(&self.inv_sq)
-            .map(|((a, b), w)| (a - b) * (a - b) * w)
-            .sum()
     }
 
     /// ∂k(u, v)/∂u.
     pub fn grad_first(&self, u: ArrayView1<f64>, v: ArrayView1<f64>) -> Array1<f64> {
-        match self.family {
-            Family::Rbf => {
-                let k = self.eval(u, v);
-                Array1::from_shape_fn(self.dim(), |p| -(u[p] - v[p]) * self.inv_sq[p] * k)
-            }
-            Family::Polynomial => v.mapv(|vp| 2.0 * (u.dot(&v) + 1.0) * vp),
+        match &self.form {
+            Form::Rbf { kernel, .. } => kernel.grad_x(u, v),
+            Form::Polynomial { .. } => v.mapv(|vp| 2.0 * (u.dot(&v) + 1.0) * vp),
         }
     }
 
     /// ∂²k(u, v)/∂u_p∂v_q (d × d).
     pub fn cross(&self, u: ArrayView1<f64>, v: ArrayView1<f64>) -> Array2<f64> {
-        let d = self.dim();
-        match self.family {
-            Family::Rbf => {
-                let k = self.eval(u, v);
-                let r: Vec<f64> = (0..d).map(|p| (u[p] - v[p]) * self.inv_sq[p]).collect();
-                Array2::from_shape_fn((d, d), |(p, q)| {
-                    let diag = if p == q { self.inv_sq[p] } else { 0.0 };
-                    k * (diag - r[p] * r[q])
-                })
-            }
-            Family::Polynomial => {
+        match &self.form {
+            Form::Rbf { kernel, .. } => kernel.cross_hessian(u, v),
+            Form::Polynomial { .. } => {
+                let d = self.dim();
                 let c = u.dot(&v) + 1.0;
                 Array2::from_shape_fn((d, d), |(p, q)| {
                     let diag = if p == q { 2.0 * c } else { 0.0 };
@@ -147,9 +138,9 @@ impl SurrogateKernel {
 
     /// Tr P0: s² Σ_j ℓ_j⁻² (RBF), 2d(‖θ‖² + 1) + 2‖θ‖² (polynomial).
     pub fn prior_gradient_trace(&self, theta: ArrayView1<f64>) -> f64 {
-        match self.family {
-            Family::Rbf => self.signal_variance * self.inv_sq.iter().sum::<f64>(),
-            Family::Polynomial => {
+        match &self.form {
+            Form::Rbf { kernel, inv_sq } => kernel.signal_variance() * inv_sq.iter().sum::<f64>(),
+            Form::Polynomial { .. } => {
                 let t2 = theta.dot(&theta);
                 2.0 * self.dim() as f64 * (t2 + 1.0) + 2.0 * t2
             }
@@ -159,16 +150,16 @@ impl SurrogateKernel {
     /// k(u, v) for coordinate slices: the hot path.
     #[inline]
     fn eval_slices(&self, u: &[f64], v: &[f64]) -> f64 {
-        match self.family {
-            Family::Rbf => {
+        match &self.form {
+            Form::Rbf { kernel, inv_sq } => {
                 let mut s = 0.0;
-                for ((a, b), w) in u.iter().zip(v).zip(&self.inv_sq) {
+                for ((a, b), w) in u.iter().zip(v).zip(inv_sq) {
                     let t = a - b;
                     s += t * t * w;
                 }
-                self.signal_variance * (-0.5 * s).exp()
+                kernel.signal_variance() * (-0.5 * s).exp()
             }
-            Family::Polynomial => {
+            Form::Polynomial { .. } => {
                 let c = 1.0 + u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
                 c * c
             }
@@ -230,14 +221,14 @@ impl SurrogateKernel {
             x.as_slice().expect("standard"),
         );
         for (m, xm) in x.chunks_exact(d).enumerate() {
-            match self.family {
-                Family::Rbf => {
+            match &self.form {
+                Form::Rbf { inv_sq, .. } => {
                     let k = self.eval_slices(t, xm);
                     for p in 0..d {
-                        out[[m, p]] = -(t[p] - xm[p]) * self.inv_sq[p] * k;
+                        out[[m, p]] = -(t[p] - xm[p]) * inv_sq[p] * k;
                     }
                 }
-                Family::Polynomial => {
+                Form::Polynomial { .. } => {
                     let c = 2.0 * (1.0 + t.iter().zip(xm).map(|(a, b)| a * b).sum::<f64>());
                     for p in 0..d {
                         out[[m, p]] = c * xm[p];
@@ -270,22 +261,22 @@ impl SurrogateKernel {
         mut out: ArrayViewMut1<f64>,
     ) {
         let d = self.dim();
-        match self.family {
-            Family::Rbf => {
+        match &self.form {
+            Form::Rbf { kernel, inv_sq } => {
                 // Symmetric: k[Λ⁻¹w − Λ⁻¹r (rᵀΛ⁻¹w)] with r = θ − x.
                 let mut u = 0.0;
                 let mut rw = 0.0;
                 for p in 0..d {
                     let r = theta[p] - x[p];
-                    u += r * r * self.inv_sq[p];
-                    rw += r * self.inv_sq[p] * w[p];
+                    u += r * r * inv_sq[p];
+                    rw += r * inv_sq[p] * w[p];
                 }
-                let k = scale * self.signal_variance * (-0.5 * u).exp();
+                let k = scale * kernel.signal_variance() * (-0.5 * u).exp();
                 for p in 0..d {
-                    out[p] += k * self.inv_sq[p] * (w[p] - (theta[p] - x[p]) * rw);
+                    out[p] += k * inv_sq[p] * (w[p] - (theta[p] - x[p]) * rw);
                 }
             }
-            Family::Polynomial => {
+            Form::Polynomial { .. } => {
                 // [2(θᵀx + 1)I + 2xθᵀ]ᵀ w = 2(θᵀx + 1)w + 2θ(xᵀw).
                 let c = 2.0 * scale * (theta.dot(&x) + 1.0);
                 let xw = 2.0 * scale * x.dot(&w);
@@ -307,19 +298,19 @@ impl SurrogateKernel {
         mut scratch: ArrayViewMut2<f64>,
         mut out: ArrayViewMut2<f64>,
     ) {
-        match self.family {
-            Family::Rbf => {
+        match &self.form {
+            Form::Rbf { inv_sq, .. } => {
                 // Σ_m c_jm k_jm (−Λ⁻¹)(z_j − y_m) = Λ⁻¹[(E y)_j − (Σ_m e_jm) z_j], E = c∘K.
                 c.zip_mut_with(&kzy, |c, k| *c *= k);
                 general_mat_mul(1.0, &c, &y, 0.0, &mut scratch);
                 for (j, row) in c.rows().into_iter().enumerate() {
                     let s = row.sum();
-                    for (p, w) in self.inv_sq.iter().enumerate() {
+                    for (p, w) in inv_sq.iter().enumerate() {
                         out[[j, p]] += w * (scratch[[j, p]] - s * z[[j, p]]);
                     }
                 }
             }
-            Family::Polynomial => {
+            Form::Polynomial { .. } => {
                 // Σ_m c_jm 2(z_jᵀy_m + 1) y_m (E.3's small problems only: allocates).
                 let zy = z.dot(&y.t());
                 c.zip_mut_with(&zy, |c, zy| *c *= 2.0 * (zy + 1.0));
@@ -436,18 +427,29 @@ mod tests {
         assert_eq!(p0, array![[14.0, 4.0], [4.0, 20.0]]);
     }
 
-    /// The RBF blocks agree with the GP core's independent implementation.
+    /// The RBF's batched blocks (their own summation order, DP-GIBO's hot path) agree with
+    /// gp::Kernel's pairwise value and derivatives, which the pairwise methods use.
     #[test]
     fn rbf_agrees_with_gp_core() {
         let ls = vec![0.5, 1.5, 2.0];
         let ours = SurrogateKernel::rbf(ls.clone(), 2.0).unwrap();
         let core = crate::gp::Kernel::new(crate::gp::KernelFamily::Rbf, ls, 2.0).unwrap();
         let (u, v) = (random_vec(3, 1), random_vec(3, 2));
-        assert!((ours.eval(u.view(), v.view()) - core.eval(u.view(), v.view())).abs() < 1e-14);
-        let dg = &ours.grad_first(u.view(), v.view()) - &core.grad_x(u.view(), v.view());
-        assert!(dg.iter().all(|e| e.abs() < 1e-14));
-        let dc = &ours.cross(u.view(), v.view()) - &core.cross_hessian(u.view(), v.view());
-        assert!(dc.iter().all(|e| e.abs() < 1e-14));
+        assert_eq!(ours.eval(u.view(), v.view()), core.eval(u.view(), v.view()));
+        let x = Array2::from_shape_fn((4, 3), |(i, j)| random_vec(3, 50 + i as u64)[j]);
+        let k = ours.matrix(u.view().insert_axis(ndarray::Axis(0)), x.view());
+        let mut rows = Array2::zeros((4, 3));
+        ours.gradients_at_into(u.view(), x.view(), rows.view_mut());
+        for m in 0..4 {
+            assert!((k[[0, m]] - core.eval(u.view(), x.row(m))).abs() < 1e-14);
+            let dg = &rows.row(m) - &core.grad_x(u.view(), x.row(m));
+            assert!(dg.iter().all(|e| e.abs() < 1e-14));
+            let jw = ours.cross_transpose_times(u.view(), x.row(m), v.view());
+            let want = core.cross_hessian(u.view(), x.row(m)).t().dot(&v);
+            assert!((&jw - &want).iter().all(|e| e.abs() < 1e-14));
+        }
+        let tr = core.cross_hessian(u.view(), u.view()).diag().sum();
+        assert!((ours.prior_gradient_trace(u.view()) - tr).abs() < 1e-14);
     }
 
     #[test]

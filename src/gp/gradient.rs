@@ -2,85 +2,33 @@
 //! With A(θ, X) = [∂_θ k(θ, x_1) … ∂_θ k(θ, x_N)] (d × N) and K_y = k(X, X) + νI
 //! (ν = σ² + jitter), user i's mean gradient is A K_y⁻¹ y_i and the covariance
 //! Σ_∇ = P0 − A K_y⁻¹ Aᵀ is the same for every user (it does not depend on y). Everything goes
-//! through a Cholesky factor of K_y (triangular solves, never an inverse).
+//! through a Cholesky factor of K_y (triangular solves, never an inverse). The same
+//! computation, for one user and any [`super::Kernel`], is [`super::Posterior::gradient`].
 
-use super::kernel::SurrogateKernel;
+use super::cholesky::{cholesky_with_jitter, zeros_f, Factor, Jitter, NotPositiveDefinite};
+use super::surrogate::SurrogateKernel;
 use crate::error::{Error, Range, Result};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ShapeBuilder};
-use ndarray_linalg::{Diag, Lapack, MatrixLayout, UPLO};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
-fn lapack_error(e: impl std::fmt::Display) -> Error {
-    Error::Numerical(format!("linear algebra: {e}"))
+/// The error of a design whose K_y is not numerically positive definite.
+pub(crate) fn not_positive_definite(e: NotPositiveDefinite) -> Error {
+    let n = e.n;
+    Error::Numerical(format!(
+        "the {n} × {n} kernel matrix of the design is not numerically positive definite \
+         (raise the model noise or the jitter)"
+    ))
 }
 
-/// LAPACK's description of a column-major matrix.
-fn f_layout(a: &Array2<f64>) -> MatrixLayout {
-    debug_assert!(a.t().is_standard_layout());
-    MatrixLayout::F {
-        col: a.ncols() as i32,
-        lda: a.nrows().max(1) as i32,
-    }
-}
-
-/// A new column-major (Fortran-layout) matrix of zeros: what LAPACK reads without a copy.
-pub(crate) fn zeros_f(rows: usize, cols: usize) -> Array2<f64> {
-    Array2::zeros((rows, cols).f())
-}
-
-/// The Cholesky factor L of a symmetric positive definite matrix, and Lᵀ, both column-major.
-#[derive(Clone, Debug)]
-pub(crate) struct Factor {
-    lower: Array2<f64>,
-    upper: Array2<f64>,
-}
-
-impl Factor {
-    /// Factorises `a` (column-major; only its lower triangle is read).
-    pub(crate) fn new(mut a: Array2<f64>) -> Result<Self> {
-        cholesky_in_place(&mut a)?;
-        let mut upper = zeros_f(a.nrows(), a.nrows());
-        upper.assign(&a.t());
-        Ok(Factor { lower: a, upper })
-    }
-
-    /// L⁻¹B in place (B column-major).
-    pub(crate) fn solve_lower(&self, b: &mut Array2<f64>) -> Result<()> {
-        solve_triangular(&self.lower, UPLO::Lower, b)
-    }
-
-    /// L⁻ᵀB in place (B column-major).
-    pub(crate) fn solve_upper(&self, b: &mut Array2<f64>) -> Result<()> {
-        solve_triangular(&self.upper, UPLO::Upper, b)
-    }
-}
-
-/// Overwrites the lower triangle of the column-major `a` with its Cholesky factor (the strict
-/// upper triangle is left as it was).
-pub(crate) fn cholesky_in_place(a: &mut Array2<f64>) -> Result<()> {
-    let n = a.nrows();
-    if n == 0 {
-        return Ok(());
-    }
-    let layout = f_layout(a);
-    let data = a.as_slice_memory_order_mut().expect("contiguous");
-    <f64 as Lapack>::cholesky(layout, UPLO::Lower, data).map_err(|_| {
-        Error::Numerical(format!(
-            "the {n} × {n} kernel matrix of the design is not numerically positive definite \
-             (raise the model noise or the jitter)"
-        ))
-    })
-}
-
-/// A⁻¹B in place for a column-major triangular A (its `uplo` triangle is read) and a
-/// column-major B.
-pub(crate) fn solve_triangular(a: &Array2<f64>, uplo: UPLO, b: &mut Array2<f64>) -> Result<()> {
-    if a.nrows() == 0 || b.ncols() == 0 {
-        return Ok(());
-    }
-    let (la, lb) = (f_layout(a), f_layout(b));
-    let a = a.as_slice_memory_order().expect("contiguous");
-    let b = b.as_slice_memory_order_mut().expect("contiguous");
-    <f64 as Lapack>::solve_triangular(la, lb, uplo, Diag::NonUnit, a, b).map_err(lapack_error)
+/// The factor of K_y = k(X, X) + νI. DP-GIBO's jitter is part of ν, declared before any data
+/// is seen, so the policy is [`Jitter::NONE`]: no escalation.
+pub(crate) fn design_factor(
+    kernel: &SurrogateKernel,
+    x: ArrayView2<f64>,
+    nu: f64,
+) -> Result<Factor> {
+    let (lower, _) = cholesky_with_jitter(Jitter::NONE, 1.0, || noisy_gram(kernel, x, nu))
+        .map_err(not_positive_definite)?;
+    Ok(Factor::from_lower(lower))
 }
 
 /// k(X, X) + νI, column-major.
@@ -139,15 +87,29 @@ impl GradientPosterior {
         if let Some(v) = x.iter().chain(theta.iter()).find(|v| !v.is_finite()) {
             return Err(Error::invalid("design", v, "finite coordinates"));
         }
-        let factor = Factor::new(noisy_gram(kernel, x, noise_variance))?;
-        let mut half = gradient_rows(kernel, theta, x);
+        let factor = design_factor(kernel, x, noise_variance)?;
+        Self::from_factor(
+            &factor,
+            gradient_rows(kernel, theta, x),
+            kernel.prior_gradient_covariance(theta),
+        )
+    }
+
+    /// The posterior given the factor L of K_y, the rows Aᵀ (N × d, column-major) and the
+    /// prior covariance P0 (d × d) of the gradient.
+    pub(crate) fn from_factor(
+        factor: &Factor,
+        rows: Array2<f64>,
+        prior: Array2<f64>,
+    ) -> Result<Self> {
+        let mut half = rows;
         factor.solve_lower(&mut half)?;
         let mut weights = half.clone();
         factor.solve_upper(&mut weights)?;
         Ok(GradientPosterior {
             half,
             weights,
-            prior: kernel.prior_gradient_covariance(theta),
+            prior,
         })
     }
 
@@ -183,7 +145,7 @@ mod tests {
     use super::*;
     use crate::rng::{normal, stream};
     use ndarray::{s, Array2};
-    use ndarray_linalg::Eigh;
+    use ndarray_linalg::{Eigh, UPLO};
     use rand::Rng;
 
     fn points(n: usize, d: usize, scale: f64, seed: u64) -> Array2<f64> {
