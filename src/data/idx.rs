@@ -28,6 +28,19 @@ pub fn parse_idx_labels(bytes: &[u8], source: &str) -> Result<Vec<u8>> {
 
 /// An MNIST-style data set from an (uncompressed) image file and label file: classes "0".."9".
 pub fn load_idx(images: &Path, labels: &Path, name: &str) -> Result<Dataset> {
+    let digits: Vec<String> = (0..10).map(|d| d.to_string()).collect();
+    load_idx_classes(images, labels, name, &digits, "a digit 0..9")
+}
+
+/// An IDX image file and label file whose labels index `classes` (`what` says what a label
+/// must be, for the error: e.g. "a digit 0..9"). The counts must agree.
+pub(crate) fn load_idx_classes(
+    images: &Path,
+    labels: &Path,
+    name: &str,
+    classes: &[String],
+    what: &str,
+) -> Result<Dataset> {
     let read = |path: &Path| std::fs::read(path).map_err(|e| Error::io(path, e));
     let labels_source = labels.display().to_string();
     let x = parse_idx_images(&read(images)?, &images.display().to_string())?;
@@ -45,9 +58,9 @@ pub fn load_idx(images: &Path, labels: &Path, name: &str) -> Result<Dataset> {
             x.nrows()
         )));
     }
-    if let Some(i) = raw.iter().position(|&l| l > 9) {
+    if let Some(i) = raw.iter().position(|&l| usize::from(l) >= classes.len()) {
         return Err(err(format!(
-            "label {} of example {} (byte offset {}) is not a digit 0..9",
+            "label {} of example {} (byte offset {}) is not {what}",
             raw[i],
             i + 1,
             8 + i
@@ -58,7 +71,7 @@ pub fn load_idx(images: &Path, labels: &Path, name: &str) -> Result<Dataset> {
         x,
         target: Target::Classes {
             labels: raw.into_iter().map(usize::from).collect(),
-            names: (0..10).map(|d| d.to_string()).collect(),
+            names: classes.to_vec(),
         },
     })
 }

@@ -1,14 +1,21 @@
 //! Data sets: the small real data shipped under `data/`, loaders for user files (CSV, IDX),
-//! and seeded splits. Rows are examples.
+//! the real benchmark data fetched by `just data` into a cache (Fashion-MNIST, UCI Adult; see
+//! [`cache`]), and seeded splits. Rows are examples.
 
+pub mod adult;
+pub mod cache;
 pub mod csv;
 pub mod ct_slices;
+pub mod fashion_mnist;
 pub mod idx;
 mod preprocess;
 mod split;
 
+pub use adult::{adult, load_adult, parse_adult, AdultSplit};
+pub use cache::{cached_file, data_dir, DATA_ENV};
 pub use csv::{load_csv, parse_csv, TargetKind};
 pub use ct_slices::{load_ct_slices, parse_ct_slices, synthetic_ct_slices};
+pub use fashion_mnist::{fashion_mnist, load_fashion_mnist};
 pub use idx::load_idx;
 pub use preprocess::{clip_rows, Standardiser};
 pub use split::{shuffle, shuffled_indices, uniform_below, Split};
@@ -54,6 +61,13 @@ pub enum Target {
     },
     /// Real-valued responses (regression).
     Values(Vec<f64>),
+}
+
+/// A training part and a test part.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainTest {
+    pub train: Dataset,
+    pub test: Dataset,
 }
 
 /// A data set: features (one row per example) and targets.
