@@ -2,8 +2,8 @@
 
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
 use crate::accounting::{
-    calibrate_dpsgd_noise, Accountant, Conversion, DpBound, DpSgd, Gaussian, Orders, RdpCurve,
-    DP_ACCOUNTING_ORDERS,
+    calibrate_dpsgd_noise, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd, Gaussian,
+    LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range};
 use crate::numeric::{fmt_num, fmt_up_sig, round_up_decimals};
@@ -95,17 +95,39 @@ fn shard(s: &str) -> Result<crate::sim::Shard, String> {
 
 #[derive(Subcommand, Debug)]
 enum Account {
-    /// DP-SGD: Poisson-subsampled Gaussian steps (add/remove-one neighbours).
+    /// DP-SGD: subsampled Gaussian steps. Poisson sampling (the default; add/remove-one
+    /// neighbours) or fixed-size lots drawn without replacement (replace-one neighbours;
+    /// Wang–Balle–Kasiviswanathan 2019 Thm. 9, spec 001 §6.1).
     Dpsgd {
-        /// Poisson sampling rate q, in (0, 1].
-        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero)]
-        sampling_rate: f64,
-        /// Noise standard deviation divided by the clipping norm, > 0.
+        /// How each step's lot is drawn.
+        #[arg(long, value_enum, default_value_t = SamplingArg::Poisson)]
+        sampling: SamplingArg,
+        /// Sampling rate q, in (0, 1] (Poisson: each example's probability; without
+        /// replacement: lot size / data size). Give it with --steps, or give --data-size,
+        /// --lot-size and --epochs instead.
+        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero,
+              required_unless_present = "data_size", conflicts_with = "data_size",
+              requires = "steps")]
+        sampling_rate: Option<f64>,
+        /// Noise standard deviation divided by the ℓ2-sensitivity of the summed clipped
+        /// gradients, > 0: the clipping norm C with Poisson sampling, 2C without replacement.
         #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         noise_multiplier: f64,
-        /// Number of steps, ≥ 1.
-        #[arg(long, allow_hyphen_values = true, value_parser = steps)]
-        steps: u64,
+        /// Number of steps, ≥ 1 (with --sampling-rate).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps,
+              conflicts_with = "data_size", requires = "sampling_rate")]
+        steps: Option<u64>,
+        /// Data size n ≥ 1 (with --lot-size and --epochs): q = m/n and
+        /// epochs·round(n/m) steps, n/m rounded half up (spec 001 §3.2).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps,
+              requires_all = ["lot_size", "epochs"])]
+        data_size: Option<u64>,
+        /// Lot size m, 1 ≤ m ≤ n (with --data-size).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+        lot_size: Option<u64>,
+        /// Epochs T ≥ 1 (with --data-size).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+        epochs: Option<u64>,
         #[command(flatten)]
         target: Target,
         #[command(flatten)]
@@ -202,8 +224,9 @@ struct Target {
 
 #[derive(Args, Debug)]
 struct RdpOptions {
-    /// Orders to optimise over: continuous, dp-accounting (its 156 default orders and rules) or a
-    /// comma-separated list.
+    /// Orders to optimise over: continuous, dp-accounting (its 156 default orders and rules), a
+    /// comma-separated list, or an integer range A..B (with --conversion mironov, 2..4096 is
+    /// spec 001 §6.1's plain conversion).
     #[arg(long, default_value = "continuous", value_parser = orders)]
     orders: Orders,
     /// RDP → (ε, δ) conversion.
@@ -212,6 +235,24 @@ struct RdpOptions {
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum SamplingArg {
+    /// Each example independently with probability q (add/remove-one neighbours).
+    Poisson,
+    /// A lot of exactly m examples drawn uniformly without replacement (replace-one
+    /// neighbours).
+    WithoutReplacement,
+}
+
+impl From<SamplingArg> for LotSampling {
+    fn from(s: SamplingArg) -> Self {
+        match s {
+            SamplingArg::Poisson => LotSampling::Poisson,
+            SamplingArg::WithoutReplacement => LotSampling::WithoutReplacement,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -451,22 +492,72 @@ fn execute(cli: Cli) -> Result<String, Error> {
 fn execute_account(account: Account) -> Result<String, Error> {
     match account {
         Account::Dpsgd {
+            sampling,
             sampling_rate,
             noise_multiplier,
             steps,
+            data_size,
+            lot_size,
+            epochs,
             target,
             rdp,
         } => {
-            let m = DpSgd::new(sampling_rate, noise_multiplier, steps)?;
+            let sampling = LotSampling::from(sampling);
+            let (m, sizes) =
+                match (sampling_rate, steps, data_size, lot_size, epochs) {
+                    (Some(q), Some(k), None, None, None) => (
+                        DpSgd::with_sampling(sampling, q, noise_multiplier, k)?,
+                        None,
+                    ),
+                    (None, None, Some(n), Some(lot), Some(t)) => {
+                        let k = steps_for_epochs(n, lot, t)?;
+                        let q = lot as f64 / n as f64;
+                        (
+                            DpSgd::with_sampling(sampling, q, noise_multiplier, k)?,
+                            Some((n, lot, t)),
+                        )
+                    }
+                    _ => return Err(Error::invalid(
+                        "sampling_rate",
+                        "a mix of the two forms",
+                        "given with --steps, or replaced by --data-size, --lot-size and --epochs",
+                    )),
+                };
+            let (q, k) = (m.sampling_rate(), m.steps());
+            let lots = match (sampling, sizes) {
+                (LotSampling::Poisson, None) => format!("Poisson sampling rate {}", fmt_num(q)),
+                (LotSampling::Poisson, Some((n, lot, _))) => format!(
+                    "Poisson sampling rate {} (expected lot {lot} of {n} examples)",
+                    fmt_num(q)
+                ),
+                (LotSampling::WithoutReplacement, None) => format!(
+                    "lots drawn without replacement at sampling rate {}",
+                    fmt_num(q)
+                ),
+                (LotSampling::WithoutReplacement, Some((n, lot, _))) => format!(
+                    "lots of {lot} of {n} examples drawn without replacement (sampling rate {})",
+                    fmt_num(q)
+                ),
+            };
+            let length = match sizes {
+                Some((_, _, t)) => format!("{k} steps ({t} epochs of round(n/m) steps)"),
+                None => format!("{k} steps"),
+            };
+            let mut parameters = json!({"mechanism": "dpsgd", "sampling": sampling.name(),
+                "sampling_rate": q, "noise_multiplier": noise_multiplier, "steps": k});
+            if let Some((n, lot, t)) = sizes {
+                let p = parameters.as_object_mut().expect("an object");
+                p.insert("data_size".into(), json!(n));
+                p.insert("lot_size".into(), json!(lot));
+                p.insert("epochs".into(), json!(t));
+            }
             let subject = Subject {
                 description: format!(
-                    "DP-SGD with Poisson sampling rate {}, noise multiplier {} and {steps} steps",
-                    fmt_num(sampling_rate),
+                    "DP-SGD with {lots}, noise multiplier {} and {length}",
                     fmt_num(noise_multiplier)
                 ),
-                protects: "adding or removing one training example",
-                parameters: json!({"mechanism": "dpsgd", "sampling_rate": sampling_rate,
-                    "noise_multiplier": noise_multiplier, "steps": steps}),
+                protects: sampling.protects(),
+                parameters,
             };
             account_rdp(&m.rdp(), &subject, &target, &rdp)
         }

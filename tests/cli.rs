@@ -37,6 +37,52 @@ fn dpsgd_json_reproduces_the_spec_golden_on_dp_accounting_orders() {
     assert_eq!(default["accountant"], "rdp/cks/continuous");
 }
 
+/// Spec 001 §6.1's first vector: n = 30956, m = 256, T = 10, σ = 1, δ = 1e-5 → k = 1210,
+/// ε = 3.684 with the plain conversion over the integer orders 2..4096.
+const WOR: &str = "account dpsgd --sampling without-replacement --data-size 30956 --lot-size 256 --epochs 10 --noise-multiplier 1 --delta 1e-5";
+
+#[test]
+fn dpsgd_without_replacement_reproduces_a_spec_001_vector() {
+    let v = json(&format!(
+        "{WOR} --conversion mironov --orders 2..4096 --json"
+    ));
+    let eps = v["epsilon"].as_f64().unwrap();
+    assert_eq!(format!("{eps:.3}"), "3.684", "{v}");
+    assert_eq!(v["steps"].as_u64(), Some(1210));
+    assert_eq!(v["order"].as_f64(), Some(7.0));
+    assert_eq!(v["sampling"], "without-replacement");
+    assert_eq!(v["sampling_rate"].as_f64(), Some(256.0 / 30956.0));
+    assert_eq!(
+        (
+            v["data_size"].as_u64(),
+            v["lot_size"].as_u64(),
+            v["epochs"].as_u64()
+        ),
+        (Some(30956), Some(256), Some(10))
+    );
+    assert!(v["protects"].as_str().unwrap().contains("replacing one"));
+    // The text rounds ε up; the default accountant (CKS, all orders) is never looser.
+    let (code, text, _) = dptune(&format!("{WOR} --conversion mironov --orders 2..4096"));
+    assert_eq!(code, 0);
+    assert!(text.contains("(ε = 3.684238, δ = 1e-5)"), "{text}");
+    assert!(text.contains("1210 steps (10 epochs"), "{text}");
+    let default = json(&format!("{WOR} --json"));
+    assert!(default["epsilon"].as_f64().unwrap() <= eps);
+    // The same run given as a sampling rate and a step count.
+    let same = json(&format!(
+        "account dpsgd --sampling without-replacement --sampling-rate {} --steps 1210 --noise-multiplier 1 --delta 1e-5 --json",
+        256.0 / 30956.0
+    ));
+    assert_eq!(same["epsilon"], default["epsilon"]);
+    // Poisson stays the default, and is a different (add/remove) guarantee.
+    let poisson = json(&format!("{MNIST} --json"));
+    assert_eq!(poisson["sampling"], "poisson");
+    assert!(poisson["protects"]
+        .as_str()
+        .unwrap()
+        .contains("adding or removing"));
+}
+
 #[test]
 fn every_account_command_answers() {
     let z = json("account zcdp --rho 0.1 --delta 1e-6 --json");
@@ -131,6 +177,30 @@ fn bad_input_fails_with_one_line_naming_the_parameter() {
         (
             "account dpsgd --sampling-rate 0.1 --noise-multiplier NaN --steps 5 --delta 1e-5",
             "--noise-multiplier",
+        ),
+        (
+            "account dpsgd --sampling without-replacement --data-size 100 --lot-size 101 --epochs 1 --noise-multiplier 1 --delta 1e-5",
+            "lot_size",
+        ),
+        (
+            "account dpsgd --sampling without-replacement --data-size 100 --lot-size 0 --epochs 1 --noise-multiplier 1 --delta 1e-5",
+            "--lot-size",
+        ),
+        (
+            "account dpsgd --sampling without-replacement --data-size 100 --lot-size 10 --noise-multiplier 1 --delta 1e-5",
+            "--epochs",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.1 --steps 5 --data-size 100 --lot-size 10 --epochs 1 --noise-multiplier 1 --delta 1e-5",
+            "--data-size",
+        ),
+        (
+            "account dpsgd --sampling sometimes --sampling-rate 0.1 --steps 5 --noise-multiplier 1 --delta 1e-5",
+            "--sampling",
+        ),
+        (
+            "account zcdp --rho 0.1 --delta 1e-5 --orders 1..8",
+            "--orders",
         ),
         ("account gdp --mu 0 --delta 1e-5", "--mu"),
         (

@@ -36,6 +36,10 @@ pub enum Conversion {
     Mironov,
 }
 
+/// The largest order of an `A..B` range in [`Orders::parse`] (beyond it the subsampled
+/// Gaussians are evaluated by the plain Gaussian bound anyway).
+pub const MAX_RANGE_ORDER: u64 = 65_536;
+
 /// Which orders the bound is minimised over.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub enum Orders {
@@ -51,13 +55,23 @@ pub enum Orders {
 }
 
 impl Orders {
-    /// Parses `continuous`, `dp-accounting` or a comma-separated list of orders > 1.
+    /// Parses `continuous`, `dp-accounting`, a comma-separated list of orders > 1, or an integer
+    /// range `A..B` (A through B inclusive, 2 ≤ A ≤ B ≤ [`MAX_RANGE_ORDER`]).
     pub fn parse(s: &str) -> Result<Self> {
         match s.trim() {
             "continuous" => Ok(Orders::Continuous),
             "dp-accounting" => Ok(Orders::DpAccounting),
             list => {
-                let allowed = "continuous, dp-accounting, or a comma-separated list of orders > 1";
+                let allowed = "continuous, dp-accounting, a comma-separated list of orders > 1, \
+                               or an integer range A..B (2 <= A <= B <= 65536)";
+                if let Some((a, b)) = list.split_once("..") {
+                    return match (a.trim().parse::<u64>(), b.trim().parse::<u64>()) {
+                        (Ok(a), Ok(b)) if 2 <= a && a <= b && b <= MAX_RANGE_ORDER => {
+                            Ok(Orders::List((a..=b).map(|o| o as f64).collect()))
+                        }
+                        _ => Err(Error::invalid("orders", list, allowed)),
+                    };
+                }
                 let orders = list
                     .split(',')
                     .map(|t| {
@@ -240,6 +254,74 @@ pub fn cks_log_delta(rdp: f64, order: f64, epsilon: f64) -> f64 {
 /// Mironov: ε_DP = ε(λ) + ln(1/δ)/(λ−1) (not clamped).
 pub fn mironov_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
     rdp - delta.ln() / (order - 1.0)
+}
+
+/// The largest order of spec 001 §6.1's conversion.
+pub const SPEC_001_MAX_ORDER: u64 = 4096;
+
+/// Spec 001 §6.1's plain conversion: ε = min_α [ε(α) + ln(1/δ)/(α − 1)] (Mironov) over the
+/// integer orders α = 2..α_max, α_max starting at 32 (or `max_order` if smaller) and doubling,
+/// up to `max_order` (the spec: [`SPEC_001_MAX_ORDER`]), while the minimiser sits at the top
+/// edge. Every order gives a valid bound, so stopping early can only lose tightness. A sampled
+/// curve is read at those of the orders it has (an error if it has none of 2..=`max_order`).
+/// The default [`Accountant`] (Canonne–Kamath–Steinke at every real order) is never looser.
+pub fn integer_orders_epsilon(curve: &RdpCurve, delta: f64, max_order: u64) -> Result<DpBound> {
+    let delta = Range::OpenUnit.check("delta", delta)?;
+    if !(2..=MAX_RANGE_ORDER).contains(&max_order) {
+        return Err(Error::invalid(
+            "max_order",
+            max_order,
+            format!("an integer in [2, {MAX_RANGE_ORDER}]"),
+        ));
+    }
+    let rule = Rule {
+        conversion: Conversion::Mironov,
+        dp_accounting_guards: false,
+    };
+    let (mut best, mut best_order) = (f64::INFINITY, f64::NAN);
+    // A sampled curve costs nothing to read: all of its orders at once.
+    let start = if curve.closed_form().is_some() {
+        32
+    } else {
+        max_order
+    };
+    let (mut done, mut top) = (1u64, start.min(max_order));
+    loop {
+        let orders: Vec<f64> = (done + 1..=top).map(|o| o as f64).collect();
+        let values: Vec<(f64, f64)> = match curve.closed_form() {
+            Some(form) => orders
+                .iter()
+                .copied()
+                .zip(form.eval_many(&orders))
+                .collect(),
+            None => orders
+                .iter()
+                .filter_map(|&o| curve.eval(o).ok().map(|e| (o, e)))
+                .collect(),
+        };
+        for (o, e) in values {
+            let v = rule.epsilon(e, o, delta);
+            if v < best {
+                (best, best_order) = (v, o);
+            }
+        }
+        if best_order != top as f64 || top == max_order {
+            break;
+        }
+        (done, top) = (top, (2 * top).min(max_order));
+    }
+    if best_order.is_nan() {
+        return Err(Error::invalid(
+            "orders",
+            format!("2..{max_order}"),
+            "orders at which the sampled curve is known",
+        ));
+    }
+    Ok(DpBound {
+        epsilon: best,
+        delta,
+        order: Some(best_order),
+    })
 }
 
 /// min over a grid; ties go to the first (lowest) order, as dp-accounting's argmin does.
@@ -464,7 +546,14 @@ mod tests {
             Orders::parse("2, 4.5,8").unwrap(),
             Orders::List(vec![2.0, 4.5, 8.0])
         );
-        for bad in ["", "1", "2,x", "0.5", "nan", "inf", "2,,3"] {
+        assert_eq!(
+            Orders::parse("2..5").unwrap(),
+            Orders::List(vec![2.0, 3.0, 4.0, 5.0])
+        );
+        for bad in [
+            "", "1", "2,x", "0.5", "nan", "inf", "2,,3", "1..5", "5..2", "2..", "..4", "2..70000",
+            "2.5..4",
+        ] {
             assert!(Orders::parse(bad).is_err(), "{bad:?} accepted");
         }
     }

@@ -2,6 +2,7 @@
 //! parameters and hands out its RDP curve (the per-order formulas are in [`super::divergence`]).
 
 use super::rdp::{ClosedForm, RdpCurve};
+use super::subsampled_wor::{steps_for_epochs, WorSubsampledGaussian};
 use crate::error::{Error, Range, Result};
 use crate::rng::{laplace, normal};
 use rand::RngCore;
@@ -133,10 +134,45 @@ impl RandomizedResponse {
     }
 }
 
-/// DP-SGD: `steps` steps of the Poisson-subsampled Gaussian mechanism with sampling rate q and
-/// noise multiplier σ (noise std σ·C for clipping norm C), under add/remove-one neighbours.
+/// How DP-SGD draws each step's lot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LotSampling {
+    /// Each example independently with probability q; add/remove-one neighbours, noise
+    /// multiplier relative to the clipping norm C (Mironov–Talwar–Zhang 2019).
+    #[default]
+    Poisson,
+    /// A lot of exactly m = q·n examples drawn uniformly without replacement; replace-one
+    /// neighbours, noise multiplier relative to the replace-one sensitivity 2C
+    /// (Wang–Balle–Kasiviswanathan 2019, Thm. 9; [`super::subsampled_wor`]).
+    WithoutReplacement,
+}
+
+impl LotSampling {
+    /// `poisson` or `without-replacement`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LotSampling::Poisson => "poisson",
+            LotSampling::WithoutReplacement => "without-replacement",
+        }
+    }
+    /// The neighbouring relation the guarantee protects.
+    pub fn protects(self) -> &'static str {
+        match self {
+            LotSampling::Poisson => "adding or removing one training example",
+            LotSampling::WithoutReplacement => {
+                "replacing one training example (data sets of the same size)"
+            }
+        }
+    }
+}
+
+/// DP-SGD: `steps` steps of the subsampled Gaussian mechanism with sampling rate q and noise
+/// multiplier σ, lots drawn by Poisson sampling (add/remove-one neighbours, noise std σ·C on the
+/// sum of gradients clipped to norm C) or without replacement (replace-one neighbours, noise std
+/// σ·2C, the replace-one sensitivity of that sum; spec 001 §3.2).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DpSgd {
+    sampling: LotSampling,
     sampling_rate: f64,
     noise_multiplier: f64,
     steps: u64,
@@ -154,15 +190,49 @@ impl DpSgd {
         }
     }
 
+    /// Poisson sampling at rate q.
     pub fn new(sampling_rate: f64, noise_multiplier: f64, steps: u64) -> Result<Self> {
+        Self::with_sampling(LotSampling::Poisson, sampling_rate, noise_multiplier, steps)
+    }
+
+    /// Either sampling: q in (0, 1], σ > 0, steps ≥ 1.
+    pub fn with_sampling(
+        sampling: LotSampling,
+        sampling_rate: f64,
+        noise_multiplier: f64,
+        steps: u64,
+    ) -> Result<Self> {
         if steps == 0 {
             return Err(Error::invalid("steps", 0, "an integer >= 1"));
         }
         Ok(DpSgd {
+            sampling,
             sampling_rate: Range::UnitExcludingZero.check("sampling_rate", sampling_rate)?,
             noise_multiplier: Range::Positive.check("noise_multiplier", noise_multiplier)?,
             steps,
         })
+    }
+
+    /// Lots of m = `lot_size` drawn without replacement from n = `data_size` examples for
+    /// `epochs` epochs: q = m/n and T·round(n/m) steps ([`steps_for_epochs`], spec 001 §3.2).
+    pub fn without_replacement(
+        data_size: u64,
+        lot_size: u64,
+        noise_multiplier: f64,
+        epochs: u64,
+    ) -> Result<Self> {
+        let steps = steps_for_epochs(data_size, lot_size, epochs)?;
+        let step = WorSubsampledGaussian::from_sizes(data_size, lot_size, noise_multiplier)?;
+        Self::with_sampling(
+            LotSampling::WithoutReplacement,
+            step.sampling_rate(),
+            noise_multiplier,
+            steps,
+        )
+    }
+
+    pub fn sampling(&self) -> LotSampling {
+        self.sampling
     }
     pub fn sampling_rate(&self) -> f64 {
         self.sampling_rate
@@ -173,7 +243,8 @@ impl DpSgd {
     pub fn steps(&self) -> u64 {
         self.steps
     }
-    /// The RDP curve of all steps, evaluable at integer and fractional orders.
+    /// The RDP curve of all steps, evaluable at every order λ > 1 (without replacement:
+    /// Theorem 9 at integer orders, the bounds of [`super::subsampled_wor`] between them).
     pub fn rdp(&self) -> RdpCurve {
         let one_step = if self.sampling_rate == 1.0 {
             // Full batch: the plain Gaussian mechanism with sensitivity 1.
@@ -181,9 +252,15 @@ impl DpSgd {
                 rho: 0.5 / (self.noise_multiplier * self.noise_multiplier),
             }
         } else {
-            ClosedForm::SubsampledGaussian {
-                sampling_rate: self.sampling_rate,
-                noise_multiplier: self.noise_multiplier,
+            match self.sampling {
+                LotSampling::Poisson => ClosedForm::SubsampledGaussian {
+                    sampling_rate: self.sampling_rate,
+                    noise_multiplier: self.noise_multiplier,
+                },
+                LotSampling::WithoutReplacement => ClosedForm::WorSubsampledGaussian {
+                    sampling_rate: self.sampling_rate,
+                    noise_multiplier: self.noise_multiplier,
+                },
             }
         };
         RdpCurve::closed(one_step).self_compose(self.steps)
@@ -201,6 +278,13 @@ mod tests {
         assert!(DpSgd::new(0.1, 0.0, 10).is_err());
         assert!(DpSgd::new(0.1, 1.0, 0).is_err());
         assert!(DpSgd::new(f64::NAN, 1.0, 1).is_err());
+        let wor = LotSampling::WithoutReplacement;
+        assert!(DpSgd::with_sampling(wor, 0.0, 1.0, 10).is_err());
+        assert!(DpSgd::with_sampling(wor, 0.1, -1.0, 10).is_err());
+        assert!(DpSgd::without_replacement(100, 101, 1.0, 1).is_err());
+        assert!(DpSgd::without_replacement(100, 0, 1.0, 1).is_err());
+        assert!(DpSgd::without_replacement(100, 10, 1.0, 0).is_err());
+        assert!(DpSgd::without_replacement(100, 10, f64::INFINITY, 1).is_err());
         assert!(Gaussian::new(1.0, -1.0).is_err());
         assert!(Laplace::new(0.0, 1.0).is_err());
         assert!(RandomizedResponse::new(f64::INFINITY).is_err());

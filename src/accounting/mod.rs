@@ -2,8 +2,11 @@
 //!
 //! * [`rdp`]: [`RdpCurve`], ε(λ) on a grid or in closed form, composition, max, envelope.
 //! * [`convert`]: RDP → (ε, δ) (Canonne–Kamath–Steinke by default, Mironov), zCDP, GDP.
-//! * [`mechanisms`]: Gaussian, Laplace, randomized response, DP-SGD (subsampled Gaussian).
+//! * [`mechanisms`]: Gaussian, Laplace, randomized response, DP-SGD (subsampled Gaussian, lots
+//!   drawn by Poisson sampling or without replacement).
 //! * [`divergence`]: their per-order Rényi divergences (a leaf: no import circle).
+//! * [`subsampled_wor`]: the Gaussian on lots drawn without replacement (Wang–Balle–
+//!   Kasiviswanathan 2019, Thm. 9; spec 001 §6.1) and the epochs → steps convention (a leaf).
 //! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
 //! * [`clipped_mean`]: clipped-mean Gaussian releases (validation scores, per-user gradients).
@@ -19,8 +22,13 @@ pub mod divergence;
 pub mod exponential;
 pub mod mechanisms;
 pub mod rdp;
+pub mod subsampled_wor;
 
 pub use calibrate::{calibrate_dpsgd_noise, smallest_meeting, Calibrated};
-pub use convert::{Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS};
-pub use mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, RandomizedResponse};
+pub use convert::{
+    integer_orders_epsilon, Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS,
+    SPEC_001_MAX_ORDER,
+};
+pub use mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, LotSampling, RandomizedResponse};
 pub use rdp::{ClosedForm, RdpCurve, RdpFunction};
+pub use subsampled_wor::{steps_for_epochs, WorSubsampledGaussian};

@@ -3,10 +3,13 @@
 //!
 //! Every built-in mechanism curve is a Rényi divergence of a fixed pair of distributions (or an
 //! upper bound that is itself non-decreasing in λ), so it is monotone and its own envelope;
-//! sums, positive multiples, maxima and minima keep that. Custom curves (e.g. repeat-and-select
+//! sums, positive multiples, maxima and minima keep that. The one exception is the
+//! without-replacement subsampled Gaussian (Theorem 9's values can dip slightly as λ grows): it
+//! says it is not monotone, so [`RdpCurve::envelope`] gives it a numerical envelope. Custom curves (e.g. repeat-and-select
 //! bounds, which carry a ln E[K]/(λ−1) term) say whether they are monotone.
 
 use super::divergence::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
+use super::subsampled_wor::wor_subsampled_gaussian_rdp;
 use crate::error::{Error, Range, Result};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -54,6 +57,14 @@ pub enum ClosedForm {
         sampling_rate: f64,
         noise_multiplier: f64,
     },
+    /// One step of the Gaussian mechanism on a fixed-size lot drawn without replacement, under
+    /// replace-one neighbours (Wang–Balle–Kasiviswanathan 2019, Thm. 9; see
+    /// [`super::subsampled_wor`], which also says how fractional orders are bounded). Not
+    /// monotone in λ in general.
+    WorSubsampledGaussian {
+        sampling_rate: f64,
+        noise_multiplier: f64,
+    },
     /// Σ wᵢ·εᵢ(λ): composition; a weight k is k-fold self-composition.
     Sum(Vec<(f64, ClosedForm)>),
     /// max εᵢ(λ): running one of several mechanisms chosen independently of the data
@@ -79,6 +90,16 @@ impl PartialEq for ClosedForm {
                     noise_multiplier: s1,
                 },
                 SubsampledGaussian {
+                    sampling_rate: q2,
+                    noise_multiplier: s2,
+                },
+            ) => q1 == q2 && s1 == s2,
+            (
+                WorSubsampledGaussian {
+                    sampling_rate: q1,
+                    noise_multiplier: s1,
+                },
+                WorSubsampledGaussian {
                     sampling_rate: q2,
                     noise_multiplier: s2,
                 },
@@ -133,6 +154,10 @@ impl ClosedForm {
                 sampling_rate,
                 noise_multiplier,
             } => subsampled_gaussian_rdp(*sampling_rate, *noise_multiplier, order),
+            ClosedForm::WorSubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+            } => wor_subsampled_gaussian_rdp(*sampling_rate, *noise_multiplier, order),
             ClosedForm::Sum(terms) => terms.iter().map(|(w, c)| weighted(*w, c.eval(order))).sum(),
             ClosedForm::Max(parts) => parts.iter().map(|c| c.eval(order)).fold(0.0, f64::max),
             ClosedForm::Min(parts) => parts
@@ -143,9 +168,11 @@ impl ClosedForm {
         }
     }
 
-    /// Whether ε(λ) is non-decreasing (true for every built-in mechanism curve).
+    /// Whether ε(λ) is non-decreasing (true for every built-in mechanism curve but the
+    /// without-replacement bound, whose Theorem 9 values can dip slightly).
     pub fn is_monotone(&self) -> bool {
         match self {
+            ClosedForm::WorSubsampledGaussian { .. } => false,
             ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.is_monotone()),
             ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
                 parts.iter().all(ClosedForm::is_monotone)
@@ -169,7 +196,9 @@ impl ClosedForm {
     /// than a series (the subsampled Gaussian).
     pub fn is_cheap(&self) -> bool {
         match self {
-            ClosedForm::SubsampledGaussian { .. } => false,
+            ClosedForm::SubsampledGaussian { .. } | ClosedForm::WorSubsampledGaussian { .. } => {
+                false
+            }
             ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.is_cheap()),
             ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
                 parts.iter().all(ClosedForm::is_cheap)
