@@ -10,7 +10,7 @@
 //! depend on threads or the CPU. Large batches go in waves of [`WAVE`] rows whose sums are
 //! added in order.
 
-use super::dense::{axpy, norm_sq, softmax_cross_entropy, Dense};
+use super::dense::{axpy, norm_sq, sigmoid_cross_entropy, softmax_cross_entropy, Dense};
 use super::gemm::{gemm_acc, transpose};
 use super::mlp::Activation;
 
@@ -22,6 +22,8 @@ const WAVE: usize = 1024;
 pub enum Head {
     /// Softmax cross-entropy over the outputs (one per class).
     Softmax,
+    /// Binary cross-entropy of one output through the sigmoid (class 1 positive).
+    Sigmoid,
     /// α·max(0, 1 − y·z) on one output, y = ±1 for class 1 / 0; the subgradient at margin 1
     /// is taken as 0.
     Hinge { alpha: f64 },
@@ -41,6 +43,7 @@ impl Head {
     fn loss_and_gradient(self, out: &mut [f64], label: usize) -> f64 {
         match self {
             Head::Softmax => softmax_cross_entropy(out, label),
+            Head::Sigmoid => sigmoid_cross_entropy(out, label),
             Head::Hinge { alpha } => {
                 let y = if label == 1 { 1.0 } else { -1.0 };
                 let margin = y * out[0];
@@ -230,6 +233,7 @@ mod tests {
     fn the_clipped_sum_equals_the_per_example_computation() {
         let models: Vec<Box<dyn Model>> = vec![
             Box::new(Logistic::new(7, 3).unwrap()),
+            Box::new(Logistic::binary(7).unwrap()),
             Box::new(LinearSvm::new(7, 0.7, WeightPenalty::SquaredNorm).unwrap()),
             Box::new(Mlp::new(&[7, 9, 3], Activation::Relu).unwrap()),
             Box::new(Mlp::new(&[7, 12, 5, 3], Activation::Relu).unwrap()),

@@ -134,6 +134,24 @@ pub(crate) fn softmax_cross_entropy(logits: &mut [f64], label: usize) -> f64 {
     loss
 }
 
+/// Binary cross-entropy of one logit z at class `label` (1: positive), −log σ(z) or
+/// −log(1 − σ(z)), computed stably as max(z, 0) − y·z + ln(1 + e^{−|z|}). Overwrites `out[0]`
+/// with ∂loss/∂z = σ(z) − y and returns the loss.
+#[inline]
+pub(crate) fn sigmoid_cross_entropy(out: &mut [f64], label: usize) -> f64 {
+    let z = out[0];
+    let y = if label == 1 { 1.0 } else { 0.0 };
+    let e = (-z.abs()).exp();
+    // σ(z) from e^{−|z|} ≤ 1, so nothing overflows.
+    let sigma = if z >= 0.0 {
+        1.0 / (1.0 + e)
+    } else {
+        e / (1.0 + e)
+    };
+    out[0] = sigma - y;
+    z.max(0.0) - y * z + e.ln_1p()
+}
+
 /// The index of the largest value (the first on ties).
 #[inline]
 pub(crate) fn argmax(v: &[f64]) -> usize {

@@ -12,8 +12,8 @@
 use super::batched::BatchWork;
 use super::dense::axpy;
 use super::model::{check_data, Model};
-use crate::accounting::{DpSgd, RdpCurve};
-use crate::data::shuffle;
+use crate::accounting::{steps_for_epochs, DpSgd, LotSampling, RdpCurve};
+use crate::data::{shuffle, uniform_below};
 use crate::error::{Error, Range, Result};
 use ndarray::ArrayView2;
 use rand::{Rng, RngCore};
@@ -25,9 +25,33 @@ pub enum Sampling {
     /// Each example independently with probability q = batch_size/n: what DP-SGD accounting
     /// assumes. The batch size varies; the sum is divided by its expectation q·n.
     Poisson,
+    /// Each step a fresh lot of exactly `batch_size` = m examples, uniformly without
+    /// replacement (spec 001 Alg. 3): replace-one neighbours, so the noise is σ·2C and the sum
+    /// is divided by m; accounted by Wang–Balle–Kasiviswanathan 2019 Thm. 9. An epoch is
+    /// round(n/m) steps.
+    WithoutReplacement,
     /// Epochs of shuffled batches of `batch_size` (the last one of an epoch may be smaller):
     /// ordinary minibatch SGD, without a privacy guarantee here.
     Shuffle,
+}
+
+/// The update rule applied to each step's noisy mean gradient g (spec 001 Alg. 3–4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Optimizer {
+    /// θ ← θ − η·g.
+    Sgd,
+    /// Adam: m ← β1·m + (1 − β1)·g, v ← β2·v + (1 − β2)·g², θ ← θ − η·m̂/(√v̂ + κ) with the
+    /// bias corrections m̂ = m/(1 − β1ᵗ), v̂ = v/(1 − β2ᵗ). Post-processing of the noisy g.
+    Adam { beta1: f64, beta2: f64, kappa: f64 },
+}
+
+impl Optimizer {
+    /// Adam with spec 001's constants: β1 = 0.9, β2 = 0.999, κ = 1e-8.
+    pub const ADAM: Optimizer = Optimizer::Adam {
+        beta1: 0.9,
+        beta2: 0.999,
+        kappa: 1e-8,
+    };
 }
 
 /// How each step's clipped gradient sum is computed (the same sum either way, up to rounding).
@@ -59,6 +83,7 @@ pub struct DpSgdConfig {
     clip: Option<f64>,
     noise_multiplier: f64,
     sampling: Sampling,
+    optimizer: Optimizer,
     engine: Engine,
 }
 
@@ -119,8 +144,27 @@ impl DpSgdConfig {
             clip,
             noise_multiplier,
             sampling,
+            optimizer: Optimizer::Sgd,
             engine: Engine::default(),
         })
+    }
+
+    /// The same settings with `optimizer`; Adam's β's must lie in [0, 1) and κ be > 0.
+    pub fn with_optimizer(self, optimizer: Optimizer) -> Result<Self> {
+        if let Optimizer::Adam {
+            beta1,
+            beta2,
+            kappa,
+        } = optimizer
+        {
+            for (name, b) in [("beta1", beta1), ("beta2", beta2)] {
+                if !(0.0..1.0).contains(&b) {
+                    return Err(Error::invalid(name, b, "a number in [0, 1)"));
+                }
+            }
+            Range::Positive.check("kappa", kappa)?;
+        }
+        Ok(DpSgdConfig { optimizer, ..self })
     }
 
     /// The same settings computed by `engine`.
@@ -146,6 +190,9 @@ impl DpSgdConfig {
     pub fn sampling(&self) -> Sampling {
         self.sampling
     }
+    pub fn optimizer(&self) -> Optimizer {
+        self.optimizer
+    }
 
     fn check_size(&self, n: usize) -> Result<()> {
         if n == 0 || self.batch_size > n {
@@ -161,9 +208,13 @@ impl DpSgdConfig {
     /// The number of steps on `n` training examples.
     pub fn steps(&self, n: usize) -> Result<u64> {
         self.check_size(n)?;
-        Ok(match self.length {
-            Length::Steps(s) => s,
-            Length::Epochs(e) => e.saturating_mul(n.div_ceil(self.batch_size) as u64),
+        Ok(match (self.length, self.sampling) {
+            (Length::Steps(s), _) => s,
+            // Spec 001's epoch of fixed-size lots: round(n/m) steps.
+            (Length::Epochs(e), Sampling::WithoutReplacement) => {
+                steps_for_epochs(n as u64, self.batch_size as u64, e)?
+            }
+            (Length::Epochs(e), _) => e.saturating_mul(n.div_ceil(self.batch_size) as u64),
         })
     }
 
@@ -173,9 +224,10 @@ impl DpSgdConfig {
         Ok(self.batch_size as f64 / n as f64)
     }
 
-    /// The RDP curve of a whole run on `n` examples under add/remove-one neighbours: `steps`
-    /// subsampled Gaussian mechanisms with rate q and noise multiplier σ. The model's
-    /// regulariser and initialisation are data-independent and cost nothing.
+    /// The RDP curve of a whole run on `n` examples: `steps` subsampled Gaussian mechanisms
+    /// with rate q and noise multiplier σ, under add/remove-one neighbours (Poisson) or
+    /// replace-one neighbours (without replacement). The model's regulariser and
+    /// initialisation are data-independent and cost nothing.
     pub fn privacy(&self, n: usize) -> Result<RdpCurve> {
         if self.clip.is_none() {
             return Err(Error::Infeasible(
@@ -187,14 +239,19 @@ impl DpSgdConfig {
                 "DP-SGD with noise_multiplier = 0 has no privacy guarantee".into(),
             ));
         }
-        if self.sampling != Sampling::Poisson {
-            return Err(Error::Infeasible(
-                "the DP-SGD accountant assumes Poisson sampling; shuffled batches have no \
-                 guarantee here"
-                    .into(),
-            ));
-        }
-        Ok(DpSgd::new(
+        let lots = match self.sampling {
+            Sampling::Poisson => LotSampling::Poisson,
+            Sampling::WithoutReplacement => LotSampling::WithoutReplacement,
+            Sampling::Shuffle => {
+                return Err(Error::Infeasible(
+                    "shuffled batches have no DP-SGD guarantee here: use Poisson or \
+                     without-replacement sampling"
+                        .into(),
+                ))
+            }
+        };
+        Ok(DpSgd::with_sampling(
+            lots,
             self.sampling_rate(n)?,
             self.noise_multiplier,
             self.steps(n)?,
@@ -231,7 +288,14 @@ impl DpSgdConfig {
         let b = self.batch_size;
         let q = self.sampling_rate(n)?;
         let steps_per_epoch = n.div_ceil(b) as u64;
-        let noise_sd = self.noise_multiplier * self.clip.unwrap_or(0.0);
+        // The noise is σ times the sensitivity of the clipped sum: C for add/remove-one
+        // neighbours (Poisson), 2C for replace-one (fixed-size lots).
+        let sensitivity = match self.sampling {
+            Sampling::WithoutReplacement => 2.0 * self.clip.unwrap_or(0.0),
+            _ => self.clip.unwrap_or(0.0),
+        };
+        let noise_sd = self.noise_multiplier * sensitivity;
+        let mut adam = AdamState::new(self.optimizer, params.len());
         let mut work = Workspace::new(model);
         // Dense-layer models take the batched engine; others go one example at a time.
         let network = match self.engine {
@@ -251,6 +315,19 @@ impl DpSgdConfig {
                     // The expected size, not the realised one: the realised size depends on
                     // whether an example is present, the divisor must not.
                     (&poisson_batch, b as f64)
+                }
+                Sampling::WithoutReplacement => {
+                    if order.len() != n {
+                        order.clear();
+                        order.extend(0..n);
+                    }
+                    // A partial Fisher–Yates: the first b places become a uniform b-subset
+                    // whatever order the array was left in.
+                    for j in 0..b {
+                        let r = j + uniform_below(&mut *rng, (n - j) as u64) as usize;
+                        order.swap(j, r);
+                    }
+                    (&order[..b], b as f64)
                 }
                 Sampling::Shuffle => {
                     let k = (step % steps_per_epoch) as usize;
@@ -284,7 +361,10 @@ impl DpSgdConfig {
             // clipping norm on something that needs no privacy.
             model.add_regulariser_gradient(&params, &mut grad);
             loss_trace.push(loss_sum / divisor + model.regulariser(&params));
-            axpy(-self.learning_rate, &grad, &mut params);
+            match &mut adam {
+                None => axpy(-self.learning_rate, &grad, &mut params),
+                Some(state) => state.step(self.learning_rate, &grad, &mut params),
+            }
             // Decided from the parameters alone, which are post-processing of the noisy sums,
             // so stopping reveals nothing more (the data losses are not private).
             if params.iter().any(|v| !v.is_finite()) {
@@ -295,6 +375,47 @@ impl DpSgdConfig {
             }
         }
         Ok(Trained { params, loss_trace })
+    }
+}
+
+/// Adam's moments and step count.
+struct AdamState {
+    beta1: f64,
+    beta2: f64,
+    kappa: f64,
+    m: Vec<f64>,
+    v: Vec<f64>,
+    t: i32,
+}
+
+impl AdamState {
+    fn new(optimizer: Optimizer, p: usize) -> Option<Self> {
+        match optimizer {
+            Optimizer::Sgd => None,
+            Optimizer::Adam {
+                beta1,
+                beta2,
+                kappa,
+            } => Some(AdamState {
+                beta1,
+                beta2,
+                kappa,
+                m: vec![0.0; p],
+                v: vec![0.0; p],
+                t: 0,
+            }),
+        }
+    }
+
+    fn step(&mut self, learning_rate: f64, g: &[f64], params: &mut [f64]) {
+        self.t = self.t.saturating_add(1);
+        let c1 = 1.0 - self.beta1.powi(self.t);
+        let c2 = 1.0 - self.beta2.powi(self.t);
+        for (((w, &g), m), v) in params.iter_mut().zip(g).zip(&mut self.m).zip(&mut self.v) {
+            *m = self.beta1 * *m + (1.0 - self.beta1) * g;
+            *v = self.beta2 * *v + (1.0 - self.beta2) * g * g;
+            *w -= learning_rate * (*m / c1) / ((*v / c2).sqrt() + self.kappa);
+        }
     }
 }
 
@@ -551,6 +672,15 @@ mod tests {
                 Sampling::Poisson => (0..n)
                     .filter(|_| rng.random::<f64>() < b as f64 / n as f64)
                     .collect(),
+                Sampling::WithoutReplacement => {
+                    if order.len() != n {
+                        order = (0..n).collect();
+                    }
+                    for j in 0..b {
+                        order.swap(j, j + uniform_below(rng, (n - j) as u64) as usize);
+                    }
+                    order[..b].to_vec()
+                }
                 Sampling::Shuffle => {
                     let k = step % n.div_ceil(b);
                     if k == 0 {
@@ -561,7 +691,7 @@ mod tests {
                 }
             };
             let divisor = match config.sampling() {
-                Sampling::Poisson => b as f64,
+                Sampling::Poisson | Sampling::WithoutReplacement => b as f64,
                 Sampling::Shuffle => batch.len() as f64,
             };
             let mut sum = vec![0.0; params.len()];
@@ -598,7 +728,11 @@ mod tests {
         let mlp = Mlp::new(&[4, 8, 3], Activation::Relu).unwrap();
         let logistic = Logistic::new(4, 3).unwrap();
         let svm = LinearSvm::new(4, 3.0, WeightPenalty::SquaredNorm).unwrap();
-        for sampling in [Sampling::Poisson, Sampling::Shuffle] {
+        for sampling in [
+            Sampling::Poisson,
+            Sampling::WithoutReplacement,
+            Sampling::Shuffle,
+        ] {
             // 70 rows per batch: chunks of 32 and a short last batch per epoch (150 = 2·70 + 10).
             let config = DpSgdConfig::new(0.1, 70, Length::Steps(7), None, 0.0, sampling).unwrap();
             for (model, labels) in [
@@ -695,6 +829,133 @@ mod tests {
             fixed.privacy(n).unwrap(),
             DpSgd::new(0.064, 1.3, 100).unwrap().rdp()
         );
+    }
+
+    #[test]
+    fn lots_without_replacement_are_accounted_and_noised_for_replace_one() {
+        // Epochs of round(n/m) steps (1000/64 = 15.6 → 16), the WBK accountant.
+        let config =
+            |sampling, length| DpSgdConfig::new(1.0, 64, length, Some(0.5), 1.3, sampling).unwrap();
+        let wor = config(Sampling::WithoutReplacement, Length::Epochs(3));
+        assert_eq!(wor.steps(1000).unwrap(), 48);
+        assert_eq!(
+            wor.privacy(1000).unwrap(),
+            DpSgd::without_replacement(1000, 64, 1.3, 3).unwrap().rdp()
+        );
+        // Zero inputs: the data moves only the bias, so one step from θ = 0 leaves every
+        // weight at −η·noise/m. Its sd is σ·2C without replacement and σ·C with Poisson.
+        let d = 4000;
+        let x = Array2::zeros((200, d));
+        let labels: Vec<usize> = (0..200).map(|i| i % 2).collect();
+        let svm = LinearSvm::new(d, 1.0, WeightPenalty::SquaredNorm).unwrap();
+        let noise_sd = |sampling| {
+            let t = config(sampling, Length::Steps(1))
+                .train(&svm, x.view(), &labels, &mut stream(4, &[]))
+                .unwrap();
+            let w = &t.params[..d];
+            (w.iter().map(|v| (v * 64.0).powi(2)).sum::<f64>() / d as f64).sqrt()
+        };
+        let (replace_one, add_remove) = (
+            noise_sd(Sampling::WithoutReplacement),
+            noise_sd(Sampling::Poisson),
+        );
+        assert!(
+            (replace_one / (1.3 * 2.0 * 0.5) - 1.0).abs() < 0.05,
+            "{replace_one}"
+        );
+        assert!(
+            (add_remove / (1.3 * 0.5) - 1.0).abs() < 0.05,
+            "{add_remove}"
+        );
+    }
+
+    #[test]
+    fn a_lot_of_every_example_is_full_batch_gradient_descent() {
+        let (x, labels) = blobs(60, 3, 3, 2);
+        let model = Logistic::new(3, 3).unwrap();
+        let wor = DpSgdConfig::new(
+            0.3,
+            60,
+            Length::Steps(4),
+            None,
+            0.0,
+            Sampling::WithoutReplacement,
+        )
+        .unwrap()
+        .train(&model, x.view(), &labels, &mut stream(1, &[]))
+        .unwrap();
+        // Gradient descent on the mean loss, written out.
+        let mut params = vec![0.0; model.n_params()];
+        let (mut g, mut scratch) = (vec![0.0; params.len()], vec![0.0; model.scratch_len()]);
+        for _ in 0..4 {
+            let mut mean = vec![0.0; params.len()];
+            for (row, &y) in x.rows().into_iter().zip(&labels) {
+                model.loss_grad(&params, row.as_slice().unwrap(), y, &mut g, &mut scratch);
+                mean.iter_mut().zip(&g).for_each(|(m, v)| *m += v / 60.0);
+            }
+            params
+                .iter_mut()
+                .zip(&mean)
+                .for_each(|(p, m)| *p -= 0.3 * m);
+        }
+        assert_close(&wor.params, &params, 1e-12);
+    }
+
+    #[test]
+    fn dp_adam_takes_the_hand_computed_steps() {
+        let (x, labels) = blobs(40, 3, 3, 6);
+        let model = Logistic::new(3, 3).unwrap();
+        let (lr, steps) = (0.05, 3);
+        let trained = DpSgdConfig::new(
+            lr,
+            40,
+            Length::Steps(steps),
+            None,
+            0.0,
+            Sampling::WithoutReplacement,
+        )
+        .unwrap()
+        .with_optimizer(Optimizer::ADAM)
+        .unwrap()
+        .train(&model, x.view(), &labels, &mut stream(1, &[]))
+        .unwrap();
+        // Adam (spec 001 Alg. 4) on the full-batch mean gradient, from θ = 0.
+        let p = model.n_params();
+        let (mut w, mut m, mut v) = (vec![0.0; p], vec![0.0; p], vec![0.0; p]);
+        let (mut g, mut scratch) = (vec![0.0; p], vec![0.0; model.scratch_len()]);
+        for t in 1..=steps as i32 {
+            let mut mean = vec![0.0; p];
+            for (row, &y) in x.rows().into_iter().zip(&labels) {
+                model.loss_grad(&w, row.as_slice().unwrap(), y, &mut g, &mut scratch);
+                mean.iter_mut().zip(&g).for_each(|(a, b)| *a += b / 40.0);
+            }
+            for j in 0..p {
+                m[j] = 0.9 * m[j] + 0.1 * mean[j];
+                v[j] = 0.999 * v[j] + 0.001 * mean[j] * mean[j];
+                let (mh, vh) = (
+                    m[j] / (1.0 - 0.9f64.powi(t)),
+                    v[j] / (1.0 - 0.999f64.powi(t)),
+                );
+                w[j] -= lr * mh / (vh.sqrt() + 1e-8);
+            }
+            if t == 1 {
+                // The first step is η·sign(g) wherever g is not tiny.
+                for j in 0..p {
+                    if mean[j].abs() > 1e-6 {
+                        assert!((w[j] + lr * mean[j].signum()).abs() < 1e-6);
+                    }
+                }
+            }
+        }
+        assert_close(&trained.params, &w, 1e-12);
+        let bad = DpSgdConfig::new(0.1, 4, Length::Steps(1), None, 0.0, Sampling::Shuffle)
+            .unwrap()
+            .with_optimizer(Optimizer::Adam {
+                beta1: 1.0,
+                beta2: 0.9,
+                kappa: 1e-8,
+            });
+        assert!(bad.unwrap_err().to_string().contains("beta1"));
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Multinomial logistic (softmax) regression with a bias: ℓ(θ; x, y) = −log softmax(Wᵀx + b)_y.
+//! Logistic regression with a bias: multinomial, ℓ(θ; x, y) = −log softmax(Wᵀx + b)_y, or
+//! binary with one output, ℓ = −log σ(±(wᵀx + b)) (spec 001's 123→1 Adult model).
 
-use super::dense::{argmax, norm_sq, softmax_cross_entropy, Dense};
+use super::dense::{argmax, norm_sq, sigmoid_cross_entropy, softmax_cross_entropy, Dense};
 use super::model::{ExampleGradient, Model};
 use super::{Activation, Head, Network};
 use crate::error::{Error, Result};
@@ -11,6 +12,8 @@ use rand::RngCore;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Logistic {
     layer: Dense,
+    /// One output through the sigmoid (two classes) instead of a softmax.
+    binary: bool,
 }
 
 impl Logistic {
@@ -27,7 +30,25 @@ impl Logistic {
                 outputs: n_classes,
                 offset: 0,
             },
+            binary: false,
         })
+    }
+
+    /// Binary logistic regression: one weight per feature and a bias, the sigmoid
+    /// cross-entropy; class 1 is the positive class.
+    pub fn binary(n_features: usize) -> Result<Self> {
+        let mut model = Logistic::new(n_features, 2)?;
+        model.layer.outputs = 1;
+        model.binary = true;
+        Ok(model)
+    }
+
+    fn head(&self) -> Head {
+        if self.binary {
+            Head::Sigmoid
+        } else {
+            Head::Softmax
+        }
     }
 }
 
@@ -36,7 +57,11 @@ impl Model for Logistic {
         self.layer.inputs
     }
     fn n_classes(&self) -> usize {
-        self.layer.outputs
+        if self.binary {
+            2
+        } else {
+            self.layer.outputs
+        }
     }
     fn n_params(&self) -> usize {
         self.layer.len()
@@ -57,7 +82,11 @@ impl Model for Logistic {
         scratch: &mut [f64],
     ) -> ExampleGradient {
         self.layer.forward(params, x, scratch);
-        let loss = softmax_cross_entropy(scratch, label);
+        let loss = if self.binary {
+            sigmoid_cross_entropy(scratch, label)
+        } else {
+            softmax_cross_entropy(scratch, label)
+        };
         ExampleGradient {
             loss,
             norm_sq: Dense::gradient_norm_sq(norm_sq(x), scratch),
@@ -68,14 +97,18 @@ impl Model for Logistic {
     }
     fn predict(&self, params: &[f64], x: &[f64], scratch: &mut [f64]) -> usize {
         self.layer.forward(params, x, scratch);
-        argmax(scratch)
+        if self.binary {
+            usize::from(scratch[0] >= 0.0)
+        } else {
+            argmax(scratch)
+        }
     }
     fn network(&self) -> Option<Network> {
         Some(Network {
             layers: vec![self.layer],
             // No hidden layer: the activation is never applied.
             activation: Activation::Relu,
-            head: Head::Softmax,
+            head: self.head(),
         })
     }
 }
@@ -118,6 +151,42 @@ mod tests {
         let big = [1e5, -1e5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0];
         let g = model.backward(&big, &[1.0, 0.0], 1, &mut scratch);
         assert_eq!(g.loss, 2e5);
+        assert!(g.norm_sq.is_finite());
+    }
+
+    #[test]
+    fn binary_model_is_the_sigmoid_cross_entropy() {
+        let mut rng = stream(2, &[]);
+        let model = Logistic::binary(4).unwrap();
+        assert_eq!((model.n_params(), model.n_classes()), (5, 2));
+        let params: Vec<f64> = (0..5).map(|_| normal(&mut rng)).collect();
+        let x: Vec<Vec<f64>> = (0..6)
+            .map(|_| (0..4).map(|_| 2.0 * normal(&mut rng)).collect())
+            .collect();
+        let labels: Vec<usize> = (0..6).map(|i| i % 2).collect();
+        check_gradients(&model, &params, &x, &labels);
+        let mut scratch = vec![0.0; model.scratch_len()];
+        for (row, &y) in x.iter().zip(&labels) {
+            let z = params[..4].iter().zip(row).map(|(w, v)| w * v).sum::<f64>() + params[4];
+            let p = 1.0 / (1.0 + (-z).exp());
+            let want = if y == 1 { -p.ln() } else { -(1.0 - p).ln() };
+            let got = model.backward(&params, row, y, &mut scratch);
+            assert!((got.loss - want).abs() < 1e-12, "{} vs {want}", got.loss);
+            let norm_sq = (p - y as f64).powi(2) * (row.iter().map(|v| v * v).sum::<f64>() + 1.0);
+            assert!((got.norm_sq - norm_sq).abs() < 1e-12);
+            assert_eq!(
+                model.predict(&params, row, &mut scratch),
+                usize::from(z >= 0.0)
+            );
+        }
+        // A logit of ±800: e^{800} overflows, the loss does not.
+        let g = model.backward(
+            &[800.0, 0.0, 0.0, 0.0, 0.0],
+            &[1.0, 0.0, 0.0, 0.0],
+            0,
+            &mut scratch,
+        );
+        assert_eq!(g.loss, 800.0);
         assert!(g.norm_sq.is_finite());
     }
 

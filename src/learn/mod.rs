@@ -15,7 +15,7 @@ pub mod mlp;
 pub mod model;
 
 pub use batched::{Head, Network};
-pub use dpsgd::{add_clipped_gradient, DpSgdConfig, Engine, Length, Sampling, Trained};
+pub use dpsgd::{add_clipped_gradient, DpSgdConfig, Engine, Length, Optimizer, Sampling, Trained};
 pub use linear_svm::{LinearSvm, WeightPenalty};
 pub use logistic::Logistic;
 pub use mlp::{Activation, Mlp};
