@@ -31,6 +31,20 @@ pub fn normal<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
     (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
 }
 
+/// The uniform on [0, 1) that `rng.random::<f64>()` makes of the word `bits`: its 53 high bits
+/// times 2⁻⁵³ (pinned by a test against rand's own conversion).
+pub fn unit_from_bits(bits: u64) -> f64 {
+    (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+}
+
+/// [`normal`] from the two words it would draw, in order: lets a caller draw the words
+/// sequentially and transform them in parallel, with the same values.
+pub fn normal_from_bits(first: u64, second: u64) -> f64 {
+    let u1 = 1.0 - unit_from_bits(first);
+    let u2 = unit_from_bits(second);
+    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+}
+
 /// A Laplace(0, `scale`) variate by the inverse CDF (spec 002 P8). Floating-point attacks on
 /// the Laplace mechanism (Mironov 2012) are out of scope, as in the papers we implement.
 pub fn laplace(rng: &mut dyn RngCore, scale: f64) -> f64 {
@@ -119,6 +133,36 @@ pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_give_the_same_uniforms_and_normals_as_the_samplers() {
+        let (mut a, mut b) = (stream(5, &[1]), stream(5, &[1]));
+        for _ in 0..20_000 {
+            assert_eq!(
+                a.random::<f64>().to_bits(),
+                unit_from_bits(b.next_u64()).to_bits()
+            );
+        }
+        for _ in 0..20_000 {
+            let want = normal(&mut a);
+            let (x, y) = (b.next_u64(), b.next_u64());
+            assert_eq!(want.to_bits(), normal_from_bits(x, y).to_bits());
+        }
+        // DP-SGD's noise (drawn as words, transformed in parallel) is one `normal` per
+        // coordinate, in order, whatever the thread count.
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut g = vec![1.0; 10_001];
+            pool.install(|| crate::accounting::DpSgd::add_noise(&mut g, 0.5, &mut stream(9, &[])));
+            let mut r = stream(9, &[]);
+            for v in &g {
+                assert_eq!(v.to_bits(), (1.0 + 0.5 * normal(&mut r)).to_bits());
+            }
+        }
+    }
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
