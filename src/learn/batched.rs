@@ -10,7 +10,9 @@
 //! depend on threads or the CPU. Large batches go in waves of [`WAVE`] rows whose sums are
 //! added in order.
 
-use super::dense::{axpy, norm_sq, sigmoid_cross_entropy, softmax_cross_entropy, Dense};
+use super::dense::{
+    axpy, clip_factor, norm_sq, sigmoid_cross_entropy, softmax_cross_entropy, Dense,
+};
 use super::gemm::{gemm_acc, transpose};
 use super::mlp::Activation;
 
@@ -177,7 +179,7 @@ impl Network {
                         Dense::gradient_norm_sq(norm_sq(a), g)
                     })
                     .sum();
-                *scale = super::dpsgd::clip_factor(norm_sq, c);
+                *scale = clip_factor(norm_sq, c);
             }
         }
         // The clipped sum, one product per layer: Aᵀ·(diag(c)·Δ), and the bias Σ_i c_i δ_i.
@@ -203,7 +205,7 @@ impl Network {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learn::dpsgd::add_clipped_gradient;
+    use crate::learn::add_clipped_gradient;
     use crate::learn::{LinearSvm, Logistic, Mlp, Model, WeightPenalty};
     use crate::rng::{normal, stream};
 

@@ -152,6 +152,21 @@ pub(crate) fn sigmoid_cross_entropy(out: &mut [f64], label: usize) -> f64 {
     z.max(0.0) - y * z + e.ln_1p()
 }
 
+/// Gradients are clipped to C/(1 + CLIP_MARGIN) so that rounding in a computed norm can never
+/// leave a clipped gradient longer than C (the sensitivity the noise is calibrated to).
+const CLIP_MARGIN: f64 = 1e-9;
+
+/// The factor that clips a gradient of squared norm `norm_sq` to norm ≤ `clip` (1 when it
+/// is shorter): min(1, C/‖g‖), with ‖g‖ inflated by [`CLIP_MARGIN`] against rounding.
+pub(crate) fn clip_factor(norm_sq: f64, clip: f64) -> f64 {
+    let norm = norm_sq.sqrt() * (1.0 + CLIP_MARGIN);
+    if norm > clip {
+        clip / norm
+    } else {
+        1.0
+    }
+}
+
 /// The index of the largest value (the first on ties).
 #[inline]
 pub(crate) fn argmax(v: &[f64]) -> usize {

@@ -10,7 +10,7 @@
 //! of threads.
 
 use super::batched::BatchWork;
-use super::dense::axpy;
+use super::dense::{axpy, clip_factor};
 use super::model::{check_data, Model};
 use crate::accounting::{steps_for_epochs, DpSgd, LotSampling, RdpCurve};
 use crate::data::{shuffle, uniform_below};
@@ -103,9 +103,6 @@ const CHUNK: usize = 32;
 const WAVE: usize = 64;
 /// Coordinates per task when chunk sums are added.
 const REDUCE_BLOCK: usize = 4096;
-/// Gradients are clipped to C/(1 + CLIP_MARGIN) so that rounding in a computed norm can never
-/// leave a clipped gradient longer than C (the sensitivity the noise is calibrated to).
-const CLIP_MARGIN: f64 = 1e-9;
 
 impl DpSgdConfig {
     /// `learning_rate` > 0; `batch_size` ≥ 1 (the expected batch size under Poisson
@@ -434,17 +431,6 @@ pub fn add_clipped_gradient<M: Model + ?Sized>(
     let scale = clip.map_or(1.0, |c| clip_factor(g.norm_sq, c));
     model.add_gradient(x, scale, scratch, acc);
     g.loss
-}
-
-/// The factor that clips a gradient of squared norm `norm_sq` to norm ≤ `clip` (1 when it
-/// is shorter): min(1, C/‖g‖), with ‖g‖ inflated by [`CLIP_MARGIN`] against rounding.
-pub(crate) fn clip_factor(norm_sq: f64, clip: f64) -> f64 {
-    let norm = norm_sq.sqrt() * (1.0 + CLIP_MARGIN);
-    if norm > clip {
-        clip / norm
-    } else {
-        1.0
-    }
 }
 
 /// Buffers reused across steps: a gradient sum and a scratch per chunk, so no step allocates
