@@ -4,7 +4,7 @@
 //! multiply, then an add: Rust never fuses them), and the vector width only changes how many
 //! columns are done at once. So the result is bit-for-bit the same with or without AVX2, on
 //! any x86-64 machine, with any thread count: unlike a BLAS, which picks kernels per CPU.
-//! The output is split into fixed tiles (not one per thread) for rayon.
+//! The output is split into fixed blocks of rows (not one per thread) for rayon.
 
 use rayon::prelude::*;
 
@@ -12,10 +12,9 @@ use rayon::prelude::*;
 const MR: usize = 4;
 /// Columns held in registers at once (two AVX2 vectors of four doubles).
 const NR: usize = 8;
-/// Each parallel task owns a tile of C of at most TILE_ROWS × TILE_COLS: fixed sizes, so the
-/// work split never depends on the number of threads.
-const TILE_ROWS: usize = 64;
-const TILE_COLS: usize = 64;
+/// Rows of C per parallel task: a fixed size, so the work split never depends on the number of
+/// threads (and each task's rows are one contiguous piece of C).
+const TILE_ROWS: usize = 32;
 /// Below this many multiply-adds the product runs on the calling thread.
 const PARALLEL_MIN: usize = 1 << 16;
 
@@ -25,73 +24,54 @@ pub(crate) fn gemm_acc(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &m
     if m == 0 || n == 0 {
         return;
     }
-    let (row_tiles, col_tiles) = (m.div_ceil(TILE_ROWS), n.div_ceil(TILE_COLS));
-    if m * n * k < PARALLEL_MIN || row_tiles * col_tiles == 1 {
-        tile(n, k, a, b, c, (0, m), (0, n));
+    let c = &mut c[..m * n];
+    if m * n * k < PARALLEL_MIN || m <= TILE_ROWS {
+        rows_block(m, n, k, a, b, c);
         return;
     }
-    let c_ptr = SendPtr(c.as_mut_ptr());
-    (0..row_tiles * col_tiles).into_par_iter().for_each(|t| {
-        let (ti, tj) = (t / col_tiles, t % col_tiles);
-        let rows = (ti * TILE_ROWS, ((ti + 1) * TILE_ROWS).min(m));
-        let cols = (tj * TILE_COLS, ((tj + 1) * TILE_COLS).min(n));
-        let c_ptr = &c_ptr;
-        // SAFETY: tasks read and write disjoint tiles of C, which outlives the loop; no
-        // element is reached through two tasks' slices at once (each touches only its tile).
-        let c = unsafe { std::slice::from_raw_parts_mut(c_ptr.0, m * n) };
-        tile(n, k, a, b, c, rows, cols);
-    });
+    c.par_chunks_mut(TILE_ROWS * n)
+        .enumerate()
+        .for_each(|(t, c)| {
+            let rows = c.len() / n;
+            let a = &a[t * TILE_ROWS * k..(t * TILE_ROWS + rows) * k];
+            rows_block(rows, n, k, a, b, c);
+        });
 }
 
-struct SendPtr(*mut f64);
-// SAFETY: used only to hand disjoint tiles of one buffer to rayon tasks.
-unsafe impl Sync for SendPtr {}
-unsafe impl Send for SendPtr {}
-
-type Span = (usize, usize);
-
-/// The tile rows × cols of C ← C + A·B.
-fn tile(n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64], rows: Span, cols: Span) {
+/// C (m × n) ← C + A·B for one block of rows (or the whole product).
+fn rows_block(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2. The body is the same code; only the vector width differs.
-        unsafe { tile_avx2(n, k, a, b, c, rows, cols) };
+        unsafe { rows_block_avx2(m, n, k, a, b, c) };
         return;
     }
-    tile_body(n, k, a, b, c, rows, cols);
+    rows_block_body(m, n, k, a, b, c);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn tile_avx2(
-    n: usize,
-    k: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
-    rows: Span,
-    cols: Span,
-) {
-    tile_body(n, k, a, b, c, rows, cols);
+unsafe fn rows_block_avx2(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    rows_block_body(m, n, k, a, b, c);
 }
 
 #[inline(always)]
-fn tile_body(n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64], rows: Span, cols: Span) {
-    let mut j = cols.0;
-    while j + NR <= cols.1 {
-        let mut i = rows.0;
-        while i + MR <= rows.1 {
+fn rows_block_body(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+    let mut j = 0;
+    while j + NR <= n {
+        let mut i = 0;
+        while i + MR <= m {
             block_full(n, k, a, b, c, i, j);
             i += MR;
         }
-        for i in i..rows.1 {
+        for i in i..m {
             row_block(n, k, a, b, c, i, j, NR);
         }
         j += NR;
     }
-    if j < cols.1 {
-        for i in rows.0..rows.1 {
-            row_block(n, k, a, b, c, i, j, cols.1 - j);
+    if j < n {
+        for i in 0..m {
+            row_block(n, k, a, b, c, i, j, n - j);
         }
     }
 }
