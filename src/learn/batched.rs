@@ -13,7 +13,7 @@
 use super::dense::{
     axpy, clip_factor, norm_sq, sigmoid_cross_entropy, softmax_cross_entropy, Dense,
 };
-use super::gemm::{gemm_acc, transpose};
+use super::gemm::{gemm_acc, Operand};
 use super::mlp::Activation;
 
 /// Rows of a batch processed at once (bounds memory on large Poisson batches).
@@ -63,7 +63,6 @@ pub(crate) struct BatchWork {
     inputs: Vec<Vec<f64>>,
     /// Per layer, ∂ℓ/∂(its output) for every row (the last starts as the outputs).
     deltas: Vec<Vec<f64>>,
-    transposed: Vec<f64>,
     scale: Vec<f64>,
 }
 
@@ -120,7 +119,14 @@ impl Network {
             for _ in 0..b {
                 out.extend_from_slice(bias);
             }
-            gemm_acc(b, layer.outputs, layer.inputs, &before[l], w, out);
+            gemm_acc(
+                b,
+                layer.outputs,
+                layer.inputs,
+                Operand::Rows(&before[l]),
+                Operand::Rows(w),
+                out,
+            );
             if l + 1 < depth {
                 match self.activation {
                     Activation::Relu => out.iter_mut().for_each(|z| *z = z.max(0.0)),
@@ -134,11 +140,10 @@ impl Network {
             .zip(rows)
             .map(|(out, &i)| self.head.loss_and_gradient(out, labels[i]))
             .sum();
-        // Backward: δ_{l−1} = (δ_l·W_lᵀ) ⊙ activation′, through the transposed weights.
+        // Backward: δ_{l−1} = (δ_l·W_lᵀ) ⊙ activation′.
         for l in (1..depth).rev() {
             let layer = &self.layers[l];
             let (w, _) = layer.weights_and_bias(params);
-            transpose(layer.inputs, layer.outputs, w, &mut work.transposed);
             let (lower, upper) = work.deltas.split_at_mut(l);
             let below = &mut lower[l - 1];
             below.clear();
@@ -147,8 +152,8 @@ impl Network {
                 b,
                 layer.inputs,
                 layer.outputs,
-                &upper[0],
-                &work.transposed,
+                Operand::Rows(&upper[0]),
+                Operand::Transposed(w),
                 below,
             );
             let acts = &work.inputs[l];
@@ -190,10 +195,16 @@ impl Network {
                     g.iter_mut().for_each(|v| *v *= s);
                 }
             }
-            transpose(b, layer.inputs, &work.inputs[l], &mut work.transposed);
             let (gw, gb) = total[layer.offset..layer.offset + layer.len()]
                 .split_at_mut(layer.inputs * layer.outputs);
-            gemm_acc(layer.inputs, layer.outputs, b, &work.transposed, delta, gw);
+            gemm_acc(
+                layer.inputs,
+                layer.outputs,
+                b,
+                Operand::Transposed(&work.inputs[l]),
+                Operand::Rows(delta),
+                gw,
+            );
             for g in delta.chunks_exact(layer.outputs) {
                 axpy(1.0, g, gb);
             }

@@ -1,10 +1,16 @@
-//! The one matrix product the batched engine needs: C ← C + A·B, row-major, f64.
+//! The one matrix product the batched engine needs: C ← C + A·B, f64, where A and B are each
+//! given either row-major or as the row-major storage of their transpose ([`Operand`]).
 //!
 //! Each element is accumulated in one fixed order, c_ij + a_i0·b_0j + a_i1·b_1j + … (a
-//! multiply, then an add: Rust never fuses them), and the vector width only changes how many
-//! columns are done at once. So the result is bit-for-bit the same with or without AVX2, on
+//! multiply, then an add: Rust never fuses them). Blocking over k stores the partial sum in C
+//! and reloads it, which rounds nothing, and the vector width and padding only change how many
+//! elements are done at once. So the result is bit-for-bit the same with or without AVX2, on
 //! any x86-64 machine, with any thread count: unlike a BLAS, which picks kernels per CPU.
 //! The output is split into fixed blocks of rows (not one per thread) for rayon.
+//!
+//! Layout: each block of rows of C is computed from packed copies of A (MR rows interleaved)
+//! and of B (NR columns, zero-padded at the right edge), so the inner kernel reads both
+//! contiguously and the edges run through the same vector kernel as the interior.
 
 use rayon::prelude::*;
 
@@ -12,127 +18,208 @@ use rayon::prelude::*;
 const MR: usize = 4;
 /// Columns held in registers at once (two AVX2 vectors of four doubles).
 const NR: usize = 8;
+/// Depth of one packed block: an NR-column panel of B (16 KiB) stays in L1.
+const KC: usize = 256;
 /// Rows of C per parallel task: a fixed size, so the work split never depends on the number of
 /// threads (and each task's rows are one contiguous piece of C).
 const TILE_ROWS: usize = 32;
 /// Below this many multiply-adds the product runs on the calling thread.
 const PARALLEL_MIN: usize = 1 << 16;
 
-/// C (m × n) ← C + A (m × k) · B (k × n), all row-major and contiguous.
-pub(crate) fn gemm_acc(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+/// How a matrix operand is stored.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Operand<'a> {
+    /// The rows × cols matrix itself, row-major.
+    Rows(&'a [f64]),
+    /// Its transpose (cols × rows), row-major: the matrix's columns are contiguous.
+    Transposed(&'a [f64]),
+}
+
+impl Operand<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Operand::Rows(a) | Operand::Transposed(a) => a.len(),
+        }
+    }
+}
+
+/// C (m × n, row-major) ← C + A (m × k) · B (k × n).
+pub(crate) fn gemm_acc(m: usize, n: usize, k: usize, a: Operand, b: Operand, c: &mut [f64]) {
     assert!(a.len() >= m * k && b.len() >= k * n && c.len() >= m * n);
-    if m == 0 || n == 0 {
+    if m == 0 || n == 0 || k == 0 {
         return;
     }
     let c = &mut c[..m * n];
+    let tile = |(t, c): (usize, &mut [f64])| {
+        let rows = c.len() / n;
+        rows_block(t * TILE_ROWS, rows, n, k, m, a, b, c);
+    };
     if m * n * k < PARALLEL_MIN || m <= TILE_ROWS {
-        rows_block(m, n, k, a, b, c);
-        return;
+        tile((0, c));
+    } else {
+        c.par_chunks_mut(TILE_ROWS * n).enumerate().for_each(tile);
     }
-    c.par_chunks_mut(TILE_ROWS * n)
-        .enumerate()
-        .for_each(|(t, c)| {
-            let rows = c.len() / n;
-            let a = &a[t * TILE_ROWS * k..(t * TILE_ROWS + rows) * k];
-            rows_block(rows, n, k, a, b, c);
-        });
 }
 
-/// C (m × n) ← C + A·B for one block of rows (or the whole product).
-fn rows_block(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
+/// Rows `i0..i0 + rows` of C (given as `c`) gain their part of A·B.
+#[allow(clippy::too_many_arguments)]
+fn rows_block(
+    i0: usize,
+    rows: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+    a: Operand,
+    b: Operand,
+    c: &mut [f64],
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2. The body is the same code; only the vector width differs.
-        unsafe { rows_block_avx2(m, n, k, a, b, c) };
+        unsafe { rows_block_avx2(i0, rows, n, k, m, a, b, c) };
         return;
     }
-    rows_block_body(m, n, k, a, b, c);
+    rows_block_body(i0, rows, n, k, m, a, b, c);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn rows_block_avx2(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    rows_block_body(m, n, k, a, b, c);
+#[allow(clippy::too_many_arguments)]
+unsafe fn rows_block_avx2(
+    i0: usize,
+    rows: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+    a: Operand,
+    b: Operand,
+    c: &mut [f64],
+) {
+    rows_block_body(i0, rows, n, k, m, a, b, c);
 }
 
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn rows_block_body(m: usize, n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64]) {
-    let mut j = 0;
-    while j + NR <= n {
-        let mut i = 0;
-        while i + MR <= m {
-            block_full(n, k, a, b, c, i, j);
-            i += MR;
-        }
-        for i in i..m {
-            row_block(n, k, a, b, c, i, j, NR);
-        }
-        j += NR;
-    }
-    if j < n {
-        for i in 0..m {
-            row_block(n, k, a, b, c, i, j, n - j);
+fn rows_block_body(
+    i0: usize,
+    rows: usize,
+    n: usize,
+    k: usize,
+    m: usize,
+    a: Operand,
+    b: Operand,
+    c: &mut [f64],
+) {
+    let groups = rows.div_ceil(MR);
+    let mut a_pack = vec![0.0; groups * MR * KC.min(k)];
+    let mut b_pack = vec![0.0; NR * KC.min(k)];
+    for k0 in (0..k).step_by(KC) {
+        let kc = KC.min(k - k0);
+        pack_a(a, m, k, i0, rows, k0, kc, &mut a_pack);
+        for j0 in (0..n).step_by(NR) {
+            let width = NR.min(n - j0);
+            pack_b(b, k, n, k0, kc, j0, width, &mut b_pack);
+            for g in 0..groups {
+                let a_group = &a_pack[g * MR * kc..(g + 1) * MR * kc];
+                let height = MR.min(rows - g * MR);
+                let mut acc = [[0.0; NR]; MR];
+                for (r, acc) in acc.iter_mut().enumerate().take(height) {
+                    let at = (g * MR + r) * n + j0;
+                    acc[..width].copy_from_slice(&c[at..at + width]);
+                }
+                kernel(a_group, &b_pack[..NR * kc], &mut acc);
+                for (r, acc) in acc.iter().enumerate().take(height) {
+                    let at = (g * MR + r) * n + j0;
+                    c[at..at + width].copy_from_slice(&acc[..width]);
+                }
+            }
         }
     }
 }
 
-/// The MR × NR block at (i, j), accumulated in registers over the whole of k.
+/// acc ← acc + (MR × kc panel of A)·(kc × NR panel of B), one p at a time.
 #[inline(always)]
-fn block_full(n: usize, k: usize, a: &[f64], b: &[f64], c: &mut [f64], i: usize, j: usize) {
-    let mut acc = [[0.0; NR]; MR];
-    for (r, acc) in acc.iter_mut().enumerate() {
-        acc.copy_from_slice(&c[(i + r) * n + j..(i + r) * n + j + NR]);
-    }
-    let rows: [&[f64]; MR] = std::array::from_fn(|r| &a[(i + r) * k..(i + r + 1) * k]);
-    for p in 0..k {
-        let bp: &[f64; NR] = b[p * n + j..p * n + j + NR].try_into().expect("NR columns");
+fn kernel(a: &[f64], b: &[f64], acc: &mut [[f64; NR]; MR]) {
+    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
         for r in 0..MR {
-            let x = rows[r][p];
+            let x = ap[r];
             for q in 0..NR {
                 acc[r][q] += x * bp[q];
             }
         }
     }
-    for (r, acc) in acc.iter().enumerate() {
-        c[(i + r) * n + j..(i + r) * n + j + NR].copy_from_slice(acc);
-    }
 }
 
-/// One row, `width` ≤ NR columns at j: the edges, in the same per-element order.
+/// Rows `i0..i0 + rows`, columns `k0..k0 + kc` of A (m × k), as groups of MR rows stored
+/// p-major (`out[g][p][r]`), the missing rows of the last group as zeros.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn row_block(
-    n: usize,
+fn pack_a(
+    a: Operand,
+    m: usize,
     k: usize,
-    a: &[f64],
-    b: &[f64],
-    c: &mut [f64],
-    i: usize,
-    j: usize,
-    width: usize,
+    i0: usize,
+    rows: usize,
+    k0: usize,
+    kc: usize,
+    out: &mut [f64],
 ) {
-    let mut acc = [0.0; NR];
-    acc[..width].copy_from_slice(&c[i * n + j..i * n + j + width]);
-    let row = &a[i * k..(i + 1) * k];
-    for (p, &x) in row.iter().enumerate() {
-        let bp = &b[p * n + j..p * n + j + width];
-        for q in 0..width {
-            acc[q] += x * bp[q];
+    let groups = rows.div_ceil(MR);
+    let out = &mut out[..groups * MR * kc];
+    for (g, group) in out.chunks_exact_mut(MR * kc).enumerate() {
+        let height = MR.min(rows - g * MR);
+        if height < MR {
+            group.fill(0.0);
+        }
+        for r in 0..height {
+            let i = i0 + g * MR + r;
+            match a {
+                Operand::Rows(a) => {
+                    let row = &a[i * k + k0..i * k + k0 + kc];
+                    for (p, &v) in row.iter().enumerate() {
+                        group[p * MR + r] = v;
+                    }
+                }
+                Operand::Transposed(at) => {
+                    for p in 0..kc {
+                        group[p * MR + r] = at[(k0 + p) * m + i];
+                    }
+                }
+            }
         }
     }
-    c[i * n + j..i * n + j + width].copy_from_slice(&acc[..width]);
 }
 
-/// `a` (rows × cols, row-major) transposed into `out` (cols × rows).
-pub(crate) fn transpose(rows: usize, cols: usize, a: &[f64], out: &mut Vec<f64>) {
-    out.clear();
-    out.resize(rows * cols, 0.0);
-    const T: usize = 16;
-    for i0 in (0..rows).step_by(T) {
-        for j0 in (0..cols).step_by(T) {
-            for i in i0..(i0 + T).min(rows) {
-                for j in j0..(j0 + T).min(cols) {
-                    out[j * rows + i] = a[i * cols + j];
+/// Rows `k0..k0 + kc`, columns `j0..j0 + width` of B (k × n) as a kc × NR panel, the missing
+/// columns as zeros.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn pack_b(
+    b: Operand,
+    k: usize,
+    n: usize,
+    k0: usize,
+    kc: usize,
+    j0: usize,
+    width: usize,
+    out: &mut [f64],
+) {
+    let out = &mut out[..NR * kc];
+    if width < NR {
+        out.fill(0.0);
+    }
+    match b {
+        Operand::Rows(b) => {
+            for (p, panel) in out.chunks_exact_mut(NR).enumerate() {
+                let at = (k0 + p) * n + j0;
+                panel[..width].copy_from_slice(&b[at..at + width]);
+            }
+        }
+        Operand::Transposed(bt) => {
+            for q in 0..width {
+                let column = &bt[(j0 + q) * k + k0..(j0 + q) * k + k0 + kc];
+                for (p, &v) in column.iter().enumerate() {
+                    out[p * NR + q] = v;
                 }
             }
         }
@@ -162,8 +249,19 @@ mod tests {
         (0..len).map(|_| normal(&mut rng)).collect()
     }
 
+    /// `a` (rows × cols, row-major) transposed.
+    fn transposed(rows: usize, cols: usize, a: &[f64]) -> Vec<f64> {
+        let mut out = vec![0.0; rows * cols];
+        for i in 0..rows {
+            for j in 0..cols {
+                out[j * rows + i] = a[i * cols + j];
+            }
+        }
+        out
+    }
+
     #[test]
-    fn equals_the_triple_loop_bit_for_bit_at_every_shape() {
+    fn equals_the_triple_loop_bit_for_bit_at_every_shape_and_layout() {
         for &(m, n, k) in &[
             (1, 1, 1),
             (3, 5, 7),
@@ -173,13 +271,23 @@ mod tests {
             (64, 130, 64),
             (256, 10, 128),
             (33, 200, 300),
+            (70, 11, 600),
         ] {
             let (a, b) = (random(m * k, 1), random(k * n, 2));
-            let mut got = random(m * n, 3);
-            let mut want = got.clone();
-            gemm_acc(m, n, k, &a, &b, &mut got);
+            let (at, bt) = (transposed(m, k, &a), transposed(k, n, &b));
+            let start = random(m * n, 3);
+            let mut want = start.clone();
             naive(m, n, k, &a, &b, &mut want);
-            assert_eq!(got, want, "{m}×{n}×{k}");
+            for (a_op, b_op) in [
+                (Operand::Rows(&a), Operand::Rows(&b)),
+                (Operand::Transposed(&at), Operand::Rows(&b)),
+                (Operand::Rows(&a), Operand::Transposed(&bt)),
+                (Operand::Transposed(&at), Operand::Transposed(&bt)),
+            ] {
+                let mut got = start.clone();
+                gemm_acc(m, n, k, a_op, b_op, &mut got);
+                assert_eq!(got, want, "{m}×{n}×{k} {a_op:?} {b_op:?}");
+            }
         }
     }
 
@@ -193,17 +301,9 @@ mod tests {
                 .build()
                 .unwrap();
             let mut c = vec![0.0; m * n];
-            pool.install(|| gemm_acc(m, n, k, &a, &b, &mut c));
+            pool.install(|| gemm_acc(m, n, k, Operand::Rows(&a), Operand::Rows(&b), &mut c));
             c
         };
         assert_eq!(run(1), run(4));
-    }
-
-    #[test]
-    fn transposes() {
-        let a: Vec<f64> = (0..6).map(f64::from).collect();
-        let mut t = Vec::new();
-        transpose(2, 3, &a, &mut t);
-        assert_eq!(t, vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
     }
 }
