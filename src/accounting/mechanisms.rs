@@ -4,9 +4,13 @@
 use super::rdp::{ClosedForm, RdpCurve};
 use super::subsampled_wor::{steps_for_epochs, WorSubsampledGaussian};
 use crate::error::{Error, Range, Result};
-use crate::rng::{laplace, normal, normal_from_bits};
+use crate::rng::{bulk_stream, laplace, normal, ZIGGURAT};
 use rand::RngCore;
 use rayon::prelude::*;
+
+/// Coordinates of DP-SGD noise per stream (and per parallel task): fixed, so the values never
+/// depend on the thread count.
+pub const NOISE_BLOCK: usize = 1024;
 
 /// The Gaussian mechanism: N(g(x), σ²I) for a query g of ℓ2-sensitivity Δ.
 /// It is (Δ²/2σ²)-zCDP and exactly (Δ/σ)-GDP.
@@ -183,22 +187,27 @@ impl DpSgd {
     /// One step's noise: adds N(0, (z·C)²) to each coordinate of the clipped gradient sum,
     /// `noise_sd` = z·C (noise multiplier times clipping norm). Nothing is drawn for 0 (the
     /// non-private reference run).
+    ///
+    /// One word from `rng` keys the step; each fixed block of [`NOISE_BLOCK`] coordinates then
+    /// draws from its own stream ([`bulk_stream`]: that key, the block's index) by the ziggurat
+    /// ([`crate::rng::Ziggurat`]). So the blocks run in parallel and the values depend on
+    /// neither the thread count nor the machine.
     pub fn add_noise<R: RngCore + ?Sized>(gradient_sum: &mut [f64], noise_sd: f64, rng: &mut R) {
-        /// Coordinates per parallel task: fixed, so the split never depends on threads.
-        const CHUNK: usize = 4096;
         if noise_sd > 0.0 {
-            // The words are drawn in the order one `normal` per coordinate draws them; the
-            // transform (a log, a root and a cosine: the costly part) then runs in parallel.
-            // The values are those of the sequential loop.
-            let words: Vec<u64> = (0..2 * gradient_sum.len())
-                .map(|_| rng.next_u64())
-                .collect();
+            let key = rng.next_u64();
+            let ziggurat = &*ZIGGURAT;
             gradient_sum
-                .par_chunks_mut(CHUNK)
-                .zip(words.par_chunks(2 * CHUNK))
-                .for_each(|(g, w)| {
-                    for (gi, pair) in g.iter_mut().zip(w.chunks_exact(2)) {
-                        *gi += noise_sd * normal_from_bits(pair[0], pair[1]);
+                .par_chunks_mut(NOISE_BLOCK)
+                .enumerate()
+                .for_each(|(block, g)| {
+                    let mut rng = bulk_stream(key, &[block as u64]);
+                    let mut z = [0.0; 64];
+                    for g in g.chunks_mut(64) {
+                        // Drawn apart from the adds, so the sampler's loop stays in registers.
+                        z.iter_mut()
+                            .take(g.len())
+                            .for_each(|z| *z = ziggurat.sample(&mut rng));
+                        g.iter_mut().zip(&z).for_each(|(g, z)| *g += noise_sd * z);
                     }
                 });
         }

@@ -18,7 +18,7 @@ pub use ct_slices::{load_ct_slices, parse_ct_slices, synthetic_ct_slices};
 pub use fashion_mnist::{fashion_mnist, load_fashion_mnist};
 pub use idx::load_idx;
 pub use preprocess::{clip_rows, Standardiser};
-pub use split::{shuffle, shuffled_indices, uniform_below, Split};
+pub use split::{poisson_subsample, shuffle, shuffled_indices, uniform_below, Split};
 
 use crate::error::{Error, Result};
 use ndarray::{Array2, Axis};

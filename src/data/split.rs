@@ -5,7 +5,7 @@ use super::{Dataset, Target};
 use crate::error::{Error, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
-use rand::RngCore;
+use rand::{Rng, RngCore};
 
 /// The stream tag for splits ("splt"), so a split seed never reuses another purpose's stream.
 const SPLIT_TAG: u64 = 0x7370_6c74;
@@ -109,9 +109,94 @@ pub fn uniform_below(rng: &mut dyn RngCore, bound: u64) -> u64 {
     }
 }
 
+/// Poisson subsampling: appends each of the rows 0..n to `out` independently with probability
+/// `rate`, in row order. The gaps between chosen rows are geometric, drawn by inversion:
+/// G = ⌊ln U / ln(1 − rate)⌋ with U uniform on (0, 1] has P(G ≥ g) = (1 − rate)^g, the chance
+/// that the next g rows are all left out. So a step costs one uniform per chosen row (plus
+/// one), not one per row, which matters when n is many times the batch.
+pub fn poisson_subsample(n: usize, rate: f64, rng: &mut dyn RngCore, out: &mut Vec<usize>) {
+    if rate >= 1.0 {
+        out.extend(0..n);
+        return;
+    }
+    if rate.is_nan() || rate <= 0.0 {
+        return;
+    }
+    let log_keep = (-rate).ln_1p(); // ln(1 − rate) < 0, accurate for small rates
+    let mut next = 0usize;
+    while next < n {
+        let u = 1.0 - rng.random::<f64>(); // (0, 1]
+        let gap = (u.ln() / log_keep).floor(); // ≥ 0; +∞ when the rate underflows
+        if gap >= (n - next) as f64 {
+            return;
+        }
+        next += gap as usize;
+        out.push(next);
+        next += 1;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn poisson_subsample_includes_each_row_independently_with_the_rate() {
+        let (n, rate, trials) = (12, 0.3, 40_000);
+        let mut rng = stream(5, &[]);
+        let mut single = [0usize; 12];
+        let mut adjacent = [0usize; 11];
+        let mut apart = 0usize;
+        let (mut sum, mut sum_sq) = (0.0, 0.0);
+        let mut out = Vec::new();
+        for _ in 0..trials {
+            out.clear();
+            poisson_subsample(n, rate, &mut rng, &mut out);
+            assert!(out.windows(2).all(|w| w[0] < w[1]) && out.iter().all(|&i| i < n));
+            let mut chosen = [false; 12];
+            out.iter().for_each(|&i| chosen[i] = true);
+            (0..n).for_each(|i| single[i] += chosen[i] as usize);
+            (0..n - 1).for_each(|i| adjacent[i] += (chosen[i] && chosen[i + 1]) as usize);
+            apart += (chosen[0] && chosen[n - 1]) as usize;
+            sum += out.len() as f64;
+            sum_sq += (out.len() * out.len()) as f64;
+        }
+        let t = trials as f64;
+        // Binomial counts within five standard deviations of their means.
+        let near =
+            |count: usize, p: f64| (count as f64 - t * p).abs() < 5.0 * (t * p * (1.0 - p)).sqrt();
+        assert!(single.iter().all(|&c| near(c, rate)), "{single:?}");
+        assert!(
+            adjacent.iter().all(|&c| near(c, rate * rate)),
+            "{adjacent:?}"
+        );
+        assert!(near(apart, rate * rate));
+        // The batch size is Binomial(n, rate): mean 3.6, variance 2.52.
+        let (mean, var) = (sum / t, sum_sq / t - (sum / t).powi(2));
+        assert!(
+            (mean - 3.6).abs() < 0.05 && (var - 2.52).abs() < 0.1,
+            "{mean} {var}"
+        );
+    }
+
+    #[test]
+    fn poisson_subsample_edges() {
+        let mut rng = stream(6, &[]);
+        let mut out = vec![99];
+        poisson_subsample(5, 1.0, &mut rng, &mut out);
+        assert_eq!(out, vec![99, 0, 1, 2, 3, 4]);
+        for rate in [0.0, -1.0, f64::NAN, 1e-300] {
+            let mut out = Vec::new();
+            poisson_subsample(1000, rate, &mut rng, &mut out);
+            assert!(out.is_empty(), "{rate}");
+        }
+        let mut out = Vec::new();
+        poisson_subsample(0, 0.5, &mut rng, &mut out);
+        assert!(out.is_empty());
+        // A large population at a small rate: the size is near its mean 100.
+        poisson_subsample(1_000_000, 1e-4, &mut rng, &mut out);
+        assert!((60..140).contains(&out.len()), "{}", out.len());
+    }
 
     #[test]
     fn uniform_below_is_uniform_and_in_range() {

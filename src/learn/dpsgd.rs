@@ -3,9 +3,10 @@
 //! the released sums are the subsampled Gaussian mechanism that [`DpSgd`] accounts for.
 //!
 //! Randomness comes from the run's rng in a fixed order: the initial parameters, then per step
-//! the batch (Poisson: one uniform per example, in row order; Shuffle: at the start of each
+//! the batch (Poisson: [`poisson_subsample`], one uniform per chosen row plus one; Shuffle: at the start of each
 //! epoch the rows 0..n shuffled by [`crate::data::shuffle`], our own Fisher–Yates), then the noise (one
-//! [`normal`] per coordinate, in parameter order; none when σ = 0). Examples are summed in
+//! key word, from which [`DpSgd::add_noise`] draws blocks of coordinates in parallel; none
+//! when σ = 0). Examples are summed in
 //! fixed chunks whose sums are added in chunk order, so results do not depend on the number
 //! of threads.
 
@@ -13,10 +14,10 @@ use super::batched::BatchWork;
 use super::dense::{axpy, clip_factor};
 use super::model::{check_data, Model};
 use crate::accounting::{steps_for_epochs, DpSgd, LotSampling, RdpCurve};
-use crate::data::{shuffle, uniform_below};
+use crate::data::{poisson_subsample, shuffle, uniform_below};
 use crate::error::{Error, Range, Result};
 use ndarray::ArrayView2;
-use rand::{Rng, RngCore};
+use rand::RngCore;
 use rayon::prelude::*;
 
 /// How each step's batch is drawn.
@@ -308,7 +309,7 @@ impl DpSgdConfig {
             let (batch, divisor): (&[usize], f64) = match self.sampling {
                 Sampling::Poisson => {
                     poisson_batch.clear();
-                    poisson_batch.extend((0..n).filter(|_| rng.random::<f64>() < q));
+                    poisson_subsample(n, q, &mut *rng, &mut poisson_batch);
                     // The expected size, not the realised one: the realised size depends on
                     // whether an example is present, the divisor must not.
                     (&poisson_batch, b as f64)
@@ -655,9 +656,11 @@ mod tests {
         let mut order: Vec<usize> = Vec::new();
         for step in 0..config.steps(n).unwrap() as usize {
             let batch: Vec<usize> = match config.sampling() {
-                Sampling::Poisson => (0..n)
-                    .filter(|_| rng.random::<f64>() < b as f64 / n as f64)
-                    .collect(),
+                Sampling::Poisson => {
+                    let mut batch = Vec::new();
+                    poisson_subsample(n, b as f64 / n as f64, rng, &mut batch);
+                    batch
+                }
                 Sampling::WithoutReplacement => {
                     if order.len() != n {
                         order = (0..n).collect();

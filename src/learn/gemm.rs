@@ -13,18 +13,21 @@
 //! contiguously and the edges run through the same vector kernel as the interior.
 
 use rayon::prelude::*;
+use std::cell::Cell;
 
 /// Rows held in registers at once.
 const MR: usize = 4;
 /// Columns held in registers at once (two AVX2 vectors of four doubles).
 const NR: usize = 8;
-/// Depth of one packed block: an NR-column panel of B (16 KiB) stays in L1.
+/// Typical depth of one packed block: an NR-column panel of B (16 KiB) stays in L1. k is cut
+/// into round(k / KC) equal blocks (at most 1.5·KC deep), so a batch a little over KC (Poisson
+/// batches vary) does not cost a second pass over C for a few rows.
 const KC: usize = 256;
 /// Rows of C per parallel task: a fixed size, so the work split never depends on the number of
 /// threads (and each task's rows are one contiguous piece of C).
-const TILE_ROWS: usize = 32;
+const TILE_ROWS: usize = 16;
 /// Below this many multiply-adds the product runs on the calling thread.
-const PARALLEL_MIN: usize = 1 << 16;
+const PARALLEL_MIN: usize = 1 << 19;
 
 /// How a matrix operand is stored.
 #[derive(Clone, Copy, Debug)]
@@ -50,36 +53,69 @@ pub(crate) fn gemm_acc(m: usize, n: usize, k: usize, a: Operand, b: Operand, c: 
         return;
     }
     let c = &mut c[..m * n];
-    let tile = |(t, c): (usize, &mut [f64])| {
-        let rows = c.len() / n;
-        rows_block(t * TILE_ROWS, rows, n, k, m, a, b, c);
-    };
-    if m * n * k < PARALLEL_MIN || m <= TILE_ROWS {
-        tile((0, c));
-    } else {
-        c.par_chunks_mut(TILE_ROWS * n).enumerate().for_each(tile);
+    let parallel = m * n * k >= PARALLEL_MIN && m > TILE_ROWS;
+    let panel_len = |kc: usize| NR * kc;
+    let panels = n.div_ceil(NR);
+    // Taken, not borrowed: a product started while this thread waits in a parallel loop
+    // (rayon lets it run other work) finds an empty buffer and allocates its own.
+    let mut b_pack = PACKED_B.with(Cell::take);
+    let depth = k.div_ceil(((k + KC / 2) / KC).max(1));
+    b_pack.resize(panels * panel_len(depth.min(k)), 0.0);
+    for k0 in (0..k).step_by(depth) {
+        let kc = depth.min(k - k0);
+        let b_pack = &mut b_pack[..panels * panel_len(kc)];
+        // B's rows k0..k0 + kc, packed once and shared by every block of rows of C.
+        let pack = |(panel, out): (usize, &mut [f64])| pack_b(b, k, n, k0, kc, panel * NR, out);
+        if parallel {
+            b_pack
+                .par_chunks_mut(panel_len(kc))
+                .enumerate()
+                .for_each(pack);
+        } else {
+            b_pack.chunks_mut(panel_len(kc)).enumerate().for_each(pack);
+        }
+        let b_pack = &*b_pack;
+        let tile = |(t, c): (usize, &mut [f64])| {
+            let rows = c.len() / n;
+            rows_block(t * TILE_ROWS, rows, n, m, k, k0, kc, a, b_pack, c);
+        };
+        if parallel {
+            c.par_chunks_mut(TILE_ROWS * n).enumerate().for_each(tile);
+        } else {
+            c.chunks_mut(TILE_ROWS * n).enumerate().for_each(tile);
+        }
     }
+    PACKED_B.with(|cell| cell.set(b_pack));
 }
 
-/// Rows `i0..i0 + rows` of C (given as `c`) gain their part of A·B.
+thread_local! {
+    /// The packed panels of B, kept between products so large ones do not fault in fresh
+    /// pages each time.
+    static PACKED_B: Cell<Vec<f64>> = const { Cell::new(Vec::new()) };
+}
+
+/// Rows `i0..i0 + rows` of C (given as `c`) gain A[rows, k0..k0 + kc]·B[k0..k0 + kc, ..],
+/// B given as its packed panels.
 #[allow(clippy::too_many_arguments)]
 fn rows_block(
     i0: usize,
     rows: usize,
     n: usize,
-    k: usize,
     m: usize,
+    k: usize,
+    k0: usize,
+    kc: usize,
     a: Operand,
-    b: Operand,
+    b_pack: &[f64],
     c: &mut [f64],
 ) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2. The body is the same code; only the vector width differs.
-        unsafe { rows_block_avx2(i0, rows, n, k, m, a, b, c) };
+        unsafe { rows_block_avx2(i0, rows, n, m, k, k0, kc, a, b_pack, c) };
         return;
     }
-    rows_block_body(i0, rows, n, k, m, a, b, c);
+    rows_block_body(i0, rows, n, m, k, k0, kc, a, b_pack, c);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -89,13 +125,15 @@ unsafe fn rows_block_avx2(
     i0: usize,
     rows: usize,
     n: usize,
-    k: usize,
     m: usize,
+    k: usize,
+    k0: usize,
+    kc: usize,
     a: Operand,
-    b: Operand,
+    b_pack: &[f64],
     c: &mut [f64],
 ) {
-    rows_block_body(i0, rows, n, k, m, a, b, c);
+    rows_block_body(i0, rows, n, m, k, k0, kc, a, b_pack, c);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -104,35 +142,45 @@ fn rows_block_body(
     i0: usize,
     rows: usize,
     n: usize,
-    k: usize,
     m: usize,
+    k: usize,
+    k0: usize,
+    kc: usize,
     a: Operand,
-    b: Operand,
+    b_pack: &[f64],
     c: &mut [f64],
 ) {
     let groups = rows.div_ceil(MR);
-    let mut a_pack = vec![0.0; groups * MR * KC.min(k)];
-    let mut b_pack = vec![0.0; NR * KC.min(k)];
-    for k0 in (0..k).step_by(KC) {
-        let kc = KC.min(k - k0);
-        pack_a(a, m, k, i0, rows, k0, kc, &mut a_pack);
-        for j0 in (0..n).step_by(NR) {
-            let width = NR.min(n - j0);
-            pack_b(b, k, n, k0, kc, j0, width, &mut b_pack);
-            for g in 0..groups {
-                let a_group = &a_pack[g * MR * kc..(g + 1) * MR * kc];
-                let height = MR.min(rows - g * MR);
-                let mut acc = [[0.0; NR]; MR];
-                for (r, acc) in acc.iter_mut().enumerate().take(height) {
-                    let at = (g * MR + r) * n + j0;
-                    acc[..width].copy_from_slice(&c[at..at + width]);
-                }
-                kernel(a_group, &b_pack[..NR * kc], &mut acc);
-                for (r, acc) in acc.iter().enumerate().take(height) {
-                    let at = (g * MR + r) * n + j0;
-                    c[at..at + width].copy_from_slice(&acc[..width]);
-                }
+    let mut a_pack = vec![0.0; groups * MR * kc];
+    pack_a(a, m, k, i0, rows, k0, kc, &mut a_pack);
+    for (panel, b_panel) in b_pack.chunks_exact(NR * kc).enumerate() {
+        let j0 = panel * NR;
+        let width = NR.min(n - j0);
+        for (g, a_group) in a_pack.chunks_exact(MR * kc).enumerate() {
+            let height = MR.min(rows - g * MR);
+            let mut acc = [[0.0; NR]; MR];
+            for (r, acc) in acc.iter_mut().enumerate().take(height) {
+                let at = (g * MR + r) * n + j0;
+                copy_cols(&mut acc[..], &c[at..], width);
             }
+            kernel(a_group, b_panel, &mut acc);
+            for (r, acc) in acc.iter().enumerate().take(height) {
+                let at = (g * MR + r) * n + j0;
+                copy_cols(&mut c[at..], &acc[..], width);
+            }
+        }
+    }
+}
+
+/// dst[..width] ← src[..width], width ≤ NR; a full NR is a fixed-size copy the compiler
+/// inlines (a call to memmove per 64 bytes would cost as much as the arithmetic).
+#[inline(always)]
+fn copy_cols(dst: &mut [f64], src: &[f64], width: usize) {
+    if width == NR {
+        dst[..NR].copy_from_slice(&src[..NR]);
+    } else {
+        for (d, s) in dst[..width].iter_mut().zip(&src[..width]) {
+            *d = *s;
         }
     }
 }
@@ -190,21 +238,10 @@ fn pack_a(
     }
 }
 
-/// Rows `k0..k0 + kc`, columns `j0..j0 + width` of B (k × n) as a kc × NR panel, the missing
-/// columns as zeros.
-#[allow(clippy::too_many_arguments)]
-#[inline(always)]
-fn pack_b(
-    b: Operand,
-    k: usize,
-    n: usize,
-    k0: usize,
-    kc: usize,
-    j0: usize,
-    width: usize,
-    out: &mut [f64],
-) {
-    let out = &mut out[..NR * kc];
+/// Rows `k0..k0 + kc`, columns `j0..j0 + NR` of B (k × n) as a kc × NR panel, the columns
+/// past n as zeros.
+fn pack_b(b: Operand, k: usize, n: usize, k0: usize, kc: usize, j0: usize, out: &mut [f64]) {
+    let width = NR.min(n - j0);
     if width < NR {
         out.fill(0.0);
     }
@@ -212,7 +249,7 @@ fn pack_b(
         Operand::Rows(b) => {
             for (p, panel) in out.chunks_exact_mut(NR).enumerate() {
                 let at = (k0 + p) * n + j0;
-                panel[..width].copy_from_slice(&b[at..at + width]);
+                copy_cols(panel, &b[at..], width);
             }
         }
         Operand::Transposed(bt) => {
