@@ -4,8 +4,10 @@
 //! engine (no clipping, no noise, shuffled batches). DP-SGD: Poisson sampling with expected
 //! batch 256, clipping norm 1, noise multiplier 1.
 //!
-//! Data: the built-in digits (1797 × 64, standardised) for the 64-input models, and 4096
-//! synthetic 784-pixel rows in [0, 1] (Fashion-MNIST's shape) for the 784-input ones.
+//! Data: the built-in digits (1797 × 64, standardised) for the 64-input models, 30 956
+//! synthetic Adult-shaped rows (123 binary features, one set in each of 14 groups, as the a1a
+//! one-hot encoding) for binary logistic regression, and 4096 synthetic 784-pixel rows in
+//! [0, 1] (Fashion-MNIST's shape) for the 784-input ones.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use dptune::data::{builtin, Standardiser};
@@ -31,6 +33,22 @@ fn pixels() -> (Array2<f64>, Vec<usize>) {
     (x, (0..4096).map(|i| i % 10).collect())
 }
 
+/// 30 956 rows shaped like Adult's a1a encoding: 14 groups of one-hot features (123 in all).
+fn adult_shaped() -> (Array2<f64>, Vec<usize>) {
+    const GROUPS: [usize; 14] = [5, 8, 16, 7, 14, 6, 5, 2, 3, 3, 3, 5, 41, 5];
+    let mut rng = stream(4, &[]);
+    let n = 30_956;
+    let mut x = Array2::zeros((n, 123));
+    for mut row in x.rows_mut() {
+        let mut start = 0;
+        for g in GROUPS {
+            row[start + rng.random_range(0..g)] = 1.0;
+            start += g;
+        }
+    }
+    (x, (0..n).map(|_| usize::from(rng.random::<f64>() < 0.24)).collect())
+}
+
 fn config(steps: u64, private: bool, engine: Engine) -> DpSgdConfig {
     let (clip, sigma, sampling) = if private {
         (Some(1.0), 1.0, Sampling::Poisson)
@@ -45,6 +63,7 @@ fn config(steps: u64, private: bool, engine: Engine) -> DpSgdConfig {
 fn throughput(c: &mut Criterion) {
     let digits = digits();
     let pixels = pixels();
+    let adult = adult_shaped();
     type Case<'a> = (&'a str, Box<dyn Model>, &'a (Array2<f64>, Vec<usize>), u64);
     let cases: Vec<Case> = vec![
         (
@@ -58,6 +77,12 @@ fn throughput(c: &mut Criterion) {
             Box::new(Mlp::new(&[64, 128, 10], Activation::Relu).unwrap()),
             &digits,
             40,
+        ),
+        (
+            "logistic_adult_123_1",
+            Box::new(Logistic::binary(123).unwrap()),
+            &adult,
+            80,
         ),
         (
             "logistic_784_10",
