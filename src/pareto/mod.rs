@@ -1,0 +1,15 @@
+//! The math of DPareto (spec 001; Avent et al., "Automatic Discovery of Privacy–Utility Pareto
+//! Fronts", PoPETs 2020): pure functions, no tuner loop.
+//!
+//! * [`front`]: Pareto fronts of (ε, error) points, their exact 2-D hypervolume, and the common
+//!   yardstick of spec §5 (`hv_lin`, `hv_log`, `best_err_at_eps`).
+//! * [`transform`]: the GPs' output transforms, log ε and logit of the clamped error.
+
+pub mod front;
+pub mod transform;
+
+pub use front::{
+    best_error_at, hv_lin, hv_log, hypervolume, pareto_front, Objectives, StepFront,
+    BEST_ERROR_EPSILONS, HV_LOG_EPSILON_FLOOR, HV_REFERENCE,
+};
+pub use transform::{from_model_space, log_epsilon, logit_error, to_model_space};
