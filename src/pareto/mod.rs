@@ -4,10 +4,14 @@
 //! * [`front`]: Pareto fronts of (ε, error) points, their exact 2-D hypervolume, and the common
 //!   yardstick of spec §5 (`hv_lin`, `hv_log`, `best_err_at_eps`).
 //! * [`transform`]: the GPs' output transforms, log ε and logit of the clamped error.
+//! * [`acquisition`]: HVPoI (DPareto's acquisition) and EHVI in closed form for two
+//!   objectives; the reference point rules and the front source.
 
+pub mod acquisition;
 pub mod front;
 pub mod transform;
 
+pub use acquisition::{FrontSource, ImprovementCells, Reference, VARIANCE_FLOOR};
 pub use front::{
     best_error_at, hv_lin, hv_log, hypervolume, pareto_front, Objectives, StepFront,
     BEST_ERROR_EPSILONS, HV_LOG_EPSILON_FLOOR, HV_REFERENCE,
