@@ -32,7 +32,7 @@ pub fn analytic_gaussian_epsilon(sensitivity: f64, sigma: f64, delta: f64) -> Re
 
 /// The ℓ2-sensitivity of the final weights of bolt-on L2-regularised logistic regression on n
 /// examples (Wu et al. 2017, Alg. 2): Δ = 2L/(nγ) with Lipschitz constant L = 2 as the
-/// release counts it, i.e. 4/(nγ) (spec §3.1 [code]).
+/// release counts it, i.e. 4/(nγ) (spec §3.1, from the release's code).
 pub fn output_perturbation_sensitivity(n: usize, gamma: f64) -> Result<f64> {
     if n == 0 {
         return Err(Error::invalid("n", 0, "a number of examples >= 1"));
