@@ -10,6 +10,7 @@ pub mod gp_ucb;
 pub mod learn;
 pub mod numeric;
 pub mod params;
+pub mod pareto;
 pub mod propose_test;
 pub mod rng;
 pub mod selection;
