@@ -5,6 +5,7 @@
 
 pub mod declarations;
 pub mod dp_sgd;
+pub mod dpsgd_tasks;
 pub mod gp_regression;
 pub mod grid_gain;
 pub mod per_user;
