@@ -48,7 +48,7 @@ fn unit_from_bits(bits: u64) -> f64 {
 /// Layers of the [`Ziggurat`]: the layer is the low 8 bits of one word.
 const ZIGGURAT_LAYERS: usize = 256;
 /// The right edge of the base layer for 256 layers (Marsaglia & Tsang 2000).
-const ZIGGURAT_R: f64 = 3.654_152_885_361_008_8;
+const ZIGGURAT_R: f64 = 3.654_152_885_361_009;
 
 /// Standard normal variates by Marsaglia & Tsang's ziggurat ("The Ziggurat Method for
 /// Generating Random Variables", J. Stat. Softw. 5(8), 2000), with the layer, the sign and the
