@@ -55,7 +55,7 @@ use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
 use rand::{Rng, RngCore};
-use std::collections::HashMap;
+use std::collections::hash_map::{Entry, HashMap};
 use std::sync::Arc;
 
 /// Stream tag of the oracle's runs and the best-utility sample ("dpst").
@@ -369,19 +369,22 @@ impl DpsgdTuningSpec {
         let mut tasks = Vec::new();
         for id in ids {
             let kind = id.data();
-            if !data.contains_key(&kind) {
-                let key = match kind {
-                    TaskData::Adult => "adult",
-                    TaskData::FashionMnist => "fashion_mnist",
-                };
-                let (loaded, source) = match paths(params, key)? {
-                    Some(files) => (kind.from_files(&files)?, files.join(", ")),
-                    None => (kind.cached()?, "cache".to_string()),
-                };
-                sources.push((kind, source));
-                data.insert(kind, loaded);
-            }
-            let task = Task::new(id, &data[&kind])?;
+            let loaded = match data.entry(kind) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => {
+                    let key = match kind {
+                        TaskData::Adult => "adult",
+                        TaskData::FashionMnist => "fashion_mnist",
+                    };
+                    let (loaded, source) = match paths(params, key)? {
+                        Some(files) => (kind.from_files(&files)?, files.join(", ")),
+                        None => (kind.cached()?, "cache".to_string()),
+                    };
+                    sources.push((kind, source));
+                    e.insert(loaded)
+                }
+            };
+            let task = Task::new(id, loaded)?;
             let domain = task.domain();
             let defaults = TuningSettings::defaults(kind);
             let settings = TuningSettings {
