@@ -1,6 +1,6 @@
 //! One run of one of spec 001's DP-SGD tasks on the cached data: prints λ, the guarantee
-//! (ε at δ = 1e-5, the without-replacement accountant), the test accuracy, whether it diverged
-//! and the wall time.
+//! (ε at δ = 1e-5, the without-replacement accountant), the test accuracy (and the majority
+//! class's share of the test part, for scale), whether it diverged and the wall time of the run.
 //!
 //!     just data                                      # once: fetches and checks the data
 //!     cargo run --release --example dpsgd_task -- [task] [T] [m] [η] [σ] [L] [seed]
@@ -54,8 +54,13 @@ fn run() -> dptune::Result<()> {
         h.noise_multiplier,
         h.clip
     );
+    let labels = task.test_labels();
+    let mut counts = vec![0usize; task.model().n_classes()];
+    labels.iter().for_each(|&l| counts[l] += 1);
+    let majority = *counts.iter().max().unwrap_or(&0) as f64 / labels.len() as f64;
     println!(
-        "({:.4}, {})-DP; test accuracy {:.4}; diverged {}; run {:.3} s (data loaded in {load:.2} s)",
+        "({:.4}, {})-DP; test accuracy {:.4} (majority class {majority:.4}); diverged {}; \
+         run {:.3} s (data loaded in {load:.2} s)",
         run.epsilon, run.delta, run.test_accuracy, run.diverged, run.wall_secs
     );
     Ok(())
