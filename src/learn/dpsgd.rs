@@ -67,6 +67,28 @@ pub enum Engine {
     PerExample,
 }
 
+/// What a run does when a step leaves non-finite parameters (too large a learning rate).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnDivergence {
+    /// The run is an [`Error::Numerical`]: the default, and what every caller written before
+    /// spec 001's tasks relies on.
+    #[default]
+    Fail,
+    /// The run stops and returns the parameters from before the step that overflowed (the
+    /// initial parameters when it is the first step) with [`Trained::diverged`] set, so the
+    /// model can still be scored (spec 001 "Divergence"; the DPareto release scores such runs
+    /// too).
+    ///
+    /// The stop is decided from the parameters alone, which are post-processing of the noisy
+    /// sums, so it costs no privacy. A non-finite *loss* at finite parameters does not stop the
+    /// run: the loss reads the lot without noise, so stopping on it would make the output
+    /// depend on the data beyond what the accountant covers. Where a non-finite loss matters
+    /// (a softmax or ReLU overflow gives NaN gradients) the same step's parameters turn
+    /// non-finite and the run stops with the same parameters; where it does not (a sigmoid or
+    /// hinge output beyond f64's range still has a bounded gradient) the run goes on.
+    Stop,
+}
+
 /// How long to train.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Length {
@@ -86,6 +108,7 @@ pub struct DpSgdConfig {
     sampling: Sampling,
     optimizer: Optimizer,
     engine: Engine,
+    on_divergence: OnDivergence,
 }
 
 /// What a run returns.
@@ -94,8 +117,12 @@ pub struct Trained {
     pub params: Vec<f64>,
     /// Per step: the batch's summed loss over the divisor used for its gradient, plus R(θ),
     /// before the step: an estimate of the objective. It reads the data without noise, so it is
-    /// a diagnostic, not a private release.
+    /// a diagnostic, not a private release. With [`OnDivergence::Stop`] a diverged run's last
+    /// entry is the step that overflowed (not applied to `params`).
     pub loss_trace: Vec<f64>,
+    /// The run stopped early on non-finite parameters ([`OnDivergence::Stop`]; always false
+    /// with [`OnDivergence::Fail`], which returns an error instead).
+    pub diverged: bool,
 }
 
 /// Examples per parallel task. Fixed (not per thread), so the summation order is too.
@@ -144,6 +171,7 @@ impl DpSgdConfig {
             sampling,
             optimizer: Optimizer::Sgd,
             engine: Engine::default(),
+            on_divergence: OnDivergence::default(),
         })
     }
 
@@ -170,6 +198,14 @@ impl DpSgdConfig {
         DpSgdConfig { engine, ..self }
     }
 
+    /// The same settings with `on_divergence` (default [`OnDivergence::Fail`]).
+    pub fn with_divergence(self, on_divergence: OnDivergence) -> Self {
+        DpSgdConfig {
+            on_divergence,
+            ..self
+        }
+    }
+
     pub fn learning_rate(&self) -> f64 {
         self.learning_rate
     }
@@ -190,6 +226,9 @@ impl DpSgdConfig {
     }
     pub fn optimizer(&self) -> Optimizer {
         self.optimizer
+    }
+    pub fn on_divergence(&self) -> OnDivergence {
+        self.on_divergence
     }
 
     fn check_size(&self, n: usize) -> Result<()> {
@@ -270,7 +309,8 @@ impl DpSgdConfig {
     }
 
     /// Trains `model` from `params`. A run whose parameters overflow (too large a learning
-    /// rate) is an error, never NaN parameters.
+    /// rate) is an error, never NaN parameters, or with [`OnDivergence::Stop`] a run that
+    /// stops there and returns its last finite parameters.
     pub fn train_from<M: Model + ?Sized>(
         &self,
         model: &M,
@@ -281,6 +321,17 @@ impl DpSgdConfig {
     ) -> Result<Trained> {
         let x = check_data(model, &params, x, labels)?;
         let x = x.as_slice().expect("standard layout");
+        let stop = self.on_divergence == OnDivergence::Stop;
+        if stop && params.iter().any(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                "params",
+                "a non-finite initial value",
+                "finite initial parameters",
+            ));
+        }
+        // The parameters before the current step, kept only when a diverged run returns them.
+        let mut before = if stop { params.clone() } else { Vec::new() };
+        let mut diverged = false;
         let n = labels.len();
         let steps = self.steps(n)?;
         let b = self.batch_size;
@@ -359,6 +410,9 @@ impl DpSgdConfig {
             // clipping norm on something that needs no privacy.
             model.add_regulariser_gradient(&params, &mut grad);
             loss_trace.push(loss_sum / divisor + model.regulariser(&params));
+            if stop {
+                before.copy_from_slice(&params);
+            }
             match &mut adam {
                 None => axpy(-self.learning_rate, &grad, &mut params),
                 Some(state) => state.step(self.learning_rate, &grad, &mut params),
@@ -366,13 +420,22 @@ impl DpSgdConfig {
             // Decided from the parameters alone, which are post-processing of the noisy sums,
             // so stopping reveals nothing more (the data losses are not private).
             if params.iter().any(|v| !v.is_finite()) {
+                if stop {
+                    std::mem::swap(&mut params, &mut before);
+                    diverged = true;
+                    break;
+                }
                 return Err(Error::Numerical(format!(
                     "DP-SGD diverged at step {step} (non-finite parameters): lower the \
                      learning_rate"
                 )));
             }
         }
-        Ok(Trained { params, loss_trace })
+        Ok(Trained {
+            params,
+            loss_trace,
+            diverged,
+        })
     }
 }
 
@@ -1041,6 +1104,80 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(msg.contains("diverged"), "{msg}");
+    }
+
+    /// With `OnDivergence::Stop` the same overflowing run returns the parameters from before
+    /// the step that overflowed: exactly those of the longest run that did not overflow.
+    #[test]
+    fn a_stopped_run_keeps_its_last_finite_parameters() {
+        let (x, labels) = blobs(40, 4, 3, 11);
+        let model = Mlp::new(&[4, 8, 3], Activation::Relu).unwrap();
+        let config = |lr: f64, steps: u64| {
+            DpSgdConfig::new(
+                lr,
+                10,
+                Length::Steps(steps),
+                Some(1.0),
+                0.5,
+                Sampling::WithoutReplacement,
+            )
+            .unwrap()
+        };
+        let run = |c: DpSgdConfig| c.train(&model, x.view(), &labels, &mut stream(12, &[]));
+        let lr = 1e300;
+        let stopped = run(config(lr, 20).with_divergence(OnDivergence::Stop)).unwrap();
+        assert!(stopped.diverged);
+        assert!(stopped.params.iter().all(|v| v.is_finite()));
+        let taken = stopped.loss_trace.len() as u64;
+        assert!((1..20).contains(&taken), "{taken} steps");
+        // Identical to the default run cut one step short (the same draws up to there).
+        let before = if taken == 1 {
+            model.init(&mut stream(12, &[]))
+        } else {
+            let t = run(config(lr, taken - 1)).unwrap();
+            assert!(!t.diverged);
+            t.params
+        };
+        assert_eq!(stopped.params, before);
+        assert!(run(config(lr, taken)).is_err());
+
+        // A first step that overflows returns the initial parameters.
+        let svm = LinearSvm::new(4, 1.0, WeightPenalty::None).unwrap();
+        let first = DpSgdConfig::new(
+            1e308,
+            40,
+            Length::Steps(5),
+            Some(1.0),
+            1e10,
+            Sampling::Poisson,
+        )
+        .unwrap()
+        .with_divergence(OnDivergence::Stop)
+        .train(
+            &svm,
+            x.view(),
+            &labels.iter().map(|&l| l % 2).collect::<Vec<_>>(),
+            &mut stream(1, &[]),
+        )
+        .unwrap();
+        assert!(first.diverged);
+        assert_eq!(first.loss_trace.len(), 1);
+        assert_eq!(first.params, vec![0.0; svm.n_params()]);
+
+        // A run that never overflows is the same either way, bit for bit.
+        let calm = run(config(0.1, 20)).unwrap();
+        let calm_stop = run(config(0.1, 20).with_divergence(OnDivergence::Stop)).unwrap();
+        assert!(!calm.diverged);
+        assert_eq!(calm, calm_stop);
+        // Non-finite initial parameters are refused rather than returned as "last finite".
+        let mut bad = model.init(&mut stream(12, &[]));
+        bad[0] = f64::NAN;
+        let msg = config(0.1, 2)
+            .with_divergence(OnDivergence::Stop)
+            .train_from(&model, bad, x.view(), &labels, &mut stream(1, &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.starts_with("invalid params"), "{msg}");
     }
 
     #[test]

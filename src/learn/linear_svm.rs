@@ -1,6 +1,7 @@
 //! The binary linear soft-margin SVM of spec 000 §6 Fig. 1: minimise
-//! ‖w‖₂² + α·(1/n)·Σᵢ max(0, 1 − yᵢ(w·xᵢ + b)) (or ½‖w‖₂² by a flag, spec 000 §8.2), the bias
-//! unregularised. The hinge is the per-example loss; the norm is the regulariser.
+//! ‖w‖₂² + α·(1/n)·Σᵢ max(0, 1 − yᵢ(w·xᵢ + b)) (or ½‖w‖₂² by a flag, spec 000 §8.2, or no
+//! penalty at all for spec 001's adult SVM), the bias unregularised. The hinge is the
+//! per-example loss; the norm is the regulariser.
 
 use super::dense::{dot, norm_sq, Dense};
 use super::model::{ExampleGradient, Model};
@@ -15,6 +16,9 @@ pub enum WeightPenalty {
     SquaredNorm,
     /// ½‖w‖₂², the usual convention.
     HalfSquaredNorm,
+    /// No penalty: the plain hinge (spec 001's adult SVM, trained by DP-SGD on the hinge
+    /// alone, as the DPareto release does).
+    None,
 }
 
 /// A linear SVM on `n_features` inputs. Parameters: w (one per feature), then b. Class 1 is
@@ -49,6 +53,7 @@ impl LinearSvm {
         match self.penalty {
             WeightPenalty::SquaredNorm => 1.0,
             WeightPenalty::HalfSquaredNorm => 0.5,
+            WeightPenalty::None => 0.0,
         }
     }
     /// w·x + b.
@@ -117,9 +122,16 @@ impl Model for LinearSvm {
         })
     }
     fn regulariser(&self, params: &[f64]) -> f64 {
+        if self.penalty == WeightPenalty::None {
+            return 0.0;
+        }
         self.penalty_factor() * norm_sq(&params[..self.n_features])
     }
     fn add_regulariser_gradient(&self, params: &[f64], grad: &mut [f64]) {
+        if self.penalty == WeightPenalty::None {
+            // Nothing to add (and 0·w would turn an infinite weight into NaN).
+            return;
+        }
         let two_f = 2.0 * self.penalty_factor();
         for (g, w) in grad.iter_mut().zip(&params[..self.n_features]) {
             *g += two_f * w;
@@ -139,7 +151,11 @@ mod tests {
         // 0.4·0.5 + 0.7·0.5 + 0.2 = 0.75.
         let x = vec![vec![0.5, 0.4], vec![-3.0, 1.0], vec![0.5, -0.5]];
         let labels = [1, 0, 1];
-        for penalty in [WeightPenalty::SquaredNorm, WeightPenalty::HalfSquaredNorm] {
+        for penalty in [
+            WeightPenalty::SquaredNorm,
+            WeightPenalty::HalfSquaredNorm,
+            WeightPenalty::None,
+        ] {
             let model = LinearSvm::new(2, 2.5, penalty).unwrap();
             check_gradients(&model, &params, &x, &labels);
             check_regulariser(&model, &params);
@@ -160,6 +176,11 @@ mod tests {
         );
         assert!((model.regulariser(&params) - 0.65).abs() < 1e-15);
         assert!((half.regulariser(&params) - 0.325).abs() < 1e-15);
+        let plain = LinearSvm::new(2, 2.5, WeightPenalty::None).unwrap();
+        assert_eq!(plain.regulariser(&params), 0.0);
+        let mut grad = [1.0, 2.0, 3.0];
+        plain.add_regulariser_gradient(&params, &mut grad);
+        assert_eq!(grad, [1.0, 2.0, 3.0]);
         assert_eq!(model.predict(&params, &[-3.0, 1.0], &mut scratch), 0);
         assert_eq!(model.predict(&params, &[0.5, -0.5], &mut scratch), 1);
     }

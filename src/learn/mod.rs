@@ -9,13 +9,17 @@ pub mod batched;
 mod dense;
 pub mod dpsgd;
 mod gemm;
+pub mod init;
 pub mod linear_svm;
 pub mod logistic;
 pub mod mlp;
 pub mod model;
 
 pub use batched::{Head, Network};
-pub use dpsgd::{add_clipped_gradient, DpSgdConfig, Engine, Length, Optimizer, Sampling, Trained};
+pub use dpsgd::{
+    add_clipped_gradient, DpSgdConfig, Engine, Length, OnDivergence, Optimizer, Sampling, Trained,
+};
+pub use init::Init;
 pub use linear_svm::{LinearSvm, WeightPenalty};
 pub use logistic::Logistic;
 pub use mlp::{Activation, Mlp};

@@ -5,6 +5,8 @@
 
 pub mod declarations;
 pub mod dp_sgd;
+pub mod dpsgd_tasks;
+pub mod dpsgd_tuning;
 pub mod gp_regression;
 pub mod grid_gain;
 pub mod per_user;
@@ -340,6 +342,7 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
         per_user::location::robust_regression_spec,
     ),
     ("svr-ct-slices", svr_ct_slices::spec),
+    ("dpsgd-task", dpsgd_tuning::spec),
 ];
 
 /// The workload family `kind`, configured by `params`.
