@@ -158,11 +158,12 @@ impl Network {
             );
             let acts = &work.inputs[l];
             match self.activation {
-                Activation::Relu => below.iter_mut().zip(acts).for_each(|(g, &a)| {
-                    if a <= 0.0 {
-                        *g = 0.0
-                    }
-                }),
+                // A select, not a conditional store: it vectorises, and half the units
+                // being off would mispredict a branch.
+                Activation::Relu => below
+                    .iter_mut()
+                    .zip(acts)
+                    .for_each(|(g, &a)| *g = if a > 0.0 { *g } else { 0.0 }),
                 Activation::Tanh => below
                     .iter_mut()
                     .zip(acts)
