@@ -46,7 +46,12 @@ fn adult_shaped() -> (Array2<f64>, Vec<usize>) {
             start += g;
         }
     }
-    (x, (0..n).map(|_| usize::from(rng.random::<f64>() < 0.24)).collect())
+    (
+        x,
+        (0..n)
+            .map(|_| usize::from(rng.random::<f64>() < 0.24))
+            .collect(),
+    )
 }
 
 fn config(steps: u64, private: bool, engine: Engine) -> DpSgdConfig {
@@ -82,7 +87,7 @@ fn throughput(c: &mut Criterion) {
             "logistic_adult_123_1",
             Box::new(Logistic::binary(123).unwrap()),
             &adult,
-            80,
+            400,
         ),
         (
             "logistic_784_10",

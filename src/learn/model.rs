@@ -109,7 +109,13 @@ pub(crate) fn check_data<'a, M: Model + ?Sized>(
             format!("class indices < {}", model.n_classes()),
         ));
     }
-    if let Some(((i, _), _)) = x.indexed_iter().find(|(_, v)| !v.is_finite()) {
+    // One fast pass over the values; the row is looked up only when there is one to name.
+    if !x.iter().all(|v| v.is_finite()) {
+        let i = x
+            .rows()
+            .into_iter()
+            .position(|row| !row.iter().all(|v| v.is_finite()))
+            .unwrap_or(0);
         return Err(Error::invalid(
             "x",
             format!("a non-finite value in row {i}"),
