@@ -89,5 +89,20 @@ fn lr_search_is_deterministic_and_within_budget() {
             assert!(e <= t, "row {i}: ε = {e} > target {t}");
         }
     }
+    // K = 0 trains nothing, so it outputs nothing learned from the data: no learning rate was
+    // chosen, and every such search reports the one untrained model, whatever the pool holds.
+    let (k, lr, test) = (
+        t1.u64("k").unwrap(),
+        t1.f64("learning_rate").unwrap(),
+        t1.f64("test_accuracy").unwrap(),
+    );
+    let empty: Vec<usize> = (0..t1.height())
+        .filter(|&i| k[i] == 0 && eps[i].is_some())
+        .collect();
+    assert!(!empty.is_empty(), "the smoke profile has K = 0 searches");
+    for &i in &empty {
+        assert_eq!(lr[i], None, "row {i}: K = 0 chose a learning rate");
+        assert_eq!(test[i], test[empty[0]], "row {i}: K = 0 outputs differ");
+    }
     let _ = (std::fs::remove_dir_all(&a), std::fs::remove_dir_all(&b));
 }

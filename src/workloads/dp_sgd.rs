@@ -171,6 +171,19 @@ impl DpSgdTask {
     }
 
     /// One private run at `learning_rate`.
+    /// The test accuracy of the model at its initial parameters (drawn from `rng`, never
+    /// trained): what a search that tries nothing (K = 0) can output without touching the
+    /// private data. Reported, not released.
+    pub fn untrained_test_accuracy(&self, rng: &mut dyn RngCore) -> Result<f64> {
+        let params = self.model.init(rng);
+        accuracy(
+            self.model.as_ref(),
+            &params,
+            self.test.0.view(),
+            &self.test.1,
+        )
+    }
+
     pub fn run(&self, learning_rate: f64, rng: &mut dyn RngCore) -> Result<RunResult> {
         let config = Self::config_for(&self.settings, learning_rate)?;
         let model = self.model.as_ref();

@@ -37,6 +37,8 @@ pub const KIND: StudyKind = StudyKind {
 
 const POOL_STREAM: u64 = 0x706f_6f6c;
 const SEARCH_STREAM: u64 = 0x7365_6172;
+/// The stream of the untrained model a K = 0 search outputs ("untr").
+const UNTRAINED_STREAM: u64 = 0x756e_7472;
 
 /// A `lr-search` file.
 #[derive(Clone, Debug, PartialEq)]
@@ -223,6 +225,16 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
     // whatever K is (heavy-tailed K reaches millions).
     let mut ranked: Vec<&PoolRun> = runs.iter().collect();
     ranked.sort_by(|a, b| b.released.total_cmp(&a.released));
+    // K = 0 tries nothing, so it outputs nothing learned from the data (⊥): the model at its
+    // initial parameters, never trained, drawn once from a public stream.
+    let untrained = PoolRun {
+        rate: usize::MAX,
+        run: 0,
+        learning_rate: f64::NAN,
+        validation: f64::NAN,
+        released: f64::NAN,
+        test: task.untrained_test_accuracy(&mut stream(s.seed, &[UNTRAINED_STREAM]))?,
+    };
     let mut rows = SearchRows::default();
     for &family in &s.distributions {
         for &eps in &s.epsilons {
@@ -237,10 +249,8 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
             for trial in 0..s.searches {
                 let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
                 let k = law.sample(&mut rng);
-                // K = 0 releases the data-independent default: the first learning rate's
-                // first pool run.
                 let chosen = match k {
-                    0 => &runs[0],
+                    0 => &untrained,
                     k => ranked[best_rank(ranked.len(), k, rng.random())],
                 };
                 rows.push(
