@@ -15,9 +15,12 @@ use super::dense::{
 };
 use super::gemm::{gemm_acc, Operand};
 use super::mlp::Activation;
+use rayon::prelude::*;
 
 /// Rows of a batch processed at once (bounds memory on large Poisson batches).
 const WAVE: usize = 1024;
+/// Examples per parallel task when computing clip factors.
+const NORM_CHUNK: usize = 32;
 
 /// The loss on the last layer's outputs.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -174,18 +177,35 @@ impl Network {
         work.scale.clear();
         work.scale.resize(b, 1.0);
         if let Some(c) = clip {
-            for (i, scale) in work.scale.iter_mut().enumerate() {
+            let (inputs, deltas) = (&work.inputs, &work.deltas);
+            let factor = |i: usize| {
                 let norm_sq: f64 = self
                     .layers
                     .iter()
                     .enumerate()
                     .map(|(l, layer)| {
-                        let a = &work.inputs[l][i * layer.inputs..(i + 1) * layer.inputs];
-                        let g = &work.deltas[l][i * layer.outputs..(i + 1) * layer.outputs];
+                        let a = &inputs[l][i * layer.inputs..(i + 1) * layer.inputs];
+                        let g = &deltas[l][i * layer.outputs..(i + 1) * layer.outputs];
                         Dense::gradient_norm_sq(norm_sq(a), g)
                     })
                     .sum();
-                *scale = clip_factor(norm_sq, c);
+                clip_factor(norm_sq, c)
+            };
+            // Each example's factor is computed alone, so splitting the batch changes nothing.
+            let per_example: usize = self.layers.iter().map(|l| l.inputs + l.outputs).sum();
+            if b * per_example >= 1 << 18 {
+                work.scale
+                    .par_chunks_mut(NORM_CHUNK)
+                    .enumerate()
+                    .for_each(|(chunk, scales)| {
+                        for (j, scale) in scales.iter_mut().enumerate() {
+                            *scale = factor(chunk * NORM_CHUNK + j);
+                        }
+                    });
+            } else {
+                for (i, scale) in work.scale.iter_mut().enumerate() {
+                    *scale = factor(i);
+                }
             }
         }
         // The clipped sum, one product per layer: Aᵀ·(diag(c)·Δ), and the bias Σ_i c_i δ_i.
@@ -291,6 +311,47 @@ mod tests {
                     assert!((loss - want_loss).abs() <= 1e-10 * want_loss.abs().max(1.0));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn clip_factors_computed_in_parallel_agree_with_the_per_example_sum() {
+        // 400 × (201 + 300 + 301 + 10) ≥ 2¹⁸: the parallel branch.
+        let model = Mlp::new(&[200, 300, 10], Activation::Relu).unwrap();
+        let net = model.network().unwrap();
+        let n = 500;
+        let mut rng = stream(12, &[]);
+        let x: Vec<f64> = (0..n * 200).map(|_| normal(&mut rng)).collect();
+        let labels: Vec<usize> = (0..n).map(|i| i % 10).collect();
+        let params: Vec<f64> = (0..model.n_params())
+            .map(|_| 0.1 * normal(&mut rng))
+            .collect();
+        let batch: Vec<usize> = (0..400).map(|i| (i * 7) % n).collect();
+        let (want, _) = per_example(&model, &params, &x, &labels, &batch, Some(0.5));
+        let run = |threads| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let mut got = vec![0.0; params.len()];
+            pool.install(|| {
+                net.clipped_sum(
+                    &params,
+                    &x,
+                    &labels,
+                    &batch,
+                    Some(0.5),
+                    &mut BatchWork::default(),
+                    &mut got,
+                )
+            });
+            got
+        };
+        let got = run(1);
+        assert_eq!(got, run(3));
+        let scale = want.iter().fold(1.0_f64, |m, v| m.max(v.abs()));
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-10 * scale, "coordinate {k}: {g} vs {w}");
         }
     }
 
