@@ -227,14 +227,7 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
     ranked.sort_by(|a, b| b.released.total_cmp(&a.released));
     // K = 0 tries nothing, so it outputs nothing learned from the data (⊥): the model at its
     // initial parameters, never trained, drawn once from a public stream.
-    let untrained = PoolRun {
-        rate: usize::MAX,
-        run: 0,
-        learning_rate: f64::NAN,
-        validation: f64::NAN,
-        released: f64::NAN,
-        test: task.untrained_test_accuracy(&mut stream(s.seed, &[UNTRAINED_STREAM]))?,
-    };
+    let untrained_test = task.untrained_test_accuracy(&mut stream(s.seed, &[UNTRAINED_STREAM]))?;
     let mut rows = SearchRows::default();
     for &family in &s.distributions {
         for &eps in &s.epsilons {
@@ -249,9 +242,13 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
             for trial in 0..s.searches {
                 let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
                 let k = law.sample(&mut rng);
-                let chosen = match k {
-                    0 => &untrained,
-                    k => ranked[best_rank(ranked.len(), k, rng.random())],
+                // The chosen learning rate (none for K = 0) and the output's test accuracy.
+                let (learning_rate, test) = match k {
+                    0 => (None, untrained_test),
+                    k => {
+                        let run = ranked[best_rank(ranked.len(), k, rng.random())];
+                        (Some(run.learning_rate), run.test)
+                    }
                 };
                 rows.push(
                     family,
@@ -260,7 +257,8 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
                     c.bound.epsilon,
                     trial,
                     k,
-                    chosen,
+                    learning_rate,
+                    test,
                     k == 0,
                 );
             }
@@ -317,7 +315,8 @@ impl SearchRows {
         epsilon: f64,
         trial: u64,
         k: u64,
-        chosen: &PoolRun,
+        learning_rate: Option<f64>,
+        test: f64,
         fallback: bool,
     ) {
         self.distribution.push(family.name());
@@ -326,8 +325,8 @@ impl SearchRows {
         self.epsilon.push(finite(epsilon));
         self.trial.push(trial);
         self.k.push(k);
-        self.learning_rate.push(finite(chosen.learning_rate));
-        self.test.push(finite(chosen.test));
+        self.learning_rate.push(learning_rate.and_then(finite));
+        self.test.push(finite(test));
         self.fallback.push(fallback);
     }
 
