@@ -30,7 +30,26 @@ report:
 test: deps
     cargo test --all-targets
     cargo test --doc
+    just test-cuda-build
     just sims-smoke
+
+# The `cuda` feature on a machine without a GPU: it builds and lints, and its GPU tests say
+# that they were not run (`just test-gpu` runs them where there is a GPU).
+test-cuda-build:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cargo clippy --all-targets --features cuda -- -D warnings
+    out=$(cargo test --features cuda --test gpu_engine -- --nocapture 2>&1) || { echo "$out"; exit 1; }
+    echo "$out" | grep -E "^test result|not run" || true
+    if echo "$out" | grep -q "GPU test not run"; then
+        echo "NOTE: the GPU tests and benches were NOT run here (no usable GPU); run 'just test-gpu' on a machine with one"
+    fi
+
+# On a machine with an NVIDIA GPU (driver for CUDA 13): the GPU engine's tests (a missing GPU
+# fails them) and its benchmark (README "DP-SGD on the GPU").
+test-gpu: deps
+    DPTUNE_REQUIRE_GPU=1 cargo test --release --features cuda --test gpu_engine
+    cargo run --release --features cuda --example gpu_bench
 
 # Criterion benches (release build); reports land in target/criterion/.
 bench: deps
@@ -40,6 +59,7 @@ bench: deps
 lint:
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
+    cargo clippy --all-targets --features cuda -- -D warnings
 
 # Install the system packages dptune links against (Debian/Ubuntu: libopenblas-dev).
 deps:

@@ -465,7 +465,7 @@ fn exit_code(e: &Error) -> i32 {
         | Error::Experiment { .. }
         | Error::Data { .. }
         | Error::Results { .. } => 2,
-        Error::Numerical(_) | Error::Io { .. } => 1,
+        Error::Numerical(_) | Error::Io { .. } | Error::Device(_) => 1,
     }
 }
 

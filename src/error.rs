@@ -62,6 +62,10 @@ pub enum Error {
     /// or file, and what to do.
     #[error("{path}: {reason}")]
     Results { path: String, reason: String },
+    /// The GPU (feature `cuda`) cannot be used or failed: a missing library or device, an
+    /// allocation or a launch that failed.
+    #[error("GPU: {0}")]
+    Device(String),
     /// A file could not be read or written.
     #[error("{path}: {reason}")]
     Io { path: String, reason: String },

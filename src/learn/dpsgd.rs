@@ -261,6 +261,17 @@ impl DpSgdConfig {
         Ok(self.batch_size as f64 / n as f64)
     }
 
+    /// The standard deviation of the noise added to each coordinate of a step's clipped sum: σ
+    /// times the sum's sensitivity, C for add/remove-one neighbours (Poisson) and 2C for
+    /// replace-one (fixed-size lots); 0 without clipping.
+    pub fn noise_sd(&self) -> f64 {
+        let sensitivity = match self.sampling {
+            Sampling::WithoutReplacement => 2.0 * self.clip.unwrap_or(0.0),
+            _ => self.clip.unwrap_or(0.0),
+        };
+        self.noise_multiplier * sensitivity
+    }
+
     /// The RDP curve of a whole run on `n` examples: `steps` subsampled Gaussian mechanisms
     /// with rate q and noise multiplier σ, under add/remove-one neighbours (Poisson) or
     /// replace-one neighbours (without replacement). The model's regulariser and
@@ -334,16 +345,7 @@ impl DpSgdConfig {
         let mut diverged = false;
         let n = labels.len();
         let steps = self.steps(n)?;
-        let b = self.batch_size;
-        let q = self.sampling_rate(n)?;
-        let steps_per_epoch = n.div_ceil(b) as u64;
-        // The noise is σ times the sensitivity of the clipped sum: C for add/remove-one
-        // neighbours (Poisson), 2C for replace-one (fixed-size lots).
-        let sensitivity = match self.sampling {
-            Sampling::WithoutReplacement => 2.0 * self.clip.unwrap_or(0.0),
-            _ => self.clip.unwrap_or(0.0),
-        };
-        let noise_sd = self.noise_multiplier * sensitivity;
+        let noise_sd = self.noise_sd();
         let mut adam = AdamState::new(self.optimizer, params.len());
         let mut work = Workspace::new(model);
         // Dense-layer models take the batched engine; others go one example at a time.
@@ -353,42 +355,10 @@ impl DpSgdConfig {
         };
         let mut batch_work = BatchWork::default();
         let mut grad = vec![0.0; model.n_params()];
-        let mut poisson_batch = Vec::with_capacity(n);
-        let mut order: Vec<usize> = Vec::with_capacity(n);
+        let mut lots = LotSampler::new(self, n)?;
         let mut loss_trace = Vec::with_capacity(steps.min(1 << 20) as usize);
         for step in 0..steps {
-            let (batch, divisor): (&[usize], f64) = match self.sampling {
-                Sampling::Poisson => {
-                    poisson_batch.clear();
-                    poisson_subsample(n, q, &mut *rng, &mut poisson_batch);
-                    // The expected size, not the realised one: the realised size depends on
-                    // whether an example is present, the divisor must not.
-                    (&poisson_batch, b as f64)
-                }
-                Sampling::WithoutReplacement => {
-                    if order.len() != n {
-                        order.clear();
-                        order.extend(0..n);
-                    }
-                    // A partial Fisher–Yates: the first b places become a uniform b-subset
-                    // whatever order the array was left in.
-                    for j in 0..b {
-                        let r = j + uniform_below(&mut *rng, (n - j) as u64) as usize;
-                        order.swap(j, r);
-                    }
-                    (&order[..b], b as f64)
-                }
-                Sampling::Shuffle => {
-                    let k = (step % steps_per_epoch) as usize;
-                    if k == 0 {
-                        order.clear();
-                        order.extend(0..n);
-                        shuffle(&mut order, &mut *rng);
-                    }
-                    let batch = &order[k * b..((k + 1) * b).min(n)];
-                    (batch, batch.len() as f64)
-                }
-            };
+            let (batch, divisor) = lots.next(step, &mut *rng);
             let loss_sum = match &network {
                 Some(net) => net.clipped_sum(
                     &params,
@@ -436,6 +406,75 @@ impl DpSgdConfig {
             loss_trace,
             diverged,
         })
+    }
+}
+
+/// Draws each step's lot exactly as DP-SGD does, so every engine (the CPU's and the GPU's)
+/// trains on the same lots from the same stream.
+pub(crate) struct LotSampler {
+    sampling: Sampling,
+    n: usize,
+    batch_size: usize,
+    rate: f64,
+    steps_per_epoch: u64,
+    poisson_batch: Vec<usize>,
+    order: Vec<usize>,
+}
+
+impl LotSampler {
+    pub(crate) fn new(config: &DpSgdConfig, n: usize) -> Result<Self> {
+        Ok(LotSampler {
+            sampling: config.sampling,
+            n,
+            batch_size: config.batch_size,
+            rate: config.sampling_rate(n)?,
+            steps_per_epoch: n.div_ceil(config.batch_size) as u64,
+            poisson_batch: Vec::with_capacity(n),
+            order: Vec::with_capacity(n),
+        })
+    }
+
+    /// Whether every lot is all n rows, drawn with nothing from the stream (Poisson at rate 1).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn takes_every_row(&self) -> bool {
+        self.sampling == Sampling::Poisson && self.rate >= 1.0
+    }
+
+    /// Step `step`'s lot (row indices) and the divisor of its gradient sum.
+    pub(crate) fn next(&mut self, step: u64, rng: &mut dyn RngCore) -> (&[usize], f64) {
+        let (n, b) = (self.n, self.batch_size);
+        match self.sampling {
+            Sampling::Poisson => {
+                self.poisson_batch.clear();
+                poisson_subsample(n, self.rate, &mut *rng, &mut self.poisson_batch);
+                // The expected size, not the realised one: the realised size depends on
+                // whether an example is present, the divisor must not.
+                (&self.poisson_batch, b as f64)
+            }
+            Sampling::WithoutReplacement => {
+                if self.order.len() != n {
+                    self.order.clear();
+                    self.order.extend(0..n);
+                }
+                // A partial Fisher–Yates: the first b places become a uniform b-subset
+                // whatever order the array was left in.
+                for j in 0..b {
+                    let r = j + uniform_below(&mut *rng, (n - j) as u64) as usize;
+                    self.order.swap(j, r);
+                }
+                (&self.order[..b], b as f64)
+            }
+            Sampling::Shuffle => {
+                let k = (step % self.steps_per_epoch) as usize;
+                if k == 0 {
+                    self.order.clear();
+                    self.order.extend(0..n);
+                    shuffle(&mut self.order, &mut *rng);
+                }
+                let batch = &self.order[k * b..((k + 1) * b).min(n)];
+                (batch, batch.len() as f64)
+            }
+        }
     }
 }
 

@@ -121,6 +121,9 @@ impl Model for LinearSvm {
             head: Head::Hinge { alpha: self.alpha },
         })
     }
+    fn has_regulariser(&self) -> bool {
+        self.penalty != WeightPenalty::None
+    }
     fn regulariser(&self, params: &[f64]) -> f64 {
         if self.penalty == WeightPenalty::None {
             return 0.0;

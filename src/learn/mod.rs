@@ -7,8 +7,11 @@ pub mod svr;
 
 pub mod batched;
 mod dense;
+mod device;
 pub mod dpsgd;
 mod gemm;
+#[cfg(feature = "cuda")]
+pub mod gpu;
 pub mod init;
 pub mod linear_svm;
 pub mod logistic;
@@ -16,6 +19,7 @@ pub mod mlp;
 pub mod model;
 
 pub use batched::{Head, Network};
+pub use device::{train_on_gpu, Device};
 pub use dpsgd::{
     add_clipped_gradient, DpSgdConfig, Engine, Length, OnDivergence, Optimizer, Sampling, Trained,
 };

@@ -47,6 +47,10 @@ pub trait Model: Send + Sync {
     fn network(&self) -> Option<super::Network> {
         None
     }
+    /// Whether R(θ) is ever non-zero (engines that cannot add ∇R refuse such a model).
+    fn has_regulariser(&self) -> bool {
+        false
+    }
     /// R(θ), the data-independent part of the objective.
     fn regulariser(&self, _params: &[f64]) -> f64 {
         0.0

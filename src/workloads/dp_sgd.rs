@@ -13,7 +13,9 @@ use super::{Hyper, PrivateTraining};
 use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::{Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
-use crate::learn::{accuracy, Activation, DpSgdConfig, Length, Logistic, Mlp, Model, Sampling};
+use crate::learn::{
+    accuracy, Activation, Device, DpSgdConfig, Length, Logistic, Mlp, Model, Sampling,
+};
 use ndarray::Array2;
 use rand::RngCore;
 
@@ -76,6 +78,8 @@ pub struct DpSgdSettings {
     pub noise_multiplier: f64,
     /// z: the released validation accuracy gets Gaussian noise of sd z/m.
     pub score_noise: f64,
+    /// Where the runs train (`device` in experiment files; the CPU by default).
+    pub device: Device,
 }
 
 /// What one run produced. Only `released` is private; the accuracies are for reporting.
@@ -190,7 +194,11 @@ impl DpSgdTask {
         let score = |params: &[f64], (x, y): &(Array2<f64>, Vec<usize>)| {
             accuracy(model, params, x.view(), y)
         };
-        let (val, test) = match config.train(model, self.train.0.view(), &self.train.1, rng) {
+        let trained =
+            self.settings
+                .device
+                .train(&config, model, self.train.0.view(), &self.train.1, rng);
+        let (val, test) = match trained {
             Ok(t) => (
                 score(&t.params, &self.validation)?,
                 score(&t.params, &self.test)?,
@@ -232,6 +240,7 @@ mod tests {
             clip: 1.0,
             noise_multiplier: 1.5,
             score_noise: 2.0,
+            device: Device::Cpu,
         }
     }
 

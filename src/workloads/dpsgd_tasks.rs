@@ -53,8 +53,8 @@ use crate::data::TrainTest;
 use crate::data::{adult, fashion_mnist, load_adult, load_fashion_mnist, AdultSplit, Dataset};
 use crate::error::{Error, Result};
 use crate::learn::{
-    accuracy, Activation, DpSgdConfig, Init, Length, LinearSvm, Logistic, Mlp, Model, OnDivergence,
-    Optimizer, Sampling, WeightPenalty,
+    accuracy, Activation, Device, DpSgdConfig, Init, Length, LinearSvm, Logistic, Mlp, Model,
+    OnDivergence, Optimizer, Sampling, WeightPenalty,
 };
 use crate::numeric::fmt_num;
 use ndarray::Array2;
@@ -382,6 +382,7 @@ pub struct Task {
     model: Box<dyn Model>,
     train: (Array2<f64>, Vec<usize>),
     test: (Array2<f64>, Vec<usize>),
+    device: Device,
 }
 
 impl std::fmt::Debug for Task {
@@ -448,7 +449,13 @@ impl Task {
             model: id.model()?,
             train: part(&data.train, "train", kind)?,
             test: part(&data.test, "test", kind)?,
+            device: Device::Cpu,
         })
+    }
+
+    /// The task training on `device` (the CPU by default).
+    pub fn with_device(self, device: Device) -> Self {
+        Task { device, ..self }
     }
 
     /// The task on the cached full data ([`TaskData::cached`]).
@@ -551,7 +558,14 @@ impl Task {
         let start = Instant::now();
         let model = self.model.as_ref();
         let init = self.id.init().params(model, rng)?;
-        let trained = config.train_from(model, init, self.train.0.view(), &self.train.1, rng)?;
+        let trained = self.device.train_from(
+            &config,
+            model,
+            init,
+            self.train.0.view(),
+            &self.train.1,
+            rng,
+        )?;
         let test_accuracy = accuracy(model, &trained.params, self.test.0.view(), &self.test.1)?;
         Ok(Fit {
             steps: trained.loss_trace.len() as u64,

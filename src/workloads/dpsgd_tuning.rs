@@ -336,7 +336,8 @@ impl DpsgdTuningSpec {
     /// `lot_size`, `noise_multiplier` (the fixed T, m, σ; per-data defaults), and the searched
     /// `learning_rate_range`, `clip_range` (default the Table-1 intervals), `oracle_runs` (2),
     /// `best_samples` (8), `adult` / `fashion_mnist` (data files instead of the cache) and
-    /// `noise` (the score noise multiplier z when no budget calibrates it).
+    /// `noise` (the score noise multiplier z when no budget calibrates it) and `device` (`cpu`,
+    /// `cuda` or `auto`: where the runs train; [`crate::learn::Device`]).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
         use crate::params::{check_keys, integer_in, number};
         check_keys(
@@ -355,8 +356,11 @@ impl DpsgdTuningSpec {
                 "adult",
                 "fashion_mnist",
                 "noise",
+                "device",
             ],
         )?;
+        let device =
+            crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
         let ids = strings_param(params, "task", &["adult-lr-sgd"])?
             .iter()
             .map(|name| TaskId::parse(name))
@@ -384,7 +388,7 @@ impl DpsgdTuningSpec {
                     e.insert(loaded)
                 }
             };
-            let task = Task::new(id, loaded)?;
+            let task = Task::new(id, loaded)?.with_device(device);
             let domain = task.domain();
             let defaults = TuningSettings::defaults(kind);
             let settings = TuningSettings {

@@ -13,6 +13,7 @@ use super::StudyKind;
 use crate::accounting::Orders;
 use crate::data;
 use crate::error::{Error, Range, Result};
+use crate::learn::Device;
 use crate::numeric::{fmt_num, round_up_decimals};
 use crate::rng::stream;
 use crate::selection::bounds::Base;
@@ -115,6 +116,7 @@ fn parse(f: &Fields) -> Result<LrSearch> {
                 Range::Positive,
                 "z: the validation accuracy is released with noise sd z/m",
             )?,
+            device: Device::parse(f.string("device")?.unwrap_or("cpu")).map_err(|e| f.wrap(e))?,
         },
         rates: (
             rates,
@@ -151,6 +153,7 @@ fn parse(f: &Fields) -> Result<LrSearch> {
         "delta",
         "searches",
         "orders",
+        "device",
     ])?;
     // The data set and the split are checked now, not when the first unit runs.
     s.task().map_err(|e| f.wrap(e))?;
