@@ -331,3 +331,41 @@ fn full_fashion_mnist_sizes_and_the_spec_vectors() {
         assert_eq!(format!("{:.3}", task.epsilon(&h).unwrap()), printed);
     }
 }
+
+/// DPareto over a task's Table-1 box: each point's ε is the accountant's at its rounded λ, its
+/// error the mean over the replicates, and exact-ε DPareto proposes only new points.
+#[test]
+fn dpareto_searches_a_task_through_its_oracle() {
+    use dptune::pareto::dpareto::{dpareto, DparetoOptions, Oracle, PrivacyModel};
+    use dptune::workloads::dpsgd_tasks::TaskOracle;
+    let task = sample_task(TaskId::AdultLrSgd);
+    let mut oracle = TaskOracle {
+        task: &task,
+        replicates: 2,
+    };
+    let dims = oracle.dimensions().unwrap();
+    assert_eq!(dims.len(), 5);
+    let options = DparetoOptions {
+        initial: 3,
+        iterations: 2,
+        candidates: 200,
+        privacy: PrivacyModel::Exact,
+        fit_restarts: 0,
+        ..DparetoOptions::default()
+    };
+    let run = dpareto(&mut oracle, &dims, &options, &mut stream(21, &[])).unwrap();
+    assert_eq!(run.len(), 5);
+    for e in &run {
+        let h = task
+            .domain()
+            .point(e.lambda.clone().try_into().unwrap())
+            .unwrap();
+        assert_eq!(e.objectives[0], task.epsilon(&h).unwrap());
+        assert_eq!(oracle.epsilon(&e.lambda).unwrap().unwrap(), e.objectives[0]);
+        assert!((0.0..=1.0).contains(&e.objectives[1]));
+        assert_eq!(e.lambda[0].fract(), 0.0);
+        assert_eq!(e.lambda[1].fract(), 0.0);
+    }
+    let bad = oracle.evaluate(&[1.0, 2.0], &mut stream(0, &[]));
+    assert!(bad.unwrap_err().to_string().contains("5 values"));
+}

@@ -10,6 +10,7 @@
 //!   mechanism, sparse vector technique).
 
 pub mod acquisition;
+pub mod dpareto;
 pub mod front;
 pub mod oracles;
 pub mod transform;

@@ -591,6 +591,68 @@ impl Task {
     }
 }
 
+/// A task as DPareto's oracle (spec 001 §2): λ = (T, m, η, σ, L) in [`HYPERPARAMETERS`]
+/// order ↦ (ε at δ = [`TASK_DELTA`], mean test error over `replicates` runs). ε is the
+/// accountant's, computed once per λ (it is the same for every run); each run draws from its own
+/// stream, keyed by a word of the caller's.
+pub struct TaskOracle<'a> {
+    pub task: &'a Task,
+    pub replicates: usize,
+}
+
+impl TaskOracle<'_> {
+    fn point(&self, lambda: &[f64]) -> Result<Hyperparameters> {
+        let l: [f64; 5] = lambda.try_into().map_err(|_| {
+            Error::invalid(
+                "lambda",
+                format!("{} values", lambda.len()),
+                "5 values (epochs, lot_size, learning_rate, noise_multiplier, clip)",
+            )
+        })?;
+        self.task.domain().point(l)
+    }
+
+    /// The searched box: Table 1's intervals (the lot size at most the training rows), epochs
+    /// and lot size integers.
+    pub fn dimensions(&self) -> Result<Vec<crate::pareto::dpareto::Dimension>> {
+        let rows = self.task.train_size() as f64;
+        self.task
+            .domain()
+            .intervals()
+            .iter()
+            .enumerate()
+            .map(|(j, (name, (lo, hi)))| {
+                let hi = if j == 1 { hi.min(rows) } else { *hi };
+                crate::pareto::dpareto::Dimension::new(name, *lo, hi, j < 2)
+            })
+            .collect()
+    }
+}
+
+impl crate::pareto::dpareto::Oracle for TaskOracle<'_> {
+    fn evaluate(
+        &mut self,
+        lambda: &[f64],
+        rng: &mut dyn RngCore,
+    ) -> Result<crate::pareto::Objectives> {
+        if self.replicates == 0 {
+            return Err(Error::invalid("replicates", 0, "at least 1 run per point"));
+        }
+        let h = self.point(lambda)?;
+        let epsilon = self.task.epsilon(&h)?;
+        let mut error = 0.0;
+        for _ in 0..self.replicates {
+            let mut run = crate::rng::stream(rng.next_u64(), &[]);
+            error += 1.0 - self.task.fit(&h, &mut run)?.test_accuracy;
+        }
+        Ok([epsilon, error / self.replicates as f64])
+    }
+
+    fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
+        Some(self.point(lambda).and_then(|h| self.task.epsilon(&h)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
