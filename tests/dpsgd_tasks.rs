@@ -369,3 +369,27 @@ fn dpareto_searches_a_task_through_its_oracle() {
     let bad = oracle.evaluate(&[1.0, 2.0], &mut stream(0, &[]));
     assert!(bad.unwrap_err().to_string().contains("5 values"));
 }
+
+/// Replicates trained together are the runs `fit` trains one at a time from the same streams.
+#[test]
+fn fit_many_is_fit_for_each_stream() {
+    let task = sample_task(TaskId::AdultLrSgd);
+    let h = task.domain().point([2.0, 64.0, 0.02, 1.1, 1.0]).unwrap();
+    let mut streams: Vec<_> = (0..3u64).map(|k| stream(31, &[k])).collect();
+    let together = task
+        .fit_many(
+            &h,
+            streams
+                .iter_mut()
+                .map(|r| r as &mut dyn rand::RngCore)
+                .collect(),
+        )
+        .unwrap();
+    assert_eq!(together.len(), 3);
+    for (k, fit) in together.iter().enumerate() {
+        let alone = task.fit(&h, &mut stream(31, &[k as u64])).unwrap();
+        assert_eq!(fit.params, alone.params);
+        assert_eq!(fit.test_accuracy, alone.test_accuracy);
+    }
+    assert_ne!(together[0].params, together[1].params);
+}

@@ -321,3 +321,44 @@ fn the_device_setting_trains_on_the_gpu() {
     assert!(t.params.iter().all(|&v| f64::from(v as f32) == v));
     assert!(accuracy(&model, &t.params, x.view(), &y).unwrap() > 0.6);
 }
+
+/// Runs trained together in one GPU call are the runs trained one call each (the same lots and
+/// noise; only the products' blocking may differ).
+#[test]
+fn runs_trained_together_match_runs_trained_alone() {
+    use dptune::learn::Device;
+    if gpu().is_none() {
+        return;
+    }
+    let model = Mlp::new(&[12, 40, 3], Activation::Relu).unwrap();
+    let (x, y) = data(300, 12, 3, 16);
+    let configs = [
+        config(0.3, 32, 30, Some(1.0), 1.0, Sampling::Poisson),
+        config(0.1, 64, 20, Some(0.5), 2.0, Sampling::WithoutReplacement),
+        config(0.5, 16, 40, Some(2.0), 0.5, Sampling::Poisson),
+    ];
+    let mut rngs: Vec<_> = (0..3u64).map(|k| stream(16, &[k])).collect();
+    let runs = configs
+        .iter()
+        .zip(rngs.iter_mut())
+        .map(|(c, rng)| {
+            let init = model.init(rng);
+            (c.clone(), init, rng as &mut dyn RngCore)
+        })
+        .collect();
+    let together = Device::Cuda.train_many(&model, x.view(), &y, runs).unwrap();
+    for (k, (c, t)) in configs.iter().zip(together).enumerate() {
+        let t = t.unwrap();
+        let alone = Device::Cuda
+            .train(c, &model, x.view(), &y, &mut stream(16, &[k as u64]))
+            .unwrap();
+        let scale = alone.params.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+        let worst = alone
+            .params
+            .iter()
+            .zip(&t.params)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max);
+        assert!(worst <= 1e-4 * scale, "run {k}: {worst:e}");
+    }
+}

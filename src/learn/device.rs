@@ -80,11 +80,27 @@ impl Device {
         labels: &[usize],
         rng: &mut dyn RngCore,
     ) -> Result<Trained> {
-        if !self.uses_gpu()? {
-            return config.train_from(model, init, x, labels, rng);
-        }
-        let mut out = train_on_gpu(model, x, labels, vec![(config.clone(), init, rng)])?;
+        let mut out = self.train_many(model, x, labels, vec![(config.clone(), init, rng)])?;
         out.pop().expect("one result per run")
+    }
+
+    /// Trains several runs (settings, initial parameters, stream) on this device, one result
+    /// per run: on the GPU in one call (the runs side by side), on the CPU one after another,
+    /// each as [`DpSgdConfig::train_from`] trains it.
+    pub fn train_many(
+        self,
+        model: &dyn Model,
+        x: ArrayView2<f64>,
+        labels: &[usize],
+        runs: Vec<(DpSgdConfig, Vec<f64>, &mut dyn RngCore)>,
+    ) -> Result<Vec<Result<Trained>>> {
+        if self.uses_gpu()? {
+            return train_on_gpu(model, x, labels, runs);
+        }
+        Ok(runs
+            .into_iter()
+            .map(|(config, init, rng)| config.train_from(model, init, x, labels, rng))
+            .collect())
     }
 }
 

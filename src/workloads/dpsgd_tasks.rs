@@ -576,6 +576,37 @@ impl Task {
         })
     }
 
+    /// Runs at `h`, one per stream, trained together on the task's device (one GPU call for
+    /// all of them): each as [`Task::fit`] trains it from that stream. `wall_secs` of each is
+    /// the whole call's.
+    pub fn fit_many(&self, h: &Hyperparameters, rngs: Vec<&mut dyn RngCore>) -> Result<Vec<Fit>> {
+        let config = self.config(h)?;
+        let start = Instant::now();
+        let model = self.model.as_ref();
+        let mut runs = Vec::with_capacity(rngs.len());
+        for rng in rngs {
+            let init = self.id.init().params(model, rng)?;
+            runs.push((config.clone(), init, rng));
+        }
+        let trained = self
+            .device
+            .train_many(model, self.train.0.view(), &self.train.1, runs)?;
+        let wall_secs = start.elapsed().as_secs_f64();
+        trained
+            .into_iter()
+            .map(|t| {
+                let t = t?;
+                Ok(Fit {
+                    steps: t.loss_trace.len() as u64,
+                    diverged: t.diverged,
+                    test_accuracy: accuracy(model, &t.params, self.test.0.view(), &self.test.1)?,
+                    params: t.params,
+                    wall_secs,
+                })
+            })
+            .collect()
+    }
+
     /// One run at `h` with its (ε, δ).
     pub fn run(&self, h: &Hyperparameters, rng: &mut dyn RngCore) -> Result<TaskRun> {
         let epsilon = self.epsilon(h)?;
@@ -594,7 +625,8 @@ impl Task {
 /// A task as DPareto's oracle (spec 001 §2): λ = (T, m, η, σ, L) in [`HYPERPARAMETERS`]
 /// order ↦ (ε at δ = [`TASK_DELTA`], mean test error over `replicates` runs). ε is the
 /// accountant's, computed once per λ (it is the same for every run); each run draws from its own
-/// stream, keyed by a word of the caller's.
+/// stream, keyed by a word of the caller's, and the replicates train together
+/// ([`Task::fit_many`]: one GPU call on a GPU device).
 pub struct TaskOracle<'a> {
     pub task: &'a Task,
     pub replicates: usize,
@@ -640,11 +672,15 @@ impl crate::pareto::dpareto::Oracle for TaskOracle<'_> {
         }
         let h = self.point(lambda)?;
         let epsilon = self.task.epsilon(&h)?;
-        let mut error = 0.0;
-        for _ in 0..self.replicates {
-            let mut run = crate::rng::stream(rng.next_u64(), &[]);
-            error += 1.0 - self.task.fit(&h, &mut run)?.test_accuracy;
-        }
+        // The replicates train together (one GPU call on a GPU device).
+        let mut streams: Vec<_> = (0..self.replicates)
+            .map(|_| crate::rng::stream(rng.next_u64(), &[]))
+            .collect();
+        let fits = self.task.fit_many(
+            &h,
+            streams.iter_mut().map(|r| r as &mut dyn RngCore).collect(),
+        )?;
+        let error: f64 = fits.iter().map(|f| 1.0 - f.test_accuracy).sum();
         Ok([epsilon, error / self.replicates as f64])
     }
 
