@@ -106,3 +106,39 @@ fn lr_search_is_deterministic_and_within_budget() {
     }
     let _ = (std::fs::remove_dir_all(&a), std::fs::remove_dir_all(&b));
 }
+
+/// With `device = "auto"` each learning rate's runs are one unit trained together (one GPU
+/// call where there is a GPU); on the CPU (no GPU, or a build without `cuda`) the pool is the
+/// one the per-run units give, run for run.
+#[cfg(not(feature = "cuda"))]
+#[test]
+fn lr_search_units_per_rate_give_the_same_pool() {
+    let file = Path::new("sims/ps-fig7-lr-search.toml");
+    let text = std::fs::read_to_string(file).unwrap();
+    let dir = temp_dir("f7-auto-file");
+    std::fs::create_dir_all(&dir).unwrap();
+    let auto = dir.join("ps-fig7-lr-search.toml");
+    std::fs::write(
+        &auto,
+        text.replacen(
+            "kind = \"lr-search\"\n",
+            "kind = \"lr-search\"\ndevice = \"auto\"\n",
+            1,
+        ),
+    )
+    .unwrap();
+    let per_rate = load(&auto, Profile::Smoke).unwrap();
+    let per_run = load(file, Profile::Smoke).unwrap();
+    assert_eq!(
+        per_rate.study.units().len(),
+        4,
+        "{:?}",
+        per_rate.study.units()
+    );
+    assert_eq!(per_run.study.units().len(), 8);
+    let (a, b) = (temp_dir("f7-auto-a"), temp_dir("f7-auto-b"));
+    let batched = run_file(&auto, Profile::Smoke, &a, 2);
+    let single = run_file(file, Profile::Smoke, &b, 2);
+    assert_eq!(batched, single);
+    let _ = [dir, a, b].map(std::fs::remove_dir_all);
+}

@@ -188,29 +188,54 @@ impl DpSgdTask {
         )
     }
 
-    pub fn run(&self, learning_rate: f64, rng: &mut dyn RngCore) -> Result<RunResult> {
+    pub fn run(&self, learning_rate: f64, mut rng: &mut dyn RngCore) -> Result<RunResult> {
+        let mut out = self.run_many(learning_rate, std::slice::from_mut(&mut rng))?;
+        Ok(out.pop().expect("one result per stream"))
+    }
+
+    /// One run per stream at `learning_rate`, trained together on the settings' device (one
+    /// GPU call for all of them; the CPU trains them in turn): each as [`DpSgdTask::run`]
+    /// produces it from that stream.
+    pub fn run_many<R: RngCore>(
+        &self,
+        learning_rate: f64,
+        rngs: &mut [R],
+    ) -> Result<Vec<RunResult>> {
         let config = Self::config_for(&self.settings, learning_rate)?;
         let model = self.model.as_ref();
         let score = |params: &[f64], (x, y): &(Array2<f64>, Vec<usize>)| {
             accuracy(model, params, x.view(), y)
         };
+        let runs = rngs
+            .iter_mut()
+            .map(|rng| {
+                let init = model.init(rng);
+                (config.clone(), init, rng as &mut dyn RngCore)
+            })
+            .collect();
         let trained =
             self.settings
                 .device
-                .train(&config, model, self.train.0.view(), &self.train.1, rng);
-        let (val, test) = match trained {
-            Ok(t) => (
-                score(&t.params, &self.validation)?,
-                score(&t.params, &self.test)?,
-            ),
-            Err(Error::Numerical(_)) => (0.0, 0.0),
-            Err(e) => return Err(e),
-        };
-        Ok(RunResult {
-            validation_accuracy: val,
-            test_accuracy: test,
-            released: val + self.release.noise(rng),
-        })
+                .train_many(model, self.train.0.view(), &self.train.1, runs)?;
+        trained
+            .into_iter()
+            .zip(rngs.iter_mut())
+            .map(|(t, rng)| {
+                let (val, test) = match t {
+                    Ok(t) => (
+                        score(&t.params, &self.validation)?,
+                        score(&t.params, &self.test)?,
+                    ),
+                    Err(Error::Numerical(_)) => (0.0, 0.0),
+                    Err(e) => return Err(e),
+                };
+                Ok(RunResult {
+                    validation_accuracy: val,
+                    test_accuracy: test,
+                    released: val + self.release.noise(rng),
+                })
+            })
+            .collect()
     }
 }
 

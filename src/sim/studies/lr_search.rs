@@ -74,6 +74,12 @@ impl LrSearch {
     }
 
     /// The task (split, model, DP-SGD) every pool run uses.
+    /// Whether a learning rate's runs are one unit (trained together on a GPU): decided by
+    /// the file's `device`, not by the machine, so a resumed run has the same units anywhere.
+    fn batched(&self) -> bool {
+        self.settings.device != Device::Cpu
+    }
+
     pub fn task(&self) -> Result<DpSgdTask> {
         DpSgdTask::new(
             &data::builtin(&self.data)?,
@@ -532,10 +538,24 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// One unit per pool run (a DP-SGD training); the searches are derived from the merged pool.
+/// One unit per pool run (a DP-SGD training) on the CPU; with `device = "cuda"` or `"auto"`
+/// one unit per learning rate, whose runs train together (one GPU call). Either way a run
+/// draws from its own stream, so the pool is the same runs in the same order. The searches are
+/// derived from the merged pool.
 impl Study for LrSearch {
     fn units(&self) -> Vec<String> {
         let rates = self.learning_rates();
+        if self.batched() {
+            return (0..rates.len())
+                .map(|r| {
+                    format!(
+                        "rate {r} ({}) runs 0-{}",
+                        fmt_num(rates[r]),
+                        self.runs_per_rate.saturating_sub(1)
+                    )
+                })
+                .collect();
+        }
         pool_jobs(self)
             .into_iter()
             .map(|(r, k)| format!("rate {r} ({}) run {k}", fmt_num(rates[r])))
@@ -543,8 +563,29 @@ impl Study for LrSearch {
     }
 
     fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        let task = self.task()?;
+        if self.batched() {
+            let rates = self.learning_rates();
+            let mut streams: Vec<_> = (0..self.runs_per_rate)
+                .map(|k| stream(self.seed, &[POOL_STREAM, i as u64, k]))
+                .collect();
+            let results = task.run_many(rates[i], &mut streams)?;
+            let runs: Vec<PoolRun> = results
+                .into_iter()
+                .enumerate()
+                .map(|(k, r)| PoolRun {
+                    rate: i,
+                    run: k as u64,
+                    learning_rate: rates[i],
+                    validation: r.validation_accuracy,
+                    released: r.released,
+                    test: r.test_accuracy,
+                })
+                .collect();
+            return Ok(pool_table(experiment, &runs));
+        }
         let (rate, run) = pool_jobs(self)[i];
-        let r = pool_run(self, &self.task()?, rate, run)?;
+        let r = pool_run(self, &task, rate, run)?;
         Ok(pool_table(experiment, &[r]))
     }
 
