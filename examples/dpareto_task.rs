@@ -4,13 +4,14 @@
 //! training runs).
 //!
 //! `cargo run --release --example dpareto_task -- [task] [initial] [iterations] [replicates]
-//! [device] [privacy] [seed]`, defaults `adult-lr-sgd 16 48 2 cpu gp 1`; `device` is cpu, cuda
-//! (build with `--features cuda`) or auto, `privacy` gp (the paper's) or exact. Needs `just
-//! data`.
+//! [device] [privacy] [seed] [grid]`, defaults `adult-lr-sgd 16 48 2 cpu gp 1 0`; `device` is
+//! cpu, cuda (build with `--features cuda`) or auto, `privacy` gp (the paper's) or exact, and
+//! `grid` > 0 also runs grid search with that many values per dimension (3: 243 points, as in
+//! spec 001 Fig. 6). Needs `just data`.
 
 use dptune::learn::Device;
 use dptune::pareto::dpareto::{
-    dpareto, random_sampling, DparetoOptions, Evaluation, Oracle, PrivacyModel,
+    dpareto, grid_search, random_sampling, DparetoOptions, Evaluation, Oracle, PrivacyModel,
 };
 use dptune::pareto::{hv_lin, hv_log, pareto_front, Objectives, HV_REFERENCE};
 use dptune::rng::stream;
@@ -87,37 +88,45 @@ fn run() -> dptune::Result<()> {
         other => return Err(dptune::Error::invalid("privacy", other, "gp or exact")),
     };
     let seed: u64 = number(7, "1")?;
+    let grid: usize = number(8, "0")?;
     let task = Task::load(id)?.with_device(device);
     let total = initial + iterations;
     let mut results = Vec::new();
-    for bo in [true, false] {
+    let tuners: &[&str] = if grid > 0 {
+        &["DPareto", "random", "grid"]
+    } else {
+        &["DPareto", "random"]
+    };
+    for &tuner in tuners {
         let mut oracle = Timed {
             inner: TaskOracle {
                 task: &task,
                 replicates,
             },
             spent: Duration::ZERO,
-            name: if bo { "DPareto" } else { "random" },
+            name: tuner,
             count: 0,
         };
         let dims = oracle.inner.dimensions()?;
         let t = Instant::now();
         // The same stream: random sampling's first `initial` points are DPareto's initial ones.
         let mut rng = stream(seed, &[id as u64]);
-        let run = if bo {
-            let options = DparetoOptions {
-                initial,
-                iterations,
-                privacy,
-                ..DparetoOptions::default()
-            };
-            dpareto(&mut oracle, &dims, &options, &mut rng)?
-        } else {
-            random_sampling(&mut oracle, &dims, total, &mut rng)?
+        let run = match tuner {
+            "DPareto" => {
+                let options = DparetoOptions {
+                    initial,
+                    iterations,
+                    privacy,
+                    ..DparetoOptions::default()
+                };
+                dpareto(&mut oracle, &dims, &options, &mut rng)?
+            }
+            "random" => random_sampling(&mut oracle, &dims, total, &mut rng)?,
+            _ => grid_search(&mut oracle, &dims, grid, &mut rng)?,
         };
         let wall = t.elapsed().as_secs_f64();
         let overhead = wall - oracle.spent.as_secs_f64();
-        results.push((if bo { "DPareto" } else { "random" }, run, wall, overhead));
+        results.push((tuner, run, wall, overhead));
     }
     println!(
         "{} on {} ({} training rows), {} + {} points, {} replicates per point, device {}, \
@@ -142,6 +151,13 @@ fn run() -> dptune::Result<()> {
             break;
         }
         k = (k + 8).min(total);
+    }
+    if let Some((_, run, _, _)) = results.get(2) {
+        let (gl, gg) = hv_after(run, run.len())?;
+        println!(
+            "\ngrid ({} points): hv_lin {gl:.4}, hv_log {gg:.4}",
+            run.len()
+        );
     }
     for (name, run, wall, overhead) in &results {
         println!(
