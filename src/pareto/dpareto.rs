@@ -5,7 +5,8 @@
 //!
 //! Choices where the spec leaves room, each marked in the code:
 //! * inputs are divided by their largest magnitude over the initial points (the release's
-//!   scaling); integer hyperparameters are rounded before evaluation;
+//!   scaling), after taking the logarithm of those searched on a log scale
+//!   ([`Dimension::log`]); integer hyperparameters are rounded before evaluation;
 //! * each GP models its objective minus the mean over the data (spec §2 allows standardising;
 //!   a zero-mean GP on log ε around 2 would otherwise pull predictions towards ε = 1);
 //! * the privacy GP has its noise fixed near 0 (ε is exact), the utility GP learns its noise
@@ -28,13 +29,15 @@ use crate::numeric::lbfgs::{minimize_bounded, LbfgsOptions};
 use ndarray::{Array1, Array2};
 use rand::{Rng, RngCore};
 
-/// One searched hyperparameter: its box and whether it is an integer.
+/// One searched hyperparameter: its box, whether it is an integer, and whether it is searched
+/// on a log scale (drawn log-uniformly, and seen by the GPs as its logarithm).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dimension {
     pub name: String,
     pub low: f64,
     pub high: f64,
     pub integer: bool,
+    pub log: bool,
 }
 
 impl Dimension {
@@ -51,7 +54,41 @@ impl Dimension {
             low,
             high,
             integer,
+            log: false,
         })
+    }
+
+    /// A continuous hyperparameter searched on a log scale (0 < low < high).
+    pub fn log(name: &str, low: f64, high: f64) -> Result<Self> {
+        if low.is_nan() || low <= 0.0 {
+            return Err(Error::invalid(
+                "dimension",
+                format!("{name} in [{low}, {high}] on a log scale"),
+                "0 < low < high",
+            ));
+        }
+        Ok(Dimension {
+            log: true,
+            ..Dimension::new(name, low, high, false)?
+        })
+    }
+
+    /// The coordinate random points, grids and the GPs work in: ln v on a log scale.
+    fn internal(&self, v: f64) -> f64 {
+        if self.log {
+            v.ln()
+        } else {
+            v
+        }
+    }
+
+    /// The value at internal coordinate `z`, inside the box and rounded.
+    fn value_at(&self, z: f64) -> f64 {
+        self.round(if self.log { z.exp() } else { z })
+    }
+
+    fn internal_bounds(&self) -> (f64, f64) {
+        (self.internal(self.low), self.internal(self.high))
     }
 
     fn round(&self, v: f64) -> f64 {
@@ -149,7 +186,10 @@ fn check_dims(dims: &[Dimension]) -> Result<()> {
 /// A uniform point of the box, integers rounded.
 fn random_point(dims: &[Dimension], rng: &mut dyn RngCore) -> Vec<f64> {
     dims.iter()
-        .map(|d| d.round(d.low + (d.high - d.low) * rng.random::<f64>()))
+        .map(|d| {
+            let (lo, hi) = d.internal_bounds();
+            d.value_at(lo + (hi - lo) * rng.random::<f64>())
+        })
         .collect()
 }
 
@@ -220,7 +260,8 @@ pub fn grid_search(
                     } else {
                         i as f64 / (points - 1) as f64
                     };
-                    d.round(d.low + t * (d.high - d.low))
+                    let (lo, hi) = d.internal_bounds();
+                    d.value_at(lo + t * (hi - lo))
                 })
                 .collect()
         })
@@ -328,7 +369,10 @@ pub fn dpareto(
     // Inputs scaled by their largest magnitude over the initial points (the release's rule).
     let scale: Vec<f64> = (0..dims.len())
         .map(|j| {
-            let m = done.iter().map(|e| e.lambda[j].abs()).fold(0.0, f64::max);
+            let m = done
+                .iter()
+                .map(|e| dims[j].internal(e.lambda[j]).abs())
+                .fold(0.0, f64::max);
             if m > 0.0 {
                 m
             } else {
@@ -339,18 +383,23 @@ pub fn dpareto(
     let bounds: Vec<(f64, f64)> = dims
         .iter()
         .zip(&scale)
-        .map(|(d, s)| (d.low / s, d.high / s))
+        .map(|(d, s)| {
+            let (lo, hi) = d.internal_bounds();
+            (lo / s, hi / s)
+        })
         .collect();
     let unscale = |z: &[f64]| -> Vec<f64> {
         dims.iter()
             .zip(z.iter().zip(&scale))
-            .map(|(d, (z, s))| d.round(z * s))
+            .map(|(d, (z, s))| d.value_at(z * s))
             .collect()
     };
     let (mut warm_privacy, mut warm_error) = (None, None);
     for _ in 0..options.iterations {
         let n = done.len();
-        let x = Array2::from_shape_fn((n, dims.len()), |(i, j)| done[i].lambda[j] / scale[j]);
+        let x = Array2::from_shape_fn((n, dims.len()), |(i, j)| {
+            dims[j].internal(done[i].lambda[j]) / scale[j]
+        });
         let model: Vec<Objectives> = done
             .iter()
             .map(|e| to_model_space(e.objectives))

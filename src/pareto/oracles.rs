@@ -10,6 +10,7 @@ use crate::accounting::convert::gdp_epsilon;
 use crate::accounting::{DpBound, Gaussian};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use rand::RngCore;
 
 /// The exact ε of the Gaussian mechanism N(g(x), σ²I) on a query of ℓ2-sensitivity Δ at δ:
 /// the smallest ε with
@@ -112,6 +113,97 @@ pub fn svt_epsilon(cutoff: f64, total_scale: f64) -> Result<f64> {
             fmt_num(cutoff),
             fmt_num(total_scale)
         )))
+    }
+}
+
+/// Spec 001 §3.1 B as DPareto's oracle: λ = (C, b) ↦ (ε of [`svt_epsilon`], 1 − F1), the F1
+/// score between the true answers and the output, averaged over `orders` random query orders.
+/// Each order: `queries` binary queries of which `true_queries` (at random places) are 1,
+/// threshold ½ + ρ with ρ ~ Lap(b₁), query i answered 1 when q_i + ν_i ≥ ½ + ρ with
+/// ν_i ~ Lap(b₂), stopping once ⌈C⌉ ones are out. F1 = 2tp/(2tp + fp + fn), 0 without a true
+/// positive. The paper's setting is [`SvtOracle::PAPER`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SvtOracle {
+    pub queries: usize,
+    pub true_queries: usize,
+    pub orders: usize,
+}
+
+impl SvtOracle {
+    /// m = 100 queries, 10 true, 50 orders (spec §3.1 B).
+    pub const PAPER: SvtOracle = SvtOracle {
+        queries: 100,
+        true_queries: 10,
+        orders: 50,
+    };
+
+    /// The box of spec §3.1 B: C uniform on [1, 30] (continuous, as in the release), b
+    /// log-uniform on [0.01, 100].
+    pub fn dimensions() -> Result<Vec<super::dpareto::Dimension>> {
+        Ok(vec![
+            super::dpareto::Dimension::new("cutoff", 1.0, 30.0, false)?,
+            super::dpareto::Dimension::log("b", 1e-2, 1e2)?,
+        ])
+    }
+
+    /// The mean F1 at cutoff C and total noise b.
+    pub fn mean_f1(&self, cutoff: f64, total_scale: f64, rng: &mut dyn RngCore) -> Result<f64> {
+        let noise = SvtNoise::new(total_scale, cutoff)?;
+        if self.queries == 0 || self.true_queries > self.queries || self.orders == 0 {
+            return Err(Error::invalid(
+                "svt oracle",
+                format!("{self:?}"),
+                "queries ≥ 1, true_queries ≤ queries, orders ≥ 1",
+            ));
+        }
+        let mut truth: Vec<bool> = (0..self.queries).map(|i| i < self.true_queries).collect();
+        let mut total = 0.0;
+        for _ in 0..self.orders {
+            crate::data::shuffle(&mut truth, rng);
+            let rho = crate::rng::laplace(rng, noise.threshold);
+            let (mut ones, mut tp, mut fp) = (0usize, 0usize, 0usize);
+            for &t in &truth {
+                if ones as f64 >= cutoff {
+                    break;
+                }
+                let q = if t { 1.0 } else { 0.0 };
+                if q + crate::rng::laplace(rng, noise.query) >= 0.5 + rho {
+                    ones += 1;
+                    if t {
+                        tp += 1;
+                    } else {
+                        fp += 1;
+                    }
+                }
+            }
+            let missed = self.true_queries - tp;
+            if tp > 0 {
+                total += 2.0 * tp as f64 / (2 * tp + fp + missed) as f64;
+            }
+        }
+        Ok(total / self.orders as f64)
+    }
+}
+
+impl super::dpareto::Oracle for SvtOracle {
+    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<super::Objectives> {
+        let (cutoff, b) = svt_point(lambda)?;
+        Ok([svt_epsilon(cutoff, b)?, 1.0 - self.mean_f1(cutoff, b, rng)?])
+    }
+
+    fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
+        Some(svt_point(lambda).and_then(|(c, b)| svt_epsilon(c, b)))
+    }
+}
+
+fn svt_point(lambda: &[f64]) -> Result<(f64, f64)> {
+    match lambda {
+        [cutoff, b] => Ok((*cutoff, *b)),
+        _ => Err(Error::invalid(
+            "lambda",
+            format!("{} values", lambda.len()),
+            "2 values (cutoff C, total noise b)",
+        )),
     }
 }
 
@@ -227,5 +319,42 @@ mod tests {
         assert!(analytic_gaussian_epsilon(1.0, 0.0, 1e-6).is_err());
         assert!(analytic_gaussian_epsilon(1.0, 1.0, 0.0).is_err());
         assert!(analytic_gaussian_epsilon(1e-300, 1e300, 1e-6).is_err());
+    }
+    /// Almost no noise: SVT answers every true query and nothing else (F1 = 1) once C ≥ 10,
+    /// and with C = 5 finds half of them (F1 = 2·5/(2·5 + 5) = 2/3); with huge noise it is
+    /// near chance. ε is the closed form's.
+    #[test]
+    fn the_svt_oracle_scores_f1() {
+        use crate::pareto::dpareto::Oracle;
+        let mut rng = crate::rng::stream(3, &[]);
+        let o = SvtOracle::PAPER;
+        assert!((o.mean_f1(10.0, 1e-3, &mut rng).unwrap() - 1.0).abs() < 1e-12);
+        assert!((o.mean_f1(5.0, 1e-3, &mut rng).unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        assert!(o.mean_f1(30.0, 1e2, &mut rng).unwrap() < 0.4);
+        let mut oracle = SvtOracle::PAPER;
+        let v = oracle.evaluate(&[5.0, 0.1], &mut rng).unwrap();
+        assert!((v[0] - 177.96).abs() < 0.01, "{}", v[0]);
+        assert_eq!(oracle.epsilon(&[5.0, 0.1]).unwrap().unwrap(), v[0]);
+        assert!(oracle.evaluate(&[5.0], &mut rng).is_err());
+        let dims = SvtOracle::dimensions().unwrap();
+        assert!(dims[1].log && !dims[0].log);
+        // DPareto over the box, b on a log scale.
+        let options = crate::pareto::dpareto::DparetoOptions {
+            initial: 5,
+            iterations: 3,
+            candidates: 200,
+            fit_restarts: 0,
+            ..Default::default()
+        };
+        let mut small = SvtOracle {
+            orders: 5,
+            ..SvtOracle::PAPER
+        };
+        let run = crate::pareto::dpareto::dpareto(&mut small, &dims, &options, &mut rng).unwrap();
+        assert_eq!(run.len(), 8);
+        for e in &run {
+            assert!((1.0..=30.0).contains(&e.lambda[0]) && (1e-2..=1e2).contains(&e.lambda[1]));
+            assert!(e.objectives[0] > 0.0 && (0.0..=1.0).contains(&e.objectives[1]));
+        }
     }
 }
