@@ -74,6 +74,18 @@ pub trait Model: Send + Sync {
     }
 }
 
+/// Checks that every label is a class index below `classes`, naming the first that is not.
+pub(crate) fn check_labels(classes: usize, labels: &[usize]) -> Result<()> {
+    match labels.iter().enumerate().find(|(_, &l)| l >= classes) {
+        Some((i, &label)) => Err(Error::invalid(
+            "labels",
+            format!("{label} at row {i}"),
+            format!("class indices < {classes}"),
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Checks that `x` and `labels` fit `model` and `params`; returns `x` in row-major layout.
 pub(crate) fn check_data<'a, M: Model + ?Sized>(
     model: &M,
@@ -102,17 +114,7 @@ pub(crate) fn check_data<'a, M: Model + ?Sized>(
             "one label per row of x, at least one row",
         ));
     }
-    if let Some((i, &label)) = labels
-        .iter()
-        .enumerate()
-        .find(|(_, &l)| l >= model.n_classes())
-    {
-        return Err(Error::invalid(
-            "labels",
-            format!("{label} at row {i}"),
-            format!("class indices < {}", model.n_classes()),
-        ));
-    }
+    check_labels(model.n_classes(), labels)?;
     // One fast pass over the values; the row is looked up only when there is one to name.
     if !x.iter().all(|v| v.is_finite()) {
         let i = x

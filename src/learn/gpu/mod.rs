@@ -25,7 +25,7 @@
 
 use super::dpsgd::{DpSgdConfig, LotSampler, OnDivergence, Optimizer, Trained};
 use super::mlp::Activation;
-use super::model::{check_data, Model};
+use super::model::{check_data, check_labels, Model};
 use super::{Head, Network};
 use crate::error::{Error, Result};
 use cudarc::cublas::sys::cublasOperation_t;
@@ -265,18 +265,7 @@ impl GpuDevice {
                 format!("{} columns (the model's inputs)", net.layers[0].inputs),
             ));
         }
-        if let Some((i, &l)) = data
-            .host_labels
-            .iter()
-            .enumerate()
-            .find(|(_, &l)| l >= model.n_classes())
-        {
-            return Err(Error::invalid(
-                "labels",
-                format!("{l} at row {i}"),
-                format!("class indices < {}", model.n_classes()),
-            ));
-        }
+        check_labels(model.n_classes(), &data.host_labels)?;
         if runs.is_empty() {
             return Ok(Vec::new());
         }
