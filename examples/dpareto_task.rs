@@ -11,7 +11,8 @@
 
 use dptune::learn::Device;
 use dptune::pareto::dpareto::{
-    dpareto, grid_search, random_sampling, DparetoOptions, Evaluation, Oracle, PrivacyModel,
+    dpareto, grid_search, random_sampling, DparetoOptions, Evaluation, Observation, Oracle,
+    PrivacyModel,
 };
 use dptune::pareto::{hv_lin, hv_log, pareto_front, Objectives, HV_REFERENCE};
 use dptune::rng::stream;
@@ -35,13 +36,13 @@ struct Timed<'a> {
 }
 
 impl Oracle for Timed<'_> {
-    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> dptune::Result<Objectives> {
+    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> dptune::Result<Observation> {
         let t = Instant::now();
         let v = self.inner.evaluate(lambda, rng);
         self.spent += t.elapsed();
         self.count += 1;
         // Progress, one line per point, so a cut-off run still says what it did.
-        if let Ok([eps, err]) = &v {
+        if let Some([eps, err]) = v.as_ref().ok().and_then(|o| o.objectives().ok()) {
             eprintln!(
                 "{} #{}: ε {eps:.3}, error {err:.4} at λ = {lambda:.4?} ({:.1} s)",
                 self.name,

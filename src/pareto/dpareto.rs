@@ -101,10 +101,38 @@ impl Dimension {
     }
 }
 
+/// What one evaluation measured: ε (the same for every replicate: it depends on λ alone) and
+/// the error of each replicate run. Its objective is the mean error (spec 001 §2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    pub epsilon: f64,
+    pub errors: Vec<f64>,
+}
+
+impl Observation {
+    /// One error (an oracle that averages internally, or a single run).
+    pub fn single(epsilon: f64, error: f64) -> Self {
+        Observation {
+            epsilon,
+            errors: vec![error],
+        }
+    }
+
+    /// (ε, mean error); an observation without errors is an error.
+    pub fn objectives(&self) -> Result<Objectives> {
+        if self.errors.is_empty() {
+            return Err(Error::invalid("errors", "[]", "at least 1 replicate"));
+        }
+        let mean = self.errors.iter().sum::<f64>() / self.errors.len() as f64;
+        Ok([self.epsilon, mean])
+    }
+}
+
 /// What DPareto evaluates.
 pub trait Oracle {
-    /// (ε, error) at `lambda` (already rounded; one value per [`Dimension`]).
-    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Objectives>;
+    /// ε and the replicates' errors at `lambda` (already rounded; one value per
+    /// [`Dimension`]).
+    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Observation>;
     /// ε at `lambda` without training, where it is known in closed form (needed by
     /// [`PrivacyModel::Exact`]).
     fn epsilon(&self, _lambda: &[f64]) -> Option<Result<f64>> {
@@ -165,11 +193,18 @@ impl Default for DparetoOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Evaluation {
     pub lambda: Vec<f64>,
+    /// (ε, mean error over the replicates).
     pub objectives: Objectives,
+    /// Each replicate's error (for the best / worst replicate fronts, spec 001 Fig. 7).
+    pub errors: Vec<f64>,
     /// Drawn at random (the initial design, or random sampling), not proposed.
     pub random: bool,
     /// The acquisition's value at the proposal (None for random points).
     pub acquisition: Option<f64>,
+    /// The GPs' prediction at the proposal in model space, ([log ε, logit error] means,
+    /// their standard deviations); None for random points. With `privacy = exact` the log ε
+    /// mean is the exact value and its deviation 0.
+    pub prediction: Option<(Objectives, Objectives)>,
 }
 
 fn check_dims(dims: &[Dimension]) -> Result<()> {
@@ -196,15 +231,17 @@ fn random_point(dims: &[Dimension], rng: &mut dyn RngCore) -> Vec<f64> {
 fn evaluate(
     oracle: &mut dyn Oracle,
     lambda: Vec<f64>,
-    acquisition: Option<f64>,
+    proposal: Option<(f64, (Objectives, Objectives))>,
     rng: &mut dyn RngCore,
 ) -> Result<Evaluation> {
-    let objectives = oracle.evaluate(&lambda, rng)?;
+    let observed = oracle.evaluate(&lambda, rng)?;
     Ok(Evaluation {
         lambda,
-        objectives,
-        random: acquisition.is_none(),
-        acquisition,
+        objectives: observed.objectives()?,
+        errors: observed.errors,
+        random: proposal.is_none(),
+        acquisition: proposal.map(|p| p.0),
+        prediction: proposal.map(|p| p.1),
     })
 }
 
@@ -504,21 +541,26 @@ pub fn dpareto(
         )?;
         let seen = |lambda: &[f64]| done.iter().any(|e| e.lambda == lambda);
         let refined = unscale(&local.x);
-        let (lambda, value) = if !seen(&refined) && -local.value >= values[order[0]] {
-            (refined, -local.value)
+        let (lambda, value, z) = if !seen(&refined) && -local.value >= values[order[0]] {
+            (refined, -local.value, local.x.clone())
         } else {
             // A duplicate after rounding (or no gain from the local search): the best
             // candidate that is new (spec §2 leaves this open).
             match order
                 .iter()
-                .map(|&i| (unscale(cand.row(i).as_slice().expect("row")), values[i]))
-                .find(|(l, _)| !seen(l))
+                .map(|&i| {
+                    let z = cand.row(i).to_vec();
+                    (unscale(&z), values[i], z)
+                })
+                .find(|(l, _, _)| !seen(l))
             {
                 Some(found) => found,
-                None => (refined, -local.value),
+                None => (refined, -local.value, local.x.clone()),
             }
         };
-        done.push(evaluate(oracle, lambda, Some(value), rng)?);
+        let row = Array2::from_shape_vec((1, z.len()), z).expect("one row");
+        let prediction = predict(&row)?[0];
+        done.push(evaluate(oracle, lambda, Some((value, prediction)), rng)?);
     }
     Ok(done)
 }
@@ -534,10 +576,10 @@ mod tests {
     struct TradeOff;
 
     impl Oracle for TradeOff {
-        fn evaluate(&mut self, l: &[f64], _rng: &mut dyn RngCore) -> Result<Objectives> {
+        fn evaluate(&mut self, l: &[f64], _rng: &mut dyn RngCore) -> Result<Observation> {
             let eps = self.epsilon(l).expect("closed form")?;
             let error = 0.05 + 0.9 / (1.0 + l[1] / (l[0] * l[0]));
-            Ok([eps, error])
+            Ok(Observation::single(eps, error))
         }
         fn epsilon(&self, l: &[f64]) -> Option<Result<f64>> {
             Some(Ok(l[1].sqrt() / l[0]))
@@ -636,8 +678,8 @@ mod tests {
     struct TradeOff1;
 
     impl Oracle for TradeOff1 {
-        fn evaluate(&mut self, l: &[f64], _rng: &mut dyn RngCore) -> Result<Objectives> {
-            Ok([l[0], 1.0 / (1.0 + l[0])])
+        fn evaluate(&mut self, l: &[f64], _rng: &mut dyn RngCore) -> Result<Observation> {
+            Ok(Observation::single(l[0], 1.0 / (1.0 + l[0])))
         }
     }
 

@@ -186,9 +186,17 @@ impl SvtOracle {
 }
 
 impl super::dpareto::Oracle for SvtOracle {
-    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<super::Objectives> {
+    fn evaluate(
+        &mut self,
+        lambda: &[f64],
+        rng: &mut dyn RngCore,
+    ) -> Result<super::dpareto::Observation> {
         let (cutoff, b) = svt_point(lambda)?;
-        Ok([svt_epsilon(cutoff, b)?, 1.0 - self.mean_f1(cutoff, b, rng)?])
+        // One "replicate": the mean of 1 − F1 over `orders` query orders (spec 001 §3.1 B).
+        Ok(super::dpareto::Observation::single(
+            svt_epsilon(cutoff, b)?,
+            1.0 - self.mean_f1(cutoff, b, rng)?,
+        ))
     }
 
     fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
@@ -333,6 +341,7 @@ mod tests {
         assert!(o.mean_f1(30.0, 1e2, &mut rng).unwrap() < 0.4);
         let mut oracle = SvtOracle::PAPER;
         let v = oracle.evaluate(&[5.0, 0.1], &mut rng).unwrap();
+        let v = v.objectives().unwrap();
         assert!((v[0] - 177.96).abs() < 0.01, "{}", v[0]);
         assert_eq!(oracle.epsilon(&[5.0, 0.1]).unwrap().unwrap(), v[0]);
         assert!(oracle.evaluate(&[5.0], &mut rng).is_err());

@@ -666,7 +666,7 @@ impl crate::pareto::dpareto::Oracle for TaskOracle<'_> {
         &mut self,
         lambda: &[f64],
         rng: &mut dyn RngCore,
-    ) -> Result<crate::pareto::Objectives> {
+    ) -> Result<crate::pareto::dpareto::Observation> {
         if self.replicates == 0 {
             return Err(Error::invalid("replicates", 0, "at least 1 run per point"));
         }
@@ -680,8 +680,10 @@ impl crate::pareto::dpareto::Oracle for TaskOracle<'_> {
             &h,
             streams.iter_mut().map(|r| r as &mut dyn RngCore).collect(),
         )?;
-        let error: f64 = fits.iter().map(|f| 1.0 - f.test_accuracy).sum();
-        Ok([epsilon, error / self.replicates as f64])
+        Ok(crate::pareto::dpareto::Observation {
+            epsilon,
+            errors: fits.iter().map(|f| 1.0 - f.test_accuracy).collect(),
+        })
     }
 
     fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
