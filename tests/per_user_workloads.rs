@@ -35,8 +35,8 @@ fn run_kind(kind: &str, workload: &str, exact_best: bool) {
     let dir = common::temp_dir(kind);
     let path = dir.join(format!("{kind}.toml"));
     std::fs::write(&path, experiment(kind, workload)).unwrap();
-    let one = common::run_file(&path, Profile::Paper, &dir.join("t1"), 1).without("wall_ms");
-    let two = common::run_file(&path, Profile::Paper, &dir.join("t2"), 2).without("wall_ms");
+    let one = common::run_file(&path, Profile::Paper, &dir.join("t1"), 1).without_timing();
+    let two = common::run_file(&path, Profile::Paper, &dir.join("t2"), 2).without_timing();
     assert_eq!(one, two, "{kind}: results depend on the thread count");
     let eps = one.f64("epsilon").unwrap();
     let target = one.f64("target_epsilon").unwrap();

@@ -293,8 +293,8 @@ fn streams_follow_parameters_not_labels_order_or_budget() {
 fn results_do_not_depend_on_threads_or_shards() {
     let dir = temp_dir("determinism");
     let file = tiny_experiment(&dir, 5);
-    let one = run_file(&file, &dir.join("t1"), 1).without("wall_ms");
-    let two = run_file(&file, &dir.join("t2"), 2).without("wall_ms");
+    let one = run_file(&file, &dir.join("t1"), 1).without_timing();
+    let two = run_file(&file, &dir.join("t2"), 2).without_timing();
     assert_eq!(one.height(), 3 * 2 * 2 * 5);
     assert_eq!(one, two);
     let exp = load(&file, Profile::Smoke).unwrap();
@@ -312,10 +312,7 @@ fn results_do_not_depend_on_threads_or_shards() {
     else {
         panic!("the second shard completes the run")
     };
-    assert_eq!(
-        Table::read_parquet(&results).unwrap().without("wall_ms"),
-        one
-    );
+    assert_eq!(Table::read_parquet(&results).unwrap().without_timing(), one);
     // Every run's guarantee meets its budget, and tuners differ in the noise they can afford.
     let (eps, target) = (
         one.f64("epsilon").unwrap(),
@@ -403,10 +400,10 @@ fn a_killed_run_resumes_to_the_same_results() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let a = Table::read_parquet(&whole.join("tiny/runs.parquet"))
         .unwrap()
-        .without("wall_ms");
+        .without_timing();
     let b = Table::read_parquet(&killed.join("tiny/runs.parquet"))
         .unwrap()
-        .without("wall_ms");
+        .without_timing();
     assert_eq!(a, b);
     assert!(std::fs::read_dir(&parts).unwrap().all(|e| !e
         .unwrap()

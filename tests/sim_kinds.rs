@@ -20,7 +20,7 @@ fn tables(status: RunStatus) -> Vec<Table> {
     };
     std::iter::once(results)
         .chain(derived)
-        .map(|p| Table::read_parquet(&p).unwrap().without("wall_ms"))
+        .map(|p| Table::read_parquet(&p).unwrap().without_timing())
         .collect()
 }
 
@@ -31,7 +31,7 @@ fn tables_in(dir: &Path, exp: &dptune::sim::Experiment) -> Vec<Table> {
         .map(|t| {
             Table::read_parquet(&dir.join(&exp.name).join(t))
                 .unwrap()
-                .without("wall_ms")
+                .without_timing()
         })
         .collect()
 }

@@ -86,7 +86,7 @@ fn read(path: &Path) -> Vec<u8> {
 fn runs(dir: &Path) -> Table {
     Table::read_parquet(&dir.join("runs.parquet"))
         .unwrap()
-        .without("wall_ms")
+        .without_timing()
 }
 
 /// Case 1: `report` checks the manifest: another profile, an edited file, another experiment.

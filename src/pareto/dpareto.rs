@@ -19,6 +19,7 @@
 //!   so the acquisition uses it directly instead of a GP.
 
 use super::acquisition::{FrontSource, ImprovementCells, Reference};
+use super::designs::Design;
 use super::front::Objectives;
 use super::transform::{log_epsilon, to_model_space};
 use crate::error::{Error, Result};
@@ -74,7 +75,7 @@ impl Dimension {
     }
 
     /// The coordinate random points, grids and the GPs work in: ln v on a log scale.
-    fn internal(&self, v: f64) -> f64 {
+    pub(crate) fn internal(&self, v: f64) -> f64 {
         if self.log {
             v.ln()
         } else {
@@ -83,11 +84,11 @@ impl Dimension {
     }
 
     /// The value at internal coordinate `z`, inside the box and rounded.
-    fn value_at(&self, z: f64) -> f64 {
+    pub(crate) fn value_at(&self, z: f64) -> f64 {
         self.round(if self.log { z.exp() } else { z })
     }
 
-    fn internal_bounds(&self) -> (f64, f64) {
+    pub(crate) fn internal_bounds(&self) -> (f64, f64) {
         (self.internal(self.low), self.internal(self.high))
     }
 
@@ -218,8 +219,8 @@ fn check_dims(dims: &[Dimension]) -> Result<()> {
     Ok(())
 }
 
-/// A uniform point of the box, integers rounded.
-fn random_point(dims: &[Dimension], rng: &mut dyn RngCore) -> Vec<f64> {
+/// A uniform point of the box (log-uniform on log dimensions), integers rounded.
+pub(crate) fn random_point(dims: &[Dimension], rng: &mut dyn RngCore) -> Vec<f64> {
     dims.iter()
         .map(|d| {
             let (lo, hi) = d.internal_bounds();
@@ -252,10 +253,22 @@ pub fn random_sampling(
     count: usize,
     rng: &mut dyn RngCore,
 ) -> Result<Vec<Evaluation>> {
+    sample(oracle, dims, Design::Uniform, count, rng)
+}
+
+/// Random sampling from `design`: `count` points, each drawn then evaluated from the one
+/// stream (so the first k points of a longer run are those of a run of k).
+pub fn sample(
+    oracle: &mut dyn Oracle,
+    dims: &[Dimension],
+    design: Design,
+    count: usize,
+    rng: &mut dyn RngCore,
+) -> Result<Vec<Evaluation>> {
     check_dims(dims)?;
     (0..count)
         .map(|_| {
-            let lambda = random_point(dims, rng);
+            let lambda = design.draw(dims, rng)?;
             evaluate(oracle, lambda, None, rng)
         })
         .collect()
@@ -320,14 +333,14 @@ pub fn grid_search(
 }
 
 /// A GP on one transformed objective, centred on its data mean.
-struct Surrogate {
+pub(crate) struct Surrogate {
     posterior: Posterior,
     mean: f64,
     fitted: Hyperparameters,
 }
 
 impl Surrogate {
-    fn fit(
+    pub(crate) fn fit(
         x: &Array2<f64>,
         y: &[f64],
         exact: bool,
@@ -367,13 +380,31 @@ impl Surrogate {
     }
 
     /// Means and standard deviations at the rows of `xs`.
-    fn predict(&self, xs: &Array2<f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+    pub(crate) fn predict(&self, xs: &Array2<f64>) -> Result<(Vec<f64>, Vec<f64>)> {
         let (m, v) = self.posterior.predict(xs.view())?;
         Ok((
             m.iter().map(|m| m + self.mean).collect(),
             v.iter().map(|v| v.max(0.0).sqrt()).collect(),
         ))
     }
+}
+
+/// Inputs are scaled by their largest magnitude (internal coordinate) over the initial points,
+/// the release's rule; 1 where that is 0.
+pub(crate) fn input_scale(dims: &[Dimension], initial: &[Evaluation]) -> Vec<f64> {
+    (0..dims.len())
+        .map(|j| {
+            let m = initial
+                .iter()
+                .map(|e| dims[j].internal(e.lambda[j]).abs())
+                .fold(0.0, f64::max);
+            if m > 0.0 {
+                m
+            } else {
+                1.0
+            }
+        })
+        .collect()
 }
 
 /// The DPareto loop: `options.initial` random points, then `options.iterations` proposals.
@@ -386,6 +417,12 @@ pub fn dpareto(
     rng: &mut dyn RngCore,
 ) -> Result<Vec<Evaluation>> {
     check_dims(dims)?;
+    check_options(options)?;
+    let initial = random_sampling(oracle, dims, options.initial, rng)?;
+    dpareto_after(oracle, dims, options, initial, rng)
+}
+
+fn check_options(options: &DparetoOptions) -> Result<()> {
     if options.initial < 2 {
         return Err(Error::invalid(
             "initial",
@@ -396,27 +433,32 @@ pub fn dpareto(
     if options.candidates == 0 {
         return Err(Error::invalid("candidates", 0, "at least 1"));
     }
-    if options.privacy == PrivacyModel::Exact && oracle.epsilon(&random_point(dims, rng)).is_none()
-    {
+    Ok(())
+}
+
+/// The DPareto loop from given initial evaluations (e.g. the first k₀ points of a random
+/// sampling run, shared with it as in spec 001 Fig. 5): the initial evaluations followed by
+/// `options.iterations` proposals (`options.initial` is not used: there must be at least 2).
+pub fn dpareto_after(
+    oracle: &mut dyn Oracle,
+    dims: &[Dimension],
+    options: &DparetoOptions,
+    initial: Vec<Evaluation>,
+    rng: &mut dyn RngCore,
+) -> Result<Vec<Evaluation>> {
+    check_dims(dims)?;
+    check_options(&DparetoOptions {
+        initial: initial.len(),
+        ..options.clone()
+    })?;
+    // Checked on a known point, drawing nothing: the stream stays that of random sampling.
+    if options.privacy == PrivacyModel::Exact && oracle.epsilon(&initial[0].lambda).is_none() {
         return Err(Error::Infeasible(
             "privacy = exact needs an oracle that knows ε in closed form".into(),
         ));
     }
-    let mut done = random_sampling(oracle, dims, options.initial, rng)?;
-    // Inputs scaled by their largest magnitude over the initial points (the release's rule).
-    let scale: Vec<f64> = (0..dims.len())
-        .map(|j| {
-            let m = done
-                .iter()
-                .map(|e| dims[j].internal(e.lambda[j]).abs())
-                .fold(0.0, f64::max);
-            if m > 0.0 {
-                m
-            } else {
-                1.0
-            }
-        })
-        .collect();
+    let mut done = initial;
+    let scale = input_scale(dims, &done);
     let bounds: Vec<(f64, f64)> = dims
         .iter()
         .zip(&scale)

@@ -6,13 +6,20 @@
 //! * [`transform`]: the GPs' output transforms, log ε and logit of the clamped error.
 //! * [`acquisition`]: HVPoI (DPareto's acquisition) and EHVI in closed form for two
 //!   objectives; the reference point rules and the front source.
+//! * [`designs`]: how random sampling draws points (uniform, or spec 001 Tables 3–4).
 //! * [`oracles`]: the privacy oracles of the illustrative experiments (analytic Gaussian
 //!   mechanism, sparse vector technique).
+//! * [`output_perturbation`]: spec §3.1 A's oracle, output-perturbed logistic regression
+//!   trained by bolt-on projected SGD.
+//! * [`maps`]: Figs. 1–4's maps: an oracle on a grid, the GPs' means and HVPoI after k₀ points.
 
 pub mod acquisition;
+pub mod designs;
 pub mod dpareto;
 pub mod front;
+pub mod maps;
 pub mod oracles;
+pub mod output_perturbation;
 pub mod transform;
 
 pub use acquisition::{FrontSource, ImprovementCells, Reference, VARIANCE_FLOOR};

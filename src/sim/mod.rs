@@ -17,6 +17,7 @@
 pub mod declarative;
 pub mod experiment;
 pub mod fields;
+pub mod heatmap;
 pub mod plot;
 pub mod progress;
 pub mod report;

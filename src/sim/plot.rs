@@ -57,7 +57,7 @@ pub struct Figure {
 
 /// Size of both outputs in pixels.
 const SIZE: (u32, u32) = (1024, 640);
-const FONT: &str = "sans-serif";
+pub(crate) const FONT: &str = "sans-serif";
 /// matplotlib's "tab10" colours, cycled over the series.
 const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
@@ -103,7 +103,7 @@ fn fail(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// With the `ab_glyph` text backend there are no system fonts: register the embedded one once.
-fn register_font(stem: &Path) -> Result<()> {
+pub(crate) fn register_font(stem: &Path) -> Result<()> {
     static OK: OnceLock<bool> = OnceLock::new();
     let ok = *OK.get_or_init(|| {
         plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
@@ -464,7 +464,7 @@ fn drawn_hline<'f>(fig: &'f Figure, plan: &Plan) -> Option<&'f (f64, String)> {
 }
 
 /// `v` rounded to `digits` significant digits, without trailing zeros: 0.6, 20, 1000, 2e-5.
-fn sig_label(v: f64, digits: usize) -> String {
+pub(crate) fn sig_label(v: f64, digits: usize) -> String {
     let trim = |s: String| match s.contains('.') {
         true => s.trim_end_matches('0').trim_end_matches('.').to_string(),
         false => s,
@@ -486,7 +486,7 @@ fn sig_label(v: f64, digits: usize) -> String {
 
 /// The fewest significant digits (at least 1, at most 15) with which every tick's label reads
 /// back as the tick and no two labels are equal.
-fn tick_digits(ticks: &[f64]) -> usize {
+pub(crate) fn tick_digits(ticks: &[f64]) -> usize {
     (1..=15)
         .find(|&d| {
             let labels: Vec<String> = ticks.iter().map(|&t| sig_label(t, d)).collect();
@@ -502,7 +502,7 @@ fn tick_digits(ticks: &[f64]) -> usize {
 /// Tick values for a log axis over (lo, hi): powers of ten (every few decades on a long axis),
 /// else their 1-2-5 multiples, else their 1..9 multiples, whichever first gives 3 ticks or more;
 /// on an axis too short for those (hi/lo below about 1.3), evenly spaced round values.
-fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
     let step = ((e1 - e0) as u32).div_ceil(8).max(1) as i32;
     let in_range = |v: &f64| *v >= lo * (1.0 - 1e-12) && *v <= hi * (1.0 + 1e-12);
@@ -527,7 +527,7 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 
 /// At least 3 evenly spaced round values (multiples of 1, 2 or 5 times a power of ten) in
 /// [lo, hi], lo < hi: the widest such spacing.
-fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
+pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
     let k = (hi - lo).log10().floor() as i32;
     for e in [k, k - 1, k - 2] {
         for m in [5.0, 2.0, 1.0] {

@@ -38,6 +38,11 @@ impl Values {
     }
 }
 
+/// Whether column `name` holds wall-clock times (they differ between runs).
+pub fn is_timing(name: &str) -> bool {
+    name == "wall_ms" || name.ends_with("_wall_ms")
+}
+
 /// Named columns of equal length, in order.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
@@ -123,6 +128,19 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// The table without its timing columns (`wall_ms` and every `…_wall_ms`): what must be
+    /// identical between two runs of one configuration.
+    pub fn without_timing(&self) -> Table {
+        Table {
+            columns: self
+                .columns
+                .iter()
+                .filter(|(n, _)| !is_timing(n))
+                .cloned()
+                .collect(),
+        }
     }
 
     /// The table without column `name` (e.g. wall time, before comparing two runs).

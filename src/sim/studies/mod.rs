@@ -6,6 +6,8 @@ pub mod gibo;
 pub mod gp_ucb;
 pub mod lipschitz;
 pub mod lr_search;
+pub mod pareto_front;
+pub mod pareto_maps;
 pub mod propose_test;
 pub mod svm_alpha;
 pub mod tuning;
@@ -34,6 +36,8 @@ pub const STUDIES: &[StudyKind] = &[
     propose_test::WALKS,
     propose_test::BUDGETS,
     gibo::KIND,
+    pareto_front::KIND,
+    pareto_maps::KIND,
 ];
 
 /// The kind called `name`.

@@ -1,0 +1,1361 @@
+//! Spec 001 (`kind = "pareto-front"`): privacy–utility Pareto fronts found by DPareto, random
+//! sampling and grid search on the same oracle, with the common yardstick of spec 001 §5.
+//!
+//! Oracles: `svt` (the sparse vector technique, synthetic, spec §3.1 B) or `dpsgd-task` (the
+//! five DP-SGD / DP-Adam tasks of spec §3.2 on Adult and Fashion-MNIST; ε by the accountant,
+//! error = mean test error over `replicates` runs). Tuners (`[[tuners]]`, `method`):
+//! `dpareto` (k₀ initial points, then HVPoI or EHVI proposals), `random` (uniform, or spec
+//! Tables 3–4's distributions) and `grid` (linear spacing over Table 1's box or a table's
+//! accept box, spec Fig. 6). A DPareto run and a random run of the same seed and design share
+//! their first k₀ points (the same stream), as in spec Fig. 5.
+//!
+//! Units: one per (task, tuner, seed); grid search is deterministic in its points and runs
+//! once (seed 0). Files: `points.parquet` (one row per evaluation: λ, ε, mean / min / max / sd
+//! of the replicate errors, the acquisition and the GPs' prediction at proposals, oracle and
+//! tuner wall times), and derived `hv_trace.parquet` (hv_lin, hv_log, hv_norm after each
+//! evaluation), `front.parquet` (the mean, best- and worst-replicate fronts), `summary.parquet`
+//! (per task and tuner: hypervolumes with 95% intervals over seeds, best error at ε ≤ e,
+//! evaluations to reach 95% of the union front's hypervolume), `hv_diff.parquet` (spec Table 2:
+//! DPareto's hypervolume minus that of random-sampling chunks of the same size, t-intervals,
+//! per DPareto seed and Welch's test over seeds) and `efficiency.parquet` (random-sampling
+//! evaluations needed to match DPareto's final hypervolume).
+//!
+//! Honesty (spec §5): every tuner here is non-private: the front is what a data owner learns,
+//! not a private release, and keeping the best of many noisy means biases it optimistically.
+
+use super::StudyKind;
+use crate::data::TrainTest;
+use crate::error::{Error, Range, Result};
+use crate::learn::Device;
+use crate::numeric::fmt_num;
+use crate::numeric::student_t::{student_t_quantile, student_t_two_sided_p};
+use crate::pareto::designs::Design;
+use crate::pareto::dpareto::{
+    dpareto_after, grid_search, sample, Acquisition, Dimension, DparetoOptions, Evaluation,
+    Observation, Oracle, PrivacyModel,
+};
+use crate::pareto::oracles::SvtOracle;
+use crate::pareto::{
+    best_error_at, hv_lin, hv_log, Objectives, StepFront, BEST_ERROR_EPSILONS, HV_REFERENCE,
+};
+use crate::rng::stream;
+use crate::sim::fields::{fnv1a, Fields};
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use crate::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId, TaskOracle};
+use rand::RngCore;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+pub const KIND: StudyKind = StudyKind {
+    name: "pareto-front",
+    about: "spec 001: Pareto fronts by DPareto, random sampling and grid search (hypervolume traces, fronts, Table 2)",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// The stream of a (task, seed) run ("fron"): shared by every tuner of that seed.
+const RUN_STREAM: u64 = 0x6672_6f6e;
+
+/// What the tuners evaluate.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrontOracle {
+    Svt(SvtOracle),
+    Tasks {
+        tasks: Vec<TaskId>,
+        /// Data files instead of the cache (`adult = [train, test]`, `fashion_mnist = [4 IDX
+        /// files]`), relative to the working directory.
+        adult: Option<Vec<String>>,
+        fashion_mnist: Option<Vec<String>>,
+        /// Only the first (training, test) rows of the data.
+        rows: Option<[usize; 2]>,
+        /// A cap on Table 1's epochs.
+        max_epochs: Option<u64>,
+        replicates: usize,
+        device: Device,
+    },
+}
+
+/// How a tuner searches.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Method {
+    Dpareto {
+        options: DparetoOptions,
+        /// The design of the k₀ initial points.
+        initial: Design,
+    },
+    Random {
+        count: usize,
+        design: Design,
+    },
+    Grid {
+        points: usize,
+        /// `Uniform` = the oracle's box (Table 1); a table = its accept box (spec Fig. 6).
+        within: Design,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrontTuner {
+    pub label: String,
+    pub method: Method,
+}
+
+impl FrontTuner {
+    fn method_name(&self) -> &'static str {
+        match self.method {
+            Method::Dpareto { .. } => "dpareto",
+            Method::Random { .. } => "random",
+            Method::Grid { .. } => "grid",
+        }
+    }
+}
+
+/// A `pareto-front` file.
+#[derive(Debug)]
+pub struct ParetoFront {
+    pub seed: u64,
+    pub seeds: u64,
+    pub oracle: FrontOracle,
+    pub tuners: Vec<FrontTuner>,
+    /// Loaded data, shared by the units of a process (loaded on first use, so reading the
+    /// file needs no data).
+    data: Mutex<HashMap<TaskData, Arc<TrainTest>>>,
+}
+
+/// One unit: a (task, tuner, seed) run.
+struct Unit {
+    task: usize,
+    tuner: usize,
+    seed: u64,
+}
+
+fn design(f: &Fields, key: &'static str) -> Result<Design> {
+    Design::parse(f.string(key)?.unwrap_or("uniform")).map_err(|e| f.wrap(e))
+}
+
+fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
+    let method = t
+        .string("method")?
+        .ok_or_else(|| t.missing("method", "`dpareto`, `random` or `grid`"))?;
+    let count = |key: &'static str, what: &str| -> Result<usize> {
+        Ok(t.integer(key, 1)?.ok_or_else(|| t.missing(key, what))? as usize)
+    };
+    let (method, keys): (Method, &[&str]) = match method {
+        "dpareto" => {
+            let d = DparetoOptions::default();
+            let options = DparetoOptions {
+                initial: t.integer("initial", 2)?.map_or(d.initial, |v| v as usize),
+                iterations: count("iterations", "the number of proposals after k₀")?,
+                candidates: t.integer("candidates", 1)?.map_or(d.candidates, |v| v as usize),
+                fit_restarts: t
+                    .integer("fit_restarts", 0)?
+                    .map_or(d.fit_restarts, |v| v as usize),
+                privacy: match t.string("privacy")?.unwrap_or("gp") {
+                    "gp" => PrivacyModel::Gp,
+                    "exact" => PrivacyModel::Exact,
+                    _ => return Err(t.bad("privacy", "`gp` (the paper's) or `exact`")),
+                },
+                acquisition: match t.string("acquisition")?.unwrap_or("hvpoi") {
+                    "hvpoi" => Acquisition::HvPoi,
+                    "ehvi" => Acquisition::Ehvi,
+                    _ => return Err(t.bad("acquisition", "`hvpoi` (the paper's) or `ehvi`")),
+                },
+                ..d
+            };
+            (
+                Method::Dpareto {
+                    options,
+                    initial: design(t, "initial_design")?,
+                },
+                &[
+                    "initial",
+                    "iterations",
+                    "candidates",
+                    "fit_restarts",
+                    "privacy",
+                    "acquisition",
+                    "initial_design",
+                ],
+            )
+        }
+        "random" => (
+            Method::Random {
+                count: count("count", "the number of random points")?,
+                design: design(t, "design")?,
+            },
+            &["count", "design"],
+        ),
+        "grid" => (
+            Method::Grid {
+                points: count("points", "the number of values per dimension")?,
+                within: match t.string("box")?.unwrap_or("table1") {
+                    "table1" => Design::Uniform,
+                    other => match Design::parse(other) {
+                        Ok(d) => d,
+                        Err(_) => {
+                            return Err(t.bad(
+                                "box",
+                                "`table1` (the oracle's box), `table4-adult` or `table3-mnist` (the accept ranges of spec Tables 3–4)",
+                            ))
+                        }
+                    },
+                },
+            },
+            &["points", "box"],
+        ),
+        _ => return Err(t.bad("method", "`dpareto`, `random` or `grid`")),
+    };
+    let mut allowed = vec!["method", "label"];
+    allowed.extend_from_slice(keys);
+    t.finish(&allowed)?;
+    let tuner = FrontTuner {
+        label: String::new(),
+        method,
+    };
+    Ok(FrontTuner {
+        label: t
+            .string("label")?
+            .map_or_else(|| tuner.method_name().to_string(), str::to_string),
+        ..tuner
+    })
+}
+
+fn parse(f: &Fields) -> Result<ParetoFront> {
+    let oracle = match f.string("oracle")? {
+        Some("svt") => FrontOracle::Svt(SvtOracle {
+            queries: f.integer("queries", 1)?.map_or(100, |v| v as usize),
+            true_queries: f.integer("true_queries", 1)?.map_or(10, |v| v as usize),
+            orders: f.integer("orders", 1)?.map_or(50, |v| v as usize),
+        }),
+        Some("dpsgd-task") => {
+            let tasks = f
+                .strings("tasks")?
+                .iter()
+                .map(|t| TaskId::parse(t).map_err(|e| f.wrap(e)))
+                .collect::<Result<Vec<_>>>()?;
+            let files = |key: &'static str| -> Result<Option<Vec<String>>> {
+                match f.get(key) {
+                    None => Ok(None),
+                    Some(_) => Ok(Some(
+                        f.strings(key)?.iter().map(|s| s.to_string()).collect(),
+                    )),
+                }
+            };
+            let rows = match f.numbers("rows", Range::Positive)? {
+                None => None,
+                Some(v) if v.len() == 2 && v.iter().all(|x| x.fract() == 0.0 && *x >= 2.0) => {
+                    Some([v[0] as usize, v[1] as usize])
+                }
+                Some(_) => {
+                    return Err(f.bad(
+                        "rows",
+                        "[training rows, test rows]: the first rows of each part, integers ≥ 2",
+                    ))
+                }
+            };
+            FrontOracle::Tasks {
+                tasks,
+                adult: files("adult")?,
+                fashion_mnist: files("fashion_mnist")?,
+                rows,
+                max_epochs: f.integer("max_epochs", 1)?,
+                replicates: f.integer("replicates", 1)?.map_or(10, |v| v as usize),
+                device: Device::parse(f.string("device")?.unwrap_or("cpu"))
+                    .map_err(|e| f.wrap(e))?,
+            }
+        }
+        _ => {
+            return Err(f.bad(
+                "oracle",
+                "`svt` (spec 001 §3.1 B) or `dpsgd-task` (the DP-SGD tasks of §3.2)",
+            ))
+        }
+    };
+    let tuners = f
+        .array("tuners", true)?
+        .iter()
+        .map(parse_tuner)
+        .collect::<Result<Vec<_>>>()?;
+    for (i, t) in tuners.iter().enumerate() {
+        if tuners[..i].iter().any(|o| o.label == t.label) {
+            return Err(f.bad("tuners", &format!("two tuners are labelled `{}`", t.label)));
+        }
+    }
+    let s = ParetoFront {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seeds: f.integer("seeds", 1)?.unwrap_or(1),
+        oracle,
+        tuners,
+        data: Mutex::new(HashMap::new()),
+    };
+    let mut keys = vec!["seed", "seeds", "oracle", "tuners"];
+    keys.extend(match s.oracle {
+        FrontOracle::Svt(_) => ["queries", "true_queries", "orders"].as_slice(),
+        FrontOracle::Tasks { .. } => [
+            "tasks",
+            "adult",
+            "fashion_mnist",
+            "rows",
+            "max_epochs",
+            "replicates",
+            "device",
+        ]
+        .as_slice(),
+    });
+    f.finish_some(&keys)?;
+    Ok(s)
+}
+
+/// The oracle, timed: the wall time of each evaluation and the time the tuner spent before
+/// asking for it (GP fits and the acquisition's optimisation).
+struct Timed<'a> {
+    inner: &'a mut dyn Oracle,
+    oracle_ms: Vec<f64>,
+    tuner_ms: Vec<f64>,
+    last: Instant,
+}
+
+impl<'a> Timed<'a> {
+    fn new(inner: &'a mut dyn Oracle) -> Self {
+        Timed {
+            inner,
+            oracle_ms: Vec::new(),
+            tuner_ms: Vec::new(),
+            last: Instant::now(),
+        }
+    }
+}
+
+impl Oracle for Timed<'_> {
+    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Observation> {
+        let start = Instant::now();
+        self.tuner_ms.push((start - self.last).as_secs_f64() * 1e3);
+        let v = self.inner.evaluate(lambda, rng);
+        self.last = Instant::now();
+        self.oracle_ms.push((self.last - start).as_secs_f64() * 1e3);
+        v
+    }
+    fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
+        self.inner.epsilon(lambda)
+    }
+}
+
+/// `a` widened to hold `b`.
+fn hull(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    (a.0.min(b.0), a.1.max(b.1))
+}
+
+/// The dimensions of a table's accept box (the epochs and the lot size at most those of
+/// `dims`, the searched box).
+fn accept_dims(design: Design, dims: &[Dimension]) -> Result<Vec<Dimension>> {
+    let b = design
+        .accept_box(dims[0].high, dims[1].high)
+        .expect("a table design");
+    crate::workloads::dpsgd_tasks::HYPERPARAMETERS
+        .iter()
+        .zip(b)
+        .enumerate()
+        .map(|(j, (name, (lo, hi)))| Dimension::new(name, lo, hi, j < 2))
+        .collect()
+}
+
+impl ParetoFront {
+    fn task_names(&self) -> Vec<&'static str> {
+        match &self.oracle {
+            FrontOracle::Svt(_) => vec!["svt"],
+            FrontOracle::Tasks { tasks, .. } => tasks.iter().map(|t| t.name()).collect(),
+        }
+    }
+
+    /// The hyperparameters' column names.
+    pub fn dimension_names(&self) -> Vec<&'static str> {
+        match self.oracle {
+            FrontOracle::Svt(_) => vec!["cutoff", "b"],
+            FrontOracle::Tasks { .. } => crate::workloads::dpsgd_tasks::HYPERPARAMETERS.to_vec(),
+        }
+    }
+
+    fn unit_list(&self) -> Vec<Unit> {
+        let mut out = Vec::new();
+        for task in 0..self.task_names().len() {
+            for (tuner, t) in self.tuners.iter().enumerate() {
+                let seeds = match t.method {
+                    Method::Grid { .. } => 1,
+                    _ => self.seeds,
+                };
+                for seed in 0..seeds {
+                    out.push(Unit { task, tuner, seed });
+                }
+            }
+        }
+        out
+    }
+
+    fn data(&self, kind: TaskData) -> Result<Arc<TrainTest>> {
+        let mut cache = self.data.lock().expect("data cache");
+        if let Some(d) = cache.get(&kind) {
+            return Ok(d.clone());
+        }
+        let FrontOracle::Tasks {
+            adult,
+            fashion_mnist,
+            rows,
+            ..
+        } = &self.oracle
+        else {
+            unreachable!("data of a task oracle")
+        };
+        let files = match kind {
+            TaskData::Adult => adult,
+            TaskData::FashionMnist => fashion_mnist,
+        };
+        let mut loaded = match files {
+            Some(f) => kind.from_files(f)?,
+            None => kind.cached()?,
+        };
+        if let Some([train, test]) = rows {
+            let first = |d: &crate::data::Dataset, n: usize, part: &str| {
+                if n > d.len() {
+                    return Err(Error::invalid(
+                        "rows",
+                        n,
+                        format!("at most the {} {part} rows of {}", d.len(), kind.name()),
+                    ));
+                }
+                Ok(d.select(&(0..n).collect::<Vec<_>>()))
+            };
+            loaded = TrainTest {
+                train: first(&loaded.train, *train, "training")?,
+                test: first(&loaded.test, *test, "test")?,
+            };
+        }
+        let loaded = Arc::new(loaded);
+        cache.insert(kind, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// One tuner's evaluations on `oracle` over `dims` (its box).
+    fn search(
+        &self,
+        tuner: &FrontTuner,
+        oracle: &mut dyn Oracle,
+        dims: &[Dimension],
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Evaluation>> {
+        match &tuner.method {
+            Method::Dpareto { options, initial } => {
+                let first = sample(oracle, dims, *initial, options.initial, rng)?;
+                dpareto_after(oracle, dims, options, first, rng)
+            }
+            Method::Random { count, design } => sample(oracle, dims, *design, *count, rng),
+            Method::Grid { points, within } => {
+                let grid_dims = match within {
+                    Design::Uniform => dims.to_vec(),
+                    table => accept_dims(*table, dims)?,
+                };
+                grid_search(oracle, &grid_dims, *points, rng)
+            }
+        }
+    }
+
+    /// The evaluations of unit `u` and its oracle and tuner times (ms).
+    fn run(&self, u: &Unit) -> Result<(Vec<Evaluation>, Vec<f64>, Vec<f64>)> {
+        let tuner = &self.tuners[u.tuner];
+        let task_name = self.task_names()[u.task];
+        let mut rng = stream(
+            self.seed,
+            &[RUN_STREAM, fnv1a(task_name.as_bytes()), u.seed],
+        );
+
+        match &self.oracle {
+            FrontOracle::Svt(o) => {
+                let dims = SvtOracle::dimensions()?;
+                let mut svt = *o;
+                let mut t = Timed::new(&mut svt);
+                let run = self.search(tuner, &mut t, &dims, &mut rng)?;
+                Ok((run, t.oracle_ms, t.tuner_ms))
+            }
+            FrontOracle::Tasks {
+                tasks,
+                replicates,
+                device,
+                max_epochs,
+                ..
+            } => {
+                let id = tasks[u.task];
+                let data = self.data(id.data())?;
+                let task = Task::new(id, &data)?.with_device(*device);
+                let rows = task.train_size() as f64;
+                // A cap on the epochs (a CPU-sized departure from Table 1, named in the file).
+                let task = match max_epochs {
+                    Some(cap) => {
+                        let d = *task.domain();
+                        let epochs = (d.epochs.0, d.epochs.1.min(*cap as f64));
+                        task.with_domain(Domain { epochs, ..d })
+                    }
+                    None => task,
+                };
+                let dims = TaskOracle {
+                    task: &task,
+                    replicates: *replicates,
+                }
+                .dimensions()?;
+                // Tables 3–4's points (and grids over their accept boxes) may leave Table 1's
+                // box (adult's learning rate up to 0.1): the task accepts the hull of both.
+                let d = *task.domain();
+                let widen = |b: [(f64, f64); 5]| Domain {
+                    epochs: hull(d.epochs, b[0]),
+                    lot_size: hull(d.lot_size, b[1]),
+                    learning_rate: hull(d.learning_rate, b[2]),
+                    noise_multiplier: hull(d.noise_multiplier, b[3]),
+                    clip: hull(d.clip, b[4]),
+                    ..d
+                };
+                let table = match &tuner.method {
+                    Method::Dpareto { initial, .. } => *initial,
+                    Method::Random { design, .. } => *design,
+                    Method::Grid { within, .. } => *within,
+                };
+                let task = match table.accept_box(dims[0].high, rows) {
+                    Some(b) => task.with_domain(widen(b)),
+                    None => task,
+                };
+                let mut oracle = TaskOracle {
+                    task: &task,
+                    replicates: *replicates,
+                };
+                let mut t = Timed::new(&mut oracle);
+                let run = self.search(tuner, &mut t, &dims, &mut rng)?;
+                Ok((run, t.oracle_ms, t.tuner_ms))
+            }
+        }
+    }
+}
+
+/// The rows of unit `u`: one per evaluation.
+fn rows(s: &ParetoFront, experiment: &str, u: &Unit) -> Result<Table> {
+    let (run, oracle_ms, tuner_ms) = s.run(u)?;
+    let tuner = &s.tuners[u.tuner];
+    let n = run.len();
+    let same = |v: &str| Values::Str(vec![v.to_string(); n]);
+    let column = |f: &dyn Fn(&Evaluation) -> Option<f64>| {
+        Values::F64(run.iter().map(|e| f(e).and_then(finite)).collect())
+    };
+    let phase = |e: &Evaluation| match tuner.method {
+        Method::Dpareto { .. } if e.random => "init",
+        Method::Dpareto { .. } => "acq",
+        Method::Random { .. } => "rs",
+        Method::Grid { .. } => "grid",
+    };
+    let mut t = Table::default()
+        .with("experiment", same(experiment))
+        .with("task", same(s.task_names()[u.task]))
+        .with("tuner", same(&tuner.label))
+        .with("method", same(tuner.method_name()))
+        .with("seed", Values::U64(vec![u.seed; n]))
+        .with("trial", Values::U64((0..n as u64).collect()))
+        .with(
+            "phase",
+            Values::Str(run.iter().map(|e| phase(e).to_string()).collect()),
+        );
+    for (j, name) in s.dimension_names().iter().enumerate() {
+        t = t.with(name, column(&|e| Some(e.lambda[j])));
+    }
+    let sd = |e: &Evaluation| {
+        let k = e.errors.len();
+        (k > 1).then(|| {
+            let m = e.objectives[1];
+            (e.errors.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (k - 1) as f64).sqrt()
+        })
+    };
+    let fold = |e: &Evaluation, f: fn(f64, f64) -> f64| e.errors.iter().copied().reduce(f);
+    Ok(t.with("epsilon", column(&|e| Some(e.objectives[0])))
+        .with("error", column(&|e| Some(e.objectives[1])))
+        .with("err_min", column(&|e| fold(e, f64::min)))
+        .with("err_max", column(&|e| fold(e, f64::max)))
+        .with("err_std", column(&sd))
+        .with(
+            "n_rep",
+            Values::U64(run.iter().map(|e| e.errors.len() as u64).collect()),
+        )
+        .with("acquisition", column(&|e| e.acquisition))
+        .with("pred_log_eps", column(&|e| e.prediction.map(|p| p.0[0])))
+        .with("pred_sd_log_eps", column(&|e| e.prediction.map(|p| p.1[0])))
+        .with("pred_logit_err", column(&|e| e.prediction.map(|p| p.0[1])))
+        .with(
+            "pred_sd_logit_err",
+            column(&|e| e.prediction.map(|p| p.1[1])),
+        )
+        .with(
+            "wall_ms",
+            Values::F64(oracle_ms.into_iter().map(finite).collect()),
+        )
+        .with(
+            "tuner_wall_ms",
+            Values::F64(tuner_ms.into_iter().map(finite).collect()),
+        ))
+}
+
+/// One run read back from `points.parquet`: (ε, mean error) per evaluation, the best and
+/// worst replicate errors, and the times.
+#[derive(Clone, Debug, Default)]
+struct Run {
+    points: Vec<Objectives>,
+    /// Whether each point is one of DPareto's initial (random) points.
+    initial: Vec<bool>,
+    best: Vec<Objectives>,
+    worst: Vec<Objectives>,
+    oracle_ms: f64,
+    tuner_ms: f64,
+}
+
+/// (task, tuner label, method) → seed → run, in file order.
+type Runs = BTreeMap<(usize, usize), (String, String, String, BTreeMap<u64, Run>)>;
+
+/// Groups the merged table by (task, tuner) in order of first appearance.
+fn runs(t: &Table) -> Result<Runs> {
+    let (task, tuner, method) = (t.str("task")?, t.str("tuner")?, t.str("method")?);
+    let (seed, phase) = (t.u64("seed")?, t.str("phase")?);
+    let (eps, err) = (t.f64("epsilon")?, t.f64("error")?);
+    let (lo, hi) = (t.f64("err_min")?, t.f64("err_max")?);
+    let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
+    let mut tasks: Vec<&str> = Vec::new();
+    let mut tuners: Vec<&str> = Vec::new();
+    let mut out = Runs::new();
+    for i in 0..t.height() {
+        let ti = tasks.iter().position(|x| *x == task[i]).unwrap_or_else(|| {
+            tasks.push(&task[i]);
+            tasks.len() - 1
+        });
+        let ui = tuners
+            .iter()
+            .position(|x| *x == tuner[i])
+            .unwrap_or_else(|| {
+                tuners.push(&tuner[i]);
+                tuners.len() - 1
+            });
+        let entry = out.entry((ti, ui)).or_insert_with(|| {
+            (
+                task[i].clone(),
+                tuner[i].clone(),
+                method[i].clone(),
+                BTreeMap::new(),
+            )
+        });
+        let run = entry.3.entry(seed[i]).or_default();
+        // A non-finite ε (stored as missing) is a run without privacy: +∞, off every box.
+        let e = eps[i].unwrap_or(f64::INFINITY);
+        let m = err[i].unwrap_or(1.0);
+        run.points.push([e, m]);
+        run.initial.push(phase[i] == "init");
+        run.best.push([e, lo[i].unwrap_or(m)]);
+        run.worst.push([e, hi[i].unwrap_or(m)]);
+        run.oracle_ms += om[i].unwrap_or(0.0);
+        run.tuner_ms += tm[i].unwrap_or(0.0);
+    }
+    Ok(out)
+}
+
+/// (hv_lin, hv_log) after each evaluation.
+type Trace = Vec<(f64, f64)>;
+
+/// hv_lin and hv_log after each of the first 1..=n evaluations.
+fn trace(points: &[Objectives]) -> Result<Trace> {
+    (1..=points.len())
+        .map(|k| {
+            Ok((
+                hv_lin(&points[..k], HV_REFERENCE)?,
+                hv_log(&points[..k], HV_REFERENCE)?,
+            ))
+        })
+        .collect()
+}
+
+/// Columns of a derived table being built.
+#[derive(Default)]
+struct Columns {
+    names: Vec<&'static str>,
+    values: Vec<Values>,
+}
+
+impl Columns {
+    fn str(&mut self, name: &'static str, v: &str) {
+        self.push(
+            name,
+            |c| match c {
+                Values::Str(x) => x.push(v.to_string()),
+                _ => unreachable!(),
+            },
+            || Values::Str(Vec::new()),
+        );
+    }
+    fn u64(&mut self, name: &'static str, v: u64) {
+        self.push(
+            name,
+            |c| match c {
+                Values::U64(x) => x.push(v),
+                _ => unreachable!(),
+            },
+            || Values::U64(Vec::new()),
+        );
+    }
+    fn f64(&mut self, name: &'static str, v: Option<f64>) {
+        self.push(
+            name,
+            |c| match c {
+                Values::F64(x) => x.push(v.and_then(finite)),
+                _ => unreachable!(),
+            },
+            || Values::F64(Vec::new()),
+        );
+    }
+    fn push(
+        &mut self,
+        name: &'static str,
+        add: impl FnOnce(&mut Values),
+        new: impl FnOnce() -> Values,
+    ) {
+        let i = match self.names.iter().position(|n| *n == name) {
+            Some(i) => i,
+            None => {
+                self.names.push(name);
+                self.values.push(new());
+                self.names.len() - 1
+            }
+        };
+        add(&mut self.values[i]);
+    }
+    fn table(self) -> Table {
+        self.names
+            .into_iter()
+            .zip(self.values)
+            .fold(Table::default(), |t, (n, v)| t.with(n, v))
+    }
+}
+
+fn mean(xs: &[f64]) -> Option<f64> {
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+fn variance(xs: &[f64]) -> Option<f64> {
+    let m = mean(xs)?;
+    (xs.len() > 1).then(|| xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
+}
+
+/// A t-interval and two-sided test of mean(d) = 0: (mean, lo, hi, t, df, p).
+type TTest = (f64, Option<f64>, Option<f64>, Option<f64>, f64, Option<f64>);
+
+fn one_sample_t(d: &[f64]) -> Result<TTest> {
+    let n = d.len() as f64;
+    let m = mean(d).unwrap_or(0.0);
+    let df = n - 1.0;
+    match variance(d) {
+        Some(v) if v > 0.0 => {
+            let se = (v / n).sqrt();
+            let q = student_t_quantile(0.975, df)?;
+            let t = m / se;
+            let p = student_t_two_sided_p(t, df)?;
+            Ok((m, Some(m - q * se), Some(m + q * se), Some(t), df, Some(p)))
+        }
+        _ => Ok((m, None, None, None, df, None)),
+    }
+}
+
+/// Welch's test of mean(a) − mean(b) = 0.
+fn welch_t(a: &[f64], b: &[f64]) -> Result<Option<TTest>> {
+    let (Some(va), Some(vb)) = (variance(a), variance(b)) else {
+        return Ok(None);
+    };
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (sa, sb) = (va / na, vb / nb);
+    if sa + sb <= 0.0 {
+        return Ok(None);
+    }
+    let m = mean(a).unwrap_or(0.0) - mean(b).unwrap_or(0.0);
+    let se = (sa + sb).sqrt();
+    let df = (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
+    let q = student_t_quantile(0.975, df)?;
+    let t = m / se;
+    let p = student_t_two_sided_p(t, df)?;
+    Ok(Some((
+        m,
+        Some(m - q * se),
+        Some(m + q * se),
+        Some(t),
+        df,
+        Some(p),
+    )))
+}
+
+/// The derived tables (module docs).
+fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+    let runs = runs(merged)?;
+    let (mut trace_t, mut front_t, mut summary_t, mut diff_t, mut eff_t) = (
+        Columns::default(),
+        Columns::default(),
+        Columns::default(),
+        Columns::default(),
+        Columns::default(),
+    );
+    // The union front's hypervolume per task: the reference of evals_to_95.
+    let mut union: HashMap<usize, Vec<Objectives>> = HashMap::new();
+    for ((task, _), (_, _, _, seeds)) in &runs {
+        for r in seeds.values() {
+            union.entry(*task).or_default().extend(&r.points);
+        }
+    }
+    let mut traces: HashMap<(usize, usize), BTreeMap<u64, Trace>> = HashMap::new();
+    for (&(task, tuner), (task_name, label, _, seeds)) in &runs {
+        let target = 0.95 * hv_lin(&union[&task], HV_REFERENCE)?;
+        let (mut lin, mut log, mut to95) = (Vec::new(), Vec::new(), Vec::new());
+        let mut best_at: Vec<Vec<f64>> = vec![Vec::new(); BEST_ERROR_EPSILONS.len()];
+        let mut evals = 0;
+        for (&seed, r) in seeds {
+            let tr = trace(&r.points)?;
+            for (k, &(l, g)) in tr.iter().enumerate() {
+                trace_t.str("experiment", experiment);
+                trace_t.str("task", task_name);
+                trace_t.str("tuner", label);
+                trace_t.u64("seed", seed);
+                trace_t.u64("n_evals", k as u64 + 1);
+                trace_t.f64("hv_lin", Some(l));
+                trace_t.f64("hv_log", Some(g));
+                trace_t.f64("hv_norm", Some(l / HV_REFERENCE[0]));
+            }
+            let &(l, g) = tr.last().expect("a run has evaluations");
+            lin.push(l);
+            log.push(g);
+            if let Some(k) = tr.iter().position(|p| p.0 >= target) {
+                to95.push(k as f64 + 1.0);
+            }
+            for (j, &e) in BEST_ERROR_EPSILONS.iter().enumerate() {
+                if let Some(b) = best_error_at(&r.points, e)? {
+                    best_at[j].push(b);
+                }
+            }
+            evals = evals.max(r.points.len());
+            for (variant, pts) in [("mean", &r.points), ("best", &r.best), ("worst", &r.worst)] {
+                for c in StepFront::new(pts)?.corners() {
+                    front_t.str("experiment", experiment);
+                    front_t.str("task", task_name);
+                    front_t.str("tuner", label);
+                    front_t.u64("seed", seed);
+                    front_t.str("variant", variant);
+                    front_t.f64("epsilon", Some(c[0]));
+                    front_t.f64("error", Some(c[1]));
+                }
+            }
+            traces.entry((task, tuner)).or_default().insert(seed, tr);
+        }
+        let (lm, lh) = mean_ci(&lin);
+        let (gm, gh) = mean_ci(&log);
+        summary_t.str("experiment", experiment);
+        summary_t.str("task", task_name);
+        summary_t.str("tuner", label);
+        summary_t.u64("seeds", seeds.len() as u64);
+        summary_t.u64("evals", evals as u64);
+        summary_t.f64("hv_lin", Some(lm));
+        summary_t.f64("hv_lin_ci", lh);
+        summary_t.f64("hv_log", Some(gm));
+        summary_t.f64("hv_log_ci", gh);
+        summary_t.f64("hv_union_95", Some(target));
+        summary_t.f64("evals_to_95", mean(&to95));
+        summary_t.u64("seeds_reaching_95", to95.len() as u64);
+        const BEST_NAMES: [&str; 6] = [
+            "best_err_eps_0.1",
+            "best_err_eps_0.5",
+            "best_err_eps_1",
+            "best_err_eps_2",
+            "best_err_eps_4",
+            "best_err_eps_8",
+        ];
+        for (j, name) in BEST_NAMES.iter().enumerate() {
+            summary_t.f64(name, mean(&best_at[j]));
+        }
+    }
+    // Table 2 and sample efficiency: every (DPareto, random) pair of a task.
+    for (&(task, _), (task_name, bo_label, bo_method, bo_seeds)) in &runs {
+        if bo_method != "dpareto" {
+            continue;
+        }
+        for (&(task2, rs), (_, rs_label, rs_method, rs_seeds)) in &runs {
+            if task2 != task || rs_method != "random" {
+                continue;
+            }
+            let size = bo_seeds.values().map(|r| r.points.len()).max().unwrap_or(0);
+            let bo_final: Vec<f64> = bo_seeds
+                .values()
+                .map(|r| hv_lin(&r.points, HV_REFERENCE))
+                .collect::<Result<_>>()?;
+            // Chunks of DPareto's size from the random runs, seed after seed.
+            let pool: Vec<Objectives> = rs_seeds.values().flat_map(|r| r.points.clone()).collect();
+            let chunks: Vec<f64> = pool
+                .chunks_exact(size.max(1))
+                .map(|c| hv_lin(c, HV_REFERENCE))
+                .collect::<Result<_>>()?;
+            let mut tests: Vec<(String, TTest)> = Vec::new();
+            if chunks.len() >= 2 {
+                for (&seed, &hv) in bo_seeds.keys().zip(&bo_final) {
+                    let d: Vec<f64> = chunks.iter().map(|c| hv - c).collect();
+                    tests.push((format!("seed {seed}"), one_sample_t(&d)?));
+                }
+                if let Some(w) = welch_t(&bo_final, &chunks)? {
+                    tests.push(("all seeds (Welch)".to_string(), w));
+                }
+            }
+            for (comparison, (m, lo, hi, t, df, p)) in tests {
+                diff_t.str("experiment", experiment);
+                diff_t.str("task", task_name);
+                diff_t.str("dpareto", bo_label);
+                diff_t.str("random", rs_label);
+                diff_t.str("comparison", &comparison);
+                diff_t.u64("n_chunks", chunks.len() as u64);
+                diff_t.u64("chunk_size", size as u64);
+                diff_t.f64("mean_diff", Some(m));
+                diff_t.f64("ci_lo", lo);
+                diff_t.f64("ci_hi", hi);
+                diff_t.f64("t", t);
+                diff_t.f64("df", Some(df));
+                diff_t.f64("p", p);
+            }
+            // The random runs' mean trace (over seeds that reached n) against DPareto's mean
+            // final hypervolume.
+            let bo_mean = mean(&bo_final).unwrap_or(0.0);
+            let rs_tr = &traces[&(task, rs)];
+            let longest = rs_tr.values().map(Vec::len).max().unwrap_or(0);
+            let rs_mean_at = |n: usize| {
+                mean(
+                    &rs_tr
+                        .values()
+                        .filter(|t| t.len() >= n)
+                        .map(|t| t[n - 1].0)
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let to_match = (1..=longest).find(|&n| rs_mean_at(n).is_some_and(|h| h >= bo_mean));
+            eff_t.str("experiment", experiment);
+            eff_t.str("task", task_name);
+            eff_t.str("dpareto", bo_label);
+            eff_t.str("random", rs_label);
+            eff_t.u64("dpareto_evals", size as u64);
+            eff_t.f64("dpareto_hv_lin", Some(bo_mean));
+            eff_t.f64(
+                "random_hv_lin_same_evals",
+                (size <= longest).then(|| rs_mean_at(size)).flatten(),
+            );
+            eff_t.u64("random_evals_run", longest as u64);
+            eff_t.f64("random_evals_to_match", to_match.map(|n| n as f64));
+        }
+    }
+    Ok(vec![
+        ("hv_trace.parquet", trace_t.table()),
+        ("front.parquet", front_t.table()),
+        ("summary.parquet", summary_t.table()),
+        ("hv_diff.parquet", diff_t.table()),
+        ("efficiency.parquet", eff_t.table()),
+    ])
+}
+
+/// The step function through a front's corners (x ascending, y falling).
+fn staircase(corners: &[Objectives]) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    for (i, c) in corners.iter().enumerate() {
+        if i > 0 {
+            out.push((c[0], corners[i - 1][1]));
+        }
+        out.push((c[0], c[1]));
+    }
+    out
+}
+
+fn front_figure(title: String, series: Vec<Series>) -> Figure {
+    Figure {
+        title,
+        x_label: "ε (log scale)".into(),
+        y_label: "error (mean test error, or 1 − F1)".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Linear,
+        x_range: None,
+        y_range: None,
+        series,
+        hline: None,
+    }
+}
+
+fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+    let merged = Table::read_parquet(&dir.join("points.parquet"))?;
+    let runs = runs(&merged)?;
+    let summary = Table::read_parquet(&dir.join("summary.parquet"))?;
+    let mut files = Vec::new();
+    let tasks = s.task_names();
+    for (ti, task) in tasks.iter().enumerate() {
+        let of_task: Vec<_> = runs.iter().filter(|((t, _), _)| *t == ti).collect();
+        // Fig. 5 (top): hypervolume against evaluations, mean over seeds with 95% intervals.
+        let mut hv_series = Vec::new();
+        for (_, (_, label, method, seeds)) in &of_task {
+            let traces: Vec<Vec<(f64, f64)>> = seeds
+                .values()
+                .map(|r| trace(&r.points))
+                .collect::<Result<_>>()?;
+            let n = traces.iter().map(Vec::len).max().unwrap_or(0);
+            let step = n.div_ceil(40).max(1);
+            let at: Vec<usize> = (1..=n).filter(|k| k % step == 0 || *k == n).collect();
+            let stats: Vec<(f64, Option<f64>)> = at
+                .iter()
+                .map(|&k| {
+                    mean_ci(
+                        &traces
+                            .iter()
+                            .filter(|t| t.len() >= k)
+                            .map(|t| t[k - 1].0)
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect();
+            let grid = method == "grid";
+            hv_series.push(Series {
+                label: if grid {
+                    format!("{label} (all {n} points)")
+                } else {
+                    format!("{label} ({} seeds)", seeds.len())
+                },
+                points: if grid {
+                    vec![(n as f64, stats.last().map_or(0.0, |s| s.0))]
+                } else {
+                    at.iter()
+                        .zip(&stats)
+                        .map(|(&k, s)| (k as f64, s.0))
+                        .collect()
+                },
+                errors: if grid { None } else { error_bars(&stats) },
+                scatter: grid,
+            });
+        }
+        let fig = Figure {
+            title: format!(
+                "{}: {task}: hypervolume of the (ε, error) front, reference (10, 1)",
+                h.title
+            ),
+            x_label: "evaluations".into(),
+            y_label: "hv_lin".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: None,
+            series: hv_series,
+            hline: None,
+        };
+        files.extend(plot::draw(&fig, &dir.join(format!("hv-{task}")))?);
+        // Fig. 5 (bottom) and Fig. 6: each tuner's points and step front (seed 0).
+        let mut series = Vec::new();
+        for (_, (_, label, _, seeds)) in &of_task {
+            let Some(r) = seeds.values().next() else {
+                continue;
+            };
+            let inside: Vec<(f64, f64)> = r
+                .points
+                .iter()
+                .filter(|p| p[0] > 0.0 && p[0] <= 1e3)
+                .map(|p| (p[0], p[1]))
+                .collect();
+            series.push(Series {
+                label: format!("{label}: points"),
+                points: inside,
+                errors: None,
+                scatter: true,
+            });
+            // Fig. 5 (bottom) marks the initial points DPareto shares with random sampling.
+            let shared: Vec<(f64, f64)> = r
+                .points
+                .iter()
+                .zip(&r.initial)
+                .filter(|(p, &init)| init && p[0] > 0.0 && p[0] <= 1e3)
+                .map(|(p, _)| (p[0], p[1]))
+                .collect();
+            if !shared.is_empty() {
+                series.push(Series {
+                    label: format!("{label}: initial random points"),
+                    points: shared,
+                    errors: None,
+                    scatter: true,
+                });
+            }
+            series.push(Series {
+                label: format!("{label}: front"),
+                points: staircase(StepFront::new(&r.points)?.corners()),
+                errors: None,
+                scatter: false,
+            });
+        }
+        files.extend(plot::draw(
+            &front_figure(
+                format!("{}: {task}: points and fronts (seed 0)", h.title),
+                series,
+            ),
+            &dir.join(format!("fronts-{task}")),
+        )?);
+        // Fig. 7: the mean, best- and worst-replicate fronts of the first tuner (seed 0).
+        if let Some((_, (_, label, _, seeds))) = of_task.first() {
+            if let Some(r) = seeds.values().next().filter(|r| r.best != r.worst) {
+                let series = [
+                    ("mean", &r.points),
+                    ("best replicate", &r.best),
+                    ("worst replicate", &r.worst),
+                ]
+                .iter()
+                .map(|(name, pts)| {
+                    Ok(Series {
+                        label: format!("{label}: {name}"),
+                        points: staircase(StepFront::new(pts)?.corners()),
+                        errors: None,
+                        scatter: false,
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+                files.extend(plot::draw(
+                    &front_figure(
+                        format!(
+                            "{}: {task}: fronts of the mean, best and worst replicate",
+                            h.title
+                        ),
+                        series,
+                    ),
+                    &dir.join(format!("replicates-{task}")),
+                )?);
+            }
+        }
+    }
+    // Fig. 8: the first tuner's fronts of every task, overlaid.
+    if tasks.len() > 1 {
+        let series = runs
+            .iter()
+            .filter(|((_, u), _)| *u == 0)
+            .filter_map(|(_, (task, label, _, seeds))| {
+                seeds.values().next().map(|r| {
+                    Ok(Series {
+                        label: format!("{task} ({label})"),
+                        points: staircase(StepFront::new(&r.points)?.corners()),
+                        errors: None,
+                        scatter: false,
+                    })
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        files.extend(plot::draw(
+            &front_figure(
+                format!("{}: fronts of every task (seed 0)", h.title),
+                series,
+            ),
+            &dir.join("fronts-all-tasks"),
+        )?);
+    }
+    // The yardstick and overhead tables.
+    let (task, tuner) = (summary.str("task")?, summary.str("tuner")?);
+    let col = |name: &str| summary.f64(name);
+    let (lin, lin_ci, log, log_ci) = (
+        col("hv_lin")?,
+        col("hv_lin_ci")?,
+        col("hv_log")?,
+        col("hv_log_ci")?,
+    );
+    let (to95, reach, seeds) = (
+        col("evals_to_95")?,
+        summary.u64("seeds_reaching_95")?,
+        summary.u64("seeds")?,
+    );
+    let evals = summary.u64("evals")?;
+    let b1 = col("best_err_eps_1")?;
+    let b05 = col("best_err_eps_0.5")?;
+    let num = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| format!("{v:.d$}"));
+    let rows: Vec<Vec<String>> = (0..summary.height())
+        .map(|i| {
+            let r = &runs
+                .values()
+                .nth(i)
+                .expect("one summary row per run group")
+                .3;
+            let per_seed =
+                |f: fn(&Run) -> f64| r.values().map(f).sum::<f64>() / r.len() as f64 / 1e3;
+            let (tuner_s, oracle_s) = (per_seed(|r| r.tuner_ms), per_seed(|r| r.oracle_ms));
+            vec![
+                task[i].clone(),
+                tuner[i].clone(),
+                format!("{} × {}", seeds[i], evals[i]),
+                pm((lin[i].unwrap_or(0.0), lin_ci[i]), 4),
+                pm((log[i].unwrap_or(0.0), log_ci[i]), 4),
+                num(b05[i], 4),
+                num(b1[i], 4),
+                format!("{} ({}/{})", num(to95[i], 0), reach[i], seeds[i]),
+                format!(
+                    "{tuner_s:.1} / {oracle_s:.1} ({:.0}%)",
+                    100.0 * tuner_s / (tuner_s + oracle_s).max(1e-9)
+                ),
+            ]
+        })
+        .collect();
+    write_grid(
+        &Grid {
+            caption: format!(
+                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
+                h.title
+            ),
+            header: ["task", "tuner", "seeds × evals", "hv_lin", "hv_log", "best err ε≤0.5", "best err ε≤1", "evals to 95%", "tuner / oracle s"]
+                .map(String::from)
+                .to_vec(),
+            rows,
+        },
+        &dir.join("summary"),
+        &mut files,
+    )?;
+    let diff = Table::read_parquet(&dir.join("hv_diff.parquet"))?;
+    if diff.height() > 0 {
+        let (task, cmp) = (diff.str("task")?, diff.str("comparison")?);
+        let (n, size) = (diff.u64("n_chunks")?, diff.u64("chunk_size")?);
+        let (m, lo, hi, p) = (
+            diff.f64("mean_diff")?,
+            diff.f64("ci_lo")?,
+            diff.f64("ci_hi")?,
+            diff.f64("p")?,
+        );
+        let rows = (0..diff.height())
+            .map(|i| {
+                vec![
+                    task[i].clone(),
+                    cmp[i].clone(),
+                    format!("{} × {}", n[i], size[i]),
+                    num(m[i], 4),
+                    format!("[{}, {}]", num(lo[i], 4), num(hi[i], 4)),
+                    p[i].map_or("–".into(), |p| format!("{p:.2e}")),
+                ]
+            })
+            .collect();
+        write_grid(
+            &Grid {
+                caption: format!("{}: spec 001 Table 2: DPareto's hv_lin minus that of random-sampling chunks of DPareto's size (95% t-interval, two-sided p); per DPareto seed, and Welch's test of DPareto's seeds against the chunks", h.title),
+                header: ["task", "comparison", "chunks × size", "mean difference", "95% interval", "p"].map(String::from).to_vec(),
+                rows,
+            },
+            &dir.join("hv-diff"),
+            &mut files,
+        )?;
+    }
+    let eff = Table::read_parquet(&dir.join("efficiency.parquet"))?;
+    if eff.height() > 0 {
+        let (task, bo, rs) = (eff.str("task")?, eff.str("dpareto")?, eff.str("random")?);
+        let (be, bh) = (eff.u64("dpareto_evals")?, eff.f64("dpareto_hv_lin")?);
+        let (rh, rn, rm) = (
+            eff.f64("random_hv_lin_same_evals")?,
+            eff.u64("random_evals_run")?,
+            eff.f64("random_evals_to_match")?,
+        );
+        let rows = (0..eff.height())
+            .map(|i| {
+                vec![
+                    task[i].clone(),
+                    format!("{} vs {}", bo[i], rs[i]),
+                    format!("{} at {}", num(bh[i], 4), be[i]),
+                    num(rh[i], 4),
+                    rm[i].map_or(format!("> {}", rn[i]), fmt_num),
+                ]
+            })
+            .collect();
+        write_grid(
+            &Grid {
+                caption: format!("{}: sample efficiency: the random-sampling evaluations whose mean hv_lin over seeds first matches DPareto's mean final hv_lin (\"> n\": not within the n run)", h.title),
+                header: ["task", "tuners", "DPareto hv_lin at evals", "random hv_lin at the same evals", "random evals to match"].map(String::from).to_vec(),
+                rows,
+            },
+            &dir.join("efficiency"),
+            &mut files,
+        )?;
+    }
+    Ok(files)
+}
+
+impl Study for ParetoFront {
+    fn units(&self) -> Vec<String> {
+        let tasks = self.task_names();
+        self.unit_list()
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} · {} · seed {}",
+                    tasks[u.task], self.tuners[u.tuner].label, u.seed
+                )
+            })
+            .collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        let units = self.unit_list();
+        let u = units
+            .get(i)
+            .ok_or_else(|| Error::invalid("unit", i, format!("below {}", units.len())))?;
+        rows(self, experiment, u)
+    }
+
+    fn output(&self) -> &'static str {
+        "points.parquet"
+    }
+
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        derive(experiment, merged)
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec![
+            "hv_trace.parquet",
+            "front.parquet",
+            "summary.parquet",
+            "hv_diff.parquet",
+            "efficiency.parquet",
+        ]
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        report(self, header, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn t_tests_match_hand_computations() {
+        // d = (1, 2, 3): mean 2, sd 1, se 1/√3, t = 2√3, df 2; t(2) CDF in closed form.
+        let (m, lo, hi, t, df, p) = one_sample_t(&[1.0, 2.0, 3.0]).unwrap();
+        let t_want = 2.0 * 3f64.sqrt();
+        assert_eq!((m, df), (2.0, 2.0));
+        assert!((t.unwrap() - t_want).abs() < 1e-12);
+        let cdf = 0.5 + t_want / (2.0 * (t_want * t_want + 2.0).sqrt());
+        assert!((p.unwrap() - 2.0 * (1.0 - cdf)).abs() < 1e-12);
+        // t(2) 0.975 quantile = 4.302653 (tables).
+        assert!((hi.unwrap() - (2.0 + 4.302653 / 3f64.sqrt())).abs() < 1e-5);
+        assert!((lo.unwrap() - (2.0 - 4.302653 / 3f64.sqrt())).abs() < 1e-5);
+        // No spread: no interval, never NaN.
+        assert_eq!(one_sample_t(&[1.0, 1.0]).unwrap().3, None);
+        // Welch with equal variances and sizes: df = 2(n − 1).
+        let w = welch_t(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0])
+            .unwrap()
+            .unwrap();
+        assert!((w.0 + 1.0).abs() < 1e-12 && (w.4 - 4.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn staircase_steps_between_corners() {
+        let s = staircase(&[[0.1, 0.5], [1.0, 0.3], [4.0, 0.1]]);
+        assert_eq!(
+            s,
+            vec![(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
+        );
+    }
+}

@@ -1,0 +1,816 @@
+//! Spec 001 Figs. 1–4 (`kind = "pareto-maps"`): DPareto's illustrative examples (§3.1). An
+//! oracle on a G × G grid over its two hyperparameters (the "exact" front is the front of the
+//! grid), k₀ random points, the two GPs DPareto fits to them, and the HVPoI on the same grid
+//! ([`crate::pareto::maps`]).
+//!
+//! Oracles: `svt` (§3.1 B, synthetic: hp1 = total noise b, log; hp2 = cutoff C) and
+//! `output-perturbation` (§3.1 A on Adult: hp1 = γ, hp2 = σ, both log). One unit: the maps
+//! share the grid and the GPs.
+
+use super::StudyKind;
+use crate::data::TrainTest;
+use crate::error::{Error, Result};
+use crate::pareto::dpareto::{Dimension, Observation, Oracle};
+use crate::pareto::maps::{maps, MapOptions, MapPoint};
+use crate::pareto::oracles::SvtOracle;
+use crate::pareto::output_perturbation::OutputPerturbationOracle;
+use crate::pareto::{hv_lin, pareto_front, Objectives, Reference, StepFront, HV_REFERENCE};
+use crate::sim::fields::Fields;
+use crate::sim::heatmap::{self, Heatmap};
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::write_grid;
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use crate::workloads::dpsgd_tasks::TaskData;
+use rand::RngCore;
+use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "pareto-maps",
+    about: "spec 001 Figs. 1–4: an oracle's ε and error on a grid, DPareto's GP means and HVPoI after k₀ random points",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// Where the output-perturbation oracle's data come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapData {
+    /// Adult's a1a-sized split from the cache (`just data`).
+    Cached,
+    /// Two UCI-format Adult files, `[train, test]`.
+    Files(Vec<String>),
+}
+
+/// Which oracle is mapped.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MapOracle {
+    Svt {
+        orders: usize,
+    },
+    OutputPerturbation {
+        runs: usize,
+        epochs: usize,
+        data: MapData,
+    },
+}
+
+/// A `pareto-maps` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParetoMaps {
+    pub oracle: MapOracle,
+    pub seed: u64,
+    pub grid: usize,
+    pub initial: usize,
+    pub fit_restarts: usize,
+    /// The HVPoI's reference: the paper's (10, 0.999) or the library's automatic rule.
+    pub reference: Reference,
+}
+
+/// The largest grid per axis (the grid is evaluated in full).
+const MAX_GRID: u64 = 200;
+
+fn parse(f: &Fields) -> Result<ParetoMaps> {
+    let name = f
+        .string("oracle")?
+        .ok_or_else(|| f.missing("oracle", "`svt` or `output-perturbation`"))?;
+    let oracle =
+        match name {
+            "svt" => MapOracle::Svt {
+                orders: f.integer("orders", 1)?.unwrap_or(50) as usize,
+            },
+            "output-perturbation" => MapOracle::OutputPerturbation {
+                runs: f.integer("runs", 1)?.unwrap_or(50) as usize,
+                epochs: f.integer("epochs", 1)?.unwrap_or(10) as usize,
+                data: match f.get("data") {
+                    None => MapData::Cached,
+                    Some(toml::Value::String(s)) if s == "cached" => MapData::Cached,
+                    Some(toml::Value::Array(a))
+                        if a.len() == 2
+                            && a.iter().all(|v| v.as_str().is_some_and(|s| !s.is_empty())) =>
+                    {
+                        MapData::Files(
+                            a.iter()
+                                .filter_map(|v| v.as_str())
+                                .map(String::from)
+                                .collect(),
+                        )
+                    }
+                    Some(_) => return Err(f.bad(
+                        "data",
+                        "`cached` (Adult from `just data`) or two UCI-format files [train, test]",
+                    )),
+                },
+            },
+            _ => return Err(f.bad("oracle", "`svt` or `output-perturbation`")),
+        };
+    // Fields of the other oracle are typos here, not silently ignored settings.
+    let own: &[&str] = match oracle {
+        MapOracle::Svt { .. } => &["orders"],
+        MapOracle::OutputPerturbation { .. } => &["runs", "epochs", "data"],
+    };
+    for other in ["orders", "runs", "epochs", "data"] {
+        if !own.contains(&other) && f.get(other).is_some() {
+            return Err(f.bad(other, &format!("not a field of oracle `{name}`")));
+        }
+    }
+    let grid = f.integer("grid", 2)?.unwrap_or(40);
+    if grid > MAX_GRID {
+        return Err(f.bad(
+            "grid",
+            &format!("{grid} is too large: at most {MAX_GRID} points per axis"),
+        ));
+    }
+    let reference = match f.string("reference")? {
+        None | Some("paper") => Reference::paper(),
+        Some("auto") => Reference::Auto,
+        Some(_) => {
+            return Err(f.bad(
+                "reference",
+                "`paper` ((10, 0.999), spec §2) or `auto` (the library's rule)",
+            ))
+        }
+    };
+    let s = ParetoMaps {
+        reference,
+        oracle,
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        grid: grid as usize,
+        initial: f.integer("initial", 2)?.unwrap_or(250) as usize,
+        fit_restarts: f.integer("fit_restarts", 0)?.unwrap_or(2) as usize,
+    };
+    f.finish_some(&[
+        "oracle",
+        "orders",
+        "runs",
+        "epochs",
+        "data",
+        "seed",
+        "grid",
+        "initial",
+        "fit_restarts",
+        "reference",
+    ])?;
+    Ok(s)
+}
+
+/// SVT with λ = (b, C): spec Fig. 2's axes (x = b, y = C) as hp1, hp2.
+#[derive(Clone, Copy, Debug)]
+struct SvtByNoise(SvtOracle);
+
+impl Oracle for SvtByNoise {
+    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Observation> {
+        self.0.evaluate(&swap(lambda)?, rng)
+    }
+
+    fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
+        match swap(lambda) {
+            Ok(l) => self.0.epsilon(&l),
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+fn swap(lambda: &[f64]) -> Result<[f64; 2]> {
+    match lambda {
+        [b, c] => Ok([*c, *b]),
+        _ => Err(Error::invalid(
+            "lambda",
+            format!("{} values", lambda.len()),
+            "2 values (total noise b, cutoff C)",
+        )),
+    }
+}
+
+/// Axis names and scales for the report.
+struct Axes {
+    names: [&'static str; 2],
+    log: [bool; 2],
+    error: &'static str,
+}
+
+impl ParetoMaps {
+    fn oracle_name(&self) -> &'static str {
+        match self.oracle {
+            MapOracle::Svt { .. } => "svt",
+            MapOracle::OutputPerturbation { .. } => "output-perturbation",
+        }
+    }
+
+    fn axes(&self) -> Axes {
+        match self.oracle {
+            MapOracle::Svt { .. } => Axes {
+                names: ["b (total noise)", "C (cutoff)"],
+                log: [true, false],
+                error: "1 − F1",
+            },
+            MapOracle::OutputPerturbation { .. } => Axes {
+                names: ["γ (regularisation)", "σ (noise)"],
+                log: [true, true],
+                error: "test error",
+            },
+        }
+    }
+
+    fn options(&self) -> MapOptions {
+        MapOptions {
+            grid: self.grid,
+            initial: self.initial,
+            fit_restarts: self.fit_restarts,
+            reference: self.reference,
+        }
+    }
+
+    fn compute(&self) -> Result<crate::pareto::maps::Maps> {
+        match &self.oracle {
+            MapOracle::Svt { orders } => {
+                let svt = SvtByNoise(SvtOracle {
+                    orders: *orders,
+                    ..SvtOracle::PAPER
+                });
+                let mut dims: Vec<Dimension> = SvtOracle::dimensions()?;
+                dims.reverse();
+                maps(&svt, &dims, &self.options(), self.seed)
+            }
+            MapOracle::OutputPerturbation { runs, epochs, data } => {
+                let data: TrainTest = match data {
+                    MapData::Cached => TaskData::Adult.cached()?,
+                    MapData::Files(files) => TaskData::Adult.from_files(files)?,
+                };
+                let o = OutputPerturbationOracle::from_data(&data, *runs, *epochs)?;
+                maps(
+                    &o,
+                    &OutputPerturbationOracle::dimensions()?,
+                    &self.options(),
+                    self.seed,
+                )
+            }
+        }
+    }
+}
+
+/// The rows of the maps: the grid (`set = grid`, first hyperparameter slowest) then the k₀
+/// sampled points (`set = sampled`, in draw order).
+fn rows(experiment: &str, oracle: &str, grid: &[MapPoint], sampled: &[MapPoint]) -> Table {
+    let all: Vec<(&str, &MapPoint)> = (grid.iter().map(|p| ("grid", p)))
+        .chain(sampled.iter().map(|p| ("sampled", p)))
+        .collect();
+    let n = all.len();
+    let col =
+        |f: fn(&MapPoint) -> f64| Values::F64(all.iter().map(|(_, p)| finite(f(p))).collect());
+    Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with("oracle", Values::Str(vec![oracle.to_string(); n]))
+        .with(
+            "set",
+            Values::Str(all.iter().map(|(s, _)| s.to_string()).collect()),
+        )
+        .with("hp1", col(|p| p.lambda[0]))
+        .with("hp2", col(|p| p.lambda[1]))
+        .with("epsilon", col(|p| p.epsilon))
+        .with("error", col(|p| p.error))
+        .with("gp_epsilon", col(|p| p.gp_epsilon))
+        .with("gp_error", col(|p| p.gp_error))
+        .with("hvpoi", col(|p| p.hvpoi))
+}
+
+/// One row of the merged table, read back.
+#[derive(Clone, Debug, PartialEq)]
+struct Row {
+    set: String,
+    hp: [f64; 2],
+    objectives: Objectives,
+    gp: [Option<f64>; 2],
+    hvpoi: Option<f64>,
+}
+
+fn read_rows(t: &Table) -> Result<Vec<Row>> {
+    let set = t.str("set")?;
+    let cols: Vec<&[Option<f64>]> = [
+        "hp1",
+        "hp2",
+        "epsilon",
+        "error",
+        "gp_epsilon",
+        "gp_error",
+        "hvpoi",
+    ]
+    .iter()
+    .map(|c| t.f64(c))
+    .collect::<Result<_>>()?;
+    (0..t.height())
+        .map(|i| {
+            let need = |k: usize, name: &str| {
+                cols[k][i]
+                    .ok_or_else(|| Error::Infeasible(format!("row {i} of the maps has no {name}")))
+            };
+            Ok(Row {
+                set: set[i].clone(),
+                hp: [need(0, "hp1")?, need(1, "hp2")?],
+                objectives: [need(2, "epsilon")?, need(3, "error")?],
+                gp: [cols[4][i], cols[5][i]],
+                hvpoi: cols[6][i],
+            })
+        })
+        .collect()
+}
+
+/// The front of `rows` (indices into it, ε ascending).
+fn front_of(rows: &[&Row]) -> Result<Vec<usize>> {
+    pareto_front(&rows.iter().map(|r| r.objectives).collect::<Vec<_>>())
+}
+
+/// The HVPoI argmax among the grid rows (the first among ties, as the maps choose it).
+fn argmax(grid: &[&Row]) -> Option<usize> {
+    (0..grid.len())
+        .filter(|&i| grid[i].hvpoi.is_some())
+        .fold(None, |best: Option<usize>, i| match best {
+            Some(b) if grid[b].hvpoi >= grid[i].hvpoi => Some(b),
+            _ => Some(i),
+        })
+}
+
+/// `points`: the sampled points, the grid's exact front, the sampled points' front and the
+/// HVPoI argmax, each row tagged by `set`.
+fn points(experiment: &str, merged: &Table) -> Result<Table> {
+    let rows = read_rows(merged)?;
+    let grid: Vec<&Row> = rows.iter().filter(|r| r.set == "grid").collect();
+    let sampled: Vec<&Row> = rows.iter().filter(|r| r.set == "sampled").collect();
+    let mut out: Vec<(&str, &Row)> = sampled.iter().map(|r| ("sampled", *r)).collect();
+    out.extend(
+        front_of(&grid)?
+            .into_iter()
+            .map(|i| ("exact-front", grid[i])),
+    );
+    out.extend(
+        front_of(&sampled)?
+            .into_iter()
+            .map(|i| ("empirical-front", sampled[i])),
+    );
+    out.extend(argmax(&grid).map(|i| ("hvpoi-argmax", grid[i])));
+    let n = out.len();
+    let col = |f: fn(&Row) -> Option<f64>| Values::F64(out.iter().map(|(_, r)| f(r)).collect());
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with(
+            "set",
+            Values::Str(out.iter().map(|(s, _)| s.to_string()).collect()),
+        )
+        .with("hp1", col(|r| finite(r.hp[0])))
+        .with("hp2", col(|r| finite(r.hp[1])))
+        .with("epsilon", col(|r| finite(r.objectives[0])))
+        .with("error", col(|r| finite(r.objectives[1])))
+        .with("gp_epsilon", col(|r| r.gp[0]))
+        .with("gp_error", col(|r| r.gp[1]))
+        .with("hvpoi", col(|r| r.hvpoi)))
+}
+
+/// The distinct values of one hyperparameter over the grid rows, ascending.
+fn axis_values(grid: &[&Row], k: usize) -> Vec<f64> {
+    let mut v: Vec<f64> = grid.iter().map(|r| r.hp[k]).collect();
+    v.sort_by(f64::total_cmp);
+    v.dedup();
+    v
+}
+
+fn report(h: &Header, s: &ParetoMaps, dir: &Path) -> Result<Vec<PathBuf>> {
+    let t = Table::read_parquet(&dir.join("oracle_grid.parquet"))?;
+    let rows = read_rows(&t)?;
+    let grid: Vec<&Row> = rows.iter().filter(|r| r.set == "grid").collect();
+    let sampled: Vec<&Row> = rows.iter().filter(|r| r.set == "sampled").collect();
+    let axes = s.axes();
+    let (xs, ys) = (axis_values(&grid, 0), axis_values(&grid, 1));
+    // Cell (i, j) at (xs[i], ys[j]); the table lists hp1 slowest, so index by value.
+    let index = |r: &Row| -> Option<usize> {
+        let i = xs.binary_search_by(|v| v.total_cmp(&r.hp[0])).ok()?;
+        let j = ys.binary_search_by(|v| v.total_cmp(&r.hp[1])).ok()?;
+        Some(j * xs.len() + i)
+    };
+    let layer = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> {
+        let mut v = vec![None; xs.len() * ys.len()];
+        for r in &grid {
+            if let Some(k) = index(r) {
+                v[k] = f(r).and_then(finite);
+            }
+        }
+        v
+    };
+    let log10 = |v: f64| (v > 0.0).then(|| v.log10());
+    let sampled_xy: Vec<(f64, f64)> = sampled.iter().map(|r| (r.hp[0], r.hp[1])).collect();
+    let best = argmax(&grid).map(|i| grid[i]);
+    let mut files = Vec::new();
+    let base = |title: String, value: &str, values: Vec<Option<f64>>| Heatmap {
+        title,
+        x_label: axes.names[0].to_string(),
+        y_label: axes.names[1].to_string(),
+        value_label: value.to_string(),
+        xs: xs.clone(),
+        ys: ys.clone(),
+        x_log: axes.log[0],
+        y_log: axes.log[1],
+        values,
+        points: Vec::new(),
+        star: None,
+    };
+    let g = format!("{}×{} grid", xs.len(), ys.len());
+    let k0 = sampled.len();
+    let maps: Vec<(&str, Heatmap)> = vec![
+        (
+            "oracle-log-epsilon",
+            base(
+                format!("{}: oracle log10 ε ({g})", h.title),
+                "log10 ε",
+                layer(&|r| log10(r.objectives[0])),
+            ),
+        ),
+        (
+            "oracle-error",
+            base(
+                format!("{}: oracle {} ({g})", h.title, axes.error),
+                axes.error,
+                layer(&|r| Some(r.objectives[1])),
+            ),
+        ),
+        (
+            "gp-log-epsilon",
+            Heatmap {
+                points: sampled_xy.clone(),
+                ..base(
+                    format!(
+                        "{}: GP posterior mean of log10 ε after k0 = {k0} (white: sampled points)",
+                        h.title
+                    ),
+                    "log10 ε (GP mean)",
+                    layer(&|r| r.gp[0].and_then(log10)),
+                )
+            },
+        ),
+        (
+            "gp-error",
+            Heatmap {
+                points: sampled_xy.clone(),
+                ..base(
+                    format!(
+                        "{}: GP posterior mean of {} after k0 = {k0} (white: sampled points)",
+                        h.title, axes.error
+                    ),
+                    &format!("{} (GP mean)", axes.error),
+                    layer(&|r| r.gp[1]),
+                )
+            },
+        ),
+        (
+            "hvpoi",
+            Heatmap {
+                star: best.map(|r| (r.hp[0], r.hp[1])),
+                ..base(
+                    format!("{}: HVPoI after k0 = {k0} (star: argmax)", h.title),
+                    "HVPoI",
+                    layer(&|r| r.hvpoi),
+                )
+            },
+        ),
+    ];
+    for (name, m) in &maps {
+        files.extend(heatmap::draw(m, &dir.join(name))?);
+    }
+    let exact: Vec<Objectives> = grid.iter().map(|r| r.objectives).collect();
+    let empirical: Vec<Objectives> = sampled.iter().map(|r| r.objectives).collect();
+    let (exact_front, empirical_front) = (StepFront::new(&exact)?, StepFront::new(&empirical)?);
+    let step = |f: &StepFront| -> Vec<(f64, f64)> {
+        let c = f.corners();
+        let mut pts = Vec::new();
+        for (k, p) in c.iter().enumerate() {
+            if k > 0 {
+                pts.push((p[0], c[k - 1][1]));
+            }
+            pts.push((p[0], p[1]));
+        }
+        pts
+    };
+    let mut series = vec![
+        Series {
+            label: format!("exact front ({g})"),
+            points: step(&exact_front),
+            errors: None,
+            scatter: false,
+        },
+        Series {
+            label: format!("empirical front (k0 = {k0})"),
+            points: step(&empirical_front),
+            errors: None,
+            scatter: false,
+        },
+        Series {
+            label: format!("the k0 = {k0} sampled points"),
+            points: empirical.iter().map(|p| (p[0], p[1])).collect(),
+            errors: None,
+            scatter: true,
+        },
+    ];
+    if let Some(b) = best {
+        if let [Some(e), Some(r)] = b.gp {
+            series.push(Series {
+                label: "HVPoI argmax: GP prediction".into(),
+                points: vec![(e, r)],
+                errors: None,
+                scatter: true,
+            });
+        }
+        series.push(Series {
+            label: "HVPoI argmax: oracle".into(),
+            points: vec![(b.objectives[0], b.objectives[1])],
+            errors: None,
+            scatter: true,
+        });
+    }
+    let fig = Figure {
+        title: format!("{}: exact vs empirical front", h.title),
+        x_label: "ε".into(),
+        y_label: axes.error.into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Linear,
+        x_range: None,
+        y_range: None,
+        series,
+        hline: None,
+    };
+    files.extend(plot::draw(&fig, &dir.join("fronts"))?);
+    let exact_idx = front_of(&grid)?;
+    let hp_series = |k: usize| Series {
+        label: axes.names[k].to_string(),
+        points: exact_idx
+            .iter()
+            .map(|&i| (grid[i].objectives[0], grid[i].hp[k]))
+            .collect(),
+        errors: None,
+        scatter: false,
+    };
+    let fig = Figure {
+        title: format!(
+            "{}: the hyperparameters of the exact front's points",
+            h.title
+        ),
+        x_label: "ε".into(),
+        y_label: "hyperparameter value".into(),
+        x_scale: Scale::Log,
+        y_scale: Scale::Log,
+        x_range: None,
+        y_range: None,
+        series: vec![hp_series(0), hp_series(1)],
+        hline: None,
+    };
+    files.extend(plot::draw(&fig, &dir.join("front-hyperparameters"))?);
+    write_grid(
+        &summary(h, s, &grid, &sampled, &axes)?,
+        &dir.join("summary"),
+        &mut files,
+    )?;
+    Ok(files)
+}
+
+/// The numbers behind §3.1's claims: how well each GP mean fits per quadrant of the box, how far
+/// the empirical front lies above the exact one (below and above ε = 0.01), and the argmax.
+fn summary(
+    h: &Header,
+    s: &ParetoMaps,
+    grid: &[&Row],
+    sampled: &[&Row],
+    axes: &Axes,
+) -> Result<Grid> {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    let (xs, ys) = (axis_values(grid, 0), axis_values(grid, 1));
+    let mid = |v: &[f64]| v[v.len() / 2];
+    let (mx, my) = (mid(&xs), mid(&ys));
+    for (qx, qy) in [(false, false), (false, true), (true, false), (true, true)] {
+        let cell: Vec<&&Row> = grid
+            .iter()
+            .filter(|r| (r.hp[0] >= mx) == qx && (r.hp[1] >= my) == qy)
+            .collect();
+        let mean = |f: &dyn Fn(&Row) -> Option<f64>| {
+            let v: Vec<f64> = cell.iter().filter_map(|r| f(r)).collect();
+            if v.is_empty() {
+                "–".to_string()
+            } else {
+                format!("{:.3}", v.iter().sum::<f64>() / v.len() as f64)
+            }
+        };
+        let side = |high: bool| if high { "high" } else { "low" };
+        rows.push(vec![
+            format!(
+                "GP fit, {} {} / {} {}",
+                side(qx),
+                axes.names[0],
+                side(qy),
+                axes.names[1]
+            ),
+            mean(&|r| {
+                let e = r.gp[0]?;
+                (e > 0.0 && r.objectives[0] > 0.0)
+                    .then(|| (e.log10() - r.objectives[0].log10()).abs())
+            }),
+            mean(&|r| Some((r.gp[1]? - r.objectives[1]).abs())),
+        ]);
+    }
+    let exact: Vec<Objectives> = grid.iter().map(|r| r.objectives).collect();
+    let empirical: Vec<Objectives> = sampled.iter().map(|r| r.objectives).collect();
+    let exact_front = StepFront::new(&exact)?;
+    let empirical_front = StepFront::new(&empirical)?;
+    // The vertical gap between the two step fronts, at the exact front's corners.
+    let gap = |low: bool| {
+        let v: Vec<f64> = exact_front
+            .corners()
+            .iter()
+            .filter(|p| (p[0] < 0.01) == low)
+            .filter_map(|p| Some(empirical_front.best_at(p[0])? - p[1]))
+            .collect();
+        let uncovered = exact_front
+            .corners()
+            .iter()
+            .filter(|p| (p[0] < 0.01) == low && empirical_front.best_at(p[0]).is_none())
+            .count();
+        let m = if v.is_empty() {
+            "–".to_string()
+        } else {
+            format!("{:.4}", v.iter().sum::<f64>() / v.len() as f64)
+        };
+        format!(
+            "{m} ({} corners, {uncovered} left of every sampled ε)",
+            v.len() + uncovered
+        )
+    };
+    rows.push(vec![
+        "mean error gap, empirical − exact front, ε < 0.01".into(),
+        String::new(),
+        gap(true),
+    ]);
+    rows.push(vec![
+        "mean error gap, empirical − exact front, ε ≥ 0.01".into(),
+        String::new(),
+        gap(false),
+    ]);
+    rows.push(vec![
+        "hv_lin (reference (10, 1)): exact, empirical".into(),
+        format!("{:.4}", hv_lin(&exact, HV_REFERENCE)?),
+        format!("{:.4}", hv_lin(&empirical, HV_REFERENCE)?),
+    ]);
+    if let Some(b) = argmax(grid).map(|i| grid[i]) {
+        rows.push(vec![
+            format!("HVPoI argmax ({}, {})", axes.names[0], axes.names[1]),
+            format!("{}, {}", sig4(b.hp[0]), sig4(b.hp[1])),
+            format!("HVPoI {}", b.hvpoi.map_or("–".into(), sig4)),
+        ]);
+        let pair = |e: Option<f64>, r: Option<f64>| match (e, r) {
+            (Some(e), Some(r)) => format!("ε {}, {} {:.4}", sig4(e), axes.error, r),
+            _ => "–".into(),
+        };
+        rows.push(vec![
+            "HVPoI argmax: GP prediction, oracle".into(),
+            pair(b.gp[0], b.gp[1]),
+            pair(Some(b.objectives[0]), Some(b.objectives[1])),
+        ]);
+    }
+    Ok(Grid {
+        caption: format!(
+            "{}: {} oracle on a {}×{} grid, k0 = {} random points (seed {}). GP fit: mean |Δ log10 ε| and mean |Δ {}| between the GP means and the oracle, per quadrant of the box (split at the middle grid value)",
+            h.title,
+            s.oracle_name(),
+            xs.len(),
+            ys.len(),
+            sampled.len(),
+            s.seed,
+            axes.error
+        ),
+        header: ["quantity", "ε / value", "error / value"].map(String::from).to_vec(),
+        rows,
+    })
+}
+
+/// Four significant digits (a map's coordinates, not a bound), scientific when very small or
+/// large.
+fn sig4(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = 3 - x.abs().log10().floor() as i32;
+    if (0..=6).contains(&decimals) {
+        format!("{x:.*}", decimals as usize)
+    } else if decimals < 0 && x.abs() < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// One unit: the grid, the k₀ points and the GPs belong together.
+impl Study for ParetoMaps {
+    fn units(&self) -> Vec<String> {
+        vec![format!(
+            "{} maps {}x{} k0 {}",
+            self.oracle_name(),
+            self.grid,
+            self.grid,
+            self.initial
+        )]
+    }
+
+    fn run_unit(&self, experiment: &str, _i: usize) -> Result<Table> {
+        let m = self.compute()?;
+        Ok(rows(experiment, self.oracle_name(), &m.grid, &m.sampled))
+    }
+
+    fn output(&self) -> &'static str {
+        "oracle_grid.parquet"
+    }
+
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![("points.parquet", points(experiment, merged)?)])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["points.parquet"]
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        report(header, self, dir)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::study::Profile;
+
+    fn parse_str(text: &str) -> Result<ParetoMaps> {
+        let table: toml::Table = toml::from_str(text).unwrap();
+        parse(&Fields::new("test.toml", "", &table))
+    }
+
+    #[test]
+    fn fields_parse_and_errors_name_the_field() {
+        let s =
+            parse_str("oracle = \"svt\"\ngrid = 8\ninitial = 10\norders = 3\nseed = 5").unwrap();
+        assert_eq!(s.oracle, MapOracle::Svt { orders: 3 });
+        assert_eq!((s.grid, s.initial, s.seed, s.fit_restarts), (8, 10, 5, 2));
+        let s = parse_str("oracle = \"output-perturbation\"\ndata = [\"a\", \"b\"]").unwrap();
+        assert_eq!(
+            s.oracle,
+            MapOracle::OutputPerturbation {
+                runs: 50,
+                epochs: 10,
+                data: MapData::Files(vec!["a".into(), "b".into()])
+            }
+        );
+        for (text, field) in [
+            ("oracle = \"lr\"", "oracle"),
+            ("grid = 8", "oracle"),
+            ("oracle = \"svt\"\nruns = 3", "runs"),
+            ("oracle = \"output-perturbation\"\norders = 3", "orders"),
+            ("oracle = \"output-perturbation\"\ndata = \"x\"", "data"),
+            ("oracle = \"output-perturbation\"\ndata = [\"x\"]", "data"),
+            ("oracle = \"svt\"\ngrid = 1", "grid"),
+            ("oracle = \"svt\"\ngrid = 1000", "grid"),
+            ("oracle = \"svt\"\ninitial = 1", "initial"),
+            ("oracle = \"svt\"\ngird = 3", "gird"),
+            ("oracle = \"svt\"\nreference = \"x\"", "reference"),
+        ] {
+            let e = parse_str(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+    }
+
+    /// A small SVT run end to end: the table's shape, the derived sets, a report without NaN.
+    #[test]
+    fn svt_unit_points_and_report() {
+        let s = parse_str("oracle = \"svt\"\ngrid = 6\ninitial = 12\norders = 4\nfit_restarts = 0")
+            .unwrap();
+        let t = s.run_unit("x", 0).unwrap();
+        assert_eq!(t.height(), 36 + 12);
+        let hp1 = t.f64("hp1").unwrap();
+        // hp1 = b, log-spaced over [0.01, 100], slowest.
+        assert!((hp1[0].unwrap() - 0.01).abs() < 1e-12 && (hp1[35].unwrap() - 100.0).abs() < 1e-9);
+        let p = points("x", &t).unwrap();
+        let sets = p.str("set").unwrap();
+        assert_eq!(sets.iter().filter(|s| *s == "sampled").count(), 12);
+        assert_eq!(sets.iter().filter(|s| *s == "hvpoi-argmax").count(), 1);
+        assert!(
+            sets.iter().any(|s| s == "exact-front") && sets.iter().any(|s| s == "empirical-front")
+        );
+        let dir = std::env::temp_dir().join(format!("dptune-pareto-maps-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        t.write_parquet(&dir.join("oracle_grid.parquet")).unwrap();
+        let header = Header {
+            name: "x".into(),
+            title: "SVT".into(),
+            file: "x.toml".into(),
+            profile: Profile::Smoke,
+        };
+        let files = s.report(&header, &dir).unwrap();
+        assert!(files.iter().any(|f| f.ends_with("hvpoi.png")));
+        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
+        assert!(!md.contains("NaN") && !md.contains("inf"), "{md}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
