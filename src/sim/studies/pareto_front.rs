@@ -1050,32 +1050,32 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             hline: None,
         };
         files.extend(plot::draw(&fig, &dir.join(format!("hv-{task}")))?);
-        // Fig. 5 (bottom) and Fig. 6: each tuner's points and step front (seed 0).
+        // Fig. 5 (bottom): the points and step fronts of the searches that draw points
+        // (DPareto and random sampling; seed 0), DPareto's initial points marked.
         let mut series = Vec::new();
-        for (_, (_, label, _, seeds)) in &of_task {
-            let Some(r) = seeds.values().next() else {
+        for (_, (_, label, method, seeds)) in &of_task {
+            let Some(r) = seeds.values().next().filter(|_| method != "grid") else {
                 continue;
             };
-            let inside: Vec<(f64, f64)> = r
-                .points
-                .iter()
-                .filter(|p| p[0] > 0.0 && p[0] <= 1e3)
-                .map(|p| (p[0], p[1]))
-                .collect();
+            let shown = |initial: Option<bool>| -> Vec<(f64, f64)> {
+                r.points
+                    .iter()
+                    .zip(&r.initial)
+                    .filter(|(p, &init)| initial.is_none_or(|i| i == init) && p[0] > 0.0)
+                    .map(|(p, _)| (p[0], p[1]))
+                    .collect()
+            };
+            let shared = shown(Some(true));
             series.push(Series {
                 label: format!("{label}: points"),
-                points: inside,
+                points: if shared.is_empty() {
+                    shown(None)
+                } else {
+                    shown(Some(false))
+                },
                 errors: None,
                 scatter: true,
             });
-            // Fig. 5 (bottom) marks the initial points DPareto shares with random sampling.
-            let shared: Vec<(f64, f64)> = r
-                .points
-                .iter()
-                .zip(&r.initial)
-                .filter(|(p, &init)| init && p[0] > 0.0 && p[0] <= 1e3)
-                .map(|(p, _)| (p[0], p[1]))
-                .collect();
             if !shared.is_empty() {
                 series.push(Series {
                     label: format!("{label}: initial random points"),
@@ -1091,11 +1091,32 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 scatter: false,
             });
         }
+        if !series.is_empty() {
+            files.extend(plot::draw(
+                &front_figure(
+                    format!("{}: {task}: points and fronts (seed 0)", h.title),
+                    series,
+                ),
+                &dir.join(format!("points-{task}")),
+            )?);
+        }
+        // Fig. 6: every tuner's step front (seed 0).
+        let series = of_task
+            .iter()
+            .filter_map(|(_, (_, label, _, seeds))| {
+                seeds.values().next().map(|r| {
+                    let n = r.points.len();
+                    Ok(Series {
+                        label: format!("{label} ({n} points)"),
+                        points: staircase(StepFront::new(&r.points)?.corners()),
+                        errors: None,
+                        scatter: false,
+                    })
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
         files.extend(plot::draw(
-            &front_figure(
-                format!("{}: {task}: points and fronts (seed 0)", h.title),
-                series,
-            ),
+            &front_figure(format!("{}: {task}: fronts (seed 0)", h.title), series),
             &dir.join(format!("fronts-{task}")),
         )?);
         // Fig. 7: the mean, best- and worst-replicate fronts of the first tuner (seed 0).
