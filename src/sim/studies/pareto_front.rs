@@ -57,6 +57,10 @@ pub const KIND: StudyKind = StudyKind {
     parse: |f| Ok(Box::new(parse(f)?)),
 };
 
+/// A point is "near the front" when its error is within this of the union front's best error
+/// at its ε (spec §4.5's clustering check).
+const NEAR_FRONT: f64 = 0.02;
+
 /// The stream of a (task, seed) run ("fron"): shared by every tuner of that seed.
 const RUN_STREAM: u64 = 0x6672_6f6e;
 
@@ -609,6 +613,8 @@ struct Run {
     initial: Vec<bool>,
     best: Vec<Objectives>,
     worst: Vec<Objectives>,
+    /// The replicates' standard deviation per point (None from one replicate).
+    spread: Vec<Option<f64>>,
     oracle_ms: f64,
     tuner_ms: f64,
 }
@@ -621,7 +627,7 @@ fn runs(t: &Table) -> Result<Runs> {
     let (task, tuner, method) = (t.str("task")?, t.str("tuner")?, t.str("method")?);
     let (seed, phase) = (t.u64("seed")?, t.str("phase")?);
     let (eps, err) = (t.f64("epsilon")?, t.f64("error")?);
-    let (lo, hi) = (t.f64("err_min")?, t.f64("err_max")?);
+    let (lo, hi, sd) = (t.f64("err_min")?, t.f64("err_max")?, t.f64("err_std")?);
     let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
     let mut tasks: Vec<&str> = Vec::new();
     let mut tuners: Vec<&str> = Vec::new();
@@ -654,6 +660,7 @@ fn runs(t: &Table) -> Result<Runs> {
         run.initial.push(phase[i] == "init");
         run.best.push([e, lo[i].unwrap_or(m)]);
         run.worst.push([e, hi[i].unwrap_or(m)]);
+        run.spread.push(sd[i]);
         run.oracle_ms += om[i].unwrap_or(0.0);
         run.tuner_ms += tm[i].unwrap_or(0.0);
     }
@@ -808,9 +815,32 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             union.entry(*task).or_default().extend(&r.points);
         }
     }
+    let union_fronts: HashMap<usize, StepFront> = union
+        .iter()
+        .map(|(&task, points)| Ok((task, StepFront::new(points)?)))
+        .collect::<Result<_>>()?;
     let mut traces: HashMap<(usize, usize), BTreeMap<u64, Trace>> = HashMap::new();
     for (&(task, tuner), (task_name, label, _, seeds)) in &runs {
         let target = 0.95 * hv_lin(&union[&task], HV_REFERENCE)?;
+        // Spec §4.5: BO's points cluster near the front, RS's do not; the replicates' spread
+        // grows as ε falls.
+        let (mut near, mut counted) = (0usize, 0usize);
+        let (mut sd_low, mut sd_high) = (Vec::new(), Vec::new());
+        for r in seeds.values() {
+            for (p, sd) in r.points.iter().zip(&r.spread) {
+                if let Some(best) = union_fronts[&task].best_at(p[0]) {
+                    counted += 1;
+                    near += usize::from(p[1] - best <= NEAR_FRONT);
+                }
+                if let Some(sd) = sd {
+                    if p[0] < 1.0 {
+                        sd_low.push(*sd);
+                    } else {
+                        sd_high.push(*sd);
+                    }
+                }
+            }
+        }
         let (mut lin, mut log, mut to95) = (Vec::new(), Vec::new(), Vec::new());
         let mut best_at: Vec<Vec<f64>> = vec![Vec::new(); BEST_ERROR_EPSILONS.len()];
         let mut evals = 0;
@@ -865,6 +895,12 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         summary_t.f64("hv_union_95", Some(target));
         summary_t.f64("evals_to_95", mean(&to95));
         summary_t.u64("seeds_reaching_95", to95.len() as u64);
+        summary_t.f64(
+            "near_front_share",
+            (counted > 0).then(|| near as f64 / counted as f64),
+        );
+        summary_t.f64("err_sd_eps_below_1", mean(&sd_low));
+        summary_t.f64("err_sd_eps_from_1", mean(&sd_high));
         const BEST_NAMES: [&str; 6] = [
             "best_err_eps_0.1",
             "best_err_eps_0.5",
@@ -878,7 +914,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         }
     }
     // Table 2 and sample efficiency: every (DPareto, random) pair of a task.
-    for (&(task, _), (task_name, bo_label, bo_method, bo_seeds)) in &runs {
+    for (&(task, bo), (task_name, bo_label, bo_method, bo_seeds)) in &runs {
         if bo_method != "dpareto" {
             continue;
         }
@@ -937,6 +973,26 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 )
             };
             let to_match = (1..=longest).find(|&n| rs_mean_at(n).is_some_and(|h| h >= bo_mean));
+            // Spec §4.5: hv_trace(DPareto) ≥ hv_trace(RS) for most n (means over seeds).
+            let bo_tr = &traces[&(task, bo)];
+            let bo_mean_at = |n: usize| {
+                mean(
+                    &bo_tr
+                        .values()
+                        .filter(|t| t.len() >= n)
+                        .map(|t| t[n - 1].0)
+                        .collect::<Vec<_>>(),
+                )
+            };
+            let compared: Vec<bool> = (1..=size.min(longest))
+                .filter_map(|n| Some(bo_mean_at(n)? >= rs_mean_at(n)?))
+                .collect();
+            let ahead = mean(
+                &compared
+                    .iter()
+                    .map(|&a| f64::from(u8::from(a)))
+                    .collect::<Vec<_>>(),
+            );
             eff_t.str("experiment", experiment);
             eff_t.str("task", task_name);
             eff_t.str("dpareto", bo_label);
@@ -949,6 +1005,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             );
             eff_t.u64("random_evals_run", longest as u64);
             eff_t.f64("random_evals_to_match", to_match.map(|n| n as f64));
+            eff_t.f64("dpareto_ahead_share", ahead);
         }
     }
     Ok(vec![
@@ -1191,6 +1248,11 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
     let evals = summary.u64("evals")?;
     let b1 = col("best_err_eps_1")?;
     let b05 = col("best_err_eps_0.5")?;
+    let (near, sd_low, sd_high) = (
+        col("near_front_share")?,
+        col("err_sd_eps_below_1")?,
+        col("err_sd_eps_from_1")?,
+    );
     let num = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| format!("{v:.d$}"));
     let rows: Vec<Vec<String>> = (0..summary.height())
         .map(|i| {
@@ -1211,6 +1273,8 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 num(b05[i], 4),
                 num(b1[i], 4),
                 format!("{} ({}/{})", num(to95[i], 0), reach[i], seeds[i]),
+                near[i].map_or("–".into(), |v| format!("{:.0}%", 100.0 * v)),
+                format!("{} / {}", num(sd_low[i], 4), num(sd_high[i], 4)),
                 format!(
                     "{tuner_s:.1} / {oracle_s:.1} ({:.0}%)",
                     100.0 * tuner_s / (tuner_s + oracle_s).max(1e-9)
@@ -1221,10 +1285,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
     write_grid(
         &Grid {
             caption: format!(
-                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
+                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); the share of points within 0.02 error of the union front at their ε; the replicates' mean error sd at ε < 1 and ε ≥ 1; overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
                 h.title
             ),
-            header: ["task", "tuner", "seeds × evals", "hv_lin", "hv_log", "best err ε≤0.5", "best err ε≤1", "evals to 95%", "tuner / oracle s"]
+            header: ["task", "tuner", "seeds × evals", "hv_lin", "hv_log", "best err ε≤0.5", "best err ε≤1", "evals to 95%", "near front", "replicate sd ε<1 / ≥1", "tuner / oracle s"]
                 .map(String::from)
                 .to_vec(),
             rows,
@@ -1268,10 +1332,11 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
     if eff.height() > 0 {
         let (task, bo, rs) = (eff.str("task")?, eff.str("dpareto")?, eff.str("random")?);
         let (be, bh) = (eff.u64("dpareto_evals")?, eff.f64("dpareto_hv_lin")?);
-        let (rh, rn, rm) = (
+        let (rh, rn, rm, ahead) = (
             eff.f64("random_hv_lin_same_evals")?,
             eff.u64("random_evals_run")?,
             eff.f64("random_evals_to_match")?,
+            eff.f64("dpareto_ahead_share")?,
         );
         let rows = (0..eff.height())
             .map(|i| {
@@ -1281,13 +1346,14 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                     format!("{} at {}", num(bh[i], 4), be[i]),
                     num(rh[i], 4),
                     rm[i].map_or(format!("> {}", rn[i]), fmt_num),
+                    ahead[i].map_or("–".into(), |v| format!("{:.0}%", 100.0 * v)),
                 ]
             })
             .collect();
         write_grid(
             &Grid {
-                caption: format!("{}: sample efficiency: the random-sampling evaluations whose mean hv_lin over seeds first matches DPareto's mean final hv_lin (\"> n\": not within the n run)", h.title),
-                header: ["task", "tuners", "DPareto hv_lin at evals", "random hv_lin at the same evals", "random evals to match"].map(String::from).to_vec(),
+                caption: format!("{}: sample efficiency: the random-sampling evaluations whose mean hv_lin over seeds first matches DPareto's mean final hv_lin (\"> n\": not within the n run), and the share of evaluation counts at which DPareto's mean hv_lin is at least random sampling's", h.title),
+                header: ["task", "tuners", "DPareto hv_lin at evals", "random hv_lin at the same evals", "random evals to match", "DPareto ahead"].map(String::from).to_vec(),
                 rows,
             },
             &dir.join("efficiency"),
