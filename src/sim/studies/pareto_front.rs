@@ -1108,8 +1108,9 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         };
         files.extend(plot::draw(&fig, &dir.join(format!("hv-{task}")))?);
         // Fig. 5 (bottom): the points and step fronts of the searches that draw points
-        // (DPareto and random sampling; seed 0), DPareto's initial points marked.
-        let mut series = Vec::new();
+        // (DPareto and random sampling; seed 0, ε ≤ 1000), DPareto's initial points marked on
+        // top (random sampling of the same design drew them too).
+        let (mut clouds, mut marks, mut steps) = (Vec::new(), Vec::new(), Vec::new());
         for (_, (_, label, method, seeds)) in &of_task {
             let Some(r) = seeds.values().next().filter(|_| method != "grid") else {
                 continue;
@@ -1118,12 +1119,14 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 r.points
                     .iter()
                     .zip(&r.initial)
-                    .filter(|(p, &init)| initial.is_none_or(|i| i == init) && p[0] > 0.0)
+                    .filter(|(p, &init)| {
+                        initial.is_none_or(|i| i == init) && p[0] > 0.0 && p[0] <= 1e3
+                    })
                     .map(|(p, _)| (p[0], p[1]))
                     .collect()
             };
             let shared = shown(Some(true));
-            series.push(Series {
+            clouds.push(Series {
                 label: format!("{label}: points"),
                 points: if shared.is_empty() {
                     shown(None)
@@ -1134,25 +1137,27 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 scatter: true,
             });
             if !shared.is_empty() {
-                series.push(Series {
+                marks.push(Series {
                     label: format!("{label}: initial random points"),
                     points: shared,
                     errors: None,
                     scatter: true,
                 });
             }
-            series.push(Series {
+            steps.push(Series {
                 label: format!("{label}: front"),
                 points: staircase(StepFront::new(&r.points)?.corners()),
                 errors: None,
                 scatter: false,
             });
         }
-        if !series.is_empty() {
+        clouds.extend(marks);
+        clouds.extend(steps);
+        if !clouds.is_empty() {
             files.extend(plot::draw(
                 &front_figure(
-                    format!("{}: {task}: points and fronts (seed 0)", h.title),
-                    series,
+                    format!("{}: {task}: points (ε ≤ 1000) and fronts (seed 0)", h.title),
+                    clouds,
                 ),
                 &dir.join(format!("points-{task}")),
             )?);
