@@ -1029,6 +1029,20 @@ fn staircase(corners: &[Objectives]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The left end of a front plot's ε axis: a little left of its smallest positive ε.
+fn front_left(series: &[Series]) -> f64 {
+    let min = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .filter(|x| *x > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if min.is_finite() {
+        min * 0.8
+    } else {
+        1e-3
+    }
+}
+
 fn front_figure(title: String, series: Vec<Series>) -> Figure {
     Figure {
         title,
@@ -1167,9 +1181,8 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             .iter()
             .filter_map(|(_, (_, label, _, seeds))| {
                 seeds.values().next().map(|r| {
-                    let n = r.points.len();
                     Ok(Series {
-                        label: format!("{label} ({n} points)"),
+                        label: label.clone(),
                         points: staircase(StepFront::new(&r.points)?.corners()),
                         errors: None,
                         scatter: false,
@@ -1177,10 +1190,16 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        files.extend(plot::draw(
-            &front_figure(format!("{}: {task}: fronts (seed 0)", h.title), series),
-            &dir.join(format!("fronts-{task}")),
-        )?);
+        // Only ε up to 10× the hypervolume's reference is drawn: beyond it the front adds
+        // nothing to any yardstick, and a long tail would squash the region that matters.
+        let fig = Figure {
+            x_range: Some((front_left(&series), 10.0 * HV_REFERENCE[0])),
+            ..front_figure(
+                format!("{}: {task}: fronts (seed 0, ε ≤ 100)", h.title),
+                series,
+            )
+        };
+        files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
         // Fig. 7: the mean, best- and worst-replicate fronts of the first tuner (seed 0).
         if let Some((_, (_, label, _, seeds))) = of_task.first() {
             if let Some(r) = seeds.values().next().filter(|r| r.best != r.worst) {
