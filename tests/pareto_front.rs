@@ -173,3 +173,56 @@ fn bad_tuners_are_named() {
         assert!(e.contains(want), "{want}: {e}");
     }
 }
+
+/// The DP-SGD task oracle on the committed Adult sample: `rows` keeps the first rows (ε uses
+/// that n), more rows than the data have is an error naming `rows`, and `max_epochs` caps T.
+#[test]
+fn task_oracle_rows_and_epoch_cap() {
+    let dir = common::temp_dir("pareto-front-rows");
+    let file = dir.join("rows.toml");
+    let text = |rows: &str| {
+        format!(
+            r#"
+name = "rows"
+title = "test"
+kind = "pareto-front"
+oracle = "dpsgd-task"
+tasks = ["adult-lr-sgd"]
+adult = ["tests/fixtures/real_data/adult-sample.data", "tests/fixtures/real_data/adult-sample.test"]
+rows = {rows}
+max_epochs = 3
+replicates = 2
+seed = 3
+
+[[tuners]]
+method = "random"
+design = "table4-adult"
+count = 6
+"#
+        )
+    };
+    std::fs::write(&file, text("[200, 50]")).unwrap();
+    let t = common::run_file(&file, Profile::Paper, &dir.join("ok"), 1);
+    assert_eq!(t.height(), 6);
+    let epochs = t.f64("epochs").unwrap();
+    let lots = t.f64("lot_size").unwrap();
+    for i in 0..6 {
+        assert!((1.0..=3.0).contains(&epochs[i].unwrap()));
+        assert!((8.0..=200.0).contains(&lots[i].unwrap()));
+    }
+    assert!(t.u64("n_rep").unwrap().iter().all(|&n| n == 2));
+    std::fs::write(&file, text("[600, 50]")).unwrap();
+    let exp = dptune::sim::load(&file, Profile::Paper).unwrap_or_else(|e| panic!("{e}"));
+    let e = dptune::sim::run(
+        &exp,
+        &common::options(
+            Profile::Paper,
+            &dir.join("bad"),
+            1,
+            dptune::sim::Shard::parse("1/1").unwrap(),
+        ),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("rows") && e.contains("500"), "{e}");
+}
