@@ -13,7 +13,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::plot::{linear_ticks, log_ticks, register_font, sig_label, tick_digits, FONT};
+use super::plot::{linear_ticks, log_ticks, outputs, sig_label, tick_digits, FONT};
 use crate::error::{Error, Result};
 
 /// A grid of values: `values[j * xs.len() + i]` sits at (xs[i], ys[j]).
@@ -163,17 +163,7 @@ pub fn draw(map: &Heatmap, stem: &Path) -> Result<Vec<PathBuf>> {
     } else {
         (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0))
     };
-    register_font(stem)?;
-    if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| fail(dir, format!("cannot create directory: {e}")))?;
-    }
-    let with_ext = |ext: &str| {
-        let mut name = stem.as_os_str().to_owned();
-        name.push(ext);
-        PathBuf::from(name)
-    };
-    let (png, svg) = (with_ext(".png"), with_ext(".svg"));
+    let (png, svg) = outputs(stem)?;
     let plan = Plan { map, x, y, lo, hi };
     render(BitMapBackend::new(&png, SIZE).into_drawing_area(), &plan).map_err(|e| fail(&png, e))?;
     render(SVGBackend::new(&svg, SIZE).into_drawing_area(), &plan).map_err(|e| fail(&svg, e))?;

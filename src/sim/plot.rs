@@ -79,6 +79,17 @@ const PALETTE: [RGBColor; 10] = [
 /// limit is unusable, error bars and points differ in number, or a file cannot be written.
 pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     let plan = Plan::new(fig, stem)?;
+    let (png, svg) = outputs(stem)?;
+    let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
+    let bitmap = BitMapBackend::new(&png, SIZE).into_drawing_area();
+    render(bitmap, fig, &plan, &layout).map_err(|e| fail(&png, e))?;
+    let vector = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    render(vector, fig, &plan, &layout).map_err(|e| fail(&svg, e))?;
+    Ok(vec![png, svg])
+}
+
+/// `<stem>.png` and `<stem>.svg`, with the font registered and the folder created.
+pub(crate) fn outputs(stem: &Path) -> Result<(PathBuf, PathBuf)> {
     register_font(stem)?;
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)
@@ -89,13 +100,7 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
         name.push(ext);
         PathBuf::from(name)
     };
-    let (png, svg) = (with_ext(".png"), with_ext(".svg"));
-    let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
-    let bitmap = BitMapBackend::new(&png, SIZE).into_drawing_area();
-    render(bitmap, fig, &plan, &layout).map_err(|e| fail(&png, e))?;
-    let vector = SVGBackend::new(&svg, SIZE).into_drawing_area();
-    render(vector, fig, &plan, &layout).map_err(|e| fail(&svg, e))?;
-    Ok(vec![png, svg])
+    Ok((with_ext(".png"), with_ext(".svg")))
 }
 
 fn fail(path: &Path, e: impl std::fmt::Display) -> Error {
