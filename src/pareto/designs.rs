@@ -8,7 +8,7 @@
 //! asymmetry is the paper's and is kept, so these points are evaluated on the accept box
 //! ([`Design::accept_box`]).
 
-use super::dpareto::Dimension;
+use super::space::{random_point, Dimension};
 use crate::error::{Error, Result};
 use rand::{Rng, RngCore};
 
@@ -150,7 +150,7 @@ impl Design {
     /// epochs and the lot size are used).
     pub fn draw(self, dims: &[Dimension], rng: &mut dyn RngCore) -> Result<Vec<f64>> {
         let Some(table) = self.table() else {
-            return Ok(super::dpareto::random_point(dims, rng));
+            return Ok(random_point(dims, rng));
         };
         if dims.len() != 5 {
             return Err(Error::invalid(

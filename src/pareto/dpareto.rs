@@ -21,6 +21,7 @@
 use super::acquisition::{FrontSource, ImprovementCells, Reference};
 use super::designs::Design;
 use super::front::Objectives;
+pub use super::space::Dimension;
 use super::transform::{log_epsilon, to_model_space};
 use crate::error::{Error, Result};
 use crate::gp::{
@@ -29,78 +30,6 @@ use crate::gp::{
 use crate::numeric::lbfgs::{minimize_bounded, LbfgsOptions};
 use ndarray::{Array1, Array2};
 use rand::{Rng, RngCore};
-
-/// One searched hyperparameter: its box, whether it is an integer, and whether it is searched
-/// on a log scale (drawn log-uniformly, and seen by the GPs as its logarithm).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Dimension {
-    pub name: String,
-    pub low: f64,
-    pub high: f64,
-    pub integer: bool,
-    pub log: bool,
-}
-
-impl Dimension {
-    pub fn new(name: &str, low: f64, high: f64, integer: bool) -> Result<Self> {
-        if !(low.is_finite() && high.is_finite() && low < high) {
-            return Err(Error::invalid(
-                "dimension",
-                format!("{name} in [{low}, {high}]"),
-                "finite bounds with low < high",
-            ));
-        }
-        Ok(Dimension {
-            name: name.to_string(),
-            low,
-            high,
-            integer,
-            log: false,
-        })
-    }
-
-    /// A continuous hyperparameter searched on a log scale (0 < low < high).
-    pub fn log(name: &str, low: f64, high: f64) -> Result<Self> {
-        if low.is_nan() || low <= 0.0 {
-            return Err(Error::invalid(
-                "dimension",
-                format!("{name} in [{low}, {high}] on a log scale"),
-                "0 < low < high",
-            ));
-        }
-        Ok(Dimension {
-            log: true,
-            ..Dimension::new(name, low, high, false)?
-        })
-    }
-
-    /// The coordinate random points, grids and the GPs work in: ln v on a log scale.
-    pub(crate) fn internal(&self, v: f64) -> f64 {
-        if self.log {
-            v.ln()
-        } else {
-            v
-        }
-    }
-
-    /// The value at internal coordinate `z`, inside the box and rounded.
-    pub(crate) fn value_at(&self, z: f64) -> f64 {
-        self.round(if self.log { z.exp() } else { z })
-    }
-
-    pub(crate) fn internal_bounds(&self) -> (f64, f64) {
-        (self.internal(self.low), self.internal(self.high))
-    }
-
-    fn round(&self, v: f64) -> f64 {
-        let v = v.clamp(self.low, self.high);
-        if self.integer {
-            v.round().clamp(self.low.ceil(), self.high.floor())
-        } else {
-            v
-        }
-    }
-}
 
 /// What one evaluation measured: ε (the same for every replicate: it depends on λ alone) and
 /// the error of each replicate run. Its objective is the mean error (spec 001 §2).
@@ -217,16 +146,6 @@ fn check_dims(dims: &[Dimension]) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// A uniform point of the box (log-uniform on log dimensions), integers rounded.
-pub(crate) fn random_point(dims: &[Dimension], rng: &mut dyn RngCore) -> Vec<f64> {
-    dims.iter()
-        .map(|d| {
-            let (lo, hi) = d.internal_bounds();
-            d.value_at(lo + (hi - lo) * rng.random::<f64>())
-        })
-        .collect()
 }
 
 fn evaluate(

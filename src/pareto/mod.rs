@@ -6,6 +6,7 @@
 //! * [`transform`]: the GPs' output transforms, log ε and logit of the clamped error.
 //! * [`acquisition`]: HVPoI (DPareto's acquisition) and EHVI in closed form for two
 //!   objectives; the reference point rules and the front source.
+//! * [`space`]: the searched box ([`space::Dimension`]) and uniform points in it.
 //! * [`designs`]: how random sampling draws points (uniform, or spec 001 Tables 3–4).
 //! * [`oracles`]: the privacy oracles of the illustrative experiments (analytic Gaussian
 //!   mechanism, sparse vector technique).
@@ -20,6 +21,7 @@ pub mod front;
 pub mod maps;
 pub mod oracles;
 pub mod output_perturbation;
+pub mod space;
 pub mod transform;
 
 pub use acquisition::{FrontSource, ImprovementCells, Reference, VARIANCE_FLOOR};
