@@ -219,22 +219,7 @@ pub fn grid_search(
             format!("a grid of at most 10^7 points ({} dimensions)", dims.len()),
         ));
     }
-    let values: Vec<Vec<f64>> = dims
-        .iter()
-        .map(|d| {
-            (0..points)
-                .map(|i| {
-                    let t = if points == 1 {
-                        0.5
-                    } else {
-                        i as f64 / (points - 1) as f64
-                    };
-                    let (lo, hi) = d.internal_bounds();
-                    d.value_at(lo + t * (hi - lo))
-                })
-                .collect()
-        })
-        .collect();
+    let values: Vec<Vec<f64>> = dims.iter().map(|d| d.grid(points)).collect();
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for flat in 0..count as usize {

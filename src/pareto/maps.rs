@@ -166,21 +166,6 @@ impl Surface {
     }
 }
 
-/// The values along one dimension: `points` internal coordinates evenly spaced over the box.
-pub fn axis(dim: &Dimension, points: usize) -> Vec<f64> {
-    let (lo, hi) = dim.internal_bounds();
-    (0..points)
-        .map(|i| {
-            let t = if points == 1 {
-                0.5
-            } else {
-                i as f64 / (points - 1) as f64
-            };
-            dim.value_at(lo + t * (hi - lo))
-        })
-        .collect()
-}
-
 /// The maps of `oracle` over a two-dimensional box (module docs).
 pub fn maps<O>(oracle: &O, dims: &[Dimension], options: &MapOptions, seed: u64) -> Result<Maps>
 where
@@ -207,7 +192,7 @@ where
             "at least 2 random points before the GPs are fitted",
         ));
     }
-    let (a, b) = (axis(&dims[0], options.grid), axis(&dims[1], options.grid));
+    let (a, b) = (dims[0].grid(options.grid), dims[1].grid(options.grid));
     let lambdas: Vec<Vec<f64>> = a
         .iter()
         .flat_map(|&u| b.iter().map(move |&v| vec![u, v]))

@@ -62,6 +62,22 @@ impl Dimension {
         self.round(if self.log { z.exp() } else { z })
     }
 
+    /// `points` values evenly spaced in the internal coordinate from low to high (one value:
+    /// the midpoint), rounded: a grid's axis.
+    pub fn grid(&self, points: usize) -> Vec<f64> {
+        let (lo, hi) = self.internal_bounds();
+        (0..points)
+            .map(|i| {
+                let t = if points == 1 {
+                    0.5
+                } else {
+                    i as f64 / (points - 1) as f64
+                };
+                self.value_at(lo + t * (hi - lo))
+            })
+            .collect()
+    }
+
     pub(crate) fn internal_bounds(&self) -> (f64, f64) {
         (self.internal(self.low), self.internal(self.high))
     }
