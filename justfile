@@ -17,9 +17,14 @@ sims: deps data
 data:
     tools/fetch-data.sh
 
-# A fast, reduced run of every experiment into target/sims-smoke (part of `just test`).
+# The GPU-sized experiments (sims/gpu/: Fashion-MNIST MLPs) on a machine with an NVIDIA GPU.
+sims-gpu: deps data
+    cargo run --release --features cuda -- sim run sims/gpu/*.toml --profile paper
+
+# A fast, reduced run of every experiment, GPU-sized ones included (their smoke profiles run
+# on the CPU), into target/sims-smoke (part of `just test`).
 sims-smoke: deps
-    cargo run -- sim run sims/*.toml --profile smoke --out target/sims-smoke
+    cargo run -- sim run sims/*.toml sims/gpu/*.toml --profile smoke --out target/sims-smoke
 
 # Redraw plots and tables from the parquet under results/ (no rerun).
 report:

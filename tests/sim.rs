@@ -584,19 +584,20 @@ fn malformed_curve_files_are_rejected() {
 #[test]
 fn every_shipped_experiment_file_is_valid_at_both_profiles() {
     let mut n = 0;
-    for e in std::fs::read_dir("sims").unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "toml") {
-            for profile in [Profile::Smoke, Profile::Paper] {
-                // Parsed, and the study's own check (what `sim run` does before any unit).
-                if let Err(e) =
-                    load(&p, profile).and_then(|exp| dptune::sim::experiment::check(&exp))
-                {
-                    panic!("{e}");
+    for p in common::shipped_experiment_files() {
+        for profile in [Profile::Smoke, Profile::Paper] {
+            // Parsed, and the study's own check (what `sim run` does before any unit). A
+            // paper-profile check that needs the real-data cache is skipped where it is absent.
+            let exp = load(&p, profile).unwrap_or_else(|e| panic!("{e}"));
+            match dptune::sim::experiment::check(&exp) {
+                Ok(()) => {}
+                Err(e) if e.to_string().contains(dptune::data::cache::FETCH_HINT) => {
+                    println!("{}: check skipped (no data cache): {e}", p.display());
                 }
+                Err(e) => panic!("{e}"),
             }
-            n += 1;
         }
+        n += 1;
     }
     assert!(n >= 6);
 }

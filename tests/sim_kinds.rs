@@ -38,12 +38,7 @@ fn tables_in(dir: &Path, exp: &dptune::sim::Experiment) -> Vec<Table> {
 
 #[test]
 fn every_kind_resumes_after_a_kill_and_shards_merge_to_one_run() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir("sims")
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    files.sort();
+    let files: Vec<PathBuf> = common::shipped_experiment_files();
     let root = common::temp_dir("kinds");
     for kind in STUDIES {
         let file = files
@@ -125,13 +120,14 @@ fn every_kind_resumes_after_a_kill_and_shards_merge_to_one_run() {
 fn the_sims_index_matches_the_files_and_the_registry() {
     let index = std::fs::read_to_string("sims/README.md").unwrap();
     let mut listed = 0;
-    for e in std::fs::read_dir("sims").unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_none_or(|x| x != "toml") {
-            continue;
-        }
+    for p in common::shipped_experiment_files() {
         let exp = load(&p, Profile::Paper).unwrap();
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        // The path below sims/: `gpu/NAME.toml` for the GPU-sized files.
+        let name = p
+            .strip_prefix("sims")
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
         let row = format!("| `{name}` | `{}` |", exp.kind.name);
         assert!(index.contains(&row), "sims/README.md lacks `{row}`");
         listed += 1;

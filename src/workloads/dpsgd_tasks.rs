@@ -607,6 +607,14 @@ impl Task {
             .collect()
     }
 
+    /// The test accuracy of the model at its initial parameters (drawn from `rng` as a run
+    /// draws them), never trained: what a search that releases nothing can output.
+    pub fn untrained_accuracy(&self, rng: &mut dyn RngCore) -> Result<f64> {
+        let model = self.model.as_ref();
+        let init = self.id.init().params(model, rng)?;
+        accuracy(model, &init, self.test.0.view(), &self.test.1)
+    }
+
     /// One run at `h` with its (ε, δ).
     pub fn run(&self, h: &Hyperparameters, rng: &mut dyn RngCore) -> Result<TaskRun> {
         let epsilon = self.epsilon(h)?;

@@ -47,7 +47,7 @@
 //! read other files instead, e.g. the CI subsets in `tests/fixtures/real_data/` (paths relative
 //! to the working directory). Data are loaded when the experiment file is read.
 
-use super::dpsgd_tasks::{Hyperparameters, Interval, Task, TaskData, TaskId, TASK_DELTA};
+use super::dpsgd_tasks::{Domain, Hyperparameters, Interval, Task, TaskData, TaskId, TASK_DELTA};
 use super::validation_score::{range_param, strings_param, PerKey};
 use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
 use crate::accounting::{Gaussian, RdpCurve};
@@ -56,7 +56,7 @@ use crate::numeric::fmt_num;
 use crate::rng::stream;
 use rand::{Rng, RngCore};
 use std::collections::hash_map::{Entry, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Stream tag of the oracle's runs and the best-utility sample ("dpst").
 const TAG: u64 = 0x6470_7374;
@@ -177,8 +177,12 @@ pub struct DpsgdTuning {
     release: Gaussian,
     curve: RdpCurve,
     seed: u64,
-    best: Arc<PerKey<(TaskId, u64), f64>>,
+    best: Arc<PerKey<BestKey, f64>>,
 }
+
+/// The best-utility cache key: (task, experiment seed, bits of σ): with σ calibrated per
+/// budget and tuner, every σ is its own problem.
+pub type BestKey = (TaskId, u64, u64);
 
 impl DpsgdTuning {
     /// The instance for experiment seed `seed` with score noise multiplier `noise` (z > 0).
@@ -187,7 +191,7 @@ impl DpsgdTuning {
         settings: TuningSettings,
         seed: u64,
         noise: f64,
-        best: Arc<PerKey<(TaskId, u64), f64>>,
+        best: Arc<PerKey<BestKey, f64>>,
     ) -> Result<Self> {
         settings.validate(&task)?;
         let z = Range::Positive.check("noise", noise)?;
@@ -271,8 +275,9 @@ impl Oracle for DpsgdTuning {
     /// once per (task, seed) (NaN if it cannot be computed).
     fn best_utility(&self) -> f64 {
         let (task, settings, seed) = (Arc::clone(&self.task), &self.settings, self.seed);
+        let key = (task.id(), seed, settings.noise_multiplier.to_bits());
         self.best
-            .get_or_build((task.id(), seed), || {
+            .get_or_build(key, || {
                 let mut rng = stream(seed, &[TAG, 1]);
                 let points: Vec<Hyper> = (0..settings.best_samples)
                     .map(|_| vec![rng.random::<f64>(), rng.random::<f64>()])
@@ -299,15 +304,52 @@ impl Workload for DpsgdTuning {
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
         Some(self)
     }
+    /// ⊥ is the model at its initial parameters, never trained (drawn from the public stream
+    /// `[TAG, 2]` of the experiment seed): its test accuracy, whatever the private data hold.
+    fn utility_of_nothing(&self) -> f64 {
+        self.task
+            .untrained_accuracy(&mut stream(self.seed, &[TAG, 2]))
+            .unwrap_or(f64::NAN)
+    }
+    /// (η, L); the unit-square point itself outside the square (never chosen by a tuner).
+    fn coordinates(&self, h: &Hyper) -> Vec<(String, f64)> {
+        match self.settings.at(h) {
+            Some((eta, clip)) => vec![("eta".into(), eta), ("L".into(), clip)],
+            None => h
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (format!("u{}", i + 1), *v))
+                .collect(),
+        }
+    }
 }
 
 /// The `dpsgd-task` experiment-file workload: one variant per task.
 pub struct DpsgdTuningSpec {
+    ids: Vec<TaskId>,
+    /// The `[workload]` table, kept to load the tasks when first needed.
+    params: toml::Table,
+    /// The tasks with their data and settings: loaded when the spec is built if every data set
+    /// comes from files, else at first use, so a file that reads the cache can be checked
+    /// where the cache is absent (CI); a missing cache then fails the first unit, saying to run
+    /// `just data`.
+    loaded: OnceLock<Result<Loaded>>,
+    noise: Option<f64>,
+    best: Arc<PerKey<BestKey, f64>>,
+    /// `noise_multiplier = "calibrated"`: the knob equal-budget mode calibrates is DP-SGD's σ,
+    /// and the score is released at z = σ (one noise multiplier for every release of a run).
+    calibrate_sigma: bool,
+}
+
+/// The tasks of a spec with their settings, and where each data set came from.
+struct Loaded {
     tasks: Vec<(Arc<Task>, TuningSettings)>,
     sources: Vec<(TaskData, String)>,
-    noise: Option<f64>,
-    best: Arc<PerKey<(TaskId, u64), f64>>,
 }
+
+/// The σ interval of a calibrated run: σ is not searched, so Table 1's box (DPareto's search
+/// space) does not bound it; a calibrated σ outside this range is an error.
+pub const CALIBRATED_SIGMA: Interval = (1e-3, 1e4);
 
 /// Builds the spec from a `[workload]` table (kind = "dpsgd-task").
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
@@ -331,6 +373,76 @@ fn paths(params: &toml::Table, key: &'static str) -> Result<Option<Vec<String>>>
     }
 }
 
+/// Loads the data of `ids` (files or the cache) and resolves each task's settings.
+fn load(params: &toml::Table, ids: &[TaskId], calibrate_sigma: bool) -> Result<Loaded> {
+    use crate::params::{integer_in, number};
+    let device =
+        crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
+    let mut data: HashMap<TaskData, crate::data::TrainTest> = HashMap::new();
+    let mut sources = Vec::new();
+    let mut tasks = Vec::new();
+    for &id in ids {
+        let kind = id.data();
+        let loaded = match data.entry(kind) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let key = match kind {
+                    TaskData::Adult => "adult",
+                    TaskData::FashionMnist => "fashion_mnist",
+                };
+                let (loaded, source) = match paths(params, key)? {
+                    Some(files) => (kind.from_files(&files)?, files.join(", ")),
+                    None => (kind.cached()?, "cache".to_string()),
+                };
+                sources.push((kind, source));
+                e.insert(loaded)
+            }
+        };
+        let mut task = Task::new(id, loaded)?.with_device(device);
+        if calibrate_sigma {
+            let domain = Domain {
+                noise_multiplier: CALIBRATED_SIGMA,
+                ..*task.domain()
+            };
+            task = task.with_domain(domain);
+        }
+        let domain = task.domain();
+        let defaults = TuningSettings::defaults(kind);
+        let settings = TuningSettings {
+            epochs: match number(params, "epochs")? {
+                Some(t) => domain.check("epochs", t)?.round() as u64,
+                None => defaults.epochs,
+            },
+            lot_size: match number(params, "lot_size")? {
+                Some(m) => domain.check("lot_size", m)?.round() as usize,
+                None => defaults.lot_size.min(task.train_size()),
+            },
+            noise_multiplier: match params.get("noise_multiplier") {
+                Some(toml::Value::String(_)) | None => defaults.noise_multiplier,
+                Some(_) => match number(params, "noise_multiplier")? {
+                    Some(s) => domain.check("noise_multiplier", s)?,
+                    None => defaults.noise_multiplier,
+                },
+            },
+            learning_rate: range_param(
+                params,
+                "learning_rate_range",
+                [defaults.learning_rate.0, defaults.learning_rate.1],
+            )
+            .map(|[a, b]| (a, b))?,
+            clip: range_param(params, "clip_range", [defaults.clip.0, defaults.clip.1])
+                .map(|[a, b]| (a, b))?,
+            oracle_runs: integer_in(params, "oracle_runs", 1, 1000, "runs per utility")?
+                .map_or(defaults.oracle_runs, |r| r as usize),
+            best_samples: integer_in(params, "best_samples", 1, 100_000, "oracle points")?
+                .map_or(defaults.best_samples, |r| r as usize),
+        };
+        settings.validate(&task)?;
+        tasks.push((Arc::new(task), settings));
+    }
+    Ok(Loaded { tasks, sources })
+}
+
 impl DpsgdTuningSpec {
     /// Parameters: `task` (a task name or a list of them; default `adult-lr-sgd`), `epochs`,
     /// `lot_size`, `noise_multiplier` (the fixed T, m, σ; per-data defaults), and the searched
@@ -339,7 +451,7 @@ impl DpsgdTuningSpec {
     /// `noise` (the score noise multiplier z when no budget calibrates it) and `device` (`cpu`,
     /// `cuda` or `auto`: where the runs train; [`crate::learn::Device`]).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        use crate::params::{check_keys, integer_in, number};
+        use crate::params::{check_keys, number};
         check_keys(
             "workload `dpsgd-task`",
             params,
@@ -359,8 +471,8 @@ impl DpsgdTuningSpec {
                 "device",
             ],
         )?;
-        let device =
-            crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
+        // Checked now; used when the tasks load.
+        crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
         let ids = strings_param(params, "task", &["adult-lr-sgd"])?
             .iter()
             .map(|name| TaskId::parse(name))
@@ -368,74 +480,64 @@ impl DpsgdTuningSpec {
         let noise = number(params, "noise")?
             .map(|z| Range::Positive.check("noise", z))
             .transpose()?;
-        let mut data: HashMap<TaskData, crate::data::TrainTest> = HashMap::new();
-        let mut sources = Vec::new();
-        let mut tasks = Vec::new();
-        for id in ids {
-            let kind = id.data();
-            let loaded = match data.entry(kind) {
-                Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => {
-                    let key = match kind {
-                        TaskData::Adult => "adult",
-                        TaskData::FashionMnist => "fashion_mnist",
-                    };
-                    let (loaded, source) = match paths(params, key)? {
-                        Some(files) => (kind.from_files(&files)?, files.join(", ")),
-                        None => (kind.cached()?, "cache".to_string()),
-                    };
-                    sources.push((kind, source));
-                    e.insert(loaded)
-                }
-            };
-            let task = Task::new(id, loaded)?.with_device(device);
-            let domain = task.domain();
-            let defaults = TuningSettings::defaults(kind);
-            let settings = TuningSettings {
-                epochs: match number(params, "epochs")? {
-                    Some(t) => domain.check("epochs", t)?.round() as u64,
-                    None => defaults.epochs,
-                },
-                lot_size: match number(params, "lot_size")? {
-                    Some(m) => domain.check("lot_size", m)?.round() as usize,
-                    None => defaults.lot_size.min(task.train_size()),
-                },
-                noise_multiplier: match number(params, "noise_multiplier")? {
-                    Some(s) => domain.check("noise_multiplier", s)?,
-                    None => defaults.noise_multiplier,
-                },
-                learning_rate: range_param(
-                    params,
-                    "learning_rate_range",
-                    [defaults.learning_rate.0, defaults.learning_rate.1],
-                )
-                .map(|[a, b]| (a, b))?,
-                clip: range_param(params, "clip_range", [defaults.clip.0, defaults.clip.1])
-                    .map(|[a, b]| (a, b))?,
-                oracle_runs: integer_in(params, "oracle_runs", 1, 1000, "runs per utility")?
-                    .map_or(defaults.oracle_runs, |r| r as usize),
-                best_samples: integer_in(params, "best_samples", 1, 100_000, "oracle points")?
-                    .map_or(defaults.best_samples, |r| r as usize),
-            };
-            settings.validate(&task)?;
-            tasks.push((Arc::new(task), settings));
+        // `noise_multiplier = "calibrated"` hands σ to equal-budget mode; a number fixes it.
+        let calibrate_sigma = match params.get("noise_multiplier") {
+            Some(toml::Value::String(s)) if s == "calibrated" => true,
+            Some(toml::Value::String(s)) => {
+                return Err(Error::invalid(
+                    "noise_multiplier",
+                    s,
+                    "a number (σ, fixed) or \"calibrated\" (σ set by the [budget])",
+                ))
+            }
+            _ => false,
+        };
+        if calibrate_sigma && noise.is_some() {
+            return Err(Error::invalid(
+                "noise",
+                "given with noise_multiplier = \"calibrated\"",
+                "no `noise`: the score is released at z = the calibrated σ",
+            ));
         }
-        Ok(DpsgdTuningSpec {
-            tasks,
-            sources,
+        let spec = DpsgdTuningSpec {
+            ids,
+            params: params.clone(),
+            loaded: OnceLock::new(),
             noise,
             best: Arc::new(PerKey::default()),
-        })
+            calibrate_sigma,
+        };
+        let from_files = |d: TaskData| match d {
+            TaskData::Adult => params.contains_key("adult"),
+            TaskData::FashionMnist => params.contains_key("fashion_mnist"),
+        };
+        if spec.ids.iter().all(|id| from_files(id.data())) {
+            spec.loaded()?;
+        }
+        Ok(spec)
+    }
+
+    /// The tasks, loaded on first call ([`DpsgdTuningSpec::loaded`] field).
+    fn loaded(&self) -> Result<&Loaded> {
+        self.loaded
+            .get_or_init(|| load(&self.params, &self.ids, self.calibrate_sigma))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     /// The instance of `variant` (a task) for experiment seed `seed` at score noise `noise`.
     pub fn workload(&self, variant: usize, seed: u64, noise: f64) -> Result<DpsgdTuning> {
-        let (task, settings) = self.tasks.get(variant).ok_or_else(|| {
-            Error::invalid("variant", variant, format!("below {}", self.tasks.len()))
-        })?;
+        let tasks = &self.loaded()?.tasks;
+        let (task, settings) = tasks
+            .get(variant)
+            .ok_or_else(|| Error::invalid("variant", variant, format!("below {}", tasks.len())))?;
+        let mut settings = settings.clone();
+        if self.calibrate_sigma {
+            settings.noise_multiplier = task.domain().check("noise_multiplier", noise)?;
+        }
         DpsgdTuning::new(
             Arc::clone(task),
-            settings.clone(),
+            settings,
             seed,
             noise,
             Arc::clone(&self.best),
@@ -448,7 +550,14 @@ impl WorkloadSpec for DpsgdTuningSpec {
         "dpsgd-task"
     }
     fn params(&self) -> String {
-        let tasks: Vec<String> = self
+        let loaded = match self.loaded() {
+            Ok(l) => l,
+            Err(e) => {
+                let names: Vec<&str> = self.ids.iter().map(|id| id.name()).collect();
+                return format!("{}; data not loaded: {e}", names.join(", "));
+            }
+        };
+        let tasks: Vec<String> = loaded
             .tasks
             .iter()
             .map(|(t, s)| {
@@ -459,7 +568,11 @@ impl WorkloadSpec for DpsgdTuningSpec {
                     t.test_size(),
                     s.epochs,
                     s.lot_size,
-                    fmt_num(s.noise_multiplier),
+                    if self.calibrate_sigma {
+                        "calibrated".to_string()
+                    } else {
+                        fmt_num(s.noise_multiplier)
+                    },
                     fmt_num(s.learning_rate.0),
                     fmt_num(s.learning_rate.1),
                     fmt_num(s.clip.0),
@@ -467,27 +580,32 @@ impl WorkloadSpec for DpsgdTuningSpec {
                 )
             })
             .collect();
-        let sources: Vec<String> = self
+        let sources: Vec<String> = loaded
             .sources
             .iter()
             .map(|(d, s)| format!("{}: {s}", d.name()))
             .collect();
-        let (runs, samples) = self
+        let (runs, samples) = loaded
             .tasks
             .first()
             .map_or((0, 0), |(_, s)| (s.oracle_runs, s.best_samples));
         format!(
             "{}; data {}; delta={TASK_DELTA} (DP-SGD, without replacement); score=test \
-             accuracy + N(0, (z/test)^2); oracle_runs={runs}, best_samples={samples}",
+             accuracy + N(0, (z/test)^2){}; oracle_runs={runs}, best_samples={samples}",
             tasks.join("; "),
             sources.join("; "),
+            if self.calibrate_sigma {
+                " with z = sigma"
+            } else {
+                ""
+            },
         )
     }
     fn variants(&self) -> Vec<Variant> {
-        self.tasks
+        self.ids
             .iter()
-            .map(|(t, _)| Variant {
-                label: t.id().name().to_string(),
+            .map(|id| Variant {
+                label: id.name().to_string(),
                 dim: 2,
             })
             .collect()

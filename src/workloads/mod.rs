@@ -228,6 +228,21 @@ pub trait Workload: Send + Sync {
     fn per_user_losses(&self) -> Option<&dyn PerUserLosses> {
         None
     }
+    /// The utility of the tuner's output when it releases nothing learned from the data (K = 0,
+    /// a halt: ⊥). By default that of the data-independent [`Space::default_point`], for
+    /// workloads whose output is a hyperparameter; a workload whose output is a trained model
+    /// overrides it with a model that never saw the private data. Reporting only.
+    fn utility_of_nothing(&self) -> f64 {
+        self.oracle().utility(&self.space().default_point())
+    }
+    /// A point of the space as named coordinates in the workload's own units, for result
+    /// tables (default: `x1`, `x2`, … as they are).
+    fn coordinates(&self, h: &Hyper) -> Vec<(String, f64)> {
+        h.iter()
+            .enumerate()
+            .map(|(i, v)| (format!("x{}", i + 1), *v))
+            .collect()
+    }
 }
 
 /// The capability or a clear error naming the tuner, the workload and what is missing.

@@ -65,3 +65,15 @@ pub fn run_and_report(file: &Path, profile: Profile, out: &Path, threads: usize)
     dptune::sim::report(&exp, out).unwrap();
     table
 }
+
+/// The shipped experiment files: `sims/*.toml` and the GPU-sized `sims/gpu/*.toml`, sorted.
+pub fn shipped_experiment_files() -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = ["sims", "sims/gpu"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    files
+}

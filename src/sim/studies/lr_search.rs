@@ -45,7 +45,10 @@ const UNTRAINED_STREAM: u64 = 0x756e_7472;
 #[derive(Clone, Debug, PartialEq)]
 pub struct LrSearch {
     pub seed: u64,
+    /// A built-in data set ([`data::BUILTIN`]) or `fashion-mnist`: the cached training part
+    /// (60,000 images), or the two IDX files of `fashion_mnist = [images, labels]`.
     pub data: String,
+    pub fashion_mnist: Option<[String; 2]>,
     pub model: Architecture,
     pub validation: f64,
     pub test: f64,
@@ -80,9 +83,25 @@ impl LrSearch {
         self.settings.device != Device::Cpu
     }
 
+    /// The data set the task splits.
+    fn dataset(&self) -> Result<data::Dataset> {
+        match (self.data.as_str(), &self.fashion_mnist) {
+            ("fashion-mnist", Some([images, labels])) => {
+                data::load_fashion_mnist(Path::new(images), Path::new(labels))
+            }
+            ("fashion-mnist", None) => Ok(data::fashion_mnist()?.train),
+            (_, Some(_)) => Err(Error::invalid(
+                "fashion_mnist",
+                "given",
+                "only with data = \"fashion-mnist\"",
+            )),
+            (name, None) => data::builtin(name),
+        }
+    }
+
     pub fn task(&self) -> Result<DpSgdTask> {
         DpSgdTask::new(
-            &data::builtin(&self.data)?,
+            &self.dataset()?,
             (self.validation, self.test),
             self.seed,
             &self.model,
@@ -108,6 +127,18 @@ fn parse(f: &Fields) -> Result<LrSearch> {
     let s = LrSearch {
         seed: f.integer("seed", 0)?.unwrap_or(0),
         data: f.string("data")?.unwrap_or("digits").to_string(),
+        fashion_mnist: match f.get("fashion_mnist") {
+            None => None,
+            Some(_) => match f.strings("fashion_mnist")?.as_slice() {
+                [images, labels] => Some([images.to_string(), labels.to_string()]),
+                _ => {
+                    return Err(f.bad(
+                        "fashion_mnist",
+                        "two IDX files [train images, train labels]",
+                    ))
+                }
+            },
+        },
         model: Architecture::parse(f.string("model")?.unwrap_or("logistic"))
             .map_err(|e| f.wrap(e))?,
         validation: f.number("validation", Range::OpenUnit)?.unwrap_or(0.2),
@@ -143,6 +174,7 @@ fn parse(f: &Fields) -> Result<LrSearch> {
     f.finish_some(&[
         "seed",
         "data",
+        "fashion_mnist",
         "model",
         "validation",
         "test",
@@ -161,8 +193,11 @@ fn parse(f: &Fields) -> Result<LrSearch> {
         "orders",
         "device",
     ])?;
-    // The data set and the split are checked now, not when the first unit runs.
-    s.task().map_err(|e| f.wrap(e))?;
+    // The data set and the split are checked now, not when the first unit runs, except the
+    // cached Fashion-MNIST (a file that reads it can be checked where the cache is absent).
+    if !(s.data == "fashion-mnist" && s.fashion_mnist.is_none()) {
+        s.task().map_err(|e| f.wrap(e))?;
+    }
     Ok(s)
 }
 

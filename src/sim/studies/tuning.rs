@@ -13,10 +13,11 @@ use super::StudyKind;
 use crate::accounting::{smallest_meeting, Accountant, DpBound};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::pareto::front::StepFront;
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, up, write_grid};
+use crate::sim::report::{error_bars, mean_ci, pm, quantile, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
@@ -31,6 +32,31 @@ pub const KIND: StudyKind = StudyKind {
     parse: |f| Ok(Box::new(parse(f)?)),
 };
 
+/// The `chosen` text of a run that released nothing (⊥).
+pub const NOTHING: &str = "nothing released";
+
+/// The `chosen` text of a point: `name=value` pairs separated by spaces, each value in full
+/// precision (Rust's shortest round-trip form), so [`chosen_values`] reads it back exactly.
+pub fn chosen_text(coordinates: &[(String, f64)]) -> String {
+    let parts: Vec<String> = coordinates
+        .iter()
+        .map(|(name, v)| format!("{name}={v}"))
+        .collect();
+    parts.join(" ")
+}
+
+/// The named coordinates of a `chosen` text; `None` for [`NOTHING`] or a text not written by
+/// [`chosen_text`].
+pub fn chosen_values(text: &str) -> Option<Vec<(&str, f64)>> {
+    text.split_whitespace()
+        .map(|pair| {
+            let (name, value) = pair.split_once('=')?;
+            Some((name, value.parse().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()
+        .filter(|v| !v.is_empty())
+}
+
 /// Stream tag of tuners' own draws.
 const TUNE_STREAM: u64 = 0x7475_6e65;
 
@@ -44,6 +70,55 @@ pub struct Tuning {
     pub budgets: Vec<Option<f64>>,
     pub workload: Box<dyn WorkloadSpec>,
     pub tuners: Vec<TunerEntry>,
+    /// `front`: the non-private reference each variant's accuracy is measured against.
+    pub front: Option<ReferenceFront>,
+}
+
+/// The non-private reference of a DP-SGD benchmark (`front = "<dir>/points.parquet"`): the
+/// points (task, ε, error) of a `pareto-front` study, one union front per task, read as a step
+/// function: the lowest error any one run of ε ≤ e reached, its hyperparameters chosen for free.
+/// Each variant's label names its task, and the utility must be a test accuracy (error =
+/// 1 − utility), as the `dpsgd-task` workload's is.
+pub struct ReferenceFront {
+    pub path: String,
+    fronts: Vec<(String, StepFront)>,
+}
+
+impl ReferenceFront {
+    /// The fronts of `tasks` from the points file at `path`; a task without points is an error.
+    pub fn load(path: &str, tasks: &[String]) -> Result<Self> {
+        let t = Table::read_parquet(Path::new(path))?;
+        let (task, eps, err) = (t.str("task")?, t.f64("epsilon")?, t.f64("error")?);
+        let fronts = tasks
+            .iter()
+            .map(|name| {
+                let points: Vec<[f64; 2]> = (0..t.height())
+                    .filter(|&i| &task[i] == name)
+                    .filter_map(|i| Some([eps[i]?, err[i]?]))
+                    .collect();
+                if points.is_empty() {
+                    return Err(Error::invalid(
+                        "front",
+                        path,
+                        format!("a points file with (ε, error) points of task `{name}`"),
+                    ));
+                }
+                Ok((name.clone(), StepFront::new(&points)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ReferenceFront {
+            path: path.to_string(),
+            fronts,
+        })
+    }
+
+    /// The lowest error on `task`'s front at ε ≤ `epsilon` (None: no point that private).
+    pub fn best_error(&self, task: &str, epsilon: f64) -> Option<f64> {
+        self.fronts
+            .iter()
+            .find(|(t, _)| t == task)
+            .and_then(|(_, f)| f.best_at(epsilon))
+    }
 }
 
 pub struct TunerEntry {
@@ -127,6 +202,19 @@ fn parse(f: &Fields) -> Result<Tuning> {
             canonical,
         });
     }
+    let front = match f.string("front")? {
+        None => None,
+        Some(_) if workload.kind() != "dpsgd-task" => {
+            return Err(f.bad(
+                "front",
+                "only for a workload whose utility is a test accuracy (`dpsgd-task`)",
+            ))
+        }
+        Some(path) => {
+            let tasks: Vec<String> = workload.variants().into_iter().map(|v| v.label).collect();
+            Some(ReferenceFront::load(path, &tasks).map_err(|e| f.wrap(e))?)
+        }
+    };
     f.finish_some(&[
         "seed",
         "seeds",
@@ -136,6 +224,7 @@ fn parse(f: &Fields) -> Result<Tuning> {
         "budget",
         "workload",
         "tuners",
+        "front",
     ])?;
     Ok(Tuning {
         seed,
@@ -145,6 +234,7 @@ fn parse(f: &Fields) -> Result<Tuning> {
         budgets,
         workload,
         tuners,
+        front,
     })
 }
 
@@ -292,10 +382,14 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         let wall = start.elapsed().as_secs_f64() * 1e3;
         let fallback = outcome.chosen.is_none() || outcome.fallback;
         let passes = outcome.diagnostic(PASSES);
-        let chosen = outcome.chosen.unwrap_or_else(|| w.space().default_point());
-        let utility = w.oracle().utility(&chosen);
+        // Nothing released (K = 0, a halt) is ⊥, never a model trained on the private data.
+        let (utility, chosen) = match &outcome.chosen {
+            Some(h) => (w.oracle().utility(h), chosen_text(&w.coordinates(h))),
+            None => (w.utility_of_nothing(), NOTHING.to_string()),
+        };
         let best = w.oracle().best_utility();
         rows.seed.push(rep);
+        rows.chosen.push(chosen);
         rows.utility.push(finite(utility));
         rows.best.push(finite(best));
         rows.regret.push(finite(best - utility));
@@ -323,6 +417,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         .with("epsilon", same_f64(finite(g.epsilon)))
         .with("delta", same_f64(finite(g.delta)))
         .with("theorem", same_str(&g.theorem))
+        .with("chosen", Values::Str(rows.chosen))
         .with("utility", Values::F64(rows.utility))
         .with("best_utility", Values::F64(rows.best))
         .with("regret", Values::F64(rows.regret))
@@ -336,6 +431,7 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
 #[derive(Default)]
 struct Rows {
     seed: Vec<u64>,
+    chosen: Vec<String>,
     utility: Vec<Option<f64>>,
     best: Vec<Option<f64>>,
     regret: Vec<Option<f64>>,
@@ -365,6 +461,37 @@ struct Summary {
     epsilon: Option<f64>,
     noise: Option<f64>,
     runs: f64,
+    /// What the tuner chose ([`choices`]), when the table has a `chosen` column.
+    choices: Option<String>,
+}
+
+/// The median [quartiles] of each chosen coordinate and the share of runs that released
+/// nothing (⊥), e.g. `eta 2.10e-2 [1.20e-2, 3.50e-2], L 1.90e0 [1.10e0, 2.70e0]; nothing 10%`.
+fn choices(chosen: &[&str]) -> String {
+    let points: Vec<Vec<(&str, f64)>> = chosen.iter().filter_map(|c| chosen_values(c)).collect();
+    let nothing = chosen.len() - points.len();
+    let mut parts = Vec::new();
+    if let Some(first) = points.first() {
+        for (k, (name, _)) in first.iter().enumerate() {
+            let mut v: Vec<f64> = points
+                .iter()
+                .filter_map(|p| p.get(k).filter(|(n, _)| n == name).map(|&(_, x)| x))
+                .collect();
+            let [q1, q2, q3] = [0.25, 0.5, 0.75].map(|q| quantile(&mut v, q));
+            parts.push(format!("{name} {q2:.2e} [{q1:.2e}, {q3:.2e}]"));
+        }
+    }
+    let mut text = parts.join(", ");
+    if nothing > 0 || text.is_empty() {
+        if !text.is_empty() {
+            text.push_str("; ");
+        }
+        text.push_str(&format!(
+            "nothing {:.0}%",
+            100.0 * nothing as f64 / chosen.len().max(1) as f64
+        ));
+    }
+    text
 }
 
 fn summarise(t: &Table) -> Result<Vec<Summary>> {
@@ -376,6 +503,8 @@ fn summarise(t: &Table) -> Result<Vec<Summary>> {
         t.f64("noise")?,
         t.u64("runs")?,
     );
+    // Results written before the `chosen` column existed have no choices to show.
+    let chosen = t.str("chosen").ok();
     let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
     for i in 0..t.height() {
         let same =
@@ -399,6 +528,8 @@ fn summarise(t: &Table) -> Result<Vec<Summary>> {
                 epsilon: eps[first],
                 noise: noise[first],
                 runs: rows.iter().map(|&i| runs[i] as f64).sum::<f64>() / rows.len() as f64,
+                choices: chosen
+                    .map(|c| choices(&rows.iter().map(|&i| c[i].as_str()).collect::<Vec<_>>())),
             }
         })
         .collect())
@@ -510,6 +641,87 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             &dir.join(format!("privacy-{}", slug(&variant.label))),
             &mut files,
         )?;
+        if here.iter().any(|s| s.choices.is_some()) {
+            write_grid(
+                &make(
+                    "what the tuner chose: median [quartiles] of each hyperparameter over \
+                     the runs that released one, and the share that released nothing",
+                    &|s| s.choices.clone().unwrap_or_else(|| "–".into()),
+                ),
+                &dir.join(format!("choices-{}", slug(&variant.label))),
+                &mut files,
+            )?;
+        }
+        if let Some(front) = &tu.front {
+            let best = |b: Option<f64>| {
+                b.and_then(|e| front.best_error(&variant.label, e))
+                    .map(|err| 1.0 - err)
+            };
+            let mut grid = make(
+                &format!(
+                    "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets its \
+                     gap to the front: the best accuracy any single run within the budget \
+                     reached on the non-private reference front ({}), minus it",
+                    front.path
+                ),
+                &|s| match best(s.budget) {
+                    Some(a) => format!("{} ({:+.3})", pm(s.utility, 3), a - s.utility.0),
+                    None => pm(s.utility, 3),
+                },
+            );
+            grid.rows.insert(
+                0,
+                std::iter::once("reference front (one run, hyperparameters free)".to_string())
+                    .chain(
+                        budgets
+                            .iter()
+                            .map(|b| best(*b).map_or("–".into(), |a| format!("{a:.3}"))),
+                    )
+                    .collect(),
+            );
+            write_grid(
+                &grid,
+                &dir.join(format!("front-gap-{}", slug(&variant.label))),
+                &mut files,
+            )?;
+            let mut series: Vec<Series> = labels
+                .iter()
+                .map(|l| {
+                    let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
+                    Series {
+                        label: l.to_string(),
+                        points: mine.iter().map(|s| (x_of(s), s.utility.0)).collect(),
+                        scatter: false,
+                        errors: error_bars(&mine.iter().map(|s| s.utility).collect::<Vec<_>>()),
+                    }
+                })
+                .collect();
+            series.push(Series {
+                label: "reference front (one run, hyperparameters free)".into(),
+                points: budgets
+                    .iter()
+                    .filter_map(|b| Some((b.as_ref().copied()?, best(*b)?)))
+                    .collect(),
+                scatter: false,
+                errors: None,
+            });
+            let fig = Figure {
+                title: format!("{} ({})", exp.title, variant.label),
+                x_label: format!(
+                    "ε of (ε, {})-DP for the whole tuning run",
+                    fmt_num(tu.delta)
+                ),
+                y_label: "test accuracy of the chosen hyperparameters".into(),
+                x_scale: Scale::Log,
+                y_scale: Scale::Linear,
+                x_range: None,
+                y_range: None,
+                series,
+                hline: None,
+            };
+            let stem = dir.join(format!("accuracy-{}", slug(&variant.label)));
+            files.extend(plot::draw(&fig, &stem)?);
+        }
     }
     Ok(files)
 }
@@ -567,5 +779,25 @@ impl Study for Tuning {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `chosen` texts read back exactly; the choices summary is the nearest-rank median and
+    /// quartiles of the runs that released a point, and the share that released nothing.
+    #[test]
+    fn chosen_texts_read_back_exactly_and_summarise() {
+        let eta = 0.009_688_193_698_009_69;
+        let text = chosen_text(&[("eta".to_string(), eta), ("L".to_string(), 2.5)]);
+        assert_eq!(text, "eta=0.00968819369800969 L=2.5");
+        assert_eq!(chosen_values(&text), Some(vec![("eta", eta), ("L", 2.5)]));
+        assert_eq!(chosen_values(NOTHING), None);
+        let texts = ["x1=1", "x1=4", "x1=2", "x1=3", NOTHING];
+        assert_eq!(choices(&texts), "x1 2.00e0 [1.00e0, 3.00e0]; nothing 20%");
+        assert_eq!(choices(&[NOTHING]), "nothing 100%");
+        assert_eq!(choices(&["x1=1"]), "x1 1.00e0 [1.00e0, 1.00e0]");
     }
 }

@@ -1,0 +1,284 @@
+//! The equal-budget benchmark on real DP-SGD (sims/dpsgd-equal-budget.toml): σ calibrated per
+//! tuner and budget, ⊥ when a tuner releases nothing, what each tuner chose, and the gap to a
+//! reference front. On the committed Adult subset (tests/fixtures/real_data/).
+
+use dptune::accounting::{DpSgd, Gaussian};
+use dptune::data::TrainTest;
+use dptune::sim::table::{Table, Values};
+use dptune::sim::{load, Profile};
+use dptune::workloads::build;
+use dptune::workloads::dpsgd_tasks::TaskData;
+use std::path::{Path, PathBuf};
+
+mod common;
+
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/real_data")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// An experiment file in `dir`: PS Poisson with E[K] = 0.7 (half its searches have K = 0) and
+/// logarithmic E[K] = 3, σ calibrated to each budget, training on `train`.
+fn experiment(dir: &Path, train: &str, extra: &str) -> PathBuf {
+    let path = dir.join("exp.toml");
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"bench\"\nkind = \"tuning\"\nseed = 5\nseeds = 12\ndelta = 1e-5\n{extra}\n\
+             [budget]\nepsilons = [2, 8]\n\
+             [workload]\nkind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\n\
+             adult = [\"{train}\", \"{}\"]\nepochs = 2\nlot_size = 64\n\
+             noise_multiplier = \"calibrated\"\noracle_runs = 1\nbest_samples = 2\n\
+             [[tuners]]\ntuner = \"papernot-steinke\"\ndist = \"poisson\"\nmean = 0.7\n\
+             [[tuners]]\ntuner = \"papernot-steinke\"\ndist = \"logarithmic\"\nmean = 3\n",
+            fixture("adult-sample.test")
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The Adult training sample with every label flipped: a model trained on it predicts the
+/// opposite class.
+fn flipped_training_file(dir: &Path) -> String {
+    let text = std::fs::read_to_string(fixture("adult-sample.data")).unwrap();
+    let flipped: String = text
+        .lines()
+        .map(|l| {
+            if let Some(head) = l.strip_suffix("<=50K") {
+                format!("{head}>50K\n")
+            } else if let Some(head) = l.strip_suffix(">50K") {
+                format!("{head}<=50K\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    assert_ne!(flipped, text);
+    let path = dir.join("adult-flipped.data");
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(&path, flipped).unwrap();
+    path.display().to_string()
+}
+
+/// K = 0 releases nothing learned from the data: the row says so, and its accuracy is that of
+/// the never-trained model (zero weights: every test row predicted as class 1), the same
+/// whatever the training data hold, while searches that trained do depend on them.
+#[test]
+fn k_zero_releases_nothing_learned_from_the_data() {
+    let dir = common::temp_dir("bench-k0");
+    let original = common::run_file(
+        &experiment(&dir.join("a"), &fixture("adult-sample.data"), ""),
+        Profile::Paper,
+        &dir.join("a/out"),
+        2,
+    );
+    let flipped_file = flipped_training_file(&dir);
+    let flipped = common::run_file(
+        &experiment(&dir.join("b"), &flipped_file, ""),
+        Profile::Paper,
+        &dir.join("b/out"),
+        2,
+    );
+    let test = TaskData::Adult
+        .from_files(&[fixture("adult-sample.data"), fixture("adult-sample.test")])
+        .map(|d: TrainTest| d.test)
+        .unwrap();
+    let labels = test.labels().unwrap();
+    let class_one = labels.iter().filter(|&&y| y == 1).count() as f64 / labels.len() as f64;
+
+    let rows = |t: &Table| {
+        let (runs, chosen, utility) = (
+            t.u64("runs").unwrap().to_vec(),
+            t.str("chosen").unwrap().to_vec(),
+            t.f64("utility").unwrap().to_vec(),
+        );
+        (runs, chosen, utility)
+    };
+    let (runs_a, chosen_a, utility_a) = rows(&original);
+    let (runs_b, _, utility_b) = rows(&flipped);
+    // The tuners' draws of K come from their own streams: the same in both experiments.
+    assert_eq!(runs_a, runs_b);
+    let empty: Vec<usize> = (0..runs_a.len()).filter(|&i| runs_a[i] == 0).collect();
+    assert!(empty.len() >= 4, "{} searches with K = 0", empty.len());
+    for &i in &empty {
+        assert_eq!(chosen_a[i], "nothing released", "row {i}");
+        assert_eq!(utility_a[i], Some(class_one), "row {i}");
+        assert_eq!(utility_b[i], utility_a[i], "row {i}");
+    }
+    // Trained searches see the data: flipped labels change their accuracy.
+    let trained: Vec<usize> = (0..runs_a.len()).filter(|&i| runs_a[i] > 0).collect();
+    assert!(!trained.is_empty());
+    assert!(trained.iter().any(|&i| utility_a[i] != utility_b[i]));
+    for &i in &trained {
+        assert!(chosen_a[i].starts_with("eta="), "row {i}: {}", chosen_a[i]);
+    }
+}
+
+/// With `noise_multiplier = "calibrated"` the knob is DP-SGD's σ and the score is released at
+/// z = σ: a run's curve is the WOR DP-SGD curve at σ plus the Gaussian release at σ/t.
+/// Equal-budget mode picks, per tuner and budget, a σ whose guarantee is within the budget and
+/// tight (a σ 1% smaller would not be), so larger budgets get smaller σ.
+#[test]
+fn calibrated_sigma_is_dp_sgd_noise_and_meets_each_budget_tightly() {
+    let params: toml::Table = format!(
+        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
+         epochs = 2\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
+        fixture("adult-sample.data"),
+        fixture("adult-sample.test")
+    )
+    .parse()
+    .unwrap();
+    let spec = build("dpsgd-task", &params).unwrap();
+    assert_eq!(spec.default_noise(), None);
+    assert!(
+        spec.params().contains("sigma=calibrated"),
+        "{}",
+        spec.params()
+    );
+    let w = spec.instance(0, 3, 0, 7.5).unwrap();
+    let sgd = DpSgd::without_replacement(500, 64, 7.5, 2).unwrap().rdp();
+    let release = Gaussian::new(1.0 / 200.0, 7.5 / 200.0).unwrap().rdp();
+    let curve = w.private_training().unwrap().run_privacy();
+    for order in [2.0, 8.0, 64.0] {
+        let want = sgd.eval(order).unwrap() + release.eval(order).unwrap();
+        let got = curve.eval(order).unwrap();
+        assert!(
+            (got - want).abs() <= 1e-12 * want,
+            "{order}: {got} vs {want}"
+        );
+    }
+    // σ beyond Table 1's 16 is allowed when calibrated; a non-positive one is not.
+    assert!(spec.instance(0, 3, 0, 40.0).is_ok());
+    assert!(spec.instance(0, 3, 0, 0.0).is_err());
+
+    let dir = common::temp_dir("bench-sigma");
+    let t = common::run_file(
+        &experiment(&dir, &fixture("adult-sample.data"), ""),
+        Profile::Paper,
+        &dir.join("out"),
+        1,
+    );
+    let (eps, target, noise, label) = (
+        t.f64("epsilon").unwrap(),
+        t.f64("target_epsilon").unwrap(),
+        t.f64("noise").unwrap(),
+        t.str("label").unwrap(),
+    );
+    let mut sigma = std::collections::BTreeMap::new();
+    for i in 0..t.height() {
+        let (e, b) = (eps[i].unwrap(), target[i].unwrap());
+        assert!(e <= b && e >= 0.99 * b, "row {i}: ε = {e} for budget {b}");
+        sigma.insert((label[i].clone(), b.to_bits()), noise[i].unwrap());
+    }
+    let labels: std::collections::BTreeSet<&String> = label.iter().collect();
+    assert_eq!(labels.len(), 2);
+    for l in labels {
+        let at = |b: f64| sigma[&(l.clone(), b.to_bits())];
+        assert!(
+            at(2.0) > at(8.0),
+            "{l}: σ {} at ε=2, {} at ε=8",
+            at(2.0),
+            at(8.0)
+        );
+    }
+}
+
+/// Parameter errors name the parameter: a misspelt `calibrated`, `noise` beside it, a front
+/// for a workload whose utility is not an accuracy, a front file without the task.
+#[test]
+fn benchmark_parameters_are_checked() {
+    let mut params: toml::Table = format!(
+        "kind = \"dpsgd-task\"\nadult = [\"{}\", \"{}\"]\nnoise_multiplier = \"calibrate\"",
+        fixture("adult-sample.data"),
+        fixture("adult-sample.test")
+    )
+    .parse()
+    .unwrap();
+    let msg = build("dpsgd-task", &params).err().unwrap().to_string();
+    assert!(
+        msg.contains("noise_multiplier") && msg.contains("calibrated"),
+        "{msg}"
+    );
+    params.insert("noise_multiplier".into(), "calibrated".into());
+    params.insert("noise".into(), 2.0.into());
+    let msg = build("dpsgd-task", &params).err().unwrap().to_string();
+    assert!(msg.contains("noise"), "{msg}");
+
+    let dir = common::temp_dir("bench-front");
+    std::fs::create_dir_all(&dir).unwrap();
+    let points = dir.join("points.parquet");
+    Table::default()
+        .with("task", Values::Str(vec!["adult-svm-sgd".into(); 2]))
+        .with("epsilon", Values::F64(vec![Some(0.5), Some(2.0)]))
+        .with("error", Values::F64(vec![Some(0.2), Some(0.15)]))
+        .write_parquet(&points)
+        .unwrap();
+    let file = experiment(
+        &dir,
+        &fixture("adult-sample.data"),
+        &format!("front = \"{}\"", points.display()),
+    );
+    let msg = load(&file, Profile::Paper).err().unwrap().to_string();
+    assert!(
+        msg.contains("front") && msg.contains("adult-lr-sgd"),
+        "{msg}"
+    );
+    let synthetic = dir.join("synthetic.toml");
+    std::fs::write(
+        &synthetic,
+        format!(
+            "name = \"s\"\nkind = \"tuning\"\nseeds = 1\nfront = \"{}\"\n[budget]\nepsilons = [1]\n\
+             [workload]\nkind = \"synthetic-gp\"\ndims = [1]\ncandidates = 10\n\
+             [[tuners]]\ntuner = \"naive\"\n",
+            points.display()
+        ),
+    )
+    .unwrap();
+    let msg = load(&synthetic, Profile::Paper).err().unwrap().to_string();
+    assert!(msg.contains("front") && msg.contains("dpsgd-task"), "{msg}");
+}
+
+/// The report of a benchmark with a front: the gap table reads the front as a step function
+/// (best error at ε ≤ the budget), and the choices table lists what the tuners chose.
+#[test]
+fn the_benchmark_report_has_the_front_gap_and_the_choices() {
+    let dir = common::temp_dir("bench-report");
+    std::fs::create_dir_all(&dir).unwrap();
+    let points = dir.join("points.parquet");
+    // Front of adult-lr-sgd: error 0.30 from ε = 1, 0.20 from ε = 3 (0.25 at ε = 5 is dominated).
+    Table::default()
+        .with("task", Values::Str(vec!["adult-lr-sgd".into(); 4]))
+        .with(
+            "epsilon",
+            Values::F64(vec![Some(1.0), Some(3.0), Some(5.0), Some(9.0)]),
+        )
+        .with(
+            "error",
+            Values::F64(vec![Some(0.3), Some(0.2), Some(0.25), None]),
+        )
+        .write_parquet(&points)
+        .unwrap();
+    let file = experiment(
+        &dir,
+        &fixture("adult-sample.data"),
+        &format!("front = \"{}\"", points.display()),
+    );
+    common::run_and_report(&file, Profile::Paper, &dir.join("out"), 2);
+    let gap = std::fs::read_to_string(dir.join("out/bench/front-gap-adult-lr-sgd.md")).unwrap();
+    // Budgets 2 and 8: the front's best accuracy is 0.700 and 0.800.
+    assert!(
+        gap.contains("| reference front (one run, hyperparameters free) | 0.700 | 0.800 |"),
+        "{gap}"
+    );
+    let choices = std::fs::read_to_string(dir.join("out/bench/choices-adult-lr-sgd.md")).unwrap();
+    assert!(
+        choices.contains("eta ") && choices.contains("nothing "),
+        "{choices}"
+    );
+    assert!(dir.join("out/bench/accuracy-adult-lr-sgd.svg").exists());
+}
