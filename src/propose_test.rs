@@ -383,9 +383,13 @@ pub struct ProposeTestDoubling {
     pub composition: Composition,
     pub scan: ScanOrder,
     pub fallback: Fallback,
+    /// `grid = N`: on a workload whose space is the unit box, the candidates are the public
+    /// grid of N points per axis ({0, 1/(N−1), …, 1}^d, in lexicographic order).
+    pub box_grid: Option<usize>,
 }
 
 const KEYS: &[&str] = &[
+    "grid",
     "shards",
     "eps0",
     "tune_epsilon",
@@ -398,6 +402,25 @@ const KEYS: &[&str] = &[
     "scan",
     "fallback",
 ];
+
+/// The grid of `n` points per axis over [0, 1]^dim, in lexicographic order (last axis fastest).
+fn box_grid(dim: usize, n: usize) -> Vec<Hyper> {
+    let axis: Vec<f64> = (0..n).map(|i| i as f64 / (n - 1) as f64).collect();
+    let mut points: Vec<Hyper> = vec![Vec::new()];
+    for _ in 0..dim {
+        points = points
+            .into_iter()
+            .flat_map(|p| {
+                axis.iter().map(move |&v| {
+                    let mut q = p.clone();
+                    q.push(v);
+                    q
+                })
+            })
+            .collect();
+    }
+    points
+}
 
 impl ProposeTestDoubling {
     /// The tuner from experiment-file parameters (see `sims/README.md`).
@@ -454,6 +477,7 @@ impl ProposeTestDoubling {
                 ))
             }
         };
+        let box_grid = integer(params, "grid", 2)?.map(|n| n as usize);
         Ok(ProposeTestDoubling {
             shards,
             budget,
@@ -462,6 +486,7 @@ impl ProposeTestDoubling {
             composition,
             scan,
             fallback,
+            box_grid,
         })
     }
 
@@ -511,27 +536,53 @@ impl ProposeTestDoubling {
         ))
     }
 
-    /// The finite candidate list of `space` (of workload `name`), checked against `fallback`.
-    pub(crate) fn candidates<'a>(&self, space: &'a Space, name: String) -> Result<&'a [Hyper]> {
-        match space {
-            Space::Finite(c) if !c.is_empty() => {
-                if let Fallback::Index(i) = self.fallback {
-                    if i >= c.len() {
-                        return Err(Error::invalid(
-                            "fallback",
-                            i,
-                            format!("a candidate index below {}", c.len()),
-                        ));
-                    }
+    /// The finite candidate list of `space` (of workload `name`), or the `grid` over a unit
+    /// box, checked against `fallback`.
+    pub(crate) fn candidates<'a>(
+        &self,
+        space: &'a Space,
+        name: String,
+    ) -> Result<std::borrow::Cow<'a, [Hyper]>> {
+        let grid;
+        let c: std::borrow::Cow<'a, [Hyper]> =
+            match (space, self.box_grid) {
+                (Space::Finite(c), None) if !c.is_empty() => c.as_slice().into(),
+                (&Space::UnitBox { dim }, Some(n))
+                    if dim >= 1 && (n as f64).powi(dim as i32) <= 1e6 =>
+                {
+                    grid = box_grid(dim, n);
+                    grid.into()
                 }
-                Ok(c)
+                (Space::Finite(_), Some(_)) => {
+                    return Err(Error::invalid(
+                        "grid",
+                        "given",
+                        format!("only for a unit-box space; `{name}` has a finite candidate list"),
+                    ))
+                }
+                (Space::UnitBox { .. }, Some(n)) => {
+                    return Err(Error::invalid(
+                        "grid",
+                        n,
+                        "a grid of at most 1e6 points over the box",
+                    ))
+                }
+                _ => return Err(Error::missing_capability(
+                    "tuner `propose-test`",
+                    "a finite, public candidate list (a `candidates` count, or `grid` over a box)",
+                    name,
+                )),
+            };
+        if let Fallback::Index(i) = self.fallback {
+            if i >= c.len() {
+                return Err(Error::invalid(
+                    "fallback",
+                    i,
+                    format!("a candidate index below {}", c.len()),
+                ));
             }
-            _ => Err(Error::missing_capability(
-                "tuner `propose-test`",
-                "a finite, public candidate list (a `candidates` count)",
-                name,
-            )),
         }
+        Ok(c)
     }
 
     /// k ≤ m when the m validation records of workload `name` are private.

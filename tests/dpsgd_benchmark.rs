@@ -282,3 +282,57 @@ fn the_benchmark_report_has_the_front_gap_and_the_choices() {
     );
     assert!(dir.join("out/bench/accuracy-adult-lr-sgd.svg").exists());
 }
+
+/// Propose-test on the DP-SGD square: its candidates are the public `grid`, the shard
+/// utilities are test accuracies of non-private fits (one per candidate and shard, each a
+/// multiple of 1/t), the test set is declared private, and a run trains k per candidate plus
+/// the one final private run. Without `grid` the box is refused, naming it.
+#[test]
+fn propose_test_tunes_dp_sgd_on_a_public_grid() {
+    use dptune::rng::stream;
+    let params: toml::Table = format!(
+        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
+         epochs = 1\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
+        fixture("adult-sample.data"),
+        fixture("adult-sample.test")
+    )
+    .parse()
+    .unwrap();
+    let w = build("dpsgd-task", &params)
+        .unwrap()
+        .instance(0, 3, 0, 5.0)
+        .unwrap();
+    let pu = w.partitioned_utility().unwrap();
+    assert_eq!(pu.private_validation_records(), Some(200));
+    let corners = vec![vec![0.0, 0.0], vec![1.0, 1.0]];
+    let a = pu
+        .shard_utilities(&corners, 3, &mut stream(1, &[]))
+        .unwrap();
+    assert_eq!((a.len(), a[0].len()), (2, 3));
+    for v in a.iter().flatten() {
+        assert!((0.0..=1.0).contains(v) && (v * 200.0 - (v * 200.0).round()).abs() < 1e-9);
+    }
+    let tuner = |extra: &str| {
+        dptune::tuners::build(
+            "propose-test",
+            &format!("shards = 4\nu0 = 0.5\ngranularity = 0.1\neps0 = 1\n{extra}")
+                .parse()
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let out = tuner("grid = 3")
+        .tune(w.as_ref(), &mut stream(2, &[]))
+        .unwrap();
+    let chosen = out.chosen.unwrap();
+    assert!(
+        chosen.iter().all(|c| [0.0, 0.5, 1.0].contains(c)),
+        "{chosen:?}"
+    );
+    assert_eq!(out.runs, 9 * 4 + 1);
+    let msg = tuner("")
+        .tune(w.as_ref(), &mut stream(2, &[]))
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("grid"), "{msg}");
+}

@@ -605,15 +605,23 @@ fn off_grid_points_release_a_data_independent_score() {
 fn svm_shard_utilities_are_shard_fits_scored_on_validation() {
     let w = svm_spec().workload(0, 7, 1.0).unwrap();
     let pu = w.partitioned_utility().unwrap();
-    let one = pu.shard_utilities(1, &mut stream(1, &[])).unwrap();
+    let one = pu
+        .shard_utilities(&grid(&w), 1, &mut stream(1, &[]))
+        .unwrap();
     for (h, a) in grid(&w).iter().zip(&one) {
         assert_eq!(a, &vec![w.validation_accuracy(h).unwrap()]);
     }
-    let five = pu.shard_utilities(5, &mut stream(1, &[])).unwrap();
+    let five = pu
+        .shard_utilities(&grid(&w), 5, &mut stream(1, &[]))
+        .unwrap();
     assert_eq!(five.len(), grid(&w).len());
     assert!(five.iter().flatten().all(|a| (0.0..=1.0).contains(a)));
     assert!(five.iter().all(|r| r.len() == 5));
-    assert_ne!(five, pu.shard_utilities(5, &mut stream(2, &[])).unwrap());
+    assert_ne!(
+        five,
+        pu.shard_utilities(&grid(&w), 5, &mut stream(2, &[]))
+            .unwrap()
+    );
     assert_eq!(
         pu.private_validation_records(),
         Some(w.validation_scores(&grid(&w)[0]).unwrap().len())

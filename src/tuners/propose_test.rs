@@ -35,8 +35,12 @@ impl Tuner for ProposeTestDoubling {
             PassBudget::Tuning(t) => format!("tune_epsilon={}", fmt_num(t)),
             PassBudget::Share(s) => format!("tune_share={}", fmt_num(s)),
         };
+        // `grid` is named only when set, so earlier results keep their text.
+        let grid = self
+            .box_grid
+            .map_or(String::new(), |n| format!(", grid={n} per axis"));
         format!(
-            "k={}, {budget}, g={}, u0={}, u_max={}, M={}, T_max={}, delta_prime={}, composition={}, scan={:?}, fallback={:?}",
+            "k={}, {budget}, g={}, u0={}, u_max={}, M={}, T_max={}, delta_prime={}, composition={}, scan={:?}, fallback={:?}{grid}",
             self.shards,
             fmt_num(self.ticks.g),
             fmt_num(self.ticks.u0),
@@ -101,7 +105,7 @@ impl Tuner for ProposeTestDoubling {
         // δ′ is set whenever ε0 must be solved (`build` and `own_share_at_budget` see to it).
         let eps0 = self.eps0(self.delta_prime.unwrap_or(0.0))?;
         let base = rng.next_u64();
-        let a = pu.shard_utilities(self.shards, &mut stream(base, &[SHARD_STREAM]))?;
+        let a = pu.shard_utilities(&candidates, self.shards, &mut stream(base, &[SHARD_STREAM]))?;
         let u = proxy_utilities(&a, candidates.len(), self.shards)?;
         let walk = self.walk_on(&u, eps0, &mut stream(base, &[TEST_STREAM]));
         let chosen = match (walk.selected, self.fallback) {

@@ -607,6 +607,42 @@ impl Task {
             .collect()
     }
 
+    /// The test accuracy of a NON-private run at `h` on the training rows `rows` alone: the
+    /// same model, optimiser, epochs, lots (at most the shard's size) and clipping norm, no
+    /// noise (σ = 0). A shard model of propose-test, whose tests privatise its accuracy.
+    pub fn fit_shard(
+        &self,
+        h: &Hyperparameters,
+        rows: &[usize],
+        rng: &mut dyn RngCore,
+    ) -> Result<f64> {
+        if rows.is_empty() {
+            return Err(Error::invalid(
+                "shard",
+                "no rows",
+                "at least one training row",
+            ));
+        }
+        let config = DpSgdConfig::new(
+            h.learning_rate,
+            h.lot_size.min(rows.len()),
+            Length::Epochs(h.epochs),
+            Some(h.clip),
+            0.0,
+            Sampling::WithoutReplacement,
+        )?
+        .with_optimizer(self.id.optimizer())?
+        .with_divergence(OnDivergence::Stop);
+        let model = self.model.as_ref();
+        let init = self.id.init().params(model, rng)?;
+        let x = self.train.0.select(ndarray::Axis(0), rows);
+        let labels: Vec<usize> = rows.iter().map(|&r| self.train.1[r]).collect();
+        let trained = self
+            .device
+            .train_from(&config, model, init, x.view(), &labels, rng)?;
+        accuracy(model, &trained.params, self.test.0.view(), &self.test.1)
+    }
+
     /// The test accuracy of the model at its initial parameters (drawn from `rng` as a run
     /// draws them), never trained: what a search that releases nothing can output.
     pub fn untrained_accuracy(&self, rng: &mut dyn RngCore) -> Result<f64> {

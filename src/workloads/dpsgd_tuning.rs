@@ -49,8 +49,11 @@
 
 use super::dpsgd_tasks::{Domain, Hyperparameters, Interval, Task, TaskData, TaskId, TASK_DELTA};
 use super::validation_score::{range_param, strings_param, PerKey};
-use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
+use super::{
+    Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
+};
 use crate::accounting::{Gaussian, RdpCurve};
+use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
@@ -248,6 +251,40 @@ impl PrivateTraining for DpsgdTuning {
     }
 }
 
+/// Propose-test's shard utilities: each training row's shard drawn uniformly from the given
+/// stream, a[j][i] the test accuracy of a non-private run ([`Task::fit_shard`]) at candidate j
+/// on shard i. One replaced training record moves one shard's utilities (each in [0, 1]); one
+/// replaced test record moves every a[j][i] by at most 1/t: the test set is declared private,
+/// so the tuner requires t ≥ k and the shard mean has sensitivity 1/k either way.
+impl PartitionedUtility for DpsgdTuning {
+    fn shard_utilities(
+        &self,
+        candidates: &[Hyper],
+        k: usize,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Vec<f64>>> {
+        let mut shards = vec![Vec::new(); k];
+        for r in 0..self.task.train_size() {
+            shards[uniform_below(rng, k as u64) as usize].push(r);
+        }
+        candidates
+            .iter()
+            .map(|u| {
+                let h = self.hyperparameters(u).ok_or_else(|| {
+                    Error::invalid("candidate", format!("{u:?}"), "a point of the unit square")
+                })?;
+                shards
+                    .iter()
+                    .map(|rows| self.task.fit_shard(&h, rows, rng))
+                    .collect()
+            })
+            .collect()
+    }
+    fn private_validation_records(&self) -> Option<usize> {
+        Some(self.task.test_size())
+    }
+}
+
 /// The oracle's utility at `u`: the mean test accuracy of `runs` seeded runs (NaN outside the
 /// square or on a failed run).
 fn oracle_utility(task: &Task, settings: &TuningSettings, seed: u64, u: &Hyper) -> f64 {
@@ -302,6 +339,9 @@ impl Workload for DpsgdTuning {
         self
     }
     fn private_training(&self) -> Option<&dyn PrivateTraining> {
+        Some(self)
+    }
+    fn partitioned_utility(&self) -> Option<&dyn PartitionedUtility> {
         Some(self)
     }
     /// ⊥ is the model at its initial parameters, never trained (drawn from the public stream

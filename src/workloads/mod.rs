@@ -156,15 +156,21 @@ pub trait RegularisedGain: Send + Sync {
 }
 
 /// Capability: the proxy utilities of propose-test tuning (spec 003 §1.2). For candidate j of
-/// the finite space and shard i of k disjoint shards of the training data (shard labels drawn
-/// i.i.d. uniform from the given data-independent stream), a[j][i] ∈ [0, 1] is the validation
-/// utility of the model trained on shard i alone. The workload guarantees that a neighbouring
+/// `candidates` (the finite space's list, or a public grid the tuner laid over a box) and shard
+/// i of k disjoint shards of the training data (shard labels drawn i.i.d. uniform from the
+/// given data-independent stream), a[j][i] ∈ [0, 1] is the validation utility of the model
+/// trained on shard i alone. The workload guarantees that a neighbouring
 /// dataset (its own adjacency) moves every a[j][i] of one shard by at most 1 and no other, or,
 /// for a private validation set of at least k records, every a[j][i] by at most 1/k: either way
 /// the shard mean of each candidate has sensitivity 1/k.
 pub trait PartitionedUtility: Send + Sync {
     /// a[j][i] for every candidate j (in the order of the finite space) and shard i < `k`.
-    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>>;
+    fn shard_utilities(
+        &self,
+        candidates: &[Hyper],
+        k: usize,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Vec<f64>>>;
     /// The number of private validation records, when the validation set is private (the
     /// tuner then requires it to be at least k); `None` when only the training data is private.
     fn private_validation_records(&self) -> Option<usize>;

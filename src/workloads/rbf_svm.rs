@@ -228,7 +228,13 @@ impl PrivateTraining for RbfSvm {
 /// accuracy on the private validation split moves by at most 1/m when one validation record is
 /// replaced, so the shard mean has sensitivity 1/m ≤ 1/k (spec 003 §5.10).
 impl PartitionedUtility for RbfSvm {
-    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>> {
+    /// On its own finite space (the list the tuner passes).
+    fn shard_utilities(
+        &self,
+        _candidates: &[Hyper],
+        k: usize,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Vec<f64>>> {
         let g = &self.grid;
         let mut shards = vec![Vec::new(); k];
         for r in 0..g.train.1.len() {

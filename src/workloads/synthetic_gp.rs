@@ -190,7 +190,13 @@ impl ValidationGain for SyntheticGp {
 }
 
 impl PartitionedUtility for SyntheticGp {
-    fn shard_utilities(&self, k: usize, rng: &mut dyn RngCore) -> Result<Vec<Vec<f64>>> {
+    /// On its own finite space (the list the tuner passes).
+    fn shard_utilities(
+        &self,
+        _candidates: &[Hyper],
+        k: usize,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Vec<f64>>> {
         let (Space::Finite(c), Some(sd)) = (&self.space, self.shard_sd) else {
             return Err(Error::missing_capability(
                 "shard utilities",
