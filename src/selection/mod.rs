@@ -10,6 +10,7 @@
 pub mod bounds;
 pub mod calibrate;
 pub mod count;
+pub mod three_point;
 pub mod utility;
 
 pub use bounds::{repeat_select, Base, Lemma7};

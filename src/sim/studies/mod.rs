@@ -1,6 +1,7 @@
 //! Every study kind, one file each, registered here with one line. A study parses its file's
 //! fields into a [`Study`]; the runner and the reports never name a kind.
 
+pub mod conditional_sampling;
 pub mod curves;
 pub mod gibo;
 pub mod gp_ucb;
@@ -28,6 +29,7 @@ pub struct StudyKind {
 pub const STUDIES: &[StudyKind] = &[
     tuning::KIND,
     curves::KIND,
+    conditional_sampling::KIND,
     gp_ucb::BOUNDS,
     gp_ucb::SUITE,
     lipschitz::KIND,

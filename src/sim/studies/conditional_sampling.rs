@@ -1,0 +1,230 @@
+//! Spec 000 Figure 8 (Appendix C; `kind = "conditional-sampling"`): how tight Corollary 16(2)
+//! is. For a ρ-zCDP base and each order λ, the upper bound on D_λ of conditional sampling
+//! (run Q until its output lands in S) against the exact D_λ of the three-outcome example of
+//! Appendix D.2 with s, t solved so that it meets the corollary's hypotheses at λ
+//! ([`crate::selection::three_point`]); the bound is read with the example's own Q(S). The
+//! spec leaves a and Q(S) unstated: `a` is a list (one unit and one pair of curves each), and
+//! the figure is approximate (the example meets the two divergences at λ, not at every order).
+
+use super::StudyKind;
+use crate::accounting::{Orders, RdpCurve};
+use crate::error::{Range, Result};
+use crate::numeric::{fmt_num, round_up_decimals};
+use crate::selection::bounds::{conditional_sampling, Base};
+use crate::selection::three_point::ThreePoint;
+use crate::sim::fields::Fields;
+use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::report::write_grid;
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "conditional-sampling",
+    about: "spec 000 Figure 8: Corollary 16(2) against the exact three-outcome example",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// A `conditional-sampling` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConditionalSampling {
+    /// The base is ρ-zCDP: D_λ = ρλ in both directions.
+    pub rho: f64,
+    /// The example's a ∈ (0, ¼], one series pair each.
+    pub a: Vec<f64>,
+    /// [lowest, highest] order and the number of evenly spaced orders.
+    pub orders: ([f64; 2], usize),
+    /// Orders always included (the table's rows).
+    pub table_at: Vec<f64>,
+    /// The plot's y window (the bound grows without limit as λ → 1).
+    pub y_range: Option<[f64; 2]>,
+}
+
+fn parse(f: &Fields) -> Result<ConditionalSampling> {
+    let orders = f
+        .pair("orders")?
+        .ok_or_else(|| f.missing("orders", "[lowest, highest] order λ > 1"))?;
+    if orders[0] <= 1.0 {
+        return Err(f.bad("orders", "orders λ > 1"));
+    }
+    let a = f.required_numbers("a", Range::Positive)?;
+    if a.iter().any(|&x| x > 0.25) {
+        return Err(f.bad("a", "numbers in (0, 1/4] (Appendix D.2)"));
+    }
+    let s = ConditionalSampling {
+        rho: f.number("rho", Range::Positive)?.unwrap_or(0.1),
+        a,
+        orders: (
+            orders,
+            f.integer("points", 2)?
+                .ok_or_else(|| f.missing("points", "the number of orders, >= 2"))?
+                as usize,
+        ),
+        table_at: f.numbers("table_at", Range::Finite)?.unwrap_or_default(),
+        y_range: f.pair("y_range")?,
+    };
+    if let Some(x) = s.table_at.iter().find(|&&x| x < orders[0] || x > orders[1]) {
+        return Err(f.bad(
+            "table_at",
+            &format!("orders inside `orders` ({} is not)", fmt_num(*x)),
+        ));
+    }
+    f.finish_some(&["rho", "a", "orders", "points", "table_at", "y_range"])?;
+    Ok(s)
+}
+
+impl ConditionalSampling {
+    /// The swept orders, evenly spaced, with the table's orders merged in.
+    pub fn order_grid(&self) -> Vec<f64> {
+        let ([lo, hi], n) = self.orders;
+        let mut v: Vec<f64> = (0..n)
+            .map(|i| lo + (hi - lo) * i as f64 / (n - 1) as f64)
+            .chain(self.table_at.iter().copied())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    }
+}
+
+/// One unit: every order for one `a`.
+fn unit(s: &ConditionalSampling, experiment: &str, a: f64) -> Result<Table> {
+    let base = Base::symmetric(RdpCurve::zcdp(s.rho)?);
+    let orders = s.order_grid();
+    let mut rows: Vec<[Option<f64>; 6]> = Vec::with_capacity(orders.len());
+    for &order in &orders {
+        let row = match ThreePoint::solve(order, s.rho, a)? {
+            Some(x) => {
+                let upper =
+                    conditional_sampling(&base, x.q_of_s(), &Orders::Continuous)?.eval(order)?;
+                [
+                    Some(x.s),
+                    Some(x.t),
+                    Some(x.q_of_s()),
+                    finite(upper),
+                    finite(x.conditional_divergence(order)),
+                    finite(upper - x.conditional_divergence(order)),
+                ]
+            }
+            None => [None; 6],
+        };
+        rows.push(row);
+    }
+    let n = orders.len();
+    let col = |k: usize| Values::F64(rows.iter().map(|r| r[k]).collect());
+    Ok(Table::default()
+        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
+        .with("a", Values::F64(vec![Some(a); n]))
+        .with("rho", Values::F64(vec![Some(s.rho); n]))
+        .with(
+            "order",
+            Values::F64(orders.iter().map(|&o| Some(o)).collect()),
+        )
+        .with("s", col(0))
+        .with("t", col(1))
+        .with("q_s", col(2))
+        .with("upper", col(3))
+        .with("exact_example", col(4))
+        .with("gap", col(5)))
+}
+
+impl Study for ConditionalSampling {
+    fn units(&self) -> Vec<String> {
+        self.a
+            .iter()
+            .map(|a| format!("a={}", fmt_num(*a)))
+            .collect()
+    }
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        unit(self, experiment, self.a[i])
+    }
+    fn output(&self) -> &'static str {
+        "bounds.parquet"
+    }
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        let (a, order, upper, exact, q_s) = (
+            t.f64("a")?,
+            t.f64("order")?,
+            t.f64("upper")?,
+            t.f64("exact_example")?,
+            t.f64("q_s")?,
+        );
+        let mut series = Vec::new();
+        let mut grid_rows = Vec::new();
+        for &want in &self.a {
+            let rows: Vec<usize> = (0..t.height()).filter(|&i| a[i] == Some(want)).collect();
+            let points = |c: &[Option<f64>]| -> Vec<(f64, f64)> {
+                rows.iter()
+                    .filter_map(|&i| Some((order[i]?, c[i]?)))
+                    .collect()
+            };
+            for (what, c) in [("Corollary 16(2) bound", upper), ("exact example", exact)] {
+                series.push(Series {
+                    label: format!("{what}, a = {}", fmt_num(want)),
+                    points: points(c),
+                    errors: None,
+                    scatter: false,
+                });
+            }
+            for &at in &self.table_at {
+                let Some(&i) = rows.iter().find(|&&i| order[i] == Some(at)) else {
+                    continue;
+                };
+                let show = |v: Option<f64>, up: bool| {
+                    v.map_or("– (no instance)".into(), |x| {
+                        // The bound is shown rounded up, the example's value rounded down.
+                        let r = if up {
+                            round_up_decimals(x, 4)
+                        } else {
+                            -round_up_decimals(-x, 4)
+                        };
+                        format!("{r:.4}")
+                    })
+                };
+                grid_rows.push(vec![
+                    fmt_num(want),
+                    fmt_num(at),
+                    q_s[i].map_or("–".into(), |q| format!("{q:.4}")),
+                    show(upper[i], true),
+                    show(exact[i], false),
+                ]);
+            }
+        }
+        let fig = Figure {
+            title: header.title.clone(),
+            x_label: "Rényi order λ".into(),
+            y_label: format!(
+                "D_λ of conditional sampling ({}-zCDP base)",
+                fmt_num(self.rho)
+            ),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: self.y_range.map(|[lo, hi]| (lo, hi)),
+            series,
+            hline: None,
+        };
+        let mut files = plot::draw(&fig, &dir.join("bound-vs-example"))?;
+        write_grid(
+            &Grid {
+                caption: format!(
+                    "{}: Corollary 16(2)'s bound (rounded up) and the exact D_λ of the \
+                     three-outcome example (rounded down) whose D_λ(Q‖Q′) = ρλ and \
+                     D_λ−1(Q′‖Q) = ρ(λ−1), read with the example's own Q(S)",
+                    header.title
+                ),
+                header: ["a", "λ", "Q(S)", "bound", "exact example"]
+                    .map(String::from)
+                    .to_vec(),
+                rows: grid_rows,
+            },
+            &dir.join("bound-vs-example"),
+            &mut files,
+        )?;
+        Ok(files)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
