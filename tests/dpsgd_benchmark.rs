@@ -336,3 +336,85 @@ fn propose_test_tunes_dp_sgd_on_a_public_grid() {
         .to_string();
     assert!(msg.contains("grid"), "{msg}");
 }
+
+/// DP-GIBO on DP-SGD: its users are the test records and every evaluation is a DP-SGD run on
+/// the training rows, so its guarantee composes μ-GDP (as μ²/2-zCDP) with T·b evaluations plus
+/// the released model's run, each at the workload's σ (recomputed here from the accountant's
+/// pieces); a smaller σ gives a larger ε; equal-budget mode splits the budget by
+/// `evaluation_share`; the share is refused where evaluations cost nothing.
+#[test]
+fn dp_gibo_on_dp_sgd_accounts_every_training_run() {
+    use dptune::accounting::{Accountant, RdpCurve};
+    use dptune::rng::stream;
+    use dptune::tuners::BudgetPlan;
+    use dptune::workloads::Declarations;
+    let params: toml::Table = format!(
+        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
+         epochs = 1\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
+        fixture("adult-sample.data"),
+        fixture("adult-sample.test")
+    )
+    .parse()
+    .unwrap();
+    let spec = build("dpsgd-task", &params).unwrap();
+    let tuner = dptune::tuners::build(
+        "dp-gibo",
+        &"mu = 0.5\nsteps = 3\nbatch = 2\nclip = 1\nlengthscale = 1.5\nnoise_sd = 0.05\n\
+          evaluation_share = 0.5"
+            .parse()
+            .unwrap(),
+    )
+    .unwrap();
+    let accountant = Accountant::default();
+    let at = |sigma: f64| {
+        let w = spec.instance(0, 3, 0, sigma).unwrap();
+        tuner
+            .guarantee(&Declarations::of(w.as_ref()), 1e-5, &accountant)
+            .unwrap()
+    };
+    let g = at(6.0);
+    let runs = DpSgd::without_replacement(500, 64, 6.0, 1)
+        .unwrap()
+        .rdp()
+        .self_compose(3 * 2 + 1);
+    let total = RdpCurve::zcdp(0.5 * 0.5 / 2.0)
+        .unwrap()
+        .compose(&runs)
+        .unwrap();
+    let want = accountant.epsilon(&total, 1e-5).unwrap().epsilon;
+    assert!(
+        (g.epsilon - want).abs() <= 1e-12 * want,
+        "{} vs {want}",
+        g.epsilon
+    );
+    assert!(
+        g.theorem.contains("7 private training runs"),
+        "{}",
+        g.theorem
+    );
+    assert!(at(3.0).epsilon > g.epsilon);
+    // Equal-budget mode: μ from the share, the runs' σ calibrated by the harness.
+    match tuner.budget_plan(2.0, 1e-5).unwrap() {
+        BudgetPlan::OwnShareThenRuns(t) => assert!(t.params().contains("mu=")),
+        _ => panic!("expected OwnShareThenRuns"),
+    }
+    // A run: θ_T in the unit square, 3·2 evaluations.
+    let w = spec.instance(0, 3, 0, 6.0).unwrap();
+    let out = tuner.tune(w.as_ref(), &mut stream(4, &[])).unwrap();
+    let theta = out.chosen.unwrap();
+    assert!(theta.iter().all(|u| (0.0..=1.0).contains(u)), "{theta:?}");
+    assert_eq!(out.runs, 6);
+    // Where evaluations cost nothing, a share is refused, naming it.
+    let synthetic = dptune::workloads::build(
+        "per-user-gp",
+        &"dims = [2]\nfeatures = 16\nusers = 20".parse().unwrap(),
+    )
+    .unwrap()
+    .instance(0, 1, 0, 1.0)
+    .unwrap();
+    let msg = tuner
+        .guarantee(&Declarations::of(synthetic.as_ref()), 1e-5, &accountant)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("evaluation_share"), "{msg}");
+}

@@ -47,9 +47,13 @@ pub struct DpGibo {
     pub points: PointOptimiser,
     /// θ_0 in native units; `None`: uniform in the box.
     pub theta0: Option<Vec<f64>>,
+    /// On a workload whose evaluations train on other private data: in equal-budget mode this
+    /// share of each target ε sets μ, and the evaluations' noise is calibrated for the whole.
+    pub evaluation_share: Option<f64>,
 }
 
 const KEYS: &[&str] = &[
+    "evaluation_share",
     "mu",
     "steps",
     "clip",
@@ -215,6 +219,9 @@ impl DpGibo {
             history: parse_history(params)?,
             points,
             theta0: common.theta0,
+            evaluation_share: number(params, "evaluation_share")?
+                .map(|x| Range::OpenUnit.check("evaluation_share", x))
+                .transpose()?,
         })
     }
 }
@@ -308,6 +315,45 @@ pub(super) fn gdp_guarantee(mu: f64, delta: f64, what: &str) -> Result<Guarantee
              replace-one validation user",
             fmt_num(mu),
             fmt_num(r.rho)
+        ),
+    })
+}
+
+/// The guarantee when every evaluation is a private training run on data other than the users
+/// (neighbours replace one user or one such record): μ-GDP as ρ = μ²/2 zCDP, composed in RDP
+/// with the evaluation curve over T·b_max evaluations (a data-independent maximum) plus the one
+/// run that trains the model of the released θ_T. The sum bounds either kind of neighbour.
+fn evaluations_guarantee(
+    mu: f64,
+    cfg: &DpGiboConfig,
+    evaluation: &crate::accounting::RdpCurve,
+    delta: f64,
+    accountant: &Accountant,
+) -> Result<Guarantee> {
+    let mu = check_mu(mu)?;
+    let per_step = match cfg.batch {
+        BatchMode::Adaptive { b_max, .. } => b_max,
+        BatchMode::Fixed { b } => b,
+    };
+    let runs = (cfg.steps * per_step) as u64 + 1;
+    if mu == f64::INFINITY {
+        return Ok(Guarantee {
+            epsilon: f64::INFINITY,
+            delta,
+            theorem: "non-private DP-GIBO (mu = inf)".into(),
+        });
+    }
+    let total = crate::accounting::RdpCurve::zcdp(mu * mu / 2.0)?
+        .compose(&evaluation.self_compose(runs))?;
+    let b = accountant.epsilon(&total, delta)?;
+    Ok(Guarantee {
+        epsilon: b.epsilon,
+        delta: b.delta,
+        theorem: format!(
+            "DP-GIBO: {}-GDP (as ρ = μ²/2 zCDP) composed in RDP with {runs} private training \
+             runs (T·b_max = {} evaluations and the released model's run)",
+            fmt_num(mu),
+            runs - 1
         ),
     })
 }
@@ -415,6 +461,9 @@ impl Tuner for DpGibo {
         if let Some(t) = &self.theta0 {
             out += &format!(", theta0={t:?}");
         }
+        if let Some(x) = self.evaluation_share {
+            out += &format!(", evaluation_share={}", fmt_num(x));
+        }
         out
     }
 
@@ -422,10 +471,25 @@ impl Tuner for DpGibo {
         &self,
         declared: &Declarations,
         delta: f64,
-        _accountant: &Accountant,
+        accountant: &Accountant,
     ) -> Result<Guarantee> {
-        self.config(declared_losses(self.name(), declared)?)?;
-        gdp_guarantee(self.mu, delta, "DP-GIBO")
+        let losses = declared_losses(self.name(), declared)?;
+        let cfg = self.config(losses)?;
+        match (&losses.evaluation_privacy, self.evaluation_share) {
+            (None, None) => gdp_guarantee(self.mu, delta, "DP-GIBO"),
+            (None, Some(_)) => Err(Error::invalid(
+                "evaluation_share",
+                "given",
+                format!(
+                    "only for a workload whose evaluations train on private data; `{}` \
+                     declares none",
+                    declared.name
+                ),
+            )),
+            (Some(evaluation), _) => {
+                evaluations_guarantee(self.mu, &cfg, evaluation, delta, accountant)
+            }
+        }
     }
 
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
@@ -445,10 +509,18 @@ impl Tuner for DpGibo {
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
-        Ok(BudgetPlan::Own(Box::new(DpGibo {
-            mu: mu_for_budget(epsilon, delta)?,
-            ..self.clone()
-        })))
+        match self.evaluation_share {
+            None => Ok(BudgetPlan::Own(Box::new(DpGibo {
+                mu: mu_for_budget(epsilon, delta)?,
+                ..self.clone()
+            }))),
+            // μ from its share alone; the harness then calibrates the evaluations' noise so
+            // that the composed guarantee meets the whole budget.
+            Some(share) => Ok(BudgetPlan::OwnShareThenRuns(Box::new(DpGibo {
+                mu: mu_for_budget(share * Range::Positive.check("epsilon", epsilon)?, delta)?,
+                ..self.clone()
+            }))),
+        }
     }
 }
 

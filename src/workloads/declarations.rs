@@ -51,6 +51,9 @@ pub struct PerUserDeclaration {
     pub evaluation_sd: f64,
     /// The prior lengthscales the objective was drawn from, when declared.
     pub prior_lengthscales: Option<Vec<f64>>,
+    /// The privacy cost of one evaluation for data other than the users
+    /// ([`PerUserLosses::evaluation_privacy`]).
+    pub evaluation_privacy: Option<RdpCurve>,
 }
 
 impl PerUserDeclaration {
@@ -61,6 +64,7 @@ impl PerUserDeclaration {
             domain: l.domain().to_vec(),
             evaluation_sd: l.evaluation_sd(),
             prior_lengthscales: l.prior_lengthscales(),
+            evaluation_privacy: l.evaluation_privacy().cloned(),
         }
     }
 }

@@ -643,6 +643,24 @@ impl Task {
         accuracy(model, &trained.params, self.test.0.view(), &self.test.1)
     }
 
+    /// ℓ(θ; x, y) of every test row at parameters `params` (the per-user losses of DP-GIBO,
+    /// whose users are the test records).
+    pub fn test_losses(&self, params: &[f64]) -> Vec<f64> {
+        let model = self.model.as_ref();
+        let mut grad = vec![0.0; model.n_params()];
+        let mut scratch = vec![0.0; model.scratch_len()];
+        self.test
+            .0
+            .rows()
+            .into_iter()
+            .zip(&self.test.1)
+            .map(|(x, &y)| {
+                let x = x.to_vec();
+                model.loss_grad(params, &x, y, &mut grad, &mut scratch)
+            })
+            .collect()
+    }
+
     /// The test accuracy of the model at its initial parameters (drawn from `rng` as a run
     /// draws them), never trained: what a search that releases nothing can output.
     pub fn untrained_accuracy(&self, rng: &mut dyn RngCore) -> Result<f64> {

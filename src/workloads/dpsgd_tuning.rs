@@ -50,13 +50,15 @@
 use super::dpsgd_tasks::{Domain, Hyperparameters, Interval, Task, TaskData, TaskId, TASK_DELTA};
 use super::validation_score::{range_param, strings_param, PerKey};
 use super::{
-    Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
+    Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Variant, Workload,
+    WorkloadSpec,
 };
 use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
+use ndarray::Array2;
 use rand::{Rng, RngCore};
 use std::collections::hash_map::{Entry, HashMap};
 use std::sync::{Arc, OnceLock};
@@ -179,6 +181,10 @@ pub struct DpsgdTuning {
     space: Space,
     release: Gaussian,
     curve: RdpCurve,
+    /// One DP-SGD run alone (what a DP-GIBO evaluation costs: it releases no score).
+    training: RdpCurve,
+    /// The log box: u ↦ (ln η, ln L), the native units of DP-GIBO's lengthscales.
+    log_domain: Vec<(f64, f64)>,
     seed: u64,
     best: Arc<PerKey<BestKey, f64>>,
 }
@@ -201,7 +207,12 @@ impl DpsgdTuning {
         let t = task.test_size() as f64;
         let release = Gaussian::new(1.0 / t, z / t)?;
         let h = settings.hyperparameters(settings.learning_rate.0, settings.clip.0);
-        let curve = task.privacy(&h)?.compose(&release.rdp())?;
+        let training = task.privacy(&h)?;
+        let curve = training.compose(&release.rdp())?;
+        let log_domain = vec![
+            (settings.learning_rate.0.ln(), settings.learning_rate.1.ln()),
+            (settings.clip.0.ln(), settings.clip.1.ln()),
+        ];
         Ok(DpsgdTuning {
             name: format!("dpsgd-task({})", task.id().name()),
             task,
@@ -209,6 +220,8 @@ impl DpsgdTuning {
             space: Space::UnitBox { dim: 2 },
             release,
             curve,
+            training,
+            log_domain,
             seed,
             best,
         })
@@ -285,6 +298,40 @@ impl PartitionedUtility for DpsgdTuning {
     }
 }
 
+/// DP-GIBO's per-user losses: the users are the test records, and the losses at a point are
+/// those of one DP-SGD run there (the run's training draws come from the given stream), so each
+/// evaluation costs one run's DP-SGD curve for the training rows
+/// ([`PerUserLosses::evaluation_privacy`]). Native units are (ln η, ln L).
+impl PerUserLosses for DpsgdTuning {
+    fn n_users(&self) -> usize {
+        self.task.test_size()
+    }
+    fn domain(&self) -> &[(f64, f64)] {
+        &self.log_domain
+    }
+    /// 0 declared: the spread of a run's losses is for the tuner's `noise_sd` to model.
+    fn evaluation_sd(&self) -> f64 {
+        0.0
+    }
+    fn user_losses(&self, points: &[Hyper], rng: &mut dyn RngCore) -> Result<Array2<f64>> {
+        let n = self.task.test_size();
+        let mut out = Array2::zeros((n, points.len()));
+        for (j, u) in points.iter().enumerate() {
+            let h = self.hyperparameters(u).ok_or_else(|| {
+                Error::invalid("point", format!("{u:?}"), "a point of the unit square")
+            })?;
+            let fit = self.task.fit(&h, rng)?;
+            for (i, l) in self.task.test_losses(&fit.params).into_iter().enumerate() {
+                out[[i, j]] = l;
+            }
+        }
+        Ok(out)
+    }
+    fn evaluation_privacy(&self) -> Option<&RdpCurve> {
+        Some(&self.training)
+    }
+}
+
 /// The oracle's utility at `u`: the mean test accuracy of `runs` seeded runs (NaN outside the
 /// square or on a failed run).
 fn oracle_utility(task: &Task, settings: &TuningSettings, seed: u64, u: &Hyper) -> f64 {
@@ -342,6 +389,9 @@ impl Workload for DpsgdTuning {
         Some(self)
     }
     fn partitioned_utility(&self) -> Option<&dyn PartitionedUtility> {
+        Some(self)
+    }
+    fn per_user_losses(&self) -> Option<&dyn PerUserLosses> {
         Some(self)
     }
     /// ⊥ is the model at its initial parameters, never trained (drawn from the public stream

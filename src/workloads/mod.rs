@@ -197,6 +197,14 @@ pub trait PerUserLosses: Send + Sync {
     fn user_gradients(&self, _point: &Hyper) -> Option<ndarray::Array2<f64>> {
         None
     }
+    /// The RDP curve, with respect to private data other than the users (the training rows a
+    /// model is fitted on), of evaluating the losses at ONE point; `None` (the default) when
+    /// evaluations touch no other private data. A tuner composes it over a data-independent
+    /// maximum of the points it evaluates, plus one run for the model its chosen point
+    /// releases.
+    fn evaluation_privacy(&self) -> Option<&RdpCurve> {
+        None
+    }
     /// The lengthscales (native units) of the GP prior the objective was drawn from, when it
     /// declares one before any data is seen; a surrogate may use them (`lengthscale =
     /// "workload"` in `dp-gibo`).

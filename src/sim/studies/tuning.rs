@@ -696,12 +696,22 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                     }
                 })
                 .collect();
+            let front_points: Vec<(f64, f64)> = budgets
+                .iter()
+                .filter_map(|b| Some((b.as_ref().copied()?, best(*b)?)))
+                .collect();
+            // The window: from 0.1 below the front's lowest point (a tuner that mostly releases
+            // ⊥ falls off it; its numbers are in the table) to just above its highest.
+            let y_range = front_points
+                .iter()
+                .map(|p| p.1)
+                .fold(None, |r: Option<(f64, f64)>, a| {
+                    Some(r.map_or((a, a), |(lo, hi)| (lo.min(a), hi.max(a))))
+                })
+                .map(|(lo, hi)| ((lo - 0.1).max(0.0), (hi + 0.01).min(1.0)));
             series.push(Series {
                 label: "reference front (one run, hyperparameters free)".into(),
-                points: budgets
-                    .iter()
-                    .filter_map(|b| Some((b.as_ref().copied()?, best(*b)?)))
-                    .collect(),
+                points: front_points,
                 scatter: false,
                 errors: None,
             });
@@ -715,7 +725,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 x_scale: Scale::Log,
                 y_scale: Scale::Linear,
                 x_range: None,
-                y_range: None,
+                y_range,
                 series,
                 hline: None,
             };
