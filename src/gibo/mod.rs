@@ -347,6 +347,35 @@ pub struct Iteration {
     pub noise_norm: f64,
     /// The fraction of users whose gradient was clipped.
     pub frac_clipped: f64,
+    /// Against the exact per-user gradients, when the workload has them (non-private
+    /// diagnostics, spec 004 §4.3; they draw nothing).
+    pub exact: Option<GradientCheck>,
+}
+
+/// g_t against the exact gradients at θ_t: ḡ = (1/n)Σ_i Π_B(∇L(θ_t, x_i)), ∇f = (1/n)Σ_i ∇L.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GradientCheck {
+    /// ‖g_t − ḡ‖: the surrogate's error.
+    pub bias_norm: f64,
+    /// ‖ḡ − ∇f‖: what clipping costs.
+    pub clip_bias_norm: f64,
+    /// ‖∇f(θ_t)‖.
+    pub grad_true_norm: f64,
+}
+
+impl GradientCheck {
+    /// The check of `g` against `exact` (d × n, one column per user, native units).
+    pub fn of(g: &Array1<f64>, exact: &Array2<f64>, clip: f64) -> Self {
+        let users = exact.t();
+        let (clipped, _) = crate::accounting::clipped_mean::clipped_mean(users, clip);
+        let mean = users.mean_axis(Axis(0)).expect("at least one user");
+        let norm = |v: Array1<f64>| v.dot(&v).sqrt();
+        GradientCheck {
+            bias_norm: norm(g - &clipped),
+            clip_bias_norm: norm(&clipped - &mean),
+            grad_true_norm: norm(mean),
+        }
+    }
 }
 
 /// What a run releases: the path, and what it cost.
@@ -514,6 +543,10 @@ pub fn run(
         )?;
         let grads = post.user_gradients(yt.t());
         let r = private.apply(&theta, grads.view(), domain)?;
+        let exact = losses
+            .user_gradients(&to_unit(theta.view(), domain))
+            .filter(|e| e.dim() == (d, n))
+            .map(|e| GradientCheck::of(&r.g, &e, cfg.clip));
         observe(&Iteration {
             t,
             theta: theta.to_vec(),
@@ -525,6 +558,7 @@ pub fn run(
             g: r.g.to_vec(),
             noise_norm: r.noise_norm,
             frac_clipped: r.frac_clipped,
+            exact,
         });
         theta = r.next;
         thetas.push(theta.to_vec());
@@ -602,6 +636,7 @@ pub fn run_gd(
             g: r.g.to_vec(),
             noise_norm: r.noise_norm,
             frac_clipped: r.frac_clipped,
+            exact: Some(GradientCheck::of(&r.g, &grads, cfg.clip)),
         });
         theta = r.next;
         thetas.push(theta.to_vec());

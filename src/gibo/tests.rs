@@ -500,3 +500,15 @@ fn step_rules_and_history() {
     assert_eq!(History::All.select(x.view(), t.view()), vec![0, 1, 2, 3]);
     assert!(History::None.select(x.view(), t.view()).is_empty());
 }
+
+/// The gradient check by hand: users' gradients (3, 4) and (0, 1) (d × n columns), B = 1:
+/// clipped mean ((0.6, 0.8) + (0, 1))/2 = (0.3, 0.9), mean (1.5, 2.5).
+#[test]
+fn gradient_check_by_hand() {
+    let exact = ndarray::array![[3.0, 0.0], [4.0, 1.0]];
+    let g = ndarray::array![0.3, 0.5];
+    let c = GradientCheck::of(&g, &exact, 1.0);
+    assert!((c.bias_norm - 0.4).abs() < 1e-15);
+    assert!((c.clip_bias_norm - (1.2f64.powi(2) + 1.6f64.powi(2)).sqrt()).abs() < 1e-15);
+    assert!((c.grad_true_norm - (1.5f64.powi(2) + 2.5f64.powi(2)).sqrt()).abs() < 1e-15);
+}

@@ -235,17 +235,25 @@ pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn 
 
 /// Reports one DP-GIBO or DP-GD iteration to `observer`.
 pub(super) fn observe(observer: &mut dyn Observer, it: &Iteration) {
+    let mut values = vec![
+        ("t", it.t as f64),
+        ("evaluations", it.evaluations as f64),
+        ("batch_size", it.batch_size as f64),
+        ("posterior_trace", it.posterior_trace),
+        ("g_norm", it.g_norm),
+        ("noise_norm", it.noise_norm),
+        ("frac_clipped", it.frac_clipped),
+    ];
+    if let Some(c) = it.exact {
+        values.extend([
+            ("bias_norm", c.bias_norm),
+            ("clip_bias_norm", c.clip_bias_norm),
+            ("grad_true_norm", c.grad_true_norm),
+        ]);
+    }
     observer.observe(&TraceRow {
         point: &it.theta_unit,
-        values: &[
-            ("t", it.t as f64),
-            ("evaluations", it.evaluations as f64),
-            ("batch_size", it.batch_size as f64),
-            ("posterior_trace", it.posterior_trace),
-            ("g_norm", it.g_norm),
-            ("noise_norm", it.noise_norm),
-            ("frac_clipped", it.frac_clipped),
-        ],
+        values: &values,
     });
 }
 

@@ -128,6 +128,12 @@ struct Row {
     g_norm: Option<f64>,
     noise_norm: Option<f64>,
     clipped: Option<f64>,
+    /// Against the exact gradients, when the workload has them.
+    bias_norm: Option<f64>,
+    clip_bias_norm: Option<f64>,
+    grad_true_norm: Option<f64>,
+    /// θ_t in the unit box.
+    theta: Vec<f64>,
 }
 
 fn oracle_loss(w: &dyn Workload, unit: &[f64]) -> Option<f64> {
@@ -146,6 +152,10 @@ fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Row {
         g_norm: it.value("g_norm").and_then(finite),
         noise_norm: it.value("noise_norm").and_then(finite),
         clipped: it.value("frac_clipped").and_then(finite),
+        bias_norm: it.value("bias_norm").and_then(finite),
+        clip_bias_norm: it.value("clip_bias_norm").and_then(finite),
+        grad_true_norm: it.value("grad_true_norm").and_then(finite),
+        theta: it.point.to_vec(),
     }
 }
 
@@ -260,7 +270,22 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
         .with("posterior_trace", col(&|r| r.trace))
         .with("g_norm", col(&|r| r.g_norm))
         .with("noise_norm", col(&|r| r.noise_norm))
-        .with("frac_clipped", col(&|r| r.clipped)))
+        .with("frac_clipped", col(&|r| r.clipped))
+        .with("bias_norm", col(&|r| r.bias_norm))
+        .with("clip_bias_norm", col(&|r| r.clip_bias_norm))
+        .with("grad_true_norm", col(&|r| r.grad_true_norm))
+        .with(
+            "theta",
+            Values::Str(
+                t.row
+                    .iter()
+                    .map(|r| {
+                        let v: Vec<String> = r.theta.iter().map(|x| format!("{x}")).collect();
+                        v.join(" ")
+                    })
+                    .collect(),
+            ),
+        ))
 }
 
 #[derive(Default)]
