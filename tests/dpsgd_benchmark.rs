@@ -20,6 +20,19 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
+/// The `[workload]` table of adult-lr-sgd on the committed sample, σ calibrated, `epochs`
+/// epochs of lots of 64.
+fn calibrated_adult_params(epochs: u64) -> toml::Table {
+    format!(
+        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
+         epochs = {epochs}\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
+        fixture("adult-sample.data"),
+        fixture("adult-sample.test")
+    )
+    .parse()
+    .unwrap()
+}
+
 /// An experiment file in `dir`: PS Poisson with E[K] = 0.7 (half its searches have K = 0) and
 /// logarithmic E[K] = 3, σ calibrated to each budget, training on `train`.
 fn experiment(dir: &Path, train: &str, extra: &str) -> PathBuf {
@@ -125,14 +138,7 @@ fn k_zero_releases_nothing_learned_from_the_data() {
 /// tight (a σ 1% smaller would not be), so larger budgets get smaller σ.
 #[test]
 fn calibrated_sigma_is_dp_sgd_noise_and_meets_each_budget_tightly() {
-    let params: toml::Table = format!(
-        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
-         epochs = 2\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
-        fixture("adult-sample.data"),
-        fixture("adult-sample.test")
-    )
-    .parse()
-    .unwrap();
+    let params = calibrated_adult_params(2);
     let spec = build("dpsgd-task", &params).unwrap();
     assert_eq!(spec.default_noise(), None);
     assert!(
@@ -290,14 +296,7 @@ fn the_benchmark_report_has_the_front_gap_and_the_choices() {
 #[test]
 fn propose_test_tunes_dp_sgd_on_a_public_grid() {
     use dptune::rng::stream;
-    let params: toml::Table = format!(
-        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
-         epochs = 1\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
-        fixture("adult-sample.data"),
-        fixture("adult-sample.test")
-    )
-    .parse()
-    .unwrap();
+    let params = calibrated_adult_params(1);
     let w = build("dpsgd-task", &params)
         .unwrap()
         .instance(0, 3, 0, 5.0)
@@ -348,14 +347,7 @@ fn dp_gibo_on_dp_sgd_accounts_every_training_run() {
     use dptune::rng::stream;
     use dptune::tuners::BudgetPlan;
     use dptune::workloads::Declarations;
-    let params: toml::Table = format!(
-        "kind = \"dpsgd-task\"\ntask = \"adult-lr-sgd\"\nadult = [\"{}\", \"{}\"]\n\
-         epochs = 1\nlot_size = 64\nnoise_multiplier = \"calibrated\"",
-        fixture("adult-sample.data"),
-        fixture("adult-sample.test")
-    )
-    .parse()
-    .unwrap();
+    let params = calibrated_adult_params(1);
     let spec = build("dpsgd-task", &params).unwrap();
     let tuner = dptune::tuners::build(
         "dp-gibo",
