@@ -33,6 +33,24 @@ fn calibrated_adult_params(epochs: u64) -> toml::Table {
     .unwrap()
 }
 
+/// A `pareto-front` points file in `dir` with (ε, error) points of `task`.
+fn points_file(
+    dir: &Path,
+    task: &str,
+    epsilon: Vec<Option<f64>>,
+    error: Vec<Option<f64>>,
+) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    let points = dir.join("points.parquet");
+    Table::default()
+        .with("task", Values::Str(vec![task.into(); epsilon.len()]))
+        .with("epsilon", Values::F64(epsilon))
+        .with("error", Values::F64(error))
+        .write_parquet(&points)
+        .unwrap();
+    points
+}
+
 /// An experiment file in `dir`: PS Poisson with E[K] = 0.7 (half its searches have K = 0) and
 /// logarithmic E[K] = 3, σ calibrated to each budget, training on `train`.
 fn experiment(dir: &Path, train: &str, extra: &str) -> PathBuf {
@@ -216,14 +234,12 @@ fn benchmark_parameters_are_checked() {
     assert!(msg.contains("noise"), "{msg}");
 
     let dir = common::temp_dir("bench-front");
-    std::fs::create_dir_all(&dir).unwrap();
-    let points = dir.join("points.parquet");
-    Table::default()
-        .with("task", Values::Str(vec!["adult-svm-sgd".into(); 2]))
-        .with("epsilon", Values::F64(vec![Some(0.5), Some(2.0)]))
-        .with("error", Values::F64(vec![Some(0.2), Some(0.15)]))
-        .write_parquet(&points)
-        .unwrap();
+    let points = points_file(
+        &dir,
+        "adult-svm-sgd",
+        vec![Some(0.5), Some(2.0)],
+        vec![Some(0.2), Some(0.15)],
+    );
     let file = experiment(
         &dir,
         &fixture("adult-sample.data"),
@@ -254,21 +270,13 @@ fn benchmark_parameters_are_checked() {
 #[test]
 fn the_benchmark_report_has_the_front_gap_and_the_choices() {
     let dir = common::temp_dir("bench-report");
-    std::fs::create_dir_all(&dir).unwrap();
-    let points = dir.join("points.parquet");
     // Front of adult-lr-sgd: error 0.30 from ε = 1, 0.20 from ε = 3 (0.25 at ε = 5 is dominated).
-    Table::default()
-        .with("task", Values::Str(vec!["adult-lr-sgd".into(); 4]))
-        .with(
-            "epsilon",
-            Values::F64(vec![Some(1.0), Some(3.0), Some(5.0), Some(9.0)]),
-        )
-        .with(
-            "error",
-            Values::F64(vec![Some(0.3), Some(0.2), Some(0.25), None]),
-        )
-        .write_parquet(&points)
-        .unwrap();
+    let points = points_file(
+        &dir,
+        "adult-lr-sgd",
+        vec![Some(1.0), Some(3.0), Some(5.0), Some(9.0)],
+        vec![Some(0.3), Some(0.2), Some(0.25), None],
+    );
     let file = experiment(
         &dir,
         &fixture("adult-sample.data"),

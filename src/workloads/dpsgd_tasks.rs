@@ -522,12 +522,18 @@ impl Task {
     /// task's optimiser, stopping on divergence.
     pub fn config(&self, h: &Hyperparameters) -> Result<DpSgdConfig> {
         self.check(h)?;
+        self.config_with(h, h.lot_size, h.noise_multiplier)
+    }
+
+    /// The task's DP-SGD at `h` with lots of `lot_size` and noise multiplier `noise` (unchecked
+    /// against the box: [`Task::config`] checks; a shard fit uses σ = 0 and smaller lots).
+    fn config_with(&self, h: &Hyperparameters, lot_size: usize, noise: f64) -> Result<DpSgdConfig> {
         Ok(DpSgdConfig::new(
             h.learning_rate,
-            h.lot_size,
+            lot_size,
             Length::Epochs(h.epochs),
             Some(h.clip),
-            h.noise_multiplier,
+            noise,
             Sampling::WithoutReplacement,
         )?
         .with_optimizer(self.id.optimizer())?
@@ -623,16 +629,7 @@ impl Task {
                 "at least one training row",
             ));
         }
-        let config = DpSgdConfig::new(
-            h.learning_rate,
-            h.lot_size.min(rows.len()),
-            Length::Epochs(h.epochs),
-            Some(h.clip),
-            0.0,
-            Sampling::WithoutReplacement,
-        )?
-        .with_optimizer(self.id.optimizer())?
-        .with_divergence(OnDivergence::Stop);
+        let config = self.config_with(h, h.lot_size.min(rows.len()), 0.0)?;
         let model = self.model.as_ref();
         let init = self.id.init().params(model, rng)?;
         let x = self.train.0.select(ndarray::Axis(0), rows);
