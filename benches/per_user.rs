@@ -5,7 +5,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use dptune::rng::stream;
-use dptune::workloads::per_user::gp_lengthscales::GpLengthscales;
+use dptune::workloads::per_user::gp_lengthscales::{GpLengthscales, Inputs};
 use dptune::workloads::per_user::rff::{PerUserRff, RffConfig};
 use dptune::workloads::per_user::UserObjective;
 use std::hint::black_box;
@@ -14,9 +14,11 @@ fn gp_lengthscales(c: &mut Criterion) {
     let mut group = c.benchmark_group("gp_lengthscales_d15_n1000");
     group.sample_size(10);
     group.bench_function("draw_data_2000", |b| {
-        b.iter(|| GpLengthscales::draw(15, 1000, 1000, (-2.0, 2.0), black_box(1)).unwrap())
+        b.iter(|| {
+            GpLengthscales::draw(15, 1000, 1000, (-2.0, 2.0), Inputs::Normal, black_box(1)).unwrap()
+        })
     });
-    let data = GpLengthscales::draw(15, 1000, 1000, (-2.0, 2.0), 1).unwrap();
+    let data = GpLengthscales::draw(15, 1000, 1000, (-2.0, 2.0), Inputs::Normal, 1).unwrap();
     let theta = vec![0.1; 15];
     group.bench_function("user_losses_one_point", |b| {
         b.iter(|| data.losses(black_box(&theta)).unwrap())

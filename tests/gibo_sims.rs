@@ -39,6 +39,13 @@ fn gibo_paths_are_thread_independent_and_account_exactly() {
     assert!(out
         .join("gibo-fig4-robust-regression/final-loss.md")
         .exists());
+    // The path panel of the private series' iterates (coordinates 1 and 2).
+    let paths: Vec<_> = std::fs::read_dir(out.join("gibo-fig4-robust-regression"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("path-"))
+        .collect();
+    assert!(!paths.is_empty());
 }
 
 /// Non-private series say so: μ and ε are null, never printed as a number.
@@ -50,5 +57,22 @@ fn non_private_series_have_no_epsilon() {
     for i in 0..t.height() {
         let private = !series[i].contains("non-private");
         assert_eq!(eps[i].is_some(), private, "{}", series[i]);
+    }
+    // UCB-BO (global GP-UCB) spends T·(d + 1) evaluations, one row each, and its best loss so
+    // far never rises.
+    let (dim, step, loss) = (
+        t.u64("dim").unwrap(),
+        t.u64("t").unwrap(),
+        t.f64("oracle_loss").unwrap(),
+    );
+    for d in [2, 5] {
+        let rows: Vec<usize> = (0..t.height())
+            .filter(|&i| series[i].starts_with("UCB-BO") && dim[i] == d)
+            .collect();
+        assert_eq!(rows.len() as u64, 3 * (d + 1));
+        assert!(rows.windows(2).all(|w| step[w[1]] == step[w[0]] + 1));
+        assert!(rows
+            .windows(2)
+            .all(|w| loss[w[1]].unwrap() <= loss[w[0]].unwrap()));
     }
 }

@@ -15,6 +15,7 @@ pub mod gradient;
 pub mod kernel;
 pub mod posterior;
 pub mod surrogate;
+pub mod ucb_bo;
 
 pub use cholesky::{cholesky_with_jitter, Jitter, NotPositiveDefinite};
 pub use fit::{fit_hyperparameters, FitOptions, FitResult, HyperparameterBounds, Hyperparameters};

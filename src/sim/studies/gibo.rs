@@ -1,6 +1,7 @@
 //! Spec 004 (DP-GIBO) paths (`kind = "gibo-paths"`): the noise-free validation loss of each
-//! iterate against the evaluations spent, for DP-GIBO, DP-GD and the non-private random search
-//! the seed plots, on any workload with per-user losses. One row per iteration.
+//! iterate against the evaluations spent, for DP-GIBO, DP-GD and the non-private baselines the
+//! seed plots (random search, and global GP-UCB Bayesian optimisation `ucb-bo`,
+//! [`crate::gp::ucb_bo`]), on any workload with per-user losses. One row per iteration.
 //!
 //! The oracle loss of an iterate is a non-private diagnostic (spec 004 §5.16): it is computed
 //! here, for the plots, and never reaches a tuner. The random-search series is non-private (it
@@ -8,6 +9,7 @@
 
 use super::StudyKind;
 use crate::error::{Error, Range, Result};
+use crate::gp::ucb_bo::{self, UcbBoOptions};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
@@ -39,6 +41,8 @@ pub enum Method {
     Private(Box<dyn Tuner>),
     /// Non-private random search: uniform points, the exact best loss so far.
     RandomSearch(Evaluations),
+    /// Non-private global GP-UCB on exact losses: the best loss so far.
+    UcbBo(Evaluations, UcbBoOptions),
 }
 
 /// How many points random search evaluates.
@@ -80,7 +84,7 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
             Some(name) if PRIVATE_METHODS.contains(&name) => {
                 Method::Private(crate::tuners::build(name, &params).map_err(|e| sf.wrap(e))?)
             }
-            Some("random-search") => {
+            Some(name @ ("random-search" | "ucb-bo")) => {
                 let n = match (sf.integer("evaluations", 1)?, sf.integer("steps", 1)?) {
                     (Some(n), None) => Evaluations::Fixed(n),
                     (None, Some(t)) => Evaluations::PerStep(t),
@@ -89,13 +93,35 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
                         "exactly one of `evaluations` (points) or `steps` (T: T·(d + 1) points)",
                     )),
                 };
-                sf.finish(&["label", "method", "evaluations", "steps"])?;
-                Method::RandomSearch(n)
+                if name == "random-search" {
+                    sf.finish(&["label", "method", "evaluations", "steps"])?;
+                    Method::RandomSearch(n)
+                } else {
+                    let defaults = UcbBoOptions::default();
+                    let options = UcbBoOptions {
+                        refit_every: sf
+                            .integer("refit_every", 1)?
+                            .map_or(defaults.refit_every, |v| v as usize),
+                        candidates: sf
+                            .integer("candidates", 1)?
+                            .map_or(defaults.candidates, |v| v as usize),
+                        ..defaults
+                    };
+                    sf.finish(&[
+                        "label",
+                        "method",
+                        "evaluations",
+                        "steps",
+                        "refit_every",
+                        "candidates",
+                    ])?;
+                    Method::UcbBo(n, options)
+                }
             }
             _ => {
                 return Err(sf.bad(
                     "method",
-                    "`dp-gibo`, `dp-gd` or `random-search` (non-private)",
+                    "`dp-gibo`, `dp-gd`, or the non-private `random-search` or `ucb-bo`",
                 ))
             }
         };
@@ -166,13 +192,36 @@ fn run_series(
     rng: &mut dyn rand::RngCore,
 ) -> Result<(Vec<Row>, Option<f64>, Option<f64>)> {
     let mut rows = Vec::new();
+    let dim = w.space().dim();
+    let count = |n: Evaluations| match n {
+        Evaluations::Fixed(n) => n,
+        Evaluations::PerStep(t) => t * (dim as u64 + 1),
+    };
     let outcome = match &s.method {
-        Method::RandomSearch(n) => {
-            let dim = w.space().dim();
-            let evaluations = match *n {
-                Evaluations::Fixed(n) => n,
-                Evaluations::PerStep(t) => t * (dim as u64 + 1),
+        Method::UcbBo(n, options) => {
+            let options = UcbBoOptions {
+                evaluations: count(*n) as usize,
+                ..options.clone()
             };
+            let mut loss = |x: &[f64]| {
+                oracle_loss(w, x)
+                    .ok_or_else(|| Error::Numerical(format!("no finite oracle loss at {x:?}")))
+            };
+            let path = ucb_bo::minimise(&mut loss, dim, &options, rng)?;
+            let mut best = f64::INFINITY;
+            for (i, (_, y)) in path.into_iter().enumerate() {
+                best = best.min(y);
+                rows.push(Row {
+                    t: i as u64,
+                    evaluations: i as u64 + 1,
+                    loss: finite(best),
+                    ..Row::default()
+                });
+            }
+            return Ok((rows, None, None));
+        }
+        Method::RandomSearch(n) => {
+            let evaluations = count(*n);
             let mut best = f64::INFINITY;
             for i in 0..evaluations {
                 let h: Vec<f64> = (0..dim).map(|_| rng.random::<f64>()).collect();
@@ -223,7 +272,14 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
         .par_iter()
         .map(|&(v, s, rep)| {
             let w = p.workload.instance(v, p.seed, rep, noise)?;
-            let mut rng = stream(p.seed, &[PATH_STREAM, v as u64, s as u64, rep]);
+            // Variants of one dimension (e.g. evaluation-noise levels) share their streams:
+            // the same start and first draws (common random numbers). With one variant per
+            // dimension the key is the variant's index, as it always was.
+            let key = variants
+                .iter()
+                .position(|x| x.dim == variants[v].dim)
+                .unwrap_or(v);
+            let mut rng = stream(p.seed, &[PATH_STREAM, key as u64, s as u64, rep]);
             let best = finite(-w.oracle().best_utility());
             run_series(&p.series[s], w.as_ref(), &mut rng)
                 .map(|r| (r, best))
@@ -383,8 +439,14 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
             series: curves,
             hline: None,
         };
-        let stem = dir.join(format!("loss-{}", v.label.replace(['=', ' '], "")));
-        files.extend(plot::draw(&fig, &stem)?);
+        let tag = v.label.replace(['=', ' ', ','], "").replace('σ', "sigma");
+        files.extend(plot::draw(&fig, &dir.join(format!("loss-{tag}")))?);
+        files.extend(draw_paths(
+            p,
+            t,
+            &v.label,
+            &dir.join(format!("path-{tag}")),
+        )?);
     }
     let grid = Grid {
         caption: format!(
@@ -410,6 +472,56 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
     };
     write_grid(&grid, &dir.join("final-loss"), &mut files)?;
     Ok(files)
+}
+
+/// The seed's path panels (spec 004 Figs. 2 right, 3, 4): coordinates 1 and 2 of θ_t (unit box)
+/// of repetition 0 of every series that records its iterates, in the order of the steps;
+/// nothing when θ has fewer than 2 coordinates or no series records it.
+fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Vec<PathBuf>> {
+    let (series, variants, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
+    // Results written before θ was recorded have no `theta` column: no panel.
+    let (step, Ok(theta)) = (t.u64("t")?, t.str("theta")) else {
+        return Ok(Vec::new());
+    };
+    let mut curves = Vec::new();
+    for s in &p.series {
+        let mut rows: Vec<(u64, (f64, f64))> = (0..t.height())
+            .filter(|&i| series[i] == s.label && variants[i] == variant && rep[i] == 0)
+            .filter_map(|i| {
+                let mut it = theta[i].split(' ').map(|v| v.parse::<f64>().ok());
+                match (it.next().flatten(), it.next().flatten()) {
+                    (Some(a), Some(b)) => Some((step[i], (a, b))),
+                    _ => None,
+                }
+            })
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        if !rows.is_empty() {
+            curves.push(Series {
+                label: s.label.clone(),
+                points: rows.into_iter().map(|r| r.1).collect(),
+                scatter: false,
+                errors: None,
+            });
+        }
+    }
+    if curves.is_empty() {
+        return Ok(Vec::new());
+    }
+    plot::draw(
+        &Figure {
+            title: format!("Path of θ_t, coordinates 1 and 2, repetition 0 ({variant})"),
+            x_label: "θ₁ (unit box)".into(),
+            y_label: "θ₂ (unit box)".into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_range: Some((0.0, 1.0)),
+            y_range: Some((0.0, 1.0)),
+            series: curves,
+            hline: None,
+        },
+        stem,
+    )
 }
 
 /// One unit per (variant, series, repetition): a whole optimisation path.

@@ -3,7 +3,7 @@
 //!
 //! Data (one set per experiment seed and dimension p = d, shared by every repetition, which
 //! differ only in the tuner's draws — "random restarts"): N = `train` + `users` inputs
-//! x ~ N(0, I_p); targets y = f + ε with f one joint draw of GP(0, k) at all N inputs (RBF,
+//! x ~ N(0, I_p); targets y = f + ε with f one joint draw of GP(0, k) at all N inputs (RBF with
 //! ℓ = 1, s² = 1, exact Cholesky of K + 10⁻⁸I; only if that factorisation fails, the jitter
 //! escalates up the crate's one ladder ([`crate::gp::Jitter`]: 10⁻⁷, …, 10⁻⁴), and
 //! [`GpLengthscales::data_jitter`] says which was used) and
@@ -16,6 +16,16 @@
 //! (the true one), θ ∈ [−2, 2]^d by default. User v's loss is ½(y_v − m̂_θ(x_v))², m̂_θ the
 //! posterior mean given the training part. One evaluation is one Cholesky factorisation of a
 //! `train` × `train` matrix, shared by every user of the point.
+//!
+//! # The input law (issue 21)
+//! Spec 004 §4.2(c) resolves x ~ N(0, I_p) (`inputs = "normal"`, the default, which keeps the
+//! committed studies' data). With the RBF's ℓ = 1 that objective is degenerate: E‖x − x′‖² =
+//! 2p = 30, so targets of distinct points correlate by about e⁻¹⁵, no lengthscale predicts a
+//! validation target from the training ones, and every θ scores about ½·Var(y).
+//! `inputs = "uniform"` draws x ~ U[0, 1]^p (the law of the crate's other synthetic data):
+//! E‖x − x′‖² = p/6 = 2.5, a random pair correlates by about e⁻¹·²⁵, θ = 0 scores a loss of
+//! about 0.04 against 0.1–0.4 for a uniform θ in [−2, 2]¹⁵ (tested), so tuning pays and the
+//! seed's qualitative claims can show. Everything else (ℓ = 1, s² = 1, the noise) is the spec's.
 
 use super::{dims_param, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
 use crate::error::{Error, Result};
@@ -24,6 +34,7 @@ use crate::rng::{normal, stream};
 use crate::workloads::validation_score::{range_param, PerKey};
 use crate::workloads::{Variant, Workload, WorkloadSpec};
 use ndarray::{Array1, Array2, Axis, Zip};
+use rand::Rng;
 use std::sync::Arc;
 
 /// Stream tag of the data ("gplen").
@@ -48,19 +59,32 @@ pub struct GpLengthscales {
     data_jitter: f64,
 }
 
+/// The law of the data's inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inputs {
+    /// N(0, I_p): spec 004 §4.2(c) (degenerate with ℓ = 1 in d = 15: see the module doc).
+    Normal,
+    /// U[0, 1]^p.
+    Uniform,
+}
+
 impl GpLengthscales {
     /// The data set of seed `seed` in dimension `dim` with `train` training rows and `users`
-    /// validation users, tuned over [lo, hi]^dim (`bounds`).
+    /// validation users, inputs of law `inputs`, tuned over [lo, hi]^dim (`bounds`).
     pub fn draw(
         dim: usize,
         train: usize,
         users: usize,
         bounds: (f64, f64),
+        inputs: Inputs,
         seed: u64,
     ) -> Result<Self> {
         let n = train + users;
         let mut rng = stream(seed, &[dim as u64, GPL_TAG]);
-        let x = Array2::from_shape_simple_fn((n, dim), || normal(&mut rng));
+        let x = Array2::from_shape_simple_fn((n, dim), || match inputs {
+            Inputs::Normal => normal(&mut rng),
+            Inputs::Uniform => rng.random::<f64>(),
+        });
         let z = Array1::from_shape_simple_fn(n, || normal(&mut rng));
         let eps = Array1::from_shape_simple_fn(n, || normal(&mut rng));
         let kernel = Kernel::isotropic(KernelFamily::Rbf, dim, 1.0, 1.0)?;
@@ -262,23 +286,29 @@ impl UserObjective for GpLengthscales {
     }
 }
 
-/// The `gp-lengthscales` experiment-file workload: one data set per (dimension, seed).
+/// The `gp-lengthscales` experiment-file workload: one data set per (dimension, seed), shared
+/// by every evaluation-noise level.
 pub struct GpLengthscalesSpec {
     dims: Vec<usize>,
     train: usize,
     users: usize,
     bounds: (f64, f64),
+    inputs: Inputs,
+    /// The evaluation-noise sds swept (one variant per (dimension, sd)).
+    evaluation_sds: Vec<f64>,
     common: CommonParams,
     prepared: PerKey<(usize, u64), Prepared>,
 }
 
 /// Builds the spec from a `[workload]` table (kind = "gp-lengthscales"). Parameters: `dims`
 /// ([15]), `train` (1000), `users` n (1000), `bounds` ([−2, 2], the box of every θ_j =
-/// ln ℓ_j), and the common ones: `clip` R (2; losses clipped to [0, R]), `evaluation_sd` (0),
-/// `candidates`, `oracle_points` (32), `noise`.
+/// ln ℓ_j), `inputs` ("normal": N(0, I), spec 004 §4.2(c); or "uniform": U[0, 1]^d, see the
+/// module doc), and the common ones: `clip` R (2; losses clipped to [0, R]), `evaluation_sd`
+/// (0; a list sweeps it: one variant per (dimension, sd) on the same data), `candidates`,
+/// `oracle_points` (32), `noise`.
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
-    use crate::params::{check_keys, integer};
-    let mut keys = vec!["kind", "dims", "train", "users", "bounds"];
+    use crate::params::{check_keys, integer, numbers};
+    let mut keys = vec!["kind", "dims", "train", "users", "bounds", "inputs"];
     keys.extend(super::COMMON_KEYS);
     check_keys("workload `gp-lengthscales`", params, &keys)?;
     let [lo, hi] = range_param(params, "bounds", [-2.0, 2.0])?;
@@ -295,14 +325,53 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             ),
         ));
     }
+    let inputs = match crate::params::string(params, "inputs")? {
+        None | Some("normal") => Inputs::Normal,
+        Some("uniform") => Inputs::Uniform,
+        Some(other) => {
+            return Err(Error::invalid(
+                "inputs",
+                other,
+                "\"normal\" (N(0, I), spec 004) or \"uniform\" (U[0, 1]^d)",
+            ))
+        }
+    };
+    // `evaluation_sd` may be a list: checked one by one, then the common parse sees one value.
+    let evaluation_sds = numbers(params, "evaluation_sd")?.unwrap_or_else(|| vec![0.0]);
+    for &sd in &evaluation_sds {
+        crate::error::Range::NonNegative.check("evaluation_sd", sd)?;
+    }
+    if (1..evaluation_sds.len()).any(|i| evaluation_sds[..i].contains(&evaluation_sds[i])) {
+        return Err(Error::invalid(
+            "evaluation_sd",
+            format!("{evaluation_sds:?}"),
+            "distinct values (one variant each)",
+        ));
+    }
+    let mut single = params.clone();
+    single.insert(
+        "evaluation_sd".into(),
+        toml::Value::Float(evaluation_sds[0]),
+    );
     Ok(Box::new(GpLengthscalesSpec {
         dims: dims_param(params, &[15])?,
         train,
         users,
         bounds: (lo, hi),
-        common: CommonParams::parse(params, false, 2.0, 32)?,
+        inputs,
+        evaluation_sds,
+        common: CommonParams::parse(&single, false, 2.0, 32)?,
         prepared: PerKey::default(),
     }))
+}
+
+impl GpLengthscalesSpec {
+    /// (dimension index, evaluation sd) of a variant: dimensions outer, sds inner.
+    fn variant(&self, variant: usize) -> Result<(usize, f64)> {
+        let k = self.evaluation_sds.len();
+        crate::workloads::variant_dim(&self.dims, variant / k)?;
+        Ok((variant / k, self.evaluation_sds[variant % k]))
+    }
 }
 
 impl WorkloadSpec for GpLengthscalesSpec {
@@ -310,8 +379,16 @@ impl WorkloadSpec for GpLengthscalesSpec {
         "gp-lengthscales"
     }
     fn params(&self) -> String {
+        let inputs = match self.inputs {
+            Inputs::Normal => "",
+            Inputs::Uniform => ", inputs uniform on [0, 1]^d",
+        };
+        let sweep = match self.evaluation_sds.len() {
+            1 => String::new(),
+            _ => format!(", evaluation_sd swept over {:?}", self.evaluation_sds),
+        };
         format!(
-            "train={}, users={}, bounds=[{}, {}], {}",
+            "train={}, users={}, bounds=[{}, {}]{inputs}, {}{sweep}",
             self.train,
             self.users,
             self.bounds.0,
@@ -319,14 +396,27 @@ impl WorkloadSpec for GpLengthscalesSpec {
             self.common.describe()
         )
     }
+    /// `d=15`, or `d=15, σ=0.03` when `evaluation_sd` is swept.
     fn variants(&self) -> Vec<Variant> {
+        let single = self.evaluation_sds.len() == 1;
         crate::workloads::dim_variants(self.dims.iter().copied())
+            .into_iter()
+            .flat_map(|v| {
+                self.evaluation_sds.iter().map(move |sd| Variant {
+                    label: match single {
+                        true => v.label.clone(),
+                        false => format!("{}, σ={sd}", v.label),
+                    },
+                    dim: v.dim,
+                })
+            })
+            .collect()
     }
     fn default_noise(&self) -> Option<f64> {
         self.common.noise
     }
-    /// The data, grid and oracle of (variant, seed) are built on the first call and shared by
-    /// every repetition.
+    /// The data, grid and oracle of (dimension, seed) are built on the first call and shared by
+    /// every repetition and every evaluation-noise level.
     fn instance(
         &self,
         variant: usize,
@@ -334,10 +424,12 @@ impl WorkloadSpec for GpLengthscalesSpec {
         _rep: u64,
         noise: f64,
     ) -> Result<Box<dyn Workload>> {
-        let d = crate::workloads::variant_dim(&self.dims, variant)?;
+        let (i, evaluation_sd) = self.variant(variant)?;
+        let d = self.dims[i];
         let space = self.common.space(d, seed, &[d as u64])?;
-        let prepared = self.prepared.get_or_build((variant, seed), || {
-            let data = GpLengthscales::draw(d, self.train, self.users, self.bounds, seed)?;
+        let prepared = self.prepared.get_or_build((i, seed), || {
+            let data =
+                GpLengthscales::draw(d, self.train, self.users, self.bounds, self.inputs, seed)?;
             Ok(Prepared::new(
                 Arc::new(data),
                 &space,
@@ -348,7 +440,10 @@ impl WorkloadSpec for GpLengthscalesSpec {
             format!("gp-lengthscales(d={d})"),
             space,
             Source::Ready(prepared),
-            &self.common,
+            &CommonParams {
+                evaluation_sd,
+                ..self.common.clone()
+            },
             noise,
         )?))
     }
@@ -360,7 +455,7 @@ mod tests {
     use crate::workloads::per_user::finite_difference_gradients;
 
     fn small(seed: u64) -> GpLengthscales {
-        GpLengthscales::draw(3, 60, 25, (-2.0, 2.0), seed).unwrap()
+        GpLengthscales::draw(3, 60, 25, (-2.0, 2.0), Inputs::Normal, seed).unwrap()
     }
 
     #[test]
@@ -399,10 +494,71 @@ mod tests {
     /// lengthscale.
     #[test]
     fn the_generating_lengthscales_predict_well() {
-        let d = GpLengthscales::draw(2, 200, 100, (-2.0, 2.0), 3).unwrap();
+        let d = GpLengthscales::draw(2, 200, 100, (-2.0, 2.0), Inputs::Normal, 3).unwrap();
         let good = d.mean_loss(&[0.0, 0.0]).unwrap();
         let bad = d.mean_loss(&[-2.0, -2.0]).unwrap();
         assert!(good < 0.5 * bad, "{good} vs {bad}");
+    }
+
+    /// The issue-21 objective is not degenerate: with uniform inputs in d = 15 the generating
+    /// lengthscales (θ = 0) predict far better than any of 10 uniform points of the box, and
+    /// those points' losses spread; with N(0, I) inputs (spec 004 §4.2(c)) every point scores
+    /// within 5% of θ = 0.
+    #[test]
+    fn uniform_inputs_make_tuning_pay() {
+        let mut rng = stream(3, &[]);
+        let random: Vec<Vec<f64>> = (0..10)
+            .map(|_| (0..15).map(|_| rng.random_range(-2.0..2.0)).collect())
+            .collect();
+        let losses = |d: &GpLengthscales| -> (f64, Vec<f64>) {
+            let l = random.iter().map(|t| d.mean_loss(t).unwrap()).collect();
+            (d.mean_loss(&[0.0; 15]).unwrap(), l)
+        };
+        let uniform = GpLengthscales::draw(15, 500, 200, (-2.0, 2.0), Inputs::Uniform, 1).unwrap();
+        let (good, l) = losses(&uniform);
+        let (lo, hi) = l
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(*v), b.max(*v)));
+        assert!(good < 0.5 * lo && hi > 1.5 * lo, "{good} vs {l:?}");
+        let normal = GpLengthscales::draw(15, 500, 200, (-2.0, 2.0), Inputs::Normal, 1).unwrap();
+        let (zero, l) = losses(&normal);
+        assert!(
+            l.iter().all(|v| (v - zero).abs() < 0.05 * zero),
+            "{zero} vs {l:?}"
+        );
+    }
+
+    #[test]
+    fn noise_levels_are_variants_on_the_same_data() {
+        let t: toml::Table = toml::from_str(
+            "dims = [2]\ntrain = 30\nusers = 10\noracle_points = 0\nevaluation_sd = [0, 0.25]\n\
+             inputs = \"uniform\"",
+        )
+        .unwrap();
+        let s = spec(&t).unwrap();
+        let labels: Vec<String> = s.variants().into_iter().map(|v| v.label).collect();
+        assert_eq!(labels, ["d=2, σ=0", "d=2, σ=0.25"]);
+        let (a, b) = (
+            s.instance(0, 4, 0, 1.0).unwrap(),
+            s.instance(1, 4, 0, 1.0).unwrap(),
+        );
+        let (ua, ub) = (a.per_user_losses().unwrap(), b.per_user_losses().unwrap());
+        assert_eq!((ua.evaluation_sd(), ub.evaluation_sd()), (0.0, 0.25));
+        let p = vec![0.3, 0.6];
+        assert_eq!(a.oracle().utility(&p), b.oracle().utility(&p));
+        assert!(s.instance(2, 4, 0, 1.0).is_err());
+        assert!(s.params().contains("uniform"), "{}", s.params());
+        for bad in [
+            "evaluation_sd = [0.1, 0.1]",
+            "evaluation_sd = [0, -1]",
+            "inputs = \"gaussian\"",
+            "inputs = 1",
+        ] {
+            let t: toml::Table = toml::from_str(bad).unwrap();
+            let e = spec(&t).err().unwrap().to_string();
+            let name = bad.split(' ').next().unwrap();
+            assert!(e.contains(name), "{bad}: {e}");
+        }
     }
 
     /// The mean-only prediction equals `predict`'s mean, and α solves the noisy system.
@@ -495,7 +651,7 @@ mod tests {
             .map(|i| vec![(i % 17) as f64 / 16.0, (i % 13) as f64 / 12.0])
             .collect();
         let noisy = users.user_losses(&points, &mut rng).unwrap();
-        let direct = GpLengthscales::draw(2, 30, 10, (-2.0, 2.0), 2).unwrap();
+        let direct = GpLengthscales::draw(2, 30, 10, (-2.0, 2.0), Inputs::Normal, 2).unwrap();
         let mut e = vec![];
         for (j, p) in points.iter().enumerate() {
             let theta = crate::workloads::per_user::to_native(&[(-2.0, 2.0); 2], p);
@@ -528,7 +684,7 @@ mod tests {
         // The best utility is at least that of the generating lengthscales (θ = 0, u = ½).
         assert!(a.oracle().best_utility() >= a.oracle().utility(&vec![0.5, 0.5]));
         let g = users.user_gradients(&p).unwrap();
-        let direct = GpLengthscales::draw(2, 40, 15, (-2.0, 2.0), 7).unwrap();
+        let direct = GpLengthscales::draw(2, 40, 15, (-2.0, 2.0), Inputs::Normal, 7).unwrap();
         let theta = crate::workloads::per_user::to_native(&[(-2.0, 2.0); 2], &p);
         assert_eq!(g, direct.gradients(&theta).unwrap());
         for bad in [
