@@ -475,8 +475,8 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
 }
 
 /// The seed's path panels (spec 004 Figs. 2 right, 3, 4): coordinates 1 and 2 of θ_t (unit box)
-/// of repetition 0 of every series that records its iterates, in the order of the steps;
-/// nothing when θ has fewer than 2 coordinates or no series records it.
+/// of repetition 0 of every series that records its iterates (one marker per step); nothing
+/// when θ has fewer than 2 coordinates or no series records it.
 fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Vec<PathBuf>> {
     let (series, variants, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     // Results written before θ was recorded have no `theta` column: no panel.
@@ -500,7 +500,9 @@ fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Ve
             curves.push(Series {
                 label: s.label.clone(),
                 points: rows.into_iter().map(|r| r.1).collect(),
-                scatter: false,
+                // Markers only: the bitmap backend's thick-line joins spike where a path
+                // doubles back, drawing segments nobody walked.
+                scatter: true,
                 errors: None,
             });
         }

@@ -641,6 +641,10 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             &dir.join(format!("privacy-{}", slug(&variant.label))),
             &mut files,
         )?;
+        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels)? {
+            let stem = dir.join(format!("paired-{}", slug(&variant.label)));
+            write_grid(&grid, &stem, &mut files)?;
+        }
         if here.iter().any(|s| s.choices.is_some()) {
             write_grid(
                 &make(
@@ -734,6 +738,79 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         }
     }
     Ok(files)
+}
+
+/// The change in regret from the smallest budget to each larger one, paired by repetition: a
+/// tuner's repetition r draws the same random numbers at every budget (the stream key has no
+/// budget, see [`cells`]), so the difference isolates what the budget changed. None when the
+/// file has fewer than two budgets.
+fn paired(
+    exp: &Header,
+    tu: &Tuning,
+    t: &Table,
+    variant: &str,
+    labels: &[&str],
+) -> Result<Option<Grid>> {
+    let budgets: Vec<f64> = tu.budgets.iter().filter_map(|b| *b).collect();
+    let Some((&first, rest)) = budgets.split_first() else {
+        return Ok(None);
+    };
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let (variants, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
+    let (seed, regret) = (t.u64("seed")?, t.f64("regret")?);
+    let value = |l: &str, b: f64, r: u64| {
+        (0..t.height())
+            .find(|&i| {
+                variants[i] == variant && label[i] == l && budget[i] == Some(b) && seed[i] == r
+            })
+            .and_then(|i| regret[i])
+    };
+    let seeds: Vec<u64> = {
+        let mut v: Vec<u64> = (0..t.height())
+            .filter(|&i| variants[i] == variant)
+            .map(|i| seed[i])
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut header = vec!["tuner".to_string()];
+    header.extend(
+        rest.iter()
+            .map(|b| format!("ε={} − ε={}", fmt_num(*b), fmt_num(first))),
+    );
+    let rows = labels
+        .iter()
+        .map(|l| {
+            std::iter::once(l.to_string())
+                .chain(rest.iter().map(|&b| {
+                    let d: Vec<f64> = seeds
+                        .iter()
+                        .filter_map(|&r| Some(value(l, b, r)? - value(l, first, r)?))
+                        .collect();
+                    if d.is_empty() {
+                        "–".into()
+                    } else {
+                        pm(mean_ci(&d), 3)
+                    }
+                }))
+                .collect()
+        })
+        .collect();
+    Ok(Some(Grid {
+        caption: format!(
+            "{} ({variant}): change in regret from ε = {} to each larger budget, paired by \
+             repetition (a tuner's repetition draws the same random numbers at every budget), \
+             mean ± 95% CI; negative: the larger budget helped; an interval holding 0: no \
+             resolved change",
+            exp.title,
+            fmt_num(first)
+        ),
+        header,
+        rows,
+    }))
 }
 
 impl Study for Tuning {
