@@ -37,6 +37,34 @@ test: deps
     cargo test --doc
     just test-cuda-build
     just sims-smoke
+    just fuzz-smoke
+
+# Fuzz every reader of user input (experiment files, CSV, IDX, RDP curves, the command line)
+# with cargo-fuzz on the nightly toolchain, SECONDS per target. New inputs go to
+# fuzz/scratch/ (ignored); a crash lands in fuzz/artifacts/: fix it and keep the input in
+# fuzz/regressions/<target>/ (tests/fuzz_corpus.rs replays it on stable).
+fuzz seconds="600":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    cd fuzz
+    for t in $(cargo +nightly fuzz list); do
+        mkdir -p scratch/$t
+        cargo +nightly fuzz run -s none -O "$t" "scratch/$t" "corpus/$t" -- \
+            -max_total_time={{seconds}} -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+            -print_final_stats=1 2>&1 | grep -E "^stat::number_of_executed_units|^Done|crash|ERROR" || true
+        [ -z "$(ls artifacts/$t 2>/dev/null)" ] || { echo "fuzz: $t found a crash: fuzz/artifacts/$t"; exit 1; }
+    done
+
+# Each fuzz target briefly (part of `just test`); skipped, saying so, where the nightly
+# toolchain or cargo-fuzz is missing.
+fuzz-smoke:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    if ! cargo +nightly --version >/dev/null 2>&1 || ! cargo fuzz --version >/dev/null 2>&1; then
+        echo "NOTE: fuzz targets NOT run (needs the nightly toolchain and cargo-fuzz); tests/fuzz_corpus.rs replayed the corpora"
+        exit 0
+    fi
+    just fuzz 10
 
 # The `cuda` feature on a machine without a GPU: it builds and lints, and its GPU tests say
 # that they were not run (`just test-gpu` runs them where there is a GPU).

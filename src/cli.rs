@@ -382,6 +382,16 @@ fn orders(s: &str) -> Result<Orders, String> {
     })
 }
 
+/// Whether `args` parse as a command line; nothing runs (the fuzz target of `sim`, whose
+/// commands write files).
+pub fn parses<I, T>(args: I) -> bool
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(args).is_ok()
+}
+
 /// Runs the CLI on `args`; returns the process exit code. Output goes to stdout, the one-line
 /// error to stderr.
 pub fn run<I, T>(args: I) -> i32

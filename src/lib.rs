@@ -4,6 +4,7 @@ pub mod accounting;
 pub mod cli;
 pub mod data;
 pub mod error;
+pub mod fuzzing;
 pub mod gibo;
 pub mod gp;
 pub mod gp_ucb;

@@ -44,10 +44,15 @@ impl Experiment {
 
 /// Reads and validates `path` at `profile` (and checks that it is valid at the other profile).
 pub fn load(path: &Path, profile: Profile) -> Result<Experiment> {
-    let text = read_bounded(path)?;
-    let chosen = parse(path, &text, profile).map_err(|e| locate(e, &text, profile))?;
+    load_text(path, &read_bounded(path)?, profile)
+}
+
+/// As [`load`], for the text of a file already read (`path` names it in errors and resolves
+/// the relative paths it holds).
+pub fn load_text(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
+    let chosen = parse(path, text, profile).map_err(|e| locate(e, text, profile))?;
     for other in Profile::ALL.into_iter().filter(|&p| p != profile) {
-        parse(path, &text, other).map_err(|e| locate(e, &text, other))?;
+        parse(path, text, other).map_err(|e| locate(e, text, other))?;
     }
     Ok(chosen)
 }
