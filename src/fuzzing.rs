@@ -9,8 +9,11 @@ use crate::data::{parse_csv, TargetKind};
 use crate::sim::Profile;
 use std::path::Path;
 
+/// A target's body.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus folders name them.
-pub const TARGETS: [(&str, fn(&[u8])); 7] = [
+pub const TARGETS: [(&str, Target); 7] = [
     ("experiment_file", experiment_file),
     ("csv", csv),
     ("adult_csv", adult_csv),
