@@ -185,6 +185,23 @@ fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Row {
     }
 }
 
+/// The rows of a non-private baseline: one per evaluation, the best loss so far.
+fn best_so_far(losses: impl Iterator<Item = f64>) -> Vec<Row> {
+    let mut best = f64::INFINITY;
+    losses
+        .enumerate()
+        .map(|(i, l)| {
+            best = best.min(l);
+            Row {
+                t: i as u64,
+                evaluations: i as u64 + 1,
+                loss: finite(best),
+                ..Row::default()
+            }
+        })
+        .collect()
+}
+
 /// One repetition of one series: its rows, the noise std and μ (None: non-private).
 fn run_series(
     s: &PathSeries,
@@ -208,32 +225,14 @@ fn run_series(
                     .ok_or_else(|| Error::Numerical(format!("no finite oracle loss at {x:?}")))
             };
             let path = ucb_bo::minimise(&mut loss, dim, &options, rng)?;
-            let mut best = f64::INFINITY;
-            for (i, (_, y)) in path.into_iter().enumerate() {
-                best = best.min(y);
-                rows.push(Row {
-                    t: i as u64,
-                    evaluations: i as u64 + 1,
-                    loss: finite(best),
-                    ..Row::default()
-                });
-            }
-            return Ok((rows, None, None));
+            return Ok((best_so_far(path.into_iter().map(|p| p.1)), None, None));
         }
         Method::RandomSearch(n) => {
-            let evaluations = count(*n);
-            let mut best = f64::INFINITY;
-            for i in 0..evaluations {
+            let losses = (0..count(*n)).map(|_| {
                 let h: Vec<f64> = (0..dim).map(|_| rng.random::<f64>()).collect();
-                best = best.min(oracle_loss(w, &h).unwrap_or(f64::INFINITY));
-                rows.push(Row {
-                    t: i,
-                    evaluations: i + 1,
-                    loss: finite(best),
-                    ..Row::default()
-                });
-            }
-            return Ok((rows, None, None));
+                oracle_loss(w, &h).unwrap_or(f64::INFINITY)
+            });
+            return Ok((best_so_far(losses), None, None));
         }
         Method::Private(t) => {
             let outcome =
