@@ -548,7 +548,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
             best_rate.1,
             format!(
                 "best learning rate ({}), chosen non-privately",
-                fmt_num(best_rate.0)
+                crate::sim::plot::sig_label(best_rate.0, 3)
             ),
         )),
     };
