@@ -465,7 +465,7 @@ fn write_err(line: &str) {
 
 /// 2 for every user error: bad input, a request no parameter can meet, a capability the
 /// workload lacks, a results folder that cannot be used as asked. 1 when a valid request
-/// failed: an I/O failure or a numerical one.
+/// failed: an I/O failure, a numerical one, or an audit that proved a guarantee wrong.
 fn exit_code(e: &Error) -> i32 {
     match e {
         Error::InvalidParameter { .. }
@@ -475,7 +475,7 @@ fn exit_code(e: &Error) -> i32 {
         | Error::Experiment { .. }
         | Error::Data { .. }
         | Error::Results { .. } => 2,
-        Error::Numerical(_) | Error::Io { .. } | Error::Device(_) => 1,
+        Error::Numerical(_) | Error::Io { .. } | Error::Device(_) | Error::PrivacyBreach(_) => 1,
     }
 }
 

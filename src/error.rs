@@ -41,6 +41,10 @@ pub enum Error {
     /// non-finite value where a finite one is required.
     #[error("{0}")]
     Numerical(String),
+    /// An attack on a tuner's output proved more privacy loss than its guarantee allows
+    /// ([`crate::audit`]): the guarantee is wrong.
+    #[error("{0}")]
+    PrivacyBreach(String),
     /// A data or curve file is unreadable or malformed: which file, which line, what is wrong.
     #[error("{file}:{line}: {reason}")]
     Data {

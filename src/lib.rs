@@ -1,6 +1,7 @@
 #![doc = include_str!("../README.md")]
 
 pub mod accounting;
+pub mod audit;
 pub mod cli;
 pub mod data;
 pub mod error;

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 
 /// I_x(a, b), the regularised incomplete beta function, for x in [0, 1] and a, b > 0.
-fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
+pub(crate) fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x <= 0.0 {
         return 0.0;
     }

@@ -3,6 +3,7 @@
 //! error when a workload lacks one. The noise-free [`Oracle`] is for reporting (utility, regret)
 //! only: tuners never receive it.
 
+pub mod canary;
 pub mod declarations;
 pub mod dp_sgd;
 pub mod dpsgd_tasks;

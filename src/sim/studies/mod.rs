@@ -9,6 +9,7 @@ pub mod lipschitz;
 pub mod lr_search;
 pub mod pareto_front;
 pub mod pareto_maps;
+pub mod privacy_audit;
 pub mod propose_test;
 pub mod svm_alpha;
 pub mod tuning;
@@ -40,6 +41,7 @@ pub const STUDIES: &[StudyKind] = &[
     gibo::KIND,
     pareto_front::KIND,
     pareto_maps::KIND,
+    privacy_audit::KIND,
 ];
 
 /// The kind called `name`.

@@ -130,6 +130,47 @@ pub struct TunerEntry {
     pub canonical: String,
 }
 
+/// The `[[tuners]]` of a file: each built from the registry, labelled (the label defaults to
+/// the registry name and its parameters), no label and no tuner listed twice.
+pub(crate) fn tuner_entries(f: &Fields) -> Result<Vec<TunerEntry>> {
+    let mut tuners: Vec<TunerEntry> = Vec::new();
+    for tf in f.array("tuners", true)? {
+        let table = tf.table;
+        let name = tf
+            .string("tuner")?
+            .ok_or_else(|| tf.missing("tuner", "a registry name such as `papernot-steinke`"))?;
+        let label = tf.string("label")?.map(str::to_string);
+        let mut params = table.clone();
+        params.remove("tuner");
+        params.remove("label");
+        let tuner = crate::tuners::build(name, &params).map_err(|e| tf.wrap(e))?;
+        let label = label.unwrap_or_else(|| format!("{name} ({})", tuner.params()));
+        if tuners.iter().any(|t| t.label == label) {
+            return Err(tf.bad(
+                "label",
+                &format!("`{label}` is used twice; give each tuner a distinct label"),
+            ));
+        }
+        let canonical = format!("{name:?}{}", crate::params::canonical(&params));
+        if let Some(twin) = tuners.iter().find(|t| t.canonical == canonical) {
+            return Err(tf.bad(
+                "tuner",
+                &format!(
+                    "the same tuner and parameters as `{}`: it would repeat its results \
+                     exactly; list it once",
+                    twin.label
+                ),
+            ));
+        }
+        tuners.push(TunerEntry {
+            label,
+            tuner,
+            canonical,
+        });
+    }
+    Ok(tuners)
+}
+
 fn parse(f: &Fields) -> Result<Tuning> {
     let seed = f.integer("seed", 0)?.unwrap_or(0);
     let seeds = f
@@ -167,41 +208,7 @@ fn parse(f: &Fields) -> Result<Tuning> {
             "the noise of each private run (or give a [budget] to calibrate it)",
         ));
     }
-    let mut tuners: Vec<TunerEntry> = Vec::new();
-    for tf in f.array("tuners", true)? {
-        let table = tf.table;
-        let name = tf
-            .string("tuner")?
-            .ok_or_else(|| tf.missing("tuner", "a registry name such as `papernot-steinke`"))?;
-        let label = tf.string("label")?.map(str::to_string);
-        let mut params = table.clone();
-        params.remove("tuner");
-        params.remove("label");
-        let tuner = crate::tuners::build(name, &params).map_err(|e| tf.wrap(e))?;
-        let label = label.unwrap_or_else(|| format!("{name} ({})", tuner.params()));
-        if tuners.iter().any(|t| t.label == label) {
-            return Err(tf.bad(
-                "label",
-                &format!("`{label}` is used twice; give each tuner a distinct label"),
-            ));
-        }
-        let canonical = format!("{name:?}{}", crate::params::canonical(&params));
-        if let Some(twin) = tuners.iter().find(|t| t.canonical == canonical) {
-            return Err(tf.bad(
-                "tuner",
-                &format!(
-                    "the same tuner and parameters as `{}`: it would repeat its results \
-                     exactly; list it once",
-                    twin.label
-                ),
-            ));
-        }
-        tuners.push(TunerEntry {
-            label,
-            tuner,
-            canonical,
-        });
-    }
+    let tuners = tuner_entries(f)?;
     let front = match f.string("front")? {
         None => None,
         Some(_) if workload.kind() != "dpsgd-task" => {

@@ -1,0 +1,220 @@
+//! Privacy audits by attack (`kind = "privacy-audit"`, [`crate::audit`]): every listed tuner runs
+//! `calibration + trials` times on each side of the canary pair
+//! ([`crate::workloads::canary`]); a threshold test on its released output, chosen on the
+//! calibration runs, gives a Clopper–Pearson lower bound on ε at the file's δ. One unit and one
+//! row per tuner. A lower bound above the tuner's guarantee is an error: the guarantee is wrong.
+
+use super::tuning::{tuner_entries, TunerEntry};
+use super::StudyKind;
+use crate::accounting::Accountant;
+use crate::audit::{audit, AuditSettings};
+use crate::error::{Error, Range, Result};
+use crate::numeric::{fmt_num, round_up_decimals};
+use crate::sim::fields::Fields;
+use crate::sim::report::write_grid;
+use crate::sim::study::{Header, Study};
+use crate::sim::table::{finite, Grid, Table, Values};
+use crate::workloads::canary::{Canary, Side};
+use std::path::{Path, PathBuf};
+
+pub const KIND: StudyKind = StudyKind {
+    name: "privacy-audit",
+    about: "end-to-end attacks on each tuner: empirical lower bound on ε against its guarantee",
+    parse: |f| Ok(Box::new(parse(f)?)),
+};
+
+/// A `privacy-audit` file.
+pub struct PrivacyAudit {
+    pub seed: u64,
+    pub delta: f64,
+    pub accountant: Accountant,
+    /// The canary pair's run noise multiplier z, dimension, users and canary loss slope.
+    pub noise: f64,
+    pub dim: usize,
+    pub users: usize,
+    pub slope: f64,
+    pub trials: usize,
+    pub calibration: usize,
+    pub confidence: f64,
+    pub tuners: Vec<TunerEntry>,
+}
+
+fn parse(f: &Fields) -> Result<PrivacyAudit> {
+    let count = |key: &'static str, default: u64| -> Result<usize> {
+        Ok(f.integer(key, 1)?.unwrap_or(default) as usize)
+    };
+    let a = PrivacyAudit {
+        seed: f.integer("seed", 0)?.unwrap_or(0),
+        delta: f.number("delta", Range::OpenUnit)?.unwrap_or(1e-5),
+        accountant: f.accountant()?,
+        noise: f.number("noise", Range::Positive)?.unwrap_or(1.0),
+        dim: count("dim", 2)?,
+        users: f.integer("users", 2)?.unwrap_or(10) as usize,
+        slope: f.number("slope", Range::Positive)?.unwrap_or(100.0),
+        trials: count("trials", 100_000)?,
+        calibration: count("calibration", 20_000)?,
+        confidence: f.number("confidence", Range::OpenUnit)?.unwrap_or(0.95),
+        tuners: tuner_entries(f)?,
+    };
+    f.finish_some(&[
+        "seed",
+        "delta",
+        "orders",
+        "conversion",
+        "noise",
+        "dim",
+        "users",
+        "slope",
+        "trials",
+        "calibration",
+        "confidence",
+        "tuners",
+    ])?;
+    Ok(a)
+}
+
+impl PrivacyAudit {
+    fn pair(&self) -> Result<[Canary; 2]> {
+        let side = |s| Canary::new(s, self.dim, self.noise, self.users, self.slope);
+        Ok([side(Side::Without)?, side(Side::With)?])
+    }
+}
+
+impl Study for PrivacyAudit {
+    fn units(&self) -> Vec<String> {
+        self.tuners.iter().map(|t| t.label.clone()).collect()
+    }
+
+    fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        let entry = &self.tuners[i];
+        let [without, with] = self.pair()?;
+        let settings = AuditSettings {
+            trials: self.trials,
+            calibration: self.calibration,
+            confidence: self.confidence,
+            delta: self.delta,
+            seed: self.seed,
+        };
+        let a = audit(
+            entry.tuner.as_ref(),
+            [&without, &with],
+            &settings,
+            &self.accountant,
+        )?;
+        if a.breached() {
+            return Err(Error::PrivacyBreach(format!(
+                "privacy audit: tuner `{}` claims ε = {} at δ = {}, but an attack on its output \
+                 proves ε ≥ {} (with {}% confidence): its guarantee is wrong",
+                entry.label,
+                fmt_num(a.claimed.epsilon),
+                fmt_num(a.claimed.delta),
+                fmt_num(a.lower),
+                fmt_num(100.0 * self.confidence),
+            )));
+        }
+        let n = a.trials as f64;
+        Ok(Table::default()
+            .with("experiment", Values::Str(vec![experiment.to_string()]))
+            .with("tuner", Values::Str(vec![entry.label.clone()]))
+            .with("method", Values::Str(vec![entry.tuner.name().to_string()]))
+            .with("params", Values::Str(vec![entry.tuner.params()]))
+            .with("theorem", Values::Str(vec![a.claimed.theorem.clone()]))
+            .with(
+                "claimed_epsilon",
+                Values::F64(vec![finite(a.claimed.epsilon)]),
+            )
+            .with("claimed_delta", Values::F64(vec![finite(a.claimed.delta)]))
+            .with("lower_epsilon", Values::F64(vec![finite(a.lower)]))
+            .with(
+                "statistic",
+                Values::Str(vec![format!(
+                    "{} {} {}",
+                    a.statistic.name(),
+                    if a.high { ">" } else { "<" },
+                    crate::sim::plot::sig_label(a.threshold, 4)
+                )]),
+            )
+            .with("threshold", Values::F64(vec![finite(a.threshold)]))
+            .with("trials", Values::U64(vec![a.trials as u64]))
+            .with(
+                "false_positive_rate",
+                Values::F64(vec![Some(a.false_positives as f64 / n)]),
+            )
+            .with(
+                "false_negative_rate",
+                Values::F64(vec![Some(a.false_negatives as f64 / n)]),
+            ))
+    }
+
+    fn output(&self) -> &'static str {
+        "audit.parquet"
+    }
+
+    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+        let t = Table::read_parquet(&dir.join(self.output()))?;
+        let (tuner, claimed, lower) = (
+            t.str("tuner")?,
+            t.f64("claimed_epsilon")?,
+            t.f64("lower_epsilon")?,
+        );
+        let (statistic, fpr, fnr) = (
+            t.str("statistic")?,
+            t.f64("false_positive_rate")?,
+            t.f64("false_negative_rate")?,
+        );
+        let show =
+            |v: Option<f64>, digits: usize| v.map_or("–".into(), |x| format!("{x:.digits$}"));
+        let rows = (0..t.height())
+            .map(|i| {
+                vec![
+                    tuner[i].clone(),
+                    // The guarantee rounded up, the attack's bound rounded down.
+                    claimed[i].map_or("–".into(), |c| format!("{:.3}", round_up_decimals(c, 3))),
+                    show(lower[i].map(|l| (l * 1000.0).floor() / 1000.0), 3),
+                    match (lower[i], claimed[i]) {
+                        (Some(l), Some(c)) if c > 0.0 => format!("{:.0}%", (100.0 * l / c).floor()),
+                        _ => "–".into(),
+                    },
+                    statistic[i].clone(),
+                    show(fpr[i], 5),
+                    show(fnr[i], 5),
+                ]
+            })
+            .collect();
+        let mut files = Vec::new();
+        write_grid(
+            &Grid {
+                caption: format!(
+                    "{}: each tuner run {} + {} times on each side of the canary pair (run noise \
+                     z = {}, δ = {}); the lower bound on ε proved by the calibrated threshold \
+                     test ({}% confidence, Clopper–Pearson) against the guarantee it claims",
+                    header.title,
+                    self.calibration,
+                    self.trials,
+                    fmt_num(self.noise),
+                    fmt_num(self.delta),
+                    fmt_num(100.0 * self.confidence),
+                ),
+                header: [
+                    "tuner",
+                    "claimed ε",
+                    "attack's lower bound on ε",
+                    "lower / claimed",
+                    "test (says: with the canary)",
+                    "false-positive rate",
+                    "false-negative rate",
+                ]
+                .map(String::from)
+                .to_vec(),
+                rows,
+            },
+            &dir.join("audit"),
+            &mut files,
+        )?;
+        Ok(files)
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
