@@ -3,6 +3,12 @@ set shell := ["bash", "-euo", "pipefail", "-c"]
 # One OpenBLAS thread: small factorisations (GP surrogates, SMO) are faster single-threaded, and
 # results then do not depend on the machine's core count (rayon supplies the parallelism).
 export OPENBLAS_NUM_THREADS := "1"
+# One OpenBLAS kernel on every machine: OpenBLAS picks its kernels per CPU at load time
+# (Haswell, SkylakeX, Cooperlake, Zen, ...), and they round differently, so a GP fit on an
+# AVX-512 machine differed from one on an AVX2 machine in the last bits (and a 4th printed
+# decimal now and then). Haswell's kernels run on every x86-64 CPU with AVX2 and FMA; other
+# CPUs get OpenBLAS's own choice. Set OPENBLAS_CORETYPE yourself to override.
+export OPENBLAS_CORETYPE := env_var_or_default("OPENBLAS_CORETYPE", if `grep -qw avx2 /proc/cpuinfo 2>/dev/null && grep -qw fma /proc/cpuinfo 2>/dev/null && echo y || echo n` == "y" { "Haswell" } else { "" })
 
 # List the recipes.
 default:

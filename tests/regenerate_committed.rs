@@ -1,9 +1,9 @@
-//! Issue 22: committed results regenerate byte for byte. Three experiments whose computation
-//! uses no BLAS (pure accounting: their numbers cannot depend on which kernels a CPU gets) are
-//! rerun at the paper profile, and every markdown and LaTeX table they write must equal the
-//! committed file exactly, with their parquet tables equal value for value.
-//! (Experiments that factorise matrices through OpenBLAS can differ in the last bits on
-//! another CPU: see the README's "Reproducibility".)
+//! Issue 22: committed results regenerate byte for byte. Experiments are rerun at the paper
+//! profile and every markdown and LaTeX table they write must equal the committed file exactly.
+//! Three use no BLAS (pure accounting), so their parquet tables must also be equal value for
+//! value; the fourth fits GPs through OpenBLAS, whose kernels differ per CPU (the justfile
+//! pins them: `OPENBLAS_CORETYPE`), so only its printed tables are compared: they agree under
+//! the Haswell and the Cooperlake kernels although the stored bits do not.
 
 mod common;
 
@@ -13,10 +13,11 @@ use std::path::Path;
 
 #[test]
 fn committed_accounting_tables_regenerate_byte_for_byte() {
-    for name in [
-        "ps-fig2-rdp-by-order",
-        "dw-table1-budgets",
-        "ps-fig8-conditional-sampling",
+    for (name, blas_free) in [
+        ("ps-fig2-rdp-by-order", true),
+        ("dw-table1-budgets", true),
+        ("ps-fig8-conditional-sampling", true),
+        ("gp-regression-random-search", false),
     ] {
         let out = common::temp_dir(&format!("regen-{name}"));
         let file = Path::new("sims").join(format!("{name}.toml"));
@@ -36,7 +37,7 @@ fn committed_accounting_tables_regenerate_byte_for_byte() {
                     assert!(want == got, "{} differs when regenerated", path.display());
                     compared += 1;
                 }
-                "parquet" => {
+                "parquet" if blas_free => {
                     let want = Table::read_parquet(&path).unwrap();
                     assert_eq!(want, fresh, "{}", path.display());
                     compared += 1;
