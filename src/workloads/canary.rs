@@ -8,7 +8,7 @@
 //!   full sensitivity, in the same direction.
 //! - Per-shard utilities (propose-test): all 0, except shard 0 on the `With` side, where the
 //!   canary lives: 1 for every candidate (one shard moved by 1, the declared adjacency).
-//! - Per-user losses (DP-GIBO): `users` users with loss 0 everywhere but user 0, whose loss is
+//! - Per-user losses (DP-GIBO, DP-GD): `users` users with loss 0 everywhere but user 0, whose loss is
 //!   `slope`·(1 − θ₁) on the `Without` side and `slope`·θ₁ on the `With` side (native box
 //!   [0, 1]^d): a steep gradient that any clip bound caps, pointing one way on one side and the
 //!   opposite way on the other (replacing one user moves a clipped sum by twice the clip).
@@ -135,6 +135,15 @@ impl PerUserLosses for Canary {
         }
         Ok(out)
     }
+    /// The exact gradients (DP-GD): user 0's is ∓`slope` along θ₁, every other user's 0.
+    fn user_gradients(&self, _point: &Hyper) -> Option<Array2<f64>> {
+        let mut g = Array2::zeros((self.domain.len(), self.users));
+        g[[0, 0]] = match self.side {
+            Side::Without => -self.slope,
+            Side::With => self.slope,
+        };
+        Some(g)
+    }
 }
 
 impl Workload for Canary {
@@ -194,6 +203,12 @@ mod tests {
         assert_eq!(lb[[0, 0]], 50.0 * 0.3);
         assert_eq!(la[[0, 0]], 50.0 * 0.7);
         assert!(la.row(2).iter().chain(lb.row(3)).all(|&l| l == 0.0));
+        // The exact gradients agree with the losses (finite differences along θ₁).
+        let (ga, gb) = (a.user_gradients(&h).unwrap(), b.user_gradients(&h).unwrap());
+        assert_eq!(
+            (ga[[0, 0]], gb[[0, 0]], ga[[1, 0]], gb[[0, 1]]),
+            (-50.0, 50.0, 0.0, 0.0)
+        );
         // The declared run: (1/(2z²))-zCDP with z = 0.5.
         assert_eq!(a.run_privacy(), &RdpCurve::zcdp(2.0).unwrap());
     }
