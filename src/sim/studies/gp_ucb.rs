@@ -897,15 +897,8 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
         let viol = |xs: &[f64]| xs.iter().filter(|x| **x > 1.0).count();
         let max = |xs: &[f64]| xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let n = r.len();
-        // One-sided 95% upper bound on the violation rate (Clopper–Pearson with 0 or few events
-        // is approximated by the rule of three when none occurred).
-        let upper = |v: usize| {
-            if v == 0 {
-                3.0 / n as f64
-            } else {
-                (v as f64 + 1.96 * (v as f64).sqrt()) / n as f64
-            }
-        };
+        // One-sided 95% upper bound on the violation rate: the exact Clopper–Pearson bound.
+        let upper = |v: usize| crate::audit::clopper_pearson_upper(v, n, 0.05);
         rows.push(vec![
             c.key(),
             n.to_string(),
@@ -914,14 +907,14 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
                 "{} ({:.4}; ≤ {:.4})",
                 viol(&rm),
                 viol(&rm) as f64 / n as f64,
-                upper(viol(&rm))
+                upper(viol(&rm))?
             ),
             format!("{:.4}", max(&rg)),
             format!(
                 "{} ({:.4}; ≤ {:.4})",
                 viol(&rg),
                 viol(&rg) as f64 / n as f64,
-                upper(viol(&rg))
+                upper(viol(&rg))?
             ),
             fmt_num(c.delta),
         ]);

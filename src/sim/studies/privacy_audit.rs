@@ -7,7 +7,7 @@
 use super::tuning::{tuner_entries, TunerEntry};
 use super::StudyKind;
 use crate::accounting::Accountant;
-use crate::audit::{audit, AuditSettings};
+use crate::audit::{audit, Audit, AuditSettings};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{fmt_num, round_up_decimals};
 use crate::sim::fields::Fields;
@@ -80,6 +80,21 @@ impl PrivacyAudit {
     }
 }
 
+/// The test in words: "released score > 3.228", or, for the infinite thresholds that only the
+/// score has (−∞ when none is released), "released score released (any value)".
+fn test_text(a: &Audit) -> String {
+    if a.threshold.is_finite() {
+        format!(
+            "{} {} {}",
+            a.statistic.name(),
+            if a.high { ">" } else { "<" },
+            crate::sim::plot::sig_label(a.threshold, 4)
+        )
+    } else {
+        format!("{} released (any value)", a.statistic.name())
+    }
+}
+
 impl Study for PrivacyAudit {
     fn units(&self) -> Vec<String> {
         self.tuners.iter().map(|t| t.label.clone()).collect()
@@ -125,15 +140,7 @@ impl Study for PrivacyAudit {
             )
             .with("claimed_delta", Values::F64(vec![finite(a.claimed.delta)]))
             .with("lower_epsilon", Values::F64(vec![finite(a.lower)]))
-            .with(
-                "statistic",
-                Values::Str(vec![format!(
-                    "{} {} {}",
-                    a.statistic.name(),
-                    if a.high { ">" } else { "<" },
-                    crate::sim::plot::sig_label(a.threshold, 4)
-                )]),
-            )
+            .with("statistic", Values::Str(vec![test_text(&a)]))
             .with("threshold", Values::F64(vec![finite(a.threshold)]))
             .with("trials", Values::U64(vec![a.trials as u64]))
             .with(
@@ -216,5 +223,39 @@ impl Study for PrivacyAudit {
 
     fn as_any(&self) -> &dyn std::any::Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audit::Statistic;
+    use crate::tuners::Guarantee;
+
+    #[test]
+    fn the_test_is_described_without_infinities() {
+        let mut a = Audit {
+            claimed: Guarantee {
+                epsilon: 1.0,
+                delta: 1e-5,
+                theorem: String::new(),
+            },
+            lower: 0.5,
+            statistic: Statistic::Score,
+            high: true,
+            threshold: 3.2281,
+            trials: 10,
+            false_positives: 0,
+            false_negatives: 0,
+        };
+        assert_eq!(test_text(&a), "released score > 3.228");
+        for t in [f64::NEG_INFINITY, f64::INFINITY] {
+            a.threshold = t;
+            assert_eq!(test_text(&a), "released score released (any value)");
+        }
+        a.high = false;
+        a.threshold = 0.25;
+        a.statistic = Statistic::ChosenCoordinate;
+        assert_eq!(test_text(&a), "chosen θ₁ < 0.25");
     }
 }
