@@ -1,7 +1,8 @@
 //! DP-SGD on the GPU: the throughput figures of issue 18, on the shapes of
 //! `../shared/gpu.md`'s Opacus table (synthetic 60 000 × 784 data, 10 classes), full-batch
 //! logistic regression against the card's memory bandwidth, and 100 candidate runs of the
-//! Fashion-MNIST MLP 784-256-10 at once (10 epochs, batch 256, each with its own Poisson lots).
+//! Fashion-MNIST MLP 784-256-10 at once (10 epochs, batch 256, each with its own Poisson lots),
+//! and single-run calls from several threads, each on its own handle (stream).
 //!
 //! `cargo run --release --features cuda --example gpu_bench` (`just test-gpu` runs it). Times are
 //! wall-clock on the host around the whole training call (lots drawn on the host, upload of the
@@ -68,7 +69,7 @@ fn time_runs(
 fn run() -> dptune::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "quick");
-    // Sections to run (all when none is named): throughput, full, candidates.
+    // Sections to run (all when none is named): throughput, full, candidates, streams.
     let named: Vec<&str> = args
         .iter()
         .map(String::as_str)
@@ -91,6 +92,9 @@ fn run() -> dptune::Result<()> {
     }
     if wants("candidates") {
         candidates(&dev, quick)?;
+    }
+    if wants("streams") {
+        streams(&dev, quick)?;
     }
     Ok(())
 }
@@ -237,5 +241,78 @@ fn candidates(dev: &GpuDevice, quick: bool) -> dptune::Result<()> {
         eps.iter().cloned().fold(f64::INFINITY, f64::min),
         eps.iter().cloned().fold(0.0, f64::max),
     );
+    Ok(())
+}
+
+/// Section 4: single-run calls (how a tuner trains its candidates, one at a time) from several
+/// threads, each on its own handle, against the same calls one after another on one handle: the
+/// speed-up of the process's handle pool, and a check that the parameters are the same.
+fn streams(dev: &GpuDevice, quick: bool) -> dptune::Result<()> {
+    let (x, y) = synthetic(60_000, 784, 10);
+    let model = Mlp::new(&[784, 256, 10], Activation::Relu)?;
+    let steps = if quick { 100 } else { 1000 };
+    println!("\n| single-run calls, MLP 784-256-10, batch 256, {steps} steps | threads | wall (s) | runs/s | speed-up | same parameters |\n|---|---|---|---|---|---|");
+    let config = |k: usize| {
+        DpSgdConfig::new(
+            0.05 + 0.01 * k as f64,
+            256,
+            Length::Steps(steps),
+            Some(1.0),
+            1.1,
+            Sampling::Poisson,
+        )
+    };
+    let one = |h: &GpuDevice, data: &dptune::learn::gpu::GpuData, k: usize| {
+        let mut rng = stream(13, &[k as u64]);
+        let run = GpuRun {
+            config: config(k)?,
+            init: model.init(&mut rng),
+            rng: &mut rng,
+        };
+        dptune::Result::Ok(
+            h.train_many(&model, data, vec![run], Noise::Device)?
+                .pop()
+                .expect("one")?
+                .params,
+        )
+    };
+    let data = dev.upload(x.view(), &y)?;
+    one(dev, &data, 0)?; // warm-up
+    for threads in [4usize, 8, 16] {
+        let t = Instant::now();
+        let serial = (0..threads)
+            .map(|k| one(dev, &data, k))
+            .collect::<dptune::Result<Vec<_>>>()?;
+        let serial_s = t.elapsed().as_secs_f64();
+        let handles = (0..threads)
+            .map(|_| {
+                let h = dev.sibling()?;
+                let d = h.upload(x.view(), &y)?;
+                dptune::Result::Ok((h, d))
+            })
+            .collect::<dptune::Result<Vec<_>>>()?;
+        let t = Instant::now();
+        let parallel = std::thread::scope(|s| {
+            let jobs: Vec<_> = handles
+                .iter()
+                .enumerate()
+                .map(|(k, (h, d))| s.spawn(move || one(h, d, k)))
+                .collect();
+            jobs.into_iter()
+                .map(|j| j.join().expect("no panic"))
+                .collect::<dptune::Result<Vec<_>>>()
+        })?;
+        let parallel_s = t.elapsed().as_secs_f64();
+        println!(
+            "| 1 handle | 1 | {serial_s:.2} | {:.2} | | |",
+            threads as f64 / serial_s
+        );
+        println!(
+            "| {threads} handles | {threads} | {parallel_s:.2} | {:.2} | {:.1}× | {} |",
+            threads as f64 / parallel_s,
+            serial_s / parallel_s,
+            if serial == parallel { "yes" } else { "NO" }
+        );
+    }
     Ok(())
 }

@@ -362,3 +362,142 @@ fn runs_trained_together_match_runs_trained_alone() {
         assert!(worst <= 1e-4 * scale, "run {k}: {worst:e}");
     }
 }
+
+/// One run on one handle, as a single-run call: its parameters.
+fn train_alone(
+    dev: &GpuDevice,
+    model: &dyn Model,
+    x: &Array2<f64>,
+    y: &[usize],
+    c: &DpSgdConfig,
+    key: u64,
+) -> Vec<f64> {
+    let data = dev.upload(x.view(), y).unwrap();
+    let mut rng = stream(17, &[key]);
+    let init = model.init(&mut rng);
+    let run = GpuRun {
+        config: c.clone(),
+        init,
+        rng: &mut rng,
+    };
+    let mut out = dev
+        .train_many(model, &data, vec![run], Noise::Device)
+        .unwrap();
+    out.pop().unwrap().unwrap().params
+}
+
+/// Handles on several threads at once (each its own stream) give, to the last bit, the
+/// parameters one handle gives training the same runs one after another: the result of a
+/// study does not depend on its thread count.
+#[test]
+fn handles_on_several_threads_give_the_numbers_of_one_handle() {
+    let Some(dev) = gpu() else { return };
+    let model = Mlp::new(&[12, 40, 3], Activation::Relu).unwrap();
+    let (x, y) = data(3000, 12, 3, 17);
+    let configs: Vec<DpSgdConfig> = (0..6)
+        .map(|k| {
+            config(
+                0.1 + 0.1 * k as f64,
+                64,
+                200,
+                Some(1.0),
+                1.0,
+                Sampling::Poisson,
+            )
+        })
+        .collect();
+    let serial: Vec<Vec<f64>> = configs
+        .iter()
+        .enumerate()
+        .map(|(k, c)| train_alone(&dev, &model, &x, &y, c, k as u64))
+        .collect();
+    let handles: Vec<GpuDevice> = (0..configs.len()).map(|_| dev.sibling().unwrap()).collect();
+    let parallel: Vec<Vec<f64>> = std::thread::scope(|s| {
+        let jobs: Vec<_> = handles
+            .iter()
+            .zip(&configs)
+            .enumerate()
+            .map(|(k, (h, c))| {
+                let (model, x, y) = (&model, &x, &y);
+                s.spawn(move || train_alone(h, model, x, y, c, k as u64))
+            })
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    for (k, (a, b)) in serial.iter().zip(&parallel).enumerate() {
+        assert!(
+            a == b,
+            "run {k}: the parallel handles changed the parameters"
+        );
+    }
+}
+
+/// Data uploaded by one handle is refused by another (its buffers live on the other stream).
+#[test]
+fn data_of_another_handle_is_refused() {
+    let Some(dev) = gpu() else { return };
+    let other = dev.sibling().unwrap();
+    let model = Logistic::new(12, 3).unwrap();
+    let (x, y) = data(100, 12, 3, 18);
+    let data = other.upload(x.view(), &y).unwrap();
+    let mut rng = stream(18, &[]);
+    let init = model.init(&mut rng);
+    let c = config(0.1, 16, 5, Some(1.0), 1.0, Sampling::Poisson);
+    let run = GpuRun {
+        config: c,
+        init,
+        rng: &mut rng,
+    };
+    let e = match dev.train_many(&model, &data, vec![run], Noise::Device) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("data of another handle was accepted"),
+    };
+    assert!(e.contains("another GPU handle"), "{e}");
+}
+
+/// `device = "cuda"` from several threads (the process's pool lends each its own handle):
+/// the same numbers as from one thread.
+#[test]
+fn the_device_setting_from_several_threads_gives_the_numbers_of_one() {
+    use dptune::learn::Device;
+    if gpu().is_none() {
+        return;
+    }
+    let model = Mlp::new(&[12, 40, 3], Activation::Relu).unwrap();
+    let (x, y) = data(2000, 12, 3, 19);
+    let configs: Vec<DpSgdConfig> = (0..8)
+        .map(|k| {
+            config(
+                0.05 + 0.05 * k as f64,
+                32,
+                150,
+                Some(1.0),
+                1.0,
+                Sampling::WithoutReplacement,
+            )
+        })
+        .collect();
+    let train = |k: usize| {
+        Device::Cuda
+            .train(
+                &configs[k],
+                &model,
+                x.view(),
+                &y,
+                &mut stream(19, &[k as u64]),
+            )
+            .unwrap()
+            .params
+    };
+    let serial: Vec<Vec<f64>> = (0..configs.len()).map(train).collect();
+    let parallel: Vec<Vec<f64>> = std::thread::scope(|s| {
+        let jobs: Vec<_> = (0..configs.len())
+            .map(|k| s.spawn(move || train(k)))
+            .collect();
+        jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    });
+    assert!(
+        serial == parallel,
+        "training from several threads changed the parameters"
+    );
+}

@@ -108,20 +108,77 @@ impl Device {
 mod shared {
     use super::super::gpu::GpuDevice;
     use crate::error::{Error, Result};
-    use std::sync::{Mutex, OnceLock};
+    use std::sync::{Mutex, OnceLock, PoisonError};
 
-    /// The process's GPU, opened on first use; calls take turns on its stream.
-    pub(super) fn gpu() -> Result<&'static Mutex<GpuDevice>> {
-        static GPU: OnceLock<std::result::Result<Mutex<GpuDevice>, String>> = OnceLock::new();
-        GPU.get_or_init(|| GpuDevice::open().map(Mutex::new).map_err(|e| e.to_string()))
-            .as_ref()
-            .map_err(|e| Error::Device(e.trim_start_matches("GPU: ").to_string()))
+    /// The process's GPU: handles lent to callers, one more opened whenever every handle is in
+    /// use, so that each thread trains on its own stream and the runs of several threads
+    /// overlap on the device (a handle's numbers do not depend on which handle it is).
+    struct Pool {
+        /// The first handle, kept to open the others.
+        base: GpuDevice,
+        idle: Mutex<Vec<GpuDevice>>,
+    }
+
+    fn pool() -> Result<&'static Pool> {
+        static POOL: OnceLock<std::result::Result<Pool, String>> = OnceLock::new();
+        POOL.get_or_init(|| {
+            GpuDevice::open()
+                .map(|base| Pool {
+                    base,
+                    idle: Mutex::new(Vec::new()),
+                })
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| Error::Device(e.trim_start_matches("GPU: ").to_string()))
+    }
+
+    /// A handle lent to one caller; it goes back to the pool when dropped.
+    pub(super) struct Lease(Option<GpuDevice>);
+
+    impl std::ops::Deref for Lease {
+        type Target = GpuDevice;
+        fn deref(&self) -> &GpuDevice {
+            self.0
+                .as_ref()
+                .expect("a lease holds its handle until dropped")
+        }
+    }
+
+    impl Drop for Lease {
+        fn drop(&mut self) {
+            if let (Some(dev), Ok(pool)) = (self.0.take(), pool()) {
+                pool.idle
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .push(dev);
+            }
+        }
+    }
+
+    pub(super) fn available() -> Result<()> {
+        pool().map(|_| ())
+    }
+
+    /// A handle of its own for the caller: an idle one, or a new one.
+    pub(super) fn lease() -> Result<Lease> {
+        let pool = pool()?;
+        let idle = pool
+            .idle
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        let dev = match idle {
+            Some(dev) => dev,
+            None => pool.base.sibling()?,
+        };
+        Ok(Lease(Some(dev)))
     }
 }
 
 #[cfg(feature = "cuda")]
 fn gpu_available() -> Result<()> {
-    shared::gpu().map(|_| ())
+    shared::available()
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -141,9 +198,7 @@ pub fn train_on_gpu(
     runs: Vec<(DpSgdConfig, Vec<f64>, &mut dyn RngCore)>,
 ) -> Result<Vec<Result<Trained>>> {
     use super::gpu::{GpuRun, Noise};
-    let gpu = shared::gpu()?
-        .lock()
-        .map_err(|_| Error::Device("an earlier GPU call panicked".into()))?;
+    let gpu = shared::lease()?;
     let data = gpu.upload(x, labels)?;
     let runs = runs
         .into_iter()
