@@ -60,6 +60,9 @@ enum Sim {
         /// Testing aid: exit abruptly after this many units, as if killed.
         #[arg(long, hide = true, alias = "stop-after-cells")]
         stop_after_units: Option<u64>,
+        /// Testing aid: exit abruptly after this many journal records (inside a unit).
+        #[arg(long, hide = true)]
+        stop_after_records: Option<u64>,
     },
     /// Regenerate plots and tables from the parquet files only (no rerun).
     Report {
@@ -874,6 +877,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             out,
             quiet,
             stop_after_units,
+            stop_after_records,
         } => {
             let opts = RunOptions {
                 profile: profile.into(),
@@ -882,6 +886,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 out: out.clone(),
                 progress: !quiet,
                 stop_after_units,
+                stop_after_records,
             };
             (files, profile, out, Some(opts))
         }

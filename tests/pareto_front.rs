@@ -226,3 +226,123 @@ count = 6
     .to_string();
     assert!(e.contains("rows") && e.contains("500"), "{e}");
 }
+
+/// The journal files a killed run left under `out`.
+fn journals(out: &Path) -> Vec<std::path::PathBuf> {
+    let parts = out.join("pf").join("parts");
+    let mut v: Vec<_> = std::fs::read_dir(&parts)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.to_string_lossy().ends_with("journal.jsonl"));
+    v
+}
+
+/// Runs the dptune binary on `file` into `out` with one thread and `extra` arguments.
+fn dptune(file: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args([
+            "sim",
+            "run",
+            &file.display().to_string(),
+            "--quiet",
+            "--threads",
+            "1",
+        ])
+        .args(["--out", &out.display().to_string()])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// A unit killed in the middle resumes from its journal: the same points as an uninterrupted
+/// run; the evaluations on record are not redone (their recorded wall times come back); a line
+/// torn by the kill is dropped; a record that no longer matches what the tuner asks is
+/// re-evaluated from there; the journals are gone once the units are written.
+#[test]
+fn a_unit_killed_midway_resumes_from_its_journal() {
+    let dir = common::temp_dir("pareto-journal");
+    let file = dir.join("pf.toml");
+    std::fs::write(&file, FILE).unwrap();
+    let whole = common::run_file(&file, Profile::Paper, &dir.join("whole"), 1);
+    let whole_points = whole.without_timing();
+    for (case, tamper) in ["torn tail", "changed record"].into_iter().enumerate() {
+        let out = dir.join(format!("killed{case}"));
+        // 8 evaluations per DPareto unit, 24 per random one: 11 records are a unit or two in.
+        let o = dptune(&file, &out, &["--stop-after-records", "11"]);
+        assert_eq!(o.status.code(), Some(137), "{tamper}: not cut short");
+        // Units can interleave (rayon runs another while one waits inside): take the
+        // longest journal.
+        let texts: Vec<(std::path::PathBuf, String)> = journals(&out)
+            .into_iter()
+            .map(|p| (p.clone(), std::fs::read_to_string(&p).unwrap()))
+            .collect();
+        let (path, text) = texts
+            .iter()
+            .max_by_key(|(_, t)| t.lines().count())
+            .expect("a journal of the unit cut short");
+        let js = [path.clone()];
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() >= 2, "{tamper}: {} records", lines.len());
+        let recorded: Vec<f64> = lines
+            .iter()
+            .map(|l| {
+                serde_json::from_str::<serde_json::Value>(l).unwrap()["oracle_ms"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect();
+        let replayed = match tamper {
+            "torn tail" => {
+                let mut f = std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&js[0])
+                    .unwrap();
+                std::io::Write::write_all(&mut f, b"{\"lambda\":[46").unwrap();
+                lines.len()
+            }
+            _ => {
+                // Record 1's point moved by one ulp: records 1.. are evaluated again.
+                let mut r: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+                let b = r["lambda"][0].as_u64().unwrap();
+                r["lambda"][0] = serde_json::json!(b ^ 1);
+                let mut text = format!("{}\n{r}\n", lines[0]);
+                for l in &lines[2..] {
+                    text += &format!("{l}\n");
+                }
+                std::fs::write(&js[0], text).unwrap();
+                1
+            }
+        };
+        let o = dptune(&file, &out, &[]);
+        assert!(
+            o.status.success(),
+            "{tamper}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(journals(&out).is_empty(), "{tamper}: journal left behind");
+        let resumed = Table::read_parquet(&out.join("pf").join("points.parquet")).unwrap();
+        assert_eq!(
+            resumed.without_timing(),
+            whole_points,
+            "{tamper}: other points"
+        );
+        // The records kept were answered from the journal: their wall times are the recorded
+        // ones, in one unit's rows (and no other evaluation took exactly those times).
+        let wall: Vec<f64> = resumed
+            .f64("wall_ms")
+            .unwrap()
+            .iter()
+            .map(|v| v.unwrap())
+            .collect();
+        let hits = (0..wall.len())
+            .filter(|&i| wall[i..].starts_with(&recorded[..replayed]))
+            .count();
+        assert_eq!(hits, 1, "{tamper}: the recorded evaluations were redone");
+        if tamper == "changed record" {
+            let again = (0..wall.len())
+                .filter(|&i| wall[i..].starts_with(&recorded[..2]))
+                .count();
+            assert_eq!(again, 0, "{tamper}: a changed record was used");
+        }
+    }
+}

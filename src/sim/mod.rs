@@ -77,6 +77,9 @@ pub struct RunOptions {
     pub progress: bool,
     /// Test hook: exit the process abruptly after this many units (simulates a kill).
     pub stop_after_units: Option<u64>,
+    /// Test hook: exit the process abruptly after this many journal records (a kill in the
+    /// middle of a unit that journals its progress).
+    pub stop_after_records: Option<u64>,
 }
 
 /// What a run left behind.
@@ -141,10 +144,15 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     let written = AtomicU64::new(0);
     pool.install(|| {
         pending.par_iter().try_for_each(|&i| -> Result<()> {
+            let at = |e: Error| e.context(&format!("{}: unit `{}`", exp.file.display(), units[i]));
+            let mut journal = parts
+                .journal(&units[i], opts.stop_after_records)
+                .map_err(at)?;
             let rows = study
-                .run_unit(&exp.name, i)
-                .map_err(|e| e.context(&format!("{}: unit `{}`", exp.file.display(), units[i])))?;
+                .run_unit_journaled(&exp.name, i, &mut journal)
+                .map_err(at)?;
             parts.write(&units[i], &rows)?;
+            journal.remove();
             progress.tick();
             let n = written.fetch_add(1, Ordering::SeqCst) + 1;
             if opts.stop_after_units.is_some_and(|stop| n >= stop) {
@@ -364,6 +372,7 @@ mod tests {
             out: out.clone(),
             progress: false,
             stop_after_units: None,
+            stop_after_records: None,
         };
         assert_eq!(
             run(&exp, &opts("1/2")).unwrap(),

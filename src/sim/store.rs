@@ -4,6 +4,8 @@
 //! * A part is `parts/<unit hash>-<checksum>.parquet`, written atomically (a hidden temporary
 //!   file, then a rename). On resume a part counts only when its bytes still hash to the
 //!   checksum in its name; a damaged part is set aside (`.damaged`) and its unit recomputed.
+//! * A unit that journals its progress keeps `parts/<unit hash>-journal.jsonl` (one record a
+//!   line, synced as written) until its part is written; it moves with the parts.
 //! * `manifest.json` records the experiment, its profile, the configuration hash, whether the
 //!   run is complete, the checksums of the merged tables and every file dptune wrote here.
 //! * `.lock.<host>.<pid>` files: any number of runs of one configuration (shards) may share a
@@ -89,6 +91,115 @@ impl Parts {
             checksum_of(&bytes)
         ));
         super::table::write_bytes(&path, &bytes)
+    }
+}
+
+impl Parts {
+    /// The journal of unit `key` (see [`Journal`]), with the records an earlier attempt left.
+    /// `stop_after`: the testing aid that exits the process, as a kill would, once it has
+    /// written that many records.
+    pub fn journal(&self, key: &str, stop_after: Option<u64>) -> Result<Journal> {
+        let path = self.dir.join(format!("{}journal.jsonl", Self::prefix(key)));
+        Journal::open(path, stop_after)
+    }
+}
+
+/// Journal records this process has written (for the `stop_after` testing aid).
+static JOURNALED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// What a long unit has computed so far, one JSON record per line, kept beside the parts (and
+/// moved with them when its configuration is superseded), so that a unit cut short by a time
+/// limit or a kill resumes from its last record instead of from nothing. Each record is
+/// synced to disk when written; a line torn by a kill is dropped when the journal is opened;
+/// the journal is removed once its unit's part is written.
+pub struct Journal {
+    /// None: a unit run outside the harness, which records nothing.
+    path: Option<PathBuf>,
+    records: Vec<serde_json::Value>,
+    stop_after: Option<u64>,
+}
+
+impl Journal {
+    /// A journal that keeps nothing.
+    pub fn none() -> Journal {
+        Journal {
+            path: None,
+            records: Vec::new(),
+            stop_after: None,
+        }
+    }
+
+    fn open(path: PathBuf, stop_after: Option<u64>) -> Result<Journal> {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let mut records = Vec::new();
+        let mut clean = 0;
+        for line in text.split_inclusive('\n') {
+            match (line.ends_with('\n'), serde_json::from_str(line)) {
+                (true, Ok(v)) => {
+                    records.push(v);
+                    clean += line.len();
+                }
+                _ => break,
+            }
+        }
+        let mut journal = Journal {
+            path: Some(path),
+            records,
+            stop_after,
+        };
+        if clean < text.len() {
+            // A torn or unreadable tail: keep the records before it, so appends start clean.
+            journal.truncate(journal.records.len())?;
+        }
+        Ok(journal)
+    }
+
+    /// The records so far, oldest first.
+    pub fn records(&self) -> &[serde_json::Value] {
+        &self.records
+    }
+
+    /// Appends a record and syncs it to disk.
+    pub fn append(&mut self, record: serde_json::Value) -> Result<()> {
+        use std::io::Write;
+        if let Some(path) = &self.path {
+            let line = format!("{record}\n");
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| Error::io(path, e))?;
+            f.write_all(line.as_bytes())
+                .and_then(|()| f.sync_data())
+                .map_err(|e| Error::io(path, e))?;
+            let n = JOURNALED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if self.stop_after.is_some_and(|stop| n >= stop) {
+                std::process::exit(137);
+            }
+        }
+        self.records.push(record);
+        Ok(())
+    }
+
+    /// Keeps the first `keep` records only (a resumed unit that went another way from there).
+    pub fn truncate(&mut self, keep: usize) -> Result<()> {
+        self.records.truncate(keep);
+        if let Some(path) = &self.path {
+            let text: String = self.records.iter().map(|r| format!("{r}\n")).collect();
+            write_text(path, &text)?;
+        }
+        Ok(())
+    }
+
+    /// Deletes the journal (its unit's part is written).
+    pub fn remove(self) {
+        if let Some(path) = self.path {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 

@@ -52,6 +52,19 @@ pub trait Study: Send + Sync {
     /// which units run (each unit draws from its own streams).
     fn run_unit(&self, experiment: &str, i: usize) -> Result<Table>;
 
+    /// [`Study::run_unit`] as the harness calls it, with the unit's journal: a study whose
+    /// units are long records its progress there as it goes and, finding records of an
+    /// earlier attempt, resumes from them with the same rows as an uninterrupted run. The
+    /// default ignores the journal.
+    fn run_unit_journaled(
+        &self,
+        experiment: &str,
+        i: usize,
+        _journal: &mut super::store::Journal,
+    ) -> Result<Table> {
+        self.run_unit(experiment, i)
+    }
+
     /// The file name (under the results folder) of the merged table.
     fn output(&self) -> &'static str;
 

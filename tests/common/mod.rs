@@ -46,6 +46,7 @@ pub fn options(profile: Profile, out: &Path, threads: usize, shard: Shard) -> Ru
         out: out.to_path_buf(),
         progress: false,
         stop_after_units: None,
+        stop_after_records: None,
     }
 }
 

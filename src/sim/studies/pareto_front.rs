@@ -38,10 +38,11 @@ use crate::pareto::oracles::SvtOracle;
 use crate::pareto::{
     best_error_at, hv_lin, hv_log, Objectives, StepFront, BEST_ERROR_EPSILONS, HV_REFERENCE,
 };
-use crate::rng::stream;
+use crate::rng::{stream, DrawLog, Recording};
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
+use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId, TaskOracle};
@@ -314,19 +315,25 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
     Ok(s)
 }
 
-/// The oracle, timed: the wall time of each evaluation and the time the tuner spent before
-/// asking for it (GP fits and the acquisition's optimisation).
+/// The oracle, timed and journaled: the wall time of each evaluation and the time the tuner
+/// spent before asking for it (GP fits and the acquisition's optimisation), and each
+/// evaluation recorded in the unit's journal with what it drew from the tuner's stream. A
+/// resumed unit's tuner asks again for the points it asked before (it is deterministic); each
+/// one on record is answered from the journal, its draws replayed on the stream, so the run
+/// goes on exactly as if it had never stopped, without training again.
 struct Timed<'a> {
     inner: &'a mut dyn Oracle,
+    journal: &'a mut Journal,
     oracle_ms: Vec<f64>,
     tuner_ms: Vec<f64>,
     last: Instant,
 }
 
 impl<'a> Timed<'a> {
-    fn new(inner: &'a mut dyn Oracle) -> Self {
+    fn new(inner: &'a mut dyn Oracle, journal: &'a mut Journal) -> Self {
         Timed {
             inner,
+            journal,
             oracle_ms: Vec::new(),
             tuner_ms: Vec::new(),
             last: Instant::now(),
@@ -334,14 +341,83 @@ impl<'a> Timed<'a> {
     }
 }
 
+/// An evaluation as the journal keeps it (floats as their bits: replayed exactly).
+fn journal_record(
+    lambda: &[f64],
+    v: &Observation,
+    oracle_ms: f64,
+    draws: &DrawLog,
+) -> serde_json::Value {
+    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
+    serde_json::json!({
+        "lambda": bits(lambda),
+        "epsilon": v.epsilon.to_bits(),
+        "errors": bits(&v.errors),
+        "oracle_ms": finite(oracle_ms).unwrap_or(0.0),
+        "draws": draws.0,
+    })
+}
+
+/// A journal record's (observation, oracle ms, draws) when it is the evaluation of `lambda`.
+fn journal_answer(r: &serde_json::Value, lambda: &[f64]) -> Option<(Observation, f64, DrawLog)> {
+    let floats = |v: &serde_json::Value| -> Option<Vec<f64>> {
+        v.as_array()?
+            .iter()
+            .map(|b| b.as_u64().map(f64::from_bits))
+            .collect()
+    };
+    let asked: Vec<u64> = lambda.iter().map(|v| v.to_bits()).collect();
+    let recorded: Vec<u64> = floats(&r["lambda"])?.iter().map(|v| v.to_bits()).collect();
+    if recorded != asked {
+        return None;
+    }
+    let draws = r["draws"]
+        .as_array()?
+        .iter()
+        .map(|d| {
+            let d = d.as_array()?;
+            Some((
+                u8::try_from(d.first()?.as_u64()?).ok()?,
+                d.get(1)?.as_u64()?,
+                d.get(2)?.as_u64()?,
+            ))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((
+        Observation {
+            epsilon: f64::from_bits(r["epsilon"].as_u64()?),
+            errors: floats(&r["errors"])?,
+        },
+        r["oracle_ms"].as_f64()?,
+        DrawLog(draws),
+    ))
+}
+
 impl Oracle for Timed<'_> {
     fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Observation> {
         let start = Instant::now();
         self.tuner_ms.push((start - self.last).as_secs_f64() * 1e3);
-        let v = self.inner.evaluate(lambda, rng);
+        let k = self.oracle_ms.len();
+        if let Some(r) = self.journal.records().get(k) {
+            if let Some((v, ms, draws)) = journal_answer(r, lambda) {
+                draws.replay(rng);
+                self.oracle_ms.push(ms);
+                self.last = Instant::now();
+                return Ok(v);
+            }
+            // The tuner went another way (a changed dptune): re-evaluate from here.
+            eprintln!("journal: evaluation {k} differs from the record; re-evaluating from it");
+            self.journal.truncate(k)?;
+        }
+        let mut recording = Recording::new(rng);
+        let v = self.inner.evaluate(lambda, &mut recording);
         self.last = Instant::now();
-        self.oracle_ms.push((self.last - start).as_secs_f64() * 1e3);
-        v
+        let ms = (self.last - start).as_secs_f64() * 1e3;
+        self.oracle_ms.push(ms);
+        let v = v?;
+        self.journal
+            .append(journal_record(lambda, &v, ms, &recording.log))?;
+        Ok(v)
     }
     fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
         self.inner.epsilon(lambda)
@@ -467,7 +543,11 @@ impl ParetoFront {
     }
 
     /// The evaluations of unit `u` and its oracle and tuner times (ms).
-    fn run(&self, u: &Unit) -> Result<(Vec<Evaluation>, Vec<f64>, Vec<f64>)> {
+    fn run(
+        &self,
+        u: &Unit,
+        journal: &mut Journal,
+    ) -> Result<(Vec<Evaluation>, Vec<f64>, Vec<f64>)> {
         let tuner = &self.tuners[u.tuner];
         let task_name = self.task_names()[u.task];
         let mut rng = stream(
@@ -479,7 +559,7 @@ impl ParetoFront {
             FrontOracle::Svt(o) => {
                 let dims = SvtOracle::dimensions()?;
                 let mut svt = *o;
-                let mut t = Timed::new(&mut svt);
+                let mut t = Timed::new(&mut svt, journal);
                 let run = self.search(tuner, &mut t, &dims, &mut rng)?;
                 Ok((run, t.oracle_ms, t.tuner_ms))
             }
@@ -532,7 +612,7 @@ impl ParetoFront {
                     task: &task,
                     replicates: *replicates,
                 };
-                let mut t = Timed::new(&mut oracle);
+                let mut t = Timed::new(&mut oracle, journal);
                 let run = self.search(tuner, &mut t, &dims, &mut rng)?;
                 Ok((run, t.oracle_ms, t.tuner_ms))
             }
@@ -541,8 +621,8 @@ impl ParetoFront {
 }
 
 /// The rows of unit `u`: one per evaluation.
-fn rows(s: &ParetoFront, experiment: &str, u: &Unit) -> Result<Table> {
-    let (run, oracle_ms, tuner_ms) = s.run(u)?;
+fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> Result<Table> {
+    let (run, oracle_ms, tuner_ms) = s.run(u, journal)?;
     let tuner = &s.tuners[u.tuner];
     let n = run.len();
     let same = |v: &str| Values::Str(vec![v.to_string(); n]);
@@ -1402,11 +1482,22 @@ impl Study for ParetoFront {
     }
 
     fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        self.run_unit_journaled(experiment, i, &mut Journal::none())
+    }
+
+    /// A DPareto unit is up to hundreds of sequential trainings (minutes each on the
+    /// Fashion-MNIST MLPs): it journals every evaluation and resumes from them.
+    fn run_unit_journaled(
+        &self,
+        experiment: &str,
+        i: usize,
+        journal: &mut Journal,
+    ) -> Result<Table> {
         let units = self.unit_list();
         let u = units
             .get(i)
             .ok_or_else(|| Error::invalid("unit", i, format!("below {}", units.len())))?;
-        rows(self, experiment, u)
+        rows(self, experiment, u, journal)
     }
 
     fn output(&self) -> &'static str {
