@@ -196,12 +196,31 @@ enum Account {
     },
     /// The smallest DP-SGD noise multiplier that meets a target (ε, δ).
     CalibrateDpsgd {
-        /// Poisson sampling rate q, in (0, 1].
-        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero)]
-        sampling_rate: f64,
-        /// Number of steps, ≥ 1.
-        #[arg(long, allow_hyphen_values = true, value_parser = steps)]
-        steps: u64,
+        /// How each step's lot is drawn (without replacement the bound levels off as σ grows:
+        /// a target below that floor is an error that says so).
+        #[arg(long, value_enum, default_value_t = SamplingArg::Poisson)]
+        sampling: SamplingArg,
+        /// Sampling rate q, in (0, 1]. Give it with --steps, or give --data-size, --lot-size
+        /// and --epochs instead.
+        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero,
+              required_unless_present = "data_size", conflicts_with = "data_size",
+              requires = "steps")]
+        sampling_rate: Option<f64>,
+        /// Number of steps, ≥ 1 (with --sampling-rate).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps,
+              conflicts_with = "data_size", requires = "sampling_rate")]
+        steps: Option<u64>,
+        /// Data size n ≥ 1 (with --lot-size and --epochs): q = m/n and
+        /// epochs·round(n/m) steps, n/m rounded half up (spec 001 §3.2).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps,
+              requires_all = ["lot_size", "epochs"])]
+        data_size: Option<u64>,
+        /// Lot size m, 1 ≤ m ≤ n (with --data-size).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+        lot_size: Option<u64>,
+        /// Epochs T ≥ 1 (with --data-size).
+        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+        epochs: Option<u64>,
         /// Target ε > 0.
         #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         epsilon: f64,
@@ -516,46 +535,10 @@ fn execute_account(account: Account) -> Result<String, Error> {
             rdp,
         } => {
             let sampling = LotSampling::from(sampling);
-            let (m, sizes) =
-                match (sampling_rate, steps, data_size, lot_size, epochs) {
-                    (Some(q), Some(k), None, None, None) => (
-                        DpSgd::with_sampling(sampling, q, noise_multiplier, k)?,
-                        None,
-                    ),
-                    (None, None, Some(n), Some(lot), Some(t)) => {
-                        let k = steps_for_epochs(n, lot, t)?;
-                        let q = lot as f64 / n as f64;
-                        (
-                            DpSgd::with_sampling(sampling, q, noise_multiplier, k)?,
-                            Some((n, lot, t)),
-                        )
-                    }
-                    _ => return Err(Error::invalid(
-                        "sampling_rate",
-                        "a mix of the two forms",
-                        "given with --steps, or replaced by --data-size, --lot-size and --epochs",
-                    )),
-                };
-            let (q, k) = (m.sampling_rate(), m.steps());
-            let lots = match (sampling, sizes) {
-                (LotSampling::Poisson, None) => format!("Poisson sampling rate {}", fmt_num(q)),
-                (LotSampling::Poisson, Some((n, lot, _))) => format!(
-                    "Poisson sampling rate {} (expected lot {lot} of {n} examples)",
-                    fmt_num(q)
-                ),
-                (LotSampling::WithoutReplacement, None) => format!(
-                    "lots drawn without replacement at sampling rate {}",
-                    fmt_num(q)
-                ),
-                (LotSampling::WithoutReplacement, Some((n, lot, _))) => format!(
-                    "lots of {lot} of {n} examples drawn without replacement (sampling rate {})",
-                    fmt_num(q)
-                ),
-            };
-            let length = match sizes {
-                Some((_, _, t)) => format!("{k} steps ({t} epochs of round(n/m) steps)"),
-                None => format!("{k} steps"),
-            };
+            let shape = DpsgdShape::new(sampling_rate, steps, data_size, lot_size, epochs)?;
+            let m = DpSgd::with_sampling(sampling, shape.q, noise_multiplier, shape.steps)?;
+            let (q, k, sizes) = (shape.q, shape.steps, shape.sizes);
+            let (lots, length) = shape.describe(sampling);
             let mut parameters = json!({"mechanism": "dpsgd", "sampling": sampling.name(),
                 "sampling_rate": q, "noise_multiplier": noise_multiplier, "steps": k});
             if let Some((n, lot, t)) = sizes {
@@ -636,31 +619,107 @@ fn execute_account(account: Account) -> Result<String, Error> {
             rdp,
         } => repeat_select_command(&base, dist, mean, truncate, delta, target_epsilon, &rdp),
         Account::CalibrateDpsgd {
+            sampling,
             sampling_rate,
             steps,
+            data_size,
+            lot_size,
+            epochs,
             epsilon,
             delta,
             rdp,
         } => {
+            let sampling = LotSampling::from(sampling);
+            let shape = DpsgdShape::new(sampling_rate, steps, data_size, lot_size, epochs)?;
             let accountant = rdp.accountant();
-            let c = calibrate_dpsgd_noise(sampling_rate, steps, epsilon, delta, &accountant)?;
+            let c =
+                calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)?;
             let sigma = c.value;
             if rdp.json {
-                let out = json!({"noise_multiplier": sigma, "epsilon": c.bound.epsilon,
+                let mut out = json!({"noise_multiplier": sigma, "epsilon": c.bound.epsilon,
                     "delta": delta, "order": c.bound.order, "accountant": accountant.name(),
-                    "target_epsilon": epsilon, "sampling_rate": sampling_rate, "steps": steps});
+                    "target_epsilon": epsilon, "sampling": sampling.name(),
+                    "sampling_rate": shape.q, "steps": shape.steps});
+                if let Some((n, lot, t)) = shape.sizes {
+                    let p = out.as_object_mut().expect("an object");
+                    p.insert("data_size".into(), json!(n));
+                    p.insert("lot_size".into(), json!(lot));
+                    p.insert("epochs".into(), json!(t));
+                }
                 return Ok(out.to_string());
             }
+            let (lots, length) = shape.describe(sampling);
             Ok(format!(
-                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with Poisson sampling rate {} and {steps} steps is (ε = {}, δ = {})-DP, within the target ε = {}.\n  protects: adding or removing one training example\n  accountant: {} (best order λ = {})",
-                fmt_num(sampling_rate),
+                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with {lots} and {length} is (ε = {}, δ = {})-DP, within the target ε = {}.\n  protects: {}\n  accountant: {} (best order λ = {})",
                 fmt_epsilon(c.bound.epsilon),
                 fmt_num(delta),
                 fmt_num(epsilon),
+                sampling.protects(),
                 describe_accountant(&accountant),
                 fmt_order(c.bound.order),
             ))
         }
+    }
+}
+
+/// A DP-SGD run's sampling rate and length, given as (q, steps) or as (n, m, epochs).
+struct DpsgdShape {
+    q: f64,
+    steps: u64,
+    /// (data size, lot size, epochs) when given that way.
+    sizes: Option<(u64, u64, u64)>,
+}
+
+impl DpsgdShape {
+    fn new(
+        sampling_rate: Option<f64>,
+        steps: Option<u64>,
+        data_size: Option<u64>,
+        lot_size: Option<u64>,
+        epochs: Option<u64>,
+    ) -> Result<Self, Error> {
+        match (sampling_rate, steps, data_size, lot_size, epochs) {
+            (Some(q), Some(k), None, None, None) => Ok(DpsgdShape {
+                q,
+                steps: k,
+                sizes: None,
+            }),
+            (None, None, Some(n), Some(lot), Some(t)) => Ok(DpsgdShape {
+                q: lot as f64 / n as f64,
+                steps: steps_for_epochs(n, lot, t)?,
+                sizes: Some((n, lot, t)),
+            }),
+            _ => Err(Error::invalid(
+                "sampling_rate",
+                "a mix of the two forms",
+                "given with --steps, or replaced by --data-size, --lot-size and --epochs",
+            )),
+        }
+    }
+
+    /// How the lots are drawn and how long the run is, in words.
+    fn describe(&self, sampling: LotSampling) -> (String, String) {
+        let (q, k) = (self.q, self.steps);
+        let lots = match (sampling, self.sizes) {
+            (LotSampling::Poisson, None) => format!("Poisson sampling rate {}", fmt_num(q)),
+            (LotSampling::Poisson, Some((n, lot, _))) => format!(
+                "Poisson sampling rate {} (expected lot {lot} of {n} examples)",
+                fmt_num(q)
+            ),
+            (LotSampling::WithoutReplacement, None) => format!(
+                "lots drawn without replacement at sampling rate {}",
+                fmt_num(q)
+            ),
+            (LotSampling::WithoutReplacement, Some((n, lot, _))) => format!(
+                "lots of {lot} of {n} examples drawn without replacement (sampling rate {})",
+                fmt_num(q)
+            ),
+        };
+        let length = match self.sizes {
+            Some((_, _, t)) => format!("{k} steps ({t} epochs of round(n/m) steps)"),
+            None => format!("{k} steps"),
+        };
+        (lots, length)
     }
 }
 

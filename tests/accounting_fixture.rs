@@ -3,7 +3,7 @@
 
 use dptune::accounting::convert::{gdp_delta, gdp_epsilon};
 use dptune::accounting::{
-    calibrate_dpsgd_noise, Accountant, Conversion, DpSgd, Gaussian, Laplace, Orders,
+    calibrate_dpsgd_noise, Accountant, Conversion, DpSgd, Gaussian, Laplace, LotSampling, Orders,
     RandomizedResponse, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
 use serde_json::Value;
@@ -212,7 +212,15 @@ fn calibration_agrees_with_dp_accounting_and_meets_its_target() {
     for (i, c) in cases("calibrate_dpsgd").iter().enumerate() {
         let (q, steps) = (num(c, "sampling_rate"), c["steps"].as_u64().unwrap());
         let (target, delta) = (num(c, "target_epsilon"), num(c, "target_delta"));
-        let ours = calibrate_dpsgd_noise(q, steps, target, delta, &dp_accounting()).unwrap();
+        let ours = calibrate_dpsgd_noise(
+            LotSampling::Poisson,
+            q,
+            steps,
+            target,
+            delta,
+            &dp_accounting(),
+        )
+        .unwrap();
         let theirs = num(c, "noise_multiplier");
         assert!(
             ours.bound.epsilon <= target,

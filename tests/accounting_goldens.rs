@@ -2,7 +2,7 @@
 
 use dptune::accounting::convert::{gdp_epsilon, zcdp_epsilon};
 use dptune::accounting::{
-    calibrate_dpsgd_noise, Accountant, Conversion, DpSgd, Gaussian, Laplace, Orders,
+    calibrate_dpsgd_noise, Accountant, Conversion, DpSgd, Gaussian, Laplace, LotSampling, Orders,
     RandomizedResponse, RdpCurve,
 };
 
@@ -153,17 +153,22 @@ fn exact_curves_are_below_the_generic_pure_dp_curve() {
 
 #[test]
 fn calibration_meets_its_target_and_is_the_smallest() {
+    use LotSampling::{Poisson, WithoutReplacement};
     for acc in [Accountant::default(), grid()] {
-        for &(q, steps, target, delta) in &[
-            (0.01, 1000, 1.0, 1e-5),
-            (0.1, 50, 4.0, 1e-6),
-            (1.0, 10, 2.0, 1e-5),
+        for &(sampling, q, steps, target, delta) in &[
+            (Poisson, 0.01, 1000, 1.0, 1e-5),
+            (Poisson, 0.1, 50, 4.0, 1e-6),
+            (Poisson, 1.0, 10, 2.0, 1e-5),
+            (WithoutReplacement, 0.01, 1000, 1.0, 1e-5),
+            (WithoutReplacement, 256.0 / 60000.0, 58_500, 1.0, 1e-5),
+            // Below the bound's plateau (about 0.86 for σ from 100 to 1000): only the
+            // unamplified Gaussian bound, at σ near 1850, meets it.
+            (WithoutReplacement, 256.0 / 60000.0, 58_500, 0.5, 1e-5),
         ] {
-            let c = calibrate_dpsgd_noise(q, steps, target, delta, &acc).unwrap();
+            let c = calibrate_dpsgd_noise(sampling, q, steps, target, delta, &acc).unwrap();
             let at = |sigma: f64| {
-                acc.epsilon(&DpSgd::new(q, sigma, steps).unwrap().rdp(), delta)
-                    .unwrap()
-                    .epsilon
+                let m = DpSgd::with_sampling(sampling, q, sigma, steps).unwrap();
+                acc.epsilon(&m.rdp(), delta).unwrap().epsilon
             };
             assert!(
                 at(c.value) <= target,
@@ -178,9 +183,33 @@ fn calibration_meets_its_target_and_is_the_smallest() {
             );
         }
     }
-    assert!(calibrate_dpsgd_noise(0.0, 10, 1.0, 1e-5, &Accountant::default()).is_err());
-    assert!(calibrate_dpsgd_noise(0.1, 0, 1.0, 1e-5, &Accountant::default()).is_err());
-    assert!(calibrate_dpsgd_noise(0.1, 10, f64::NAN, 1e-5, &Accountant::default()).is_err());
+    assert!(calibrate_dpsgd_noise(
+        LotSampling::Poisson,
+        0.0,
+        10,
+        1.0,
+        1e-5,
+        &Accountant::default()
+    )
+    .is_err());
+    assert!(calibrate_dpsgd_noise(
+        LotSampling::Poisson,
+        0.1,
+        0,
+        1.0,
+        1e-5,
+        &Accountant::default()
+    )
+    .is_err());
+    assert!(calibrate_dpsgd_noise(
+        LotSampling::Poisson,
+        0.1,
+        10,
+        f64::NAN,
+        1e-5,
+        &Accountant::default()
+    )
+    .is_err());
 }
 
 #[test]
@@ -203,7 +232,15 @@ fn results_do_not_depend_on_the_thread_count() {
             let curve = DpSgd::new(0.02, 0.8, 3000).unwrap().rdp();
             let a = Accountant::default().epsilon(&curve, 1e-6).unwrap();
             let b = grid().epsilon(&curve, 1e-6).unwrap();
-            let c = calibrate_dpsgd_noise(0.05, 200, 3.0, 1e-5, &Accountant::default()).unwrap();
+            let c = calibrate_dpsgd_noise(
+                LotSampling::Poisson,
+                0.05,
+                200,
+                3.0,
+                1e-5,
+                &Accountant::default(),
+            )
+            .unwrap();
             (
                 a.epsilon.to_bits(),
                 a.order,

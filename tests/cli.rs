@@ -101,6 +101,24 @@ fn every_account_command_answers() {
         "account calibrate-dpsgd --sampling-rate 0.01 --steps 1000 --epsilon 2 --delta 1e-5 --json",
     );
     assert!(c["epsilon"].as_f64().unwrap() <= 2.0 && c["noise_multiplier"].as_f64().unwrap() > 0.5);
+    // Without replacement, given as data, lot and epochs: the σ it reports is the one the
+    // `dpsgd` command accounts at the target.
+    let w = json(
+        "account calibrate-dpsgd --sampling without-replacement --data-size 60000 --lot-size 256 \
+         --epochs 250 --epsilon 1 --delta 1e-5 --json",
+    );
+    assert_eq!(w["sampling"], "without-replacement");
+    assert_eq!(
+        (w["steps"].as_u64(), w["lot_size"].as_u64()),
+        (Some(58_500), Some(256))
+    );
+    let sigma = w["noise_multiplier"].as_f64().unwrap();
+    let back = json(&format!(
+        "account dpsgd --sampling without-replacement --data-size 60000 --lot-size 256 \
+         --epochs 250 --noise-multiplier {sigma} --delta 1e-5 --json"
+    ));
+    assert_eq!(back["epsilon"].as_f64(), w["epsilon"].as_f64());
+    assert!(w["epsilon"].as_f64().unwrap() <= 1.0);
 }
 
 #[test]
@@ -206,6 +224,14 @@ fn bad_input_fails_with_one_line_naming_the_parameter() {
         (
             "account calibrate-dpsgd --sampling-rate 0.1 --steps 10 --epsilon 0 --delta 1e-5",
             "--epsilon",
+        ),
+        (
+            "account calibrate-dpsgd --sampling-rate 0.1 --data-size 100 --lot-size 10 --epochs 1 --epsilon 1 --delta 1e-5",
+            "--data-size",
+        ),
+        (
+            "account calibrate-dpsgd --sampling without-replacement --data-size 100 --lot-size 200 --epochs 1 --epsilon 1 --delta 1e-5",
+            "lot",
         ),
         (
             "account zcdp --rho 0.1 --delta 1e-5 --orders 1,2",

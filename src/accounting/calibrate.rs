@@ -2,7 +2,7 @@
 //! the returned parameter is one whose guarantee was computed and checked against the target.
 
 use super::convert::{Accountant, DpBound};
-use super::mechanisms::DpSgd;
+use super::mechanisms::{DpSgd, LotSampling};
 use crate::error::{Error, Range, Result};
 use crate::numeric::bisect_boundary;
 
@@ -30,9 +30,22 @@ pub fn smallest_meeting(
     while !meets(hi)? {
         hi *= 2.0;
         if hi > hi_max {
+            // Say where the bound stands at the end of the search: a bound that levels off
+            // above the target (as DP-SGD's without-replacement bound does) needs another
+            // target or another mechanism, not more of this parameter.
+            let at_max = epsilon_of(hi_max)?.epsilon;
+            let at_half = epsilon_of(hi_max / 2.0)?.epsilon;
             return Err(Error::Infeasible(format!(
-                "no {name} up to {hi_max:e} meets epsilon <= {}",
-                crate::numeric::fmt_num(target_epsilon)
+                "no {name} up to {hi_max:e} meets epsilon <= {}: at {hi_max:e} the bound is \
+                 still epsilon = {}{}",
+                crate::numeric::fmt_num(target_epsilon),
+                crate::numeric::fmt_num(at_max),
+                if at_half - at_max <= 0.01 * at_max {
+                    " and has levelled off (doubling it gains under 1%): no value meets the \
+                     target"
+                } else {
+                    ""
+                }
             )));
         }
     }
@@ -56,19 +69,24 @@ pub fn smallest_meeting(
 }
 
 /// The smallest DP-SGD noise multiplier σ (to 1e-6 relative) such that `steps` steps at sampling
-/// rate q are (ε, δ)-DP under `accountant`.
+/// rate q, lots drawn by `sampling`, are (ε, δ)-DP under `accountant`. Without replacement the
+/// bound (Wang–Balle–Kasiviswanathan Thm. 9, valid for any mechanism) does not fall to 0 as σ
+/// grows: a target below its floor is an error that says so.
 pub fn calibrate_dpsgd_noise(
+    sampling: LotSampling,
     sampling_rate: f64,
     steps: u64,
     target_epsilon: f64,
     delta: f64,
     accountant: &Accountant,
 ) -> Result<Calibrated> {
-    DpSgd::new(sampling_rate, 1.0, steps)?;
+    DpSgd::with_sampling(sampling, sampling_rate, 1.0, steps)?;
     let target_epsilon = Range::Positive.check("epsilon", target_epsilon)?;
     let delta = Range::OpenUnit.check("delta", delta)?;
-    let epsilon_of =
-        |sigma: f64| accountant.epsilon(&DpSgd::new(sampling_rate, sigma, steps)?.rdp(), delta);
+    let epsilon_of = |sigma: f64| {
+        let m = DpSgd::with_sampling(sampling, sampling_rate, sigma, steps)?;
+        accountant.epsilon(&m.rdp(), delta)
+    };
     smallest_noise_multiplier(epsilon_of, target_epsilon)
 }
 
@@ -86,4 +104,46 @@ pub fn smallest_noise_multiplier(
         1e6,
         1e-6,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A target below where the bound levels off is an error that gives the bound at the end
+    /// of the search and says more of the parameter will not help.
+    #[test]
+    fn a_target_below_a_levelled_bound_says_so() {
+        let epsilon_of = |v: f64| {
+            Ok(DpBound {
+                epsilon: 0.5 + 1.0 / v,
+                delta: 1e-5,
+                order: None,
+            })
+        };
+        let e = smallest_meeting("noise", epsilon_of, 0.4, 1.0, 1e6, 1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("still epsilon = 0.5") && e.contains("levelled off"),
+            "{e}"
+        );
+        // One still falling says where it stands, and nothing about levelling off.
+        let falling = |v: f64| {
+            Ok(DpBound {
+                epsilon: 1e7 / v,
+                delta: 1e-5,
+                order: None,
+            })
+        };
+        let e = smallest_meeting("noise", falling, 1.0, 1.0, 1e6, 1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("still epsilon = 10") && !e.contains("levelled"),
+            "{e}"
+        );
+        let c = smallest_meeting("noise", falling, 20.0, 1.0, 1e6, 1e-6).unwrap();
+        assert!(c.bound.epsilon <= 20.0 && (c.value / 5e5 - 1.0).abs() < 1e-5);
+    }
 }
