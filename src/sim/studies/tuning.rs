@@ -563,34 +563,47 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     for variant in tu.workload.variants() {
         let here: Vec<&Summary> = sums.iter().filter(|s| s.variant == variant.label).collect();
         let x_of = |s: &Summary| s.budget.or(s.epsilon).unwrap_or(f64::NAN);
-        let series = labels
-            .iter()
-            .map(|l| {
-                let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                Series {
-                    label: l.to_string(),
-                    points: mine.iter().map(|s| (x_of(s), s.regret.0)).collect(),
-                    scatter: false,
-                    errors: error_bars(&mine.iter().map(|s| s.regret).collect::<Vec<_>>()),
-                }
-            })
-            .collect();
-        let fig = Figure {
-            title: format!("{} ({})", exp.title, variant.label),
-            x_label: format!(
-                "ε of (ε, {})-DP for the whole tuning run",
-                fmt_num(tu.delta)
+        // Regret is against the workload's estimate of the best utility (as good as its
+        // oracle); utility is the chosen model's own, the comparison a reader of a paper wants.
+        type Metric = fn(&Summary) -> (f64, Option<f64>);
+        let metrics: [(&str, &str, Metric); 2] = [
+            (
+                "regret",
+                "regret: best utility − utility of the chosen candidate",
+                |s| s.regret,
             ),
-            y_label: "regret: best utility − utility of the chosen candidate".into(),
-            x_scale: Scale::Log,
-            y_scale: Scale::Linear,
-            x_range: None,
-            y_range: None,
-            series,
-            hline: None,
-        };
-        let stem = dir.join(format!("regret-{}", slug(&variant.label)));
-        files.extend(plot::draw(&fig, &stem)?);
+            ("utility", "utility of the chosen candidate", |s| s.utility),
+        ];
+        for (name, y_label, metric) in metrics {
+            let series = labels
+                .iter()
+                .map(|l| {
+                    let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
+                    Series {
+                        label: l.to_string(),
+                        points: mine.iter().map(|s| (x_of(s), metric(s).0)).collect(),
+                        scatter: false,
+                        errors: error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>()),
+                    }
+                })
+                .collect();
+            let fig = Figure {
+                title: format!("{} ({})", exp.title, variant.label),
+                x_label: format!(
+                    "ε of (ε, {})-DP for the whole tuning run",
+                    fmt_num(tu.delta)
+                ),
+                y_label: y_label.into(),
+                x_scale: Scale::Log,
+                y_scale: Scale::Linear,
+                x_range: None,
+                y_range: None,
+                series,
+                hline: None,
+            };
+            let stem = dir.join(format!("{name}-{}", slug(&variant.label)));
+            files.extend(plot::draw(&fig, &stem)?);
+        }
         let budgets: Vec<Option<f64>> = tu.budgets.clone();
         let mut header = vec!["tuner".to_string()];
         header.extend(budgets.iter().map(|b| budget_name(*b)));
