@@ -645,3 +645,67 @@ fn declared_plots_and_tables_are_drawn_from_the_results() {
     assert!(row.ends_with(&format!("| {mean:.6} |")), "{row} vs {mean}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A tuning cell killed between repetitions resumes from its journal: the repetitions on
+/// record are not rerun (their recorded wall times come back) and the table is an
+/// uninterrupted run's.
+#[test]
+fn a_tuning_cell_killed_between_repetitions_resumes_from_its_journal() {
+    let dir = temp_dir("tuning-journal");
+    let file = tiny_experiment(&dir, 6);
+    let f = file.to_str().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec!["sim", "run", f, "--quiet", "--threads", "1", "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(extra);
+        dptune(&args)
+    };
+    let whole = dir.join("whole");
+    assert!(run(&whole, &[]).status.success());
+    let killed = dir.join("killed");
+    // 6 repetitions a cell: 9 records end inside the second cell.
+    let o = run(&killed, &["--stop-after-records", "9"]);
+    assert_eq!(o.status.code(), Some(137), "the run was cut short");
+    let parts = killed.join("tiny/parts");
+    let journals: Vec<_> = std::fs::read_dir(&parts)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("journal.jsonl"))
+        .collect();
+    assert!(!journals.is_empty(), "a cell in the middle keeps a journal");
+    let walls: Vec<Vec<u64>> = journals
+        .iter()
+        .map(|p| {
+            std::fs::read_to_string(p)
+                .unwrap()
+                .lines()
+                .map(|l| {
+                    let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    v["wall"].as_u64().unwrap()
+                })
+                .collect()
+        })
+        .collect();
+    let o = run(&killed, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |out: &Path| Table::read_parquet(&out.join("tiny/runs.parquet")).unwrap();
+    let resumed = read(&killed);
+    assert_eq!(read(&whole).without_timing(), resumed.without_timing());
+    let wall: Vec<u64> = resumed
+        .f64("wall_ms")
+        .unwrap()
+        .iter()
+        .map(|v| v.unwrap().to_bits())
+        .collect();
+    for w in walls.iter().filter(|w| !w.is_empty()) {
+        assert!(
+            (0..wall.len()).any(|i| wall[i..].starts_with(w)),
+            "the repetitions on record were run again"
+        );
+    }
+    assert!(std::fs::read_dir(&parts).unwrap().all(|e| !e
+        .unwrap()
+        .path()
+        .to_string_lossy()
+        .ends_with("journal.jsonl")));
+}

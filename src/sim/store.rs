@@ -5,7 +5,7 @@
 //!   file, then a rename). On resume a part counts only when its bytes still hash to the
 //!   checksum in its name; a damaged part is set aside (`.damaged`) and its unit recomputed.
 //! * A unit that journals its progress keeps `parts/<unit hash>-journal.jsonl` (one record a
-//!   line, synced as written) until its part is written; it moves with the parts.
+//!   line, appended as made) until its part is written; it moves with the parts.
 //! * `manifest.json` records the experiment, its profile, the configuration hash, whether the
 //!   run is complete, the checksums of the merged tables and every file dptune wrote here.
 //! * `.lock.<host>.<pid>` files: any number of runs of one configuration (shards) may share a
@@ -109,9 +109,10 @@ static JOURNALED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::n
 
 /// What a long unit has computed so far, one JSON record per line, kept beside the parts (and
 /// moved with them when its configuration is superseded), so that a unit cut short by a time
-/// limit or a kill resumes from its last record instead of from nothing. Each record is
-/// synced to disk when written; a line torn by a kill is dropped when the journal is opened;
-/// the journal is removed once its unit's part is written.
+/// limit or a kill resumes from its last record instead of from nothing. A record is written
+/// whole with one append (a killed process leaves it in the system's file cache; after a
+/// machine crash the last ones may be lost, and a torn line is dropped when the journal is
+/// opened); the journal is removed once its unit's part is written.
 pub struct Journal {
     /// None: a unit run outside the harness, which records nothing.
     path: Option<PathBuf>,
@@ -163,7 +164,7 @@ impl Journal {
         &self.records
     }
 
-    /// Appends a record and syncs it to disk.
+    /// Appends a record (one write of the whole line).
     pub fn append(&mut self, record: serde_json::Value) -> Result<()> {
         use std::io::Write;
         if let Some(path) = &self.path {
@@ -174,7 +175,6 @@ impl Journal {
                 .open(path)
                 .map_err(|e| Error::io(path, e))?;
             f.write_all(line.as_bytes())
-                .and_then(|()| f.sync_data())
                 .map_err(|e| Error::io(path, e))?;
             let n = JOURNALED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if self.stop_after.is_some_and(|stop| n >= stop) {

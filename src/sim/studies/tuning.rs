@@ -18,6 +18,7 @@ use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, mean_ci, pm, quantile, up, write_grid};
+use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
@@ -362,8 +363,10 @@ fn guarantee(t: &Tuning, cell: &Cell, tuner: &dyn Tuner, noise: f64) -> Result<G
     tuner.guarantee(&Declarations::of(w.as_ref()), t.delta, &t.accountant)
 }
 
-/// Runs every repetition of `cell`: one row per run.
-pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
+/// Runs every repetition of `cell`: one row per run. Each repetition's row is recorded in
+/// `journal` as it is made, and a repetition on record is not run again (repetitions draw
+/// from their own streams, so skipping one changes nothing else).
+pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell, journal: &mut Journal) -> Result<Table> {
     let entry = &t.tuners[cell.tuner];
     let variant = &t.workload.variants()[cell.variant];
     let setup = setup(t, cell)?;
@@ -382,6 +385,18 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
     let n = t.seeds as usize;
     let mut rows = Rows::with_capacity(n);
     for rep in 0..t.seeds {
+        if let Some(row) = journal
+            .records()
+            .get(rep as usize)
+            .and_then(|r| RepRow::from_record(r, rep))
+        {
+            rows.push(row);
+            continue;
+        }
+        if journal.records().len() > rep as usize {
+            // A record that is not this repetition's (a changed file or dptune): from here on.
+            journal.truncate(rep as usize)?;
+        }
         let w = t.workload.instance(cell.variant, t.seed, rep, noise)?;
         let mut rng = stream(t.seed, &[TUNE_STREAM, cell.stream, rep]);
         let start = Instant::now();
@@ -395,16 +410,20 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
             None => (w.utility_of_nothing(), NOTHING.to_string()),
         };
         let best = w.oracle().best_utility();
-        rows.seed.push(rep);
-        rows.chosen.push(chosen);
-        rows.utility.push(finite(utility));
-        rows.best.push(finite(best));
-        rows.regret.push(finite(best - utility));
-        rows.released.push(outcome.released_score.and_then(finite));
-        rows.runs.push(outcome.runs);
-        rows.passes.push(passes);
-        rows.fallback.push(fallback);
-        rows.wall.push(finite(wall));
+        let row = RepRow {
+            seed: rep,
+            chosen,
+            utility: finite(utility),
+            best: finite(best),
+            regret: finite(best - utility),
+            released: outcome.released_score.and_then(finite),
+            runs: outcome.runs,
+            passes,
+            fallback,
+            wall: finite(wall),
+        };
+        journal.append(row.record())?;
+        rows.push(row);
     }
     let same_str = |s: &str| Values::Str(vec![s.to_string(); n]);
     let same_f64 = |x: Option<f64>| Values::F64(vec![x; n]);
@@ -435,6 +454,55 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell) -> Result<Table> {
         .with("wall_ms", Values::F64(rows.wall)))
 }
 
+/// One repetition's row, as `run_cell` makes it and its journal keeps it (floats as bits).
+struct RepRow {
+    seed: u64,
+    chosen: String,
+    utility: Option<f64>,
+    best: Option<f64>,
+    regret: Option<f64>,
+    released: Option<f64>,
+    runs: u64,
+    passes: Option<f64>,
+    fallback: bool,
+    wall: Option<f64>,
+}
+
+impl RepRow {
+    fn record(&self) -> serde_json::Value {
+        let bits = |x: Option<f64>| x.map(f64::to_bits);
+        serde_json::json!({
+            "seed": self.seed, "chosen": self.chosen, "utility": bits(self.utility),
+            "best": bits(self.best), "regret": bits(self.regret),
+            "released": bits(self.released), "runs": self.runs, "passes": bits(self.passes),
+            "fallback": self.fallback, "wall": bits(self.wall),
+        })
+    }
+
+    /// The row a record holds, when it is repetition `seed`'s and whole.
+    fn from_record(r: &serde_json::Value, seed: u64) -> Option<RepRow> {
+        let float = |k: &str| -> Option<Option<f64>> {
+            match &r[k] {
+                serde_json::Value::Null => Some(None),
+                v => v.as_u64().map(|b| Some(f64::from_bits(b))),
+            }
+        };
+        (r["seed"].as_u64()? == seed).then_some(())?;
+        Some(RepRow {
+            seed,
+            chosen: r["chosen"].as_str()?.to_string(),
+            utility: float("utility")?,
+            best: float("best")?,
+            regret: float("regret")?,
+            released: float("released")?,
+            runs: r["runs"].as_u64()?,
+            passes: float("passes")?,
+            fallback: r["fallback"].as_bool()?,
+            wall: float("wall")?,
+        })
+    }
+}
+
 #[derive(Default)]
 struct Rows {
     seed: Vec<u64>,
@@ -454,6 +522,19 @@ impl Rows {
         let mut r = Rows::default();
         r.seed.reserve(n);
         r
+    }
+
+    fn push(&mut self, row: RepRow) {
+        self.seed.push(row.seed);
+        self.chosen.push(row.chosen);
+        self.utility.push(row.utility);
+        self.best.push(row.best);
+        self.regret.push(row.regret);
+        self.released.push(row.released);
+        self.runs.push(row.runs);
+        self.passes.push(row.passes);
+        self.fallback.push(row.fallback);
+        self.wall.push(row.wall);
     }
 }
 
@@ -839,8 +920,19 @@ impl Study for Tuning {
     }
 
     fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
+        self.run_unit_journaled(experiment, i, &mut Journal::none())
+    }
+
+    /// A cell is every repetition of a tuner at a budget (on DP-SGD, hundreds of trainings):
+    /// it journals each repetition's row and resumes from them.
+    fn run_unit_journaled(
+        &self,
+        experiment: &str,
+        i: usize,
+        journal: &mut Journal,
+    ) -> Result<Table> {
         let cells = cells(self);
-        run_cell(experiment, self, &cells[i])
+        run_cell(experiment, self, &cells[i], journal)
     }
 
     fn output(&self) -> &'static str {
