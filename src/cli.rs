@@ -102,35 +102,12 @@ enum Account {
     /// neighbours) or fixed-size lots drawn without replacement (replace-one neighbours;
     /// Wang–Balle–Kasiviswanathan 2019 Thm. 9, spec 001 §6.1).
     Dpsgd {
-        /// How each step's lot is drawn.
-        #[arg(long, value_enum, default_value_t = SamplingArg::Poisson)]
-        sampling: SamplingArg,
-        /// Sampling rate q, in (0, 1] (Poisson: each example's probability; without
-        /// replacement: lot size / data size). Give it with --steps, or give --data-size,
-        /// --lot-size and --epochs instead.
-        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero,
-              required_unless_present = "data_size", conflicts_with = "data_size",
-              requires = "steps")]
-        sampling_rate: Option<f64>,
+        #[command(flatten)]
+        lots: DpsgdLots,
         /// Noise standard deviation divided by the ℓ2-sensitivity of the summed clipped
         /// gradients, > 0: the clipping norm C with Poisson sampling, 2C without replacement.
         #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         noise_multiplier: f64,
-        /// Number of steps, ≥ 1 (with --sampling-rate).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps,
-              conflicts_with = "data_size", requires = "sampling_rate")]
-        steps: Option<u64>,
-        /// Data size n ≥ 1 (with --lot-size and --epochs): q = m/n and
-        /// epochs·round(n/m) steps, n/m rounded half up (spec 001 §3.2).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps,
-              requires_all = ["lot_size", "epochs"])]
-        data_size: Option<u64>,
-        /// Lot size m, 1 ≤ m ≤ n (with --data-size).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
-        lot_size: Option<u64>,
-        /// Epochs T ≥ 1 (with --data-size).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
-        epochs: Option<u64>,
         #[command(flatten)]
         target: Target,
         #[command(flatten)]
@@ -196,31 +173,8 @@ enum Account {
     },
     /// The smallest DP-SGD noise multiplier that meets a target (ε, δ).
     CalibrateDpsgd {
-        /// How each step's lot is drawn (without replacement the bound levels off as σ grows:
-        /// a target below that floor is an error that says so).
-        #[arg(long, value_enum, default_value_t = SamplingArg::Poisson)]
-        sampling: SamplingArg,
-        /// Sampling rate q, in (0, 1]. Give it with --steps, or give --data-size, --lot-size
-        /// and --epochs instead.
-        #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero,
-              required_unless_present = "data_size", conflicts_with = "data_size",
-              requires = "steps")]
-        sampling_rate: Option<f64>,
-        /// Number of steps, ≥ 1 (with --sampling-rate).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps,
-              conflicts_with = "data_size", requires = "sampling_rate")]
-        steps: Option<u64>,
-        /// Data size n ≥ 1 (with --lot-size and --epochs): q = m/n and
-        /// epochs·round(n/m) steps, n/m rounded half up (spec 001 §3.2).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps,
-              requires_all = ["lot_size", "epochs"])]
-        data_size: Option<u64>,
-        /// Lot size m, 1 ≤ m ≤ n (with --data-size).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
-        lot_size: Option<u64>,
-        /// Epochs T ≥ 1 (with --data-size).
-        #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
-        epochs: Option<u64>,
+        #[command(flatten)]
+        lots: DpsgdLots,
         /// Target ε > 0.
         #[arg(long, allow_hyphen_values = true, value_parser = positive)]
         epsilon: f64,
@@ -230,6 +184,36 @@ enum Account {
         #[command(flatten)]
         rdp: RdpOptions,
     },
+}
+
+/// How a DP-SGD run draws its lots and how long it is: (q, steps) or (n, m, epochs).
+#[derive(Args, Debug)]
+struct DpsgdLots {
+    /// How each step's lot is drawn.
+    #[arg(long, value_enum, default_value_t = SamplingArg::Poisson)]
+    sampling: SamplingArg,
+    /// Sampling rate q, in (0, 1] (Poisson: each example's probability; without replacement:
+    /// lot size / data size). Give it with --steps, or give --data-size, --lot-size and
+    /// --epochs instead.
+    #[arg(long, allow_hyphen_values = true, value_parser = unit_excluding_zero,
+          required_unless_present = "data_size", conflicts_with = "data_size",
+          requires = "steps")]
+    sampling_rate: Option<f64>,
+    /// Number of steps, ≥ 1 (with --sampling-rate).
+    #[arg(long, allow_hyphen_values = true, value_parser = steps,
+          conflicts_with = "data_size", requires = "sampling_rate")]
+    steps: Option<u64>,
+    /// Data size n ≥ 1 (with --lot-size and --epochs): q = m/n and epochs·round(n/m) steps,
+    /// n/m rounded half up (spec 001 §3.2).
+    #[arg(long, allow_hyphen_values = true, value_parser = steps,
+          requires_all = ["lot_size", "epochs"])]
+    data_size: Option<u64>,
+    /// Lot size m, 1 ≤ m ≤ n (with --data-size).
+    #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+    lot_size: Option<u64>,
+    /// Epochs T ≥ 1 (with --data-size).
+    #[arg(long, allow_hyphen_values = true, value_parser = steps, requires = "data_size")]
+    epochs: Option<u64>,
 }
 
 /// Exactly one of --delta (then ε is computed) or --epsilon (then δ is computed).
@@ -524,18 +508,12 @@ fn execute(cli: Cli) -> Result<String, Error> {
 fn execute_account(account: Account) -> Result<String, Error> {
     match account {
         Account::Dpsgd {
-            sampling,
-            sampling_rate,
+            lots,
             noise_multiplier,
-            steps,
-            data_size,
-            lot_size,
-            epochs,
             target,
             rdp,
         } => {
-            let sampling = LotSampling::from(sampling);
-            let shape = DpsgdShape::new(sampling_rate, steps, data_size, lot_size, epochs)?;
+            let (sampling, shape) = (LotSampling::from(lots.sampling), DpsgdShape::new(&lots)?);
             let m = DpSgd::with_sampling(sampling, shape.q, noise_multiplier, shape.steps)?;
             let (q, k, sizes) = (shape.q, shape.steps, shape.sizes);
             let (lots, length) = shape.describe(sampling);
@@ -619,18 +597,12 @@ fn execute_account(account: Account) -> Result<String, Error> {
             rdp,
         } => repeat_select_command(&base, dist, mean, truncate, delta, target_epsilon, &rdp),
         Account::CalibrateDpsgd {
-            sampling,
-            sampling_rate,
-            steps,
-            data_size,
-            lot_size,
-            epochs,
+            lots,
             epsilon,
             delta,
             rdp,
         } => {
-            let sampling = LotSampling::from(sampling);
-            let shape = DpsgdShape::new(sampling_rate, steps, data_size, lot_size, epochs)?;
+            let (sampling, shape) = (LotSampling::from(lots.sampling), DpsgdShape::new(&lots)?);
             let accountant = rdp.accountant();
             let c =
                 calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)?;
@@ -671,14 +643,14 @@ struct DpsgdShape {
 }
 
 impl DpsgdShape {
-    fn new(
-        sampling_rate: Option<f64>,
-        steps: Option<u64>,
-        data_size: Option<u64>,
-        lot_size: Option<u64>,
-        epochs: Option<u64>,
-    ) -> Result<Self, Error> {
-        match (sampling_rate, steps, data_size, lot_size, epochs) {
+    fn new(lots: &DpsgdLots) -> Result<Self, Error> {
+        match (
+            lots.sampling_rate,
+            lots.steps,
+            lots.data_size,
+            lots.lot_size,
+            lots.epochs,
+        ) {
             (Some(q), Some(k), None, None, None) => Ok(DpsgdShape {
                 q,
                 steps: k,
