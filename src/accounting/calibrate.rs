@@ -37,9 +37,13 @@ pub fn smallest_meeting(
             let at_half = epsilon_of(hi_max / 2.0)?.epsilon;
             return Err(Error::Infeasible(format!(
                 "no {name} up to {hi_max:e} meets epsilon <= {}: at {hi_max:e} the bound is \
-                 still epsilon = {}{}",
+                 still {}{}",
                 crate::numeric::fmt_num(target_epsilon),
-                crate::numeric::fmt_num(at_max),
+                if at_max.is_finite() {
+                    format!("epsilon = {}", crate::numeric::fmt_num(at_max))
+                } else {
+                    "unbounded".to_string()
+                },
                 if at_half - at_max <= 0.01 * at_max {
                     " and has levelled off (doubling it gains under 1%): no value meets the \
                      target"
@@ -143,6 +147,18 @@ mod tests {
             e.contains("still epsilon = 10") && !e.contains("levelled"),
             "{e}"
         );
+        // An unbounded one is said in words, never as "inf".
+        let unbounded = |_: f64| {
+            Ok(DpBound {
+                epsilon: f64::INFINITY,
+                delta: 1e-5,
+                order: None,
+            })
+        };
+        let e = smallest_meeting("noise", unbounded, 1.0, 1.0, 1e6, 1e-6)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("still unbounded") && !e.contains("inf"), "{e}");
         let c = smallest_meeting("noise", falling, 20.0, 1.0, 1e6, 1e-6).unwrap();
         assert!(c.bound.epsilon <= 20.0 && (c.value / 5e5 - 1.0).abs() < 1e-5);
     }
