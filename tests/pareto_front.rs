@@ -346,3 +346,98 @@ fn a_unit_killed_midway_resumes_from_its_journal() {
         }
     }
 }
+
+/// `reevaluate = 2`: the search is unchanged (the points table less the new columns is the
+/// plain run's); exactly the points of each run's front inside the reference box are
+/// re-evaluated, each twice on the fresh streams keyed by task and λ (recomputed here from the
+/// oracle); the derived `reevaluated` front and `hv_lin_reeval` are those of the fresh values;
+/// a unit killed during its re-evaluations resumes to the same table.
+#[test]
+fn front_points_are_reevaluated_on_fresh_streams() {
+    use dptune::pareto::dpareto::Oracle;
+    use dptune::pareto::oracles::SvtOracle;
+    use dptune::sim::fields::fnv1a;
+    let dir = common::temp_dir("pareto-reeval");
+    let file = dir.join("pf.toml");
+    std::fs::write(&file, FILE).unwrap();
+    let plain = common::run_file(&file, Profile::Paper, &dir.join("plain"), 1);
+    let with = FILE.replace("seeds = 2\n", "seeds = 2\nreevaluate = 2\n");
+    std::fs::write(&file, &with).unwrap();
+    let t = common::run_and_report(&file, Profile::Paper, &dir.join("re"), 2);
+    let stripped = t.without("reeval_error").without("reeval_n_rep");
+    assert_eq!(stripped.without_timing(), plain.without_timing());
+    let (tu, s) = (t.str("tuner").unwrap(), t.u64("seed").unwrap());
+    let (fresh, n_rep) = (
+        t.f64("reeval_error").unwrap(),
+        t.u64("reeval_n_rep").unwrap(),
+    );
+    let summary = Table::read_parquet(&dir.join("re/pf/summary.parquet")).unwrap();
+    let mut reevaluated = 0;
+    for (tuner, seeds) in [("bo", 2), ("rs", 2), ("grid", 1)] {
+        let mut hv = Vec::new();
+        for seed in 0..seeds {
+            let rows: Vec<usize> = (0..t.height())
+                .filter(|&i| tu[i] == tuner && s[i] == seed)
+                .collect();
+            let p = points(&t, tuner, seed);
+            let mut fresh_points = Vec::new();
+            for (k, &i) in rows.iter().enumerate() {
+                let (lambda, o) = &p[k];
+                let dominated = p
+                    .iter()
+                    .any(|x| x.1[0] <= o[0] && x.1[1] <= o[1] && x.1 != *o);
+                let inside = o[0] < HV_REFERENCE[0] && o[1] < HV_REFERENCE[1];
+                if dominated || !inside {
+                    assert_eq!((n_rep[i], fresh[i]), (0, None), "{tuner} {seed} trial {k}");
+                    continue;
+                }
+                reevaluated += 1;
+                assert_eq!(n_rep[i], 2);
+                let bytes: Vec<u8> = lambda
+                    .iter()
+                    .flat_map(|v| v.to_bits().to_le_bytes())
+                    .collect();
+                let mut svt = SvtOracle {
+                    queries: 100,
+                    true_queries: 10,
+                    orders: 5,
+                };
+                let errors: Vec<f64> = (0..2u64)
+                    .map(|r| {
+                        let path = [0x7266_7273, fnv1a(b"svt"), fnv1a(&bytes), r];
+                        let mut rng = dptune::rng::stream(7, &path);
+                        svt.evaluate(lambda, &mut rng).unwrap().errors[0]
+                    })
+                    .collect();
+                assert_eq!(fresh[i].unwrap(), (errors[0] + errors[1]) / 2.0);
+                fresh_points.push([o[0], fresh[i].unwrap()]);
+            }
+            hv.push(hv_lin(&fresh_points, HV_REFERENCE).unwrap());
+        }
+        let row = summary
+            .str("tuner")
+            .unwrap()
+            .iter()
+            .position(|x| x == tuner)
+            .unwrap();
+        let got = summary.f64("hv_lin_reeval").unwrap()[row].unwrap();
+        let want = hv.iter().sum::<f64>() / hv.len() as f64;
+        assert!((got - want).abs() < 1e-12, "{tuner}: {got} vs {want}");
+    }
+    assert!(reevaluated >= 10, "{reevaluated} points re-evaluated");
+    let front = Table::read_parquet(&dir.join("re/pf/front.parquet")).unwrap();
+    assert!(front
+        .str("variant")
+        .unwrap()
+        .iter()
+        .any(|v| v == "reevaluated"));
+    assert!(dir.join("re/pf/reevaluated.md").exists());
+    // Killed after 10 records, 2 of them re-evaluations of the first DPareto unit (8 points).
+    let out = dir.join("killed");
+    let o = dptune(&file, &out, &["--stop-after-records", "10"]);
+    assert_eq!(o.status.code(), Some(137), "not cut short");
+    let o = dptune(&file, &out, &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let resumed = Table::read_parquet(&out.join("pf").join("points.parquet")).unwrap();
+    assert_eq!(resumed.without_timing(), t.without_timing());
+}

@@ -22,6 +22,11 @@
 //!
 //! Honesty (spec §5): every tuner here is non-private: the front is what a data owner learns,
 //! not a private release, and keeping the best of many noisy means biases it optimistically.
+//! `reevaluate = N` measures that bias: each point of a run's front inside the reference box
+//! is evaluated N more times on fresh streams (columns `reeval_error`, `reeval_n_rep`,
+//! `reeval_wall_ms` of `points.parquet`; the `reevaluated` front variant; `hv_lin_reeval` and
+//! `hv_log_reeval` in the summary and `reevaluated.md`), and a benchmark's `front = …` then
+//! measures private tuners against the re-evaluated front.
 
 use super::StudyKind;
 use crate::data::TrainTest;
@@ -64,6 +69,11 @@ const NEAR_FRONT: f64 = 0.02;
 
 /// The stream of a (task, seed) run ("fron"): shared by every tuner of that seed.
 const RUN_STREAM: u64 = 0x6672_6f6e;
+
+/// The streams of a front point's re-evaluations ("rfrs"), keyed by the task, λ and the
+/// re-evaluation's index: never a search's stream, and the same λ gets the same fresh runs
+/// whichever tuner or seed found it (common random numbers).
+const REEVAL_STREAM: u64 = 0x7266_7273;
 
 /// What the tuners evaluate.
 #[derive(Clone, Debug, PartialEq)]
@@ -126,6 +136,8 @@ pub struct ParetoFront {
     pub seeds: u64,
     pub oracle: FrontOracle,
     pub tuners: Vec<FrontTuner>,
+    /// Fresh evaluations of each front point (0: none; spec §5's honesty flag).
+    pub reevaluate: usize,
     /// Loaded data, shared by the units of a process (loaded on first use, so reading the
     /// file needs no data).
     data: Mutex<HashMap<TaskData, Arc<TrainTest>>>,
@@ -295,9 +307,10 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
         seeds: f.integer("seeds", 1)?.unwrap_or(1),
         oracle,
         tuners,
+        reevaluate: f.integer("reevaluate", 0)?.unwrap_or(0) as usize,
         data: Mutex::new(HashMap::new()),
     };
-    let mut keys = vec!["seed", "seeds", "oracle", "tuners"];
+    let mut keys = vec!["seed", "seeds", "oracle", "tuners", "reevaluate"];
     keys.extend(match s.oracle {
         FrontOracle::Svt(_) => ["queries", "true_queries", "orders"].as_slice(),
         FrontOracle::Tasks { .. } => [
@@ -542,12 +555,8 @@ impl ParetoFront {
         }
     }
 
-    /// The evaluations of unit `u` and its oracle and tuner times (ms).
-    fn run(
-        &self,
-        u: &Unit,
-        journal: &mut Journal,
-    ) -> Result<(Vec<Evaluation>, Vec<f64>, Vec<f64>)> {
+    /// The evaluations of unit `u`, with their oracle and tuner times and re-evaluations.
+    fn run(&self, u: &Unit, journal: &mut Journal) -> Result<UnitRun> {
         let tuner = &self.tuners[u.tuner];
         let task_name = self.task_names()[u.task];
         let mut rng = stream(
@@ -561,7 +570,7 @@ impl ParetoFront {
                 let mut svt = *o;
                 let mut t = Timed::new(&mut svt, journal);
                 let run = self.search(tuner, &mut t, &dims, &mut rng)?;
-                Ok((run, t.oracle_ms, t.tuner_ms))
+                self.reevaluated(task_name, run, t)
             }
             FrontOracle::Tasks {
                 tasks,
@@ -614,15 +623,85 @@ impl ParetoFront {
                 };
                 let mut t = Timed::new(&mut oracle, journal);
                 let run = self.search(tuner, &mut t, &dims, &mut rng)?;
-                Ok((run, t.oracle_ms, t.tuner_ms))
+                self.reevaluated(task_name, run, t)
             }
         }
     }
 }
 
+/// A unit's evaluations and what was measured of them.
+struct UnitRun {
+    run: Vec<Evaluation>,
+    oracle_ms: Vec<f64>,
+    tuner_ms: Vec<f64>,
+    /// Per evaluation: its re-evaluation, where it was one of the front's points.
+    fresh: Vec<Option<Fresh>>,
+}
+
+/// A front point's fresh evaluations (`reevaluate`).
+#[derive(Clone, Debug)]
+struct Fresh {
+    /// The mean of every fresh replicate's error.
+    error: f64,
+    replicates: usize,
+    ms: f64,
+}
+
+impl ParetoFront {
+    /// Spec §5's honesty flag: the points of `run`'s front inside the reference box (the only
+    /// ones any yardstick reads) each evaluated `reevaluate` more times on fresh streams
+    /// ([`REEVAL_STREAM`]) through the same timed, journaled oracle, so a resumed unit takes
+    /// them from its journal too.
+    fn reevaluated(&self, task: &str, run: Vec<Evaluation>, mut t: Timed) -> Result<UnitRun> {
+        let n = run.len();
+        let mut fresh = vec![None; n];
+        if self.reevaluate > 0 {
+            // A missing error (a failed run) counts as 1, as the derived tables read it.
+            let points: Vec<Objectives> = run
+                .iter()
+                .map(|e| [e.objectives[0], finite(e.objectives[1]).unwrap_or(1.0)])
+                .collect();
+            for i in crate::pareto::pareto_front(&points)? {
+                if !(points[i][0] < HV_REFERENCE[0] && points[i][1] < HV_REFERENCE[1]) {
+                    continue;
+                }
+                let lambda = &run[i].lambda;
+                let bytes: Vec<u8> = lambda
+                    .iter()
+                    .flat_map(|v| v.to_bits().to_le_bytes())
+                    .collect();
+                let before = t.oracle_ms.len();
+                let mut errors = Vec::new();
+                for k in 0..self.reevaluate as u64 {
+                    let path = [REEVAL_STREAM, fnv1a(task.as_bytes()), fnv1a(&bytes), k];
+                    errors.extend(t.evaluate(lambda, &mut stream(self.seed, &path))?.errors);
+                }
+                fresh[i] = Some(Fresh {
+                    error: mean(&errors).expect("an evaluation has replicates"),
+                    replicates: errors.len(),
+                    ms: t.oracle_ms[before..].iter().sum(),
+                });
+            }
+        }
+        t.oracle_ms.truncate(n);
+        t.tuner_ms.truncate(n);
+        Ok(UnitRun {
+            run,
+            oracle_ms: t.oracle_ms,
+            tuner_ms: t.tuner_ms,
+            fresh,
+        })
+    }
+}
+
 /// The rows of unit `u`: one per evaluation.
 fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> Result<Table> {
-    let (run, oracle_ms, tuner_ms) = s.run(u, journal)?;
+    let UnitRun {
+        run,
+        oracle_ms,
+        tuner_ms,
+        fresh,
+    } = s.run(u, journal)?;
     let tuner = &s.tuners[u.tuner];
     let n = run.len();
     let same = |v: &str| Values::Str(vec![v.to_string(); n]);
@@ -657,7 +736,8 @@ fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> R
         })
     };
     let fold = |e: &Evaluation, f: fn(f64, f64) -> f64| e.errors.iter().copied().reduce(f);
-    Ok(t.with("epsilon", column(&|e| Some(e.objectives[0])))
+    let t = t
+        .with("epsilon", column(&|e| Some(e.objectives[0])))
         .with("error", column(&|e| Some(e.objectives[1])))
         .with("err_min", column(&|e| fold(e, f64::min)))
         .with("err_max", column(&|e| fold(e, f64::max)))
@@ -681,7 +761,30 @@ fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> R
         .with(
             "tuner_wall_ms",
             Values::F64(tuner_ms.into_iter().map(finite).collect()),
-        ))
+        );
+    if s.reevaluate == 0 {
+        // Files without re-evaluations keep their schema (committed results unchanged).
+        return Ok(t);
+    }
+    let of = |f: &dyn Fn(&Fresh) -> f64| {
+        Values::F64(
+            fresh
+                .iter()
+                .map(|x| x.as_ref().map(f).and_then(finite))
+                .collect(),
+        )
+    };
+    Ok(t.with("reeval_error", of(&|x| x.error))
+        .with(
+            "reeval_n_rep",
+            Values::U64(
+                fresh
+                    .iter()
+                    .map(|x| x.as_ref().map_or(0, |x| x.replicates as u64))
+                    .collect(),
+            ),
+        )
+        .with("reeval_wall_ms", of(&|x| x.ms)))
 }
 
 /// One run read back from `points.parquet`: (ε, mean error) per evaluation, the best and
@@ -695,6 +798,8 @@ struct Run {
     worst: Vec<Objectives>,
     /// The replicates' standard deviation per point (None from one replicate).
     spread: Vec<Option<f64>>,
+    /// (ε, mean error of the fresh runs) of the re-evaluated front points (`reevaluate`).
+    reevaluated: Vec<Objectives>,
     oracle_ms: f64,
     tuner_ms: f64,
 }
@@ -709,6 +814,11 @@ fn runs(t: &Table) -> Result<Runs> {
     let (eps, err) = (t.f64("epsilon")?, t.f64("error")?);
     let (lo, hi, sd) = (t.f64("err_min")?, t.f64("err_max")?, t.f64("err_std")?);
     let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
+    // Only files with `reevaluate` have the column.
+    let fresh = match t.names().contains(&"reeval_error") {
+        true => Some(t.f64("reeval_error")?),
+        false => None,
+    };
     let mut tasks: Vec<&str> = Vec::new();
     let mut tuners: Vec<&str> = Vec::new();
     let mut out = Runs::new();
@@ -741,6 +851,9 @@ fn runs(t: &Table) -> Result<Runs> {
         run.best.push([e, lo[i].unwrap_or(m)]);
         run.worst.push([e, hi[i].unwrap_or(m)]);
         run.spread.push(sd[i]);
+        if let Some(f) = fresh.and_then(|f| f[i]) {
+            run.reevaluated.push([e, f]);
+        }
         run.oracle_ms += om[i].unwrap_or(0.0);
         run.tuner_ms += tm[i].unwrap_or(0.0);
     }
@@ -881,6 +994,7 @@ fn welch_t(a: &[f64], b: &[f64]) -> Result<Option<TTest>> {
 /// The derived tables (module docs).
 fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
     let runs = runs(merged)?;
+    let reevaluated = merged.names().contains(&"reeval_error");
     let (mut trace_t, mut front_t, mut summary_t, mut diff_t, mut eff_t) = (
         Columns::default(),
         Columns::default(),
@@ -922,6 +1036,8 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             }
         }
         let (mut lin, mut log, mut to95) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut fresh_lin, mut fresh_log, mut fresh_best, mut fresh_points) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut best_at: Vec<Vec<f64>> = vec![Vec::new(); BEST_ERROR_EPSILONS.len()];
         let mut evals = 0;
         for (&seed, r) in seeds {
@@ -948,7 +1064,18 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 }
             }
             evals = evals.max(r.points.len());
-            for (variant, pts) in [("mean", &r.points), ("best", &r.best), ("worst", &r.worst)] {
+            if reevaluated {
+                fresh_lin.push(hv_lin(&r.reevaluated, HV_REFERENCE)?);
+                fresh_log.push(hv_log(&r.reevaluated, HV_REFERENCE)?);
+                fresh_best.extend(best_error_at(&r.reevaluated, 1.0)?);
+                fresh_points.push(r.reevaluated.len() as f64);
+            }
+            for (variant, pts) in [
+                ("mean", &r.points),
+                ("best", &r.best),
+                ("worst", &r.worst),
+                ("reevaluated", &r.reevaluated),
+            ] {
                 for c in StepFront::new(pts)?.corners() {
                     front_t.str("experiment", experiment);
                     front_t.str("task", task_name);
@@ -991,6 +1118,16 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         ];
         for (j, name) in BEST_NAMES.iter().enumerate() {
             summary_t.f64(name, mean(&best_at[j]));
+        }
+        if reevaluated {
+            let (fm, fh) = mean_ci(&fresh_lin);
+            let (gm, gh) = mean_ci(&fresh_log);
+            summary_t.f64("reeval_points", mean(&fresh_points));
+            summary_t.f64("hv_lin_reeval", Some(fm));
+            summary_t.f64("hv_lin_reeval_ci", fh);
+            summary_t.f64("hv_log_reeval", Some(gm));
+            summary_t.f64("hv_log_reeval_ci", gh);
+            summary_t.f64("best_err_eps_1_reeval", mean(&fresh_best));
         }
     }
     // Table 2 and sample efficiency: every (DPareto, random) pair of a task.
@@ -1244,6 +1381,14 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 errors: None,
                 scatter: false,
             });
+            if !r.reevaluated.is_empty() {
+                steps.push(Series {
+                    label: format!("{label}: front re-evaluated on fresh runs"),
+                    points: staircase(StepFront::new(&r.reevaluated)?.corners()),
+                    errors: None,
+                    scatter: false,
+                });
+            }
         }
         clouds.extend(marks);
         clouds.extend(steps);
@@ -1400,6 +1545,48 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         &dir.join("summary"),
         &mut files,
     )?;
+    if summary.names().contains(&"hv_lin_reeval") {
+        let (points, fl, fl_ci, fg, fg_ci, fb) = (
+            col("reeval_points")?,
+            col("hv_lin_reeval")?,
+            col("hv_lin_reeval_ci")?,
+            col("hv_log_reeval")?,
+            col("hv_log_reeval_ci")?,
+            col("best_err_eps_1_reeval")?,
+        );
+        let rows = (0..summary.height())
+            .map(|i| {
+                vec![
+                    task[i].clone(),
+                    tuner[i].clone(),
+                    num(points[i], 1),
+                    pm((lin[i].unwrap_or(0.0), lin_ci[i]), 4),
+                    pm((fl[i].unwrap_or(0.0), fl_ci[i]), 4),
+                    pm((log[i].unwrap_or(0.0), log_ci[i]), 4),
+                    pm((fg[i].unwrap_or(0.0), fg_ci[i]), 4),
+                    format!("{} → {}", num(b1[i], 4), num(fb[i], 4)),
+                ]
+            })
+            .collect();
+        write_grid(
+            &Grid {
+                caption: format!(
+                    "{}: the optimism of keeping the best of many noisy means (spec 001 §5): each run's front points inside the reference box evaluated again {} on fresh streams; hypervolumes of the fronts as searched and as re-evaluated (means over seeds, 95% intervals), and the best error at ε ≤ 1",
+                    h.title,
+                    match s.reevaluate {
+                        1 => "once".to_string(),
+                        n => format!("{n} times"),
+                    }
+                ),
+                header: ["task", "tuner", "front points per seed", "hv_lin searched", "hv_lin re-evaluated", "hv_log searched", "hv_log re-evaluated", "best err ε≤1 searched → re-evaluated"]
+                    .map(String::from)
+                    .to_vec(),
+                rows,
+            },
+            &dir.join("reevaluated"),
+            &mut files,
+        )?;
+    }
     let diff = Table::read_parquet(&dir.join("hv_diff.parquet"))?;
     if diff.height() > 0 {
         let (task, cmp) = (diff.str("task")?, diff.str("comparison")?);

@@ -79,10 +79,17 @@ pub struct Tuning {
 /// points (task, ε, error) of a `pareto-front` study, one union front per task, read as a step
 /// function: the lowest error any one run of ε ≤ e reached, its hyperparameters chosen for free.
 /// Each variant's label names its task, and the utility must be a test accuracy (error =
-/// 1 − utility), as the `dpsgd-task` workload's is.
+/// 1 − utility), as the `dpsgd-task` workload's is. Where the study re-evaluated its fronts on
+/// fresh runs (`reevaluate`, column `reeval_error`), those errors are the yardstick: a front
+/// that keeps the best of many noisy means is optimistic, and a private tuner's outcome is a
+/// fresh run.
 pub struct ReferenceFront {
     pub path: String,
+    /// The fronts are the re-evaluated ones.
+    pub reevaluated: bool,
     fronts: Vec<(String, StepFront)>,
+    /// The fronts as searched (the same as `fronts` when not re-evaluated).
+    searched: Vec<(String, StepFront)>,
 }
 
 impl ReferenceFront {
@@ -90,32 +97,58 @@ impl ReferenceFront {
     pub fn load(path: &str, tasks: &[String]) -> Result<Self> {
         let t = Table::read_parquet(Path::new(path))?;
         let (task, eps, err) = (t.str("task")?, t.f64("epsilon")?, t.f64("error")?);
-        let fronts = tasks
-            .iter()
-            .map(|name| {
-                let points: Vec<[f64; 2]> = (0..t.height())
-                    .filter(|&i| &task[i] == name)
-                    .filter_map(|i| Some([eps[i]?, err[i]?]))
-                    .collect();
-                if points.is_empty() {
-                    return Err(Error::invalid(
-                        "front",
-                        path,
-                        format!("a points file with (ε, error) points of task `{name}`"),
-                    ));
-                }
-                Ok((name.clone(), StepFront::new(&points)?))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let fresh = match t.names().contains(&"reeval_error") {
+            true => Some(t.f64("reeval_error")?),
+            false => None,
+        };
+        let front_of = |name: &str, errors: &[Option<f64>]| {
+            let points: Vec<[f64; 2]> = (0..t.height())
+                .filter(|&i| task[i] == name)
+                .filter_map(|i| Some([eps[i]?, errors[i]?]))
+                .collect();
+            StepFront::new(&points)
+        };
+        let mut fronts = Vec::new();
+        let mut searched = Vec::new();
+        for name in tasks {
+            if !task.iter().any(|t| t == name) {
+                return Err(Error::invalid(
+                    "front",
+                    path,
+                    format!("a points file with (ε, error) points of task `{name}`"),
+                ));
+            }
+            let as_searched = front_of(name, err)?;
+            fronts.push((
+                name.clone(),
+                match fresh {
+                    Some(f) => front_of(name, f)?,
+                    None => as_searched.clone(),
+                },
+            ));
+            searched.push((name.clone(), as_searched));
+        }
         Ok(ReferenceFront {
             path: path.to_string(),
+            reevaluated: fresh.is_some(),
             fronts,
+            searched,
         })
     }
 
-    /// The lowest error on `task`'s front at ε ≤ `epsilon` (None: no point that private).
+    /// The lowest error on `task`'s front at ε ≤ `epsilon` (None: no point that private):
+    /// the re-evaluated front where there is one.
     pub fn best_error(&self, task: &str, epsilon: f64) -> Option<f64> {
-        self.fronts
+        Self::best(&self.fronts, task, epsilon)
+    }
+
+    /// The same on the front as searched (optimistic when the study re-evaluated it).
+    pub fn searched_best_error(&self, task: &str, epsilon: f64) -> Option<f64> {
+        Self::best(&self.searched, task, epsilon)
+    }
+
+    fn best(fronts: &[(String, StepFront)], task: &str, epsilon: f64) -> Option<f64> {
+        fronts
             .iter()
             .find(|(t, _)| t == task)
             .and_then(|(_, f)| f.best_at(epsilon))
@@ -762,28 +795,53 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 b.and_then(|e| front.best_error(&variant.label, e))
                     .map(|err| 1.0 - err)
             };
+            let reference = if front.reevaluated {
+                "reference front re-evaluated on fresh runs (hyperparameters free)"
+            } else {
+                "reference front (one run, hyperparameters free)"
+            };
             let mut grid = make(
-                &format!(
-                    "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets its \
-                     gap to the front: the best accuracy any single run within the budget \
-                     reached on the non-private reference front ({}), minus it",
-                    front.path
-                ),
+                &if front.reevaluated {
+                    format!(
+                        "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets \
+                         its gap to the front: the best accuracy within the budget of the \
+                         non-private reference front's points ({}), each re-evaluated on fresh \
+                         runs, minus it (the front as searched, optimistic, on the second row)",
+                        front.path
+                    )
+                } else {
+                    format!(
+                        "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets \
+                         its gap to the front: the best accuracy any single run within the \
+                         budget reached on the non-private reference front ({}), minus it",
+                        front.path
+                    )
+                },
                 &|s| match best(s.budget) {
                     Some(a) => format!("{} ({:+.3})", pm(s.utility, 3), a - s.utility.0),
                     None => pm(s.utility, 3),
                 },
             );
-            grid.rows.insert(
-                0,
-                std::iter::once("reference front (one run, hyperparameters free)".to_string())
+            let row = |label: &str, best: &dyn Fn(Option<f64>) -> Option<f64>| {
+                std::iter::once(label.to_string())
                     .chain(
                         budgets
                             .iter()
                             .map(|b| best(*b).map_or("–".into(), |a| format!("{a:.3}"))),
                     )
-                    .collect(),
-            );
+                    .collect()
+            };
+            if front.reevaluated {
+                let searched = |b: Option<f64>| {
+                    b.and_then(|e| front.searched_best_error(&variant.label, e))
+                        .map(|err| 1.0 - err)
+                };
+                grid.rows.insert(
+                    0,
+                    row("reference front as searched (optimistic)", &searched),
+                );
+            }
+            grid.rows.insert(0, row(reference, &best));
             write_grid(
                 &grid,
                 &dir.join(format!("front-gap-{}", slug(&variant.label))),
@@ -815,7 +873,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 })
                 .map(|(lo, hi)| ((lo - 0.1).max(0.0), (hi + 0.01).min(1.0)));
             series.push(Series {
-                label: "reference front (one run, hyperparameters free)".into(),
+                label: reference.into(),
                 points: front_points,
                 scatter: false,
                 errors: None,
