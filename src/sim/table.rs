@@ -91,6 +91,14 @@ impl Table {
         }
     }
 
+    /// A float column that older tables may lack (None when absent).
+    pub fn f64_if_any(&self, name: &str) -> Result<Option<&[Option<f64>]>> {
+        match self.names().contains(&name) {
+            true => self.f64(name).map(Some),
+            false => Ok(None),
+        }
+    }
+
     pub fn u64(&self, name: &str) -> Result<&[u64]> {
         match self.column(name)? {
             Values::U64(v) => Ok(v),

@@ -815,10 +815,7 @@ fn runs(t: &Table) -> Result<Runs> {
     let (lo, hi, sd) = (t.f64("err_min")?, t.f64("err_max")?, t.f64("err_std")?);
     let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
     // Only files with `reevaluate` have the column.
-    let fresh = match t.names().contains(&"reeval_error") {
-        true => Some(t.f64("reeval_error")?),
-        false => None,
-    };
+    let fresh = t.f64_if_any("reeval_error")?;
     let mut tasks: Vec<&str> = Vec::new();
     let mut tuners: Vec<&str> = Vec::new();
     let mut out = Runs::new();

@@ -97,10 +97,7 @@ impl ReferenceFront {
     pub fn load(path: &str, tasks: &[String]) -> Result<Self> {
         let t = Table::read_parquet(Path::new(path))?;
         let (task, eps, err) = (t.str("task")?, t.f64("epsilon")?, t.f64("error")?);
-        let fresh = match t.names().contains(&"reeval_error") {
-            true => Some(t.f64("reeval_error")?),
-            false => None,
-        };
+        let fresh = t.f64_if_any("reeval_error")?;
         let front_of = |name: &str, errors: &[Option<f64>]| {
             let points: Vec<[f64; 2]> = (0..t.height())
                 .filter(|&i| task[i] == name)
