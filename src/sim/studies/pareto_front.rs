@@ -674,10 +674,14 @@ impl ParetoFront {
                 let mut errors = Vec::new();
                 for k in 0..self.reevaluate as u64 {
                     let path = [REEVAL_STREAM, fnv1a(task.as_bytes()), fnv1a(&bytes), k];
-                    errors.extend(t.evaluate(lambda, &mut stream(self.seed, &path))?.errors);
+                    let v = t.evaluate(lambda, &mut stream(self.seed, &path))?;
+                    // A failed fresh run counts as the worst error: the yardstick stays honest.
+                    errors.extend(v.errors.iter().map(|&e| finite(e).unwrap_or(1.0)));
                 }
                 fresh[i] = Some(Fresh {
-                    error: mean(&errors).expect("an evaluation has replicates"),
+                    error: mean(&errors).ok_or_else(|| {
+                        Error::invalid("reevaluate", self.reevaluate, "an oracle with replicates")
+                    })?,
                     replicates: errors.len(),
                     ms: t.oracle_ms[before..].iter().sum(),
                 });
