@@ -1426,6 +1426,34 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             )
         };
         files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
+        // The same fronts re-evaluated on fresh runs (`reevaluate`), on the same axes.
+        let fresh = of_task
+            .iter()
+            .filter_map(|(_, (_, label, _, seeds))| {
+                let r = seeds.values().next().filter(|r| !r.reevaluated.is_empty())?;
+                Some(StepFront::new(&r.reevaluated).map(|f| Series {
+                    label: format!("{label}: re-evaluated"),
+                    points: staircase(f.corners()),
+                    errors: None,
+                    scatter: false,
+                }))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !fresh.is_empty() {
+            let fig = Figure {
+                x_range: Some((front_left(&fresh), HV_REFERENCE[0])),
+                series: fresh,
+                title: format!(
+                    "{}: {task}: fronts re-evaluated on fresh runs (seed 0, ε < 10)",
+                    h.title
+                ),
+                ..fig
+            };
+            files.extend(plot::draw(
+                &fig,
+                &dir.join(format!("fronts-reevaluated-{task}")),
+            )?);
+        }
         // Fig. 7: the mean, best- and worst-replicate fronts of the first tuner (seed 0).
         if let Some((_, (_, label, _, seeds))) = of_task.first() {
             if let Some(r) = seeds.values().next().filter(|r| r.best != r.worst) {
