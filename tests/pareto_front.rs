@@ -360,7 +360,7 @@ fn front_points_are_reevaluated_on_fresh_streams() {
     let dir = common::temp_dir("pareto-reeval");
     let file = dir.join("pf.toml");
     std::fs::write(&file, FILE).unwrap();
-    let plain = common::run_file(&file, Profile::Paper, &dir.join("plain"), 1);
+    let plain = common::run_and_report(&file, Profile::Paper, &dir.join("plain"), 1);
     let with = FILE.replace("seeds = 2\n", "seeds = 2\nreevaluate = 2\n");
     std::fs::write(&file, &with).unwrap();
     let t = common::run_and_report(&file, Profile::Paper, &dir.join("re"), 2);
@@ -431,7 +431,10 @@ fn front_points_are_reevaluated_on_fresh_streams() {
         .unwrap()
         .iter()
         .any(|v| v == "reevaluated"));
-    assert!(dir.join("re/pf/reevaluated.md").exists());
+    for f in ["reevaluated.md", "fronts-reevaluated-svt.png"] {
+        assert!(dir.join("re/pf").join(f).exists(), "{f}");
+    }
+    assert!(!dir.join("plain/pf/fronts-reevaluated-svt.png").exists());
     // Killed after 10 records, 2 of them re-evaluations of the first DPareto unit (8 points).
     let out = dir.join("killed");
     let o = dptune(&file, &out, &["--stop-after-records", "10"]);
