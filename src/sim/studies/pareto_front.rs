@@ -1430,7 +1430,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let fresh = of_task
             .iter()
             .filter_map(|(_, (_, label, _, seeds))| {
-                let r = seeds.values().next().filter(|r| !r.reevaluated.is_empty())?;
+                let r = seeds
+                    .values()
+                    .next()
+                    .filter(|r| !r.reevaluated.is_empty())?;
                 Some(StepFront::new(&r.reevaluated).map(|f| Series {
                     label: format!("{label}: re-evaluated"),
                     points: staircase(f.corners()),
