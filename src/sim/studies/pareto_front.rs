@@ -1606,6 +1606,8 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                     "{}: the optimism of keeping the best of many noisy means (spec 001 §5): each run's front points inside the reference box evaluated {} more on fresh streams; hypervolumes of the fronts as searched and as re-evaluated (means over seeds, 95% intervals), and the best error at ε ≤ 1",
                     h.title,
                     match s.reevaluate {
+                        // A report of results made before the key was removed from the file.
+                        0 => "again".to_string(),
                         1 => "once".to_string(),
                         2 => "twice".to_string(),
                         n => format!("{n} times"),

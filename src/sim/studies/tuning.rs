@@ -797,23 +797,25 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             } else {
                 "reference front (one run, hyperparameters free)"
             };
+            let gap = if front.reevaluated {
+                format!(
+                    "the best accuracy within the budget of the non-private reference front's \
+                     points ({}), each re-evaluated on fresh runs, minus it (the front as \
+                     searched, optimistic, on the second row)",
+                    front.path
+                )
+            } else {
+                format!(
+                    "the best accuracy any single run within the budget reached on the \
+                     non-private reference front ({}), minus it",
+                    front.path
+                )
+            };
             let mut grid = make(
-                &if front.reevaluated {
-                    format!(
-                        "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets \
-                         its gap to the front: the best accuracy within the budget of the \
-                         non-private reference front's points ({}), each re-evaluated on fresh \
-                         runs, minus it (the front as searched, optimistic, on the second row)",
-                        front.path
-                    )
-                } else {
-                    format!(
-                        "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets \
-                         its gap to the front: the best accuracy any single run within the \
-                         budget reached on the non-private reference front ({}), minus it",
-                        front.path
-                    )
-                },
+                &format!(
+                    "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets its \
+                     gap to the front: {gap}"
+                ),
                 &|s| match best(s.budget) {
                     Some(a) => format!("{} ({:+.3})", pm(s.utility, 3), a - s.utility.0),
                     None => pm(s.utility, 3),
