@@ -57,6 +57,10 @@ enum Sim {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Regenerate complete results that were made by other code (stale ones are otherwise
+        /// kept and listed); the old results move to the folder's superseded/.
+        #[arg(long)]
+        rerun_stale: bool,
         /// Testing aid: exit abruptly after this many units, as if killed.
         #[arg(long, hide = true, alias = "stop-after-cells")]
         stop_after_units: Option<u64>,
@@ -70,6 +74,46 @@ enum Sim {
         #[arg(required = true)]
         files: Vec<std::path::PathBuf>,
         /// The profile the results were made with.
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+    },
+    /// Regenerate experiments from scratch into a scratch folder and compare them with the
+    /// committed results (tables byte for byte, parquet value for value); resumable. Where
+    /// every file matches, the committed manifest takes the regeneration's code and
+    /// provenance (they are then that code's results).
+    Verify {
+        /// Experiment files (sims/*.toml).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        /// The committed results.
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+        /// Where the regeneration goes (kept between calls: it resumes).
+        #[arg(long, default_value = "target/sims-verify")]
+        scratch: std::path::PathBuf,
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
+        #[arg(long, default_value = "1/1", value_parser = shard)]
+        shard: crate::sim::Shard,
+        /// Write the summary of every file's verification so far here (markdown).
+        #[arg(long)]
+        doc: Option<std::path::PathBuf>,
+        /// Hand-written explanations appended to the summary.
+        #[arg(long)]
+        notes: Option<std::path::PathBuf>,
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Where results stand: complete or not, fresh or stale (made by other code), made by
+    /// which commit, on what machine, in how long. Runs nothing.
+    Status {
+        /// Experiment files (sims/*.toml).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
         #[arg(long, value_enum, default_value = "paper")]
         profile: ProfileArg,
         #[arg(long, default_value = "results")]
@@ -894,6 +938,69 @@ fn describe_accountant(accountant: &Accountant) -> String {
     format!("Rényi DP {orders}, {conversion}")
 }
 
+fn verify_files(
+    files: &[std::path::PathBuf],
+    opts: &crate::sim::RunOptions,
+    committed: &std::path::Path,
+    doc: Option<&std::path::Path>,
+    notes: Option<&std::path::Path>,
+) -> Result<String, Error> {
+    use crate::sim::{self, verify};
+    let experiments = files
+        .iter()
+        .map(|f| sim::load(f, opts.profile))
+        .collect::<Result<Vec<_>, Error>>()?;
+    for exp in &experiments {
+        sim::experiment::check(exp)?;
+    }
+    let mut lines = Vec::new();
+    for exp in &experiments {
+        let Some(record) = verify::verify(exp, committed, opts)? else {
+            lines.push(format!(
+                "{}: regeneration unfinished (other shards, or resume)",
+                exp.name
+            ));
+            continue;
+        };
+        let bad: Vec<String> = record["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["matches"] != json!(true))
+            .map(|f| {
+                format!(
+                    "  {}: {}",
+                    f["file"].as_str().unwrap_or("?"),
+                    f["outcome"].as_str().unwrap_or("?")
+                )
+            })
+            .collect();
+        if bad.is_empty() && record["committed_exists"] == json!(true) {
+            sim::adopt_provenance(exp, committed, &opts.out)?;
+            lines.push(format!(
+                "{}: every file matches; its manifest now records this code and run",
+                exp.name
+            ));
+        } else {
+            lines.push(format!(
+                "{}: {} file(s) differ\n{}",
+                exp.name,
+                bad.len(),
+                bad.join("\n")
+            ));
+        }
+    }
+    if let Some(doc) = doc {
+        let notes = match notes {
+            Some(p) => std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
+            None => String::new(),
+        };
+        crate::sim::table::write_text(doc, &verify::summary(&experiments, &opts.out, &notes))?;
+        lines.push(format!("summary: {}", doc.display()));
+    }
+    Ok(lines.join("\n"))
+}
+
 fn execute_sim(sim: Sim) -> Result<String, Error> {
     use crate::sim::{self, RunOptions, RunStatus};
     // Before anything touches BLAS (the checks below build workload instances).
@@ -907,6 +1014,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             shard,
             out,
             quiet,
+            rerun_stale,
             stop_after_units,
             stop_after_records,
         } => {
@@ -916,6 +1024,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 shard,
                 out: out.clone(),
                 progress: !quiet,
+                rerun_stale,
                 stop_after_units,
                 stop_after_records,
             };
@@ -926,6 +1035,44 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             profile,
             out,
         } => (files, profile, out, None),
+        Sim::Verify {
+            files,
+            profile,
+            out,
+            scratch,
+            threads,
+            shard,
+            doc,
+            notes,
+            quiet,
+        } => {
+            let opts = RunOptions {
+                profile: profile.into(),
+                threads: threads.map(|t| t as usize),
+                shard,
+                out: scratch.clone(),
+                progress: !quiet,
+                rerun_stale: true,
+                stop_after_units: None,
+                stop_after_records: None,
+            };
+            return verify_files(&files, &opts, &out, doc.as_deref(), notes.as_deref());
+        }
+        Sim::Status {
+            files,
+            profile,
+            out,
+        } => {
+            let experiments = files
+                .iter()
+                .map(|f| sim::load(f, profile.into()))
+                .collect::<Result<Vec<_>, Error>>()?;
+            return Ok(experiments
+                .iter()
+                .map(|exp| sim::status(exp, &out))
+                .collect::<Vec<_>>()
+                .join("\n"));
+        }
     };
     // Validate every file (at both profiles) before running any, so a typo in the last one
     // fails fast; two experiments must not share a results folder.
@@ -953,6 +1100,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             sim::experiment::check(exp)?;
         }
     }
+    let mut stale_ones = Vec::new();
     for exp in &experiments {
         if let Some(opts) = &run {
             match sim::run(exp, opts)? {
@@ -960,11 +1108,23 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                     lines.push(format!("{}: shard done; {present} of {total} units present (the run that completes the last unit merges and reports)", exp.name));
                     continue;
                 }
-                RunStatus::Complete { results, rows, .. } => lines.push(format!(
-                    "{}: {rows} rows in {}",
-                    exp.name,
-                    results.display()
-                )),
+                RunStatus::Complete {
+                    results,
+                    rows,
+                    stale,
+                    ..
+                } => {
+                    lines.push(format!(
+                        "{}: {rows} rows in {}",
+                        exp.name,
+                        results.display()
+                    ));
+                    if let Some(why) = stale {
+                        let line = format!("STALE {}: {why}", exp.name);
+                        eprintln!("{line}; kept (regenerate with --rerun-stale)");
+                        stale_ones.push(line);
+                    }
+                }
             }
         }
         let files = sim::report(exp, &out)?;
@@ -977,5 +1137,14 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
     }
     let index = sim::report::write_index(&out)?;
     lines.push(format!("index: {}", index.display()));
+    if !stale_ones.is_empty() {
+        lines.push(format!(
+            "{} of these results were made by other code than this dptune's and were kept as \
+             they are:\n  {}\nRegenerate them with `dptune sim run FILE… --rerun-stale` \
+             (`just sims --rerun-stale`); the old results move to superseded/.",
+            stale_ones.len(),
+            stale_ones.join("\n  ")
+        ));
+    }
     Ok(lines.join("\n"))
 }

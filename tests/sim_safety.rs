@@ -255,7 +255,9 @@ fn a_folder_in_use_by_another_configuration_is_refused() {
     std::fs::write(&lock, "0123456789abcdef").unwrap();
     let o = run(&file, &out, "smoke");
     refused(&o, "another dptune run");
-    std::fs::write(&lock, &hash).unwrap();
+    // A lock names the configuration and the code (shards of both share the folder).
+    let code = manifest["code"]["fingerprint"].as_str().unwrap();
+    std::fs::write(&lock, format!("{hash}-{code}")).unwrap();
     let o = run(&file, &out, "smoke");
     assert!(
         o.status.success(),

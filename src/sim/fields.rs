@@ -11,12 +11,7 @@ pub const MAX_COUNT: u64 = 1_000_000;
 /// The largest number of repetitions (`seeds`) per configuration.
 pub const MAX_REPETITIONS: u64 = 100_000;
 
-/// FNV-1a, 64 bit: a stable hash (unlike std's) for file names and stream ids.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
-}
+pub use super::code_graph::fnv1a;
 
 pub(crate) fn fail(file: &str, field: &str, reason: &str) -> Error {
     Error::Experiment {

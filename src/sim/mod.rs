@@ -14,23 +14,27 @@
 //! `studies/` holds one file per kind and the registry; `experiment` loads a file through the
 //! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
+pub mod code_graph;
 pub mod declarative;
 pub mod experiment;
 pub mod fields;
 pub mod heatmap;
 pub mod plot;
 pub mod progress;
+pub mod provenance;
 pub mod report;
 pub mod store;
 pub mod studies;
 pub mod study;
 pub mod table;
+pub mod verify;
 
 pub use experiment::{load, Experiment};
 pub use study::{Header, Profile, Study};
 
 use crate::error::{Error, Result};
 use progress::Progress;
+use provenance::Code;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,6 +79,8 @@ pub struct RunOptions {
     /// Results go to `<out>/<experiment name>/`.
     pub out: PathBuf,
     pub progress: bool,
+    /// Regenerate complete results made by other code (else they are kept and reported).
+    pub rerun_stale: bool,
     /// Test hook: exit the process abruptly after this many units (simulates a kill).
     pub stop_after_units: Option<u64>,
     /// Test hook: exit the process abruptly after this many journal records (a kill in the
@@ -86,10 +92,12 @@ pub struct RunOptions {
 #[derive(Clone, Debug, PartialEq)]
 pub enum RunStatus {
     /// Every unit is done and merged into `results`; `derived` are the tables made from it.
+    /// `stale`: why, when these are kept results made by other code (no `rerun_stale`).
     Complete {
         results: PathBuf,
         derived: Vec<PathBuf>,
         rows: usize,
+        stale: Option<String>,
     },
     /// This shard is done; other shards' units are still missing.
     Partial { present: usize, total: usize },
@@ -103,20 +111,24 @@ pub fn results_dir(out: &Path, exp: &Experiment) -> PathBuf {
 /// Runs (or resumes) the experiment.
 pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     single_threaded_blas();
+    let started = provenance::now();
     let dir = results_dir(&opts.out, exp);
-    let _lock = Lock::acquire(&dir, &store::hash_text(exp.config_hash))?;
-    let mut manifest = store::prepare(&dir, exp)?;
+    let code = Code::of(exp.kind.source);
+    // Shards of one configuration and code may share the folder; nothing else may.
+    let _lock = Lock::acquire(
+        &dir,
+        &format!("{}-{}", store::hash_text(exp.config_hash), code.fingerprint),
+    )?;
     let study = exp.study.as_ref();
     let output = study.output();
     let mut tables = vec![output];
     tables.extend(study.derived());
+    let store::Prepared {
+        mut manifest,
+        stale,
+    } = store::prepare(&dir, exp, &code, &tables, opts.rerun_stale)?;
     if manifest.intact(&dir, &tables) {
-        if manifest.is_legacy() {
-            // Results of an older dptune: keep them, and record their checksums from now on.
-            manifest.complete(&dir, &tables);
-            manifest.write(&dir)?;
-        }
-        return complete(&dir, output, &tables);
+        return complete(&dir, output, &tables, stale);
     }
     let units = study.units();
     if let Some(dup) = units
@@ -145,6 +157,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     pool.install(|| {
         pending.par_iter().try_for_each(|&i| -> Result<()> {
             let at = |e: Error| e.context(&format!("{}: unit `{}`", exp.file.display(), units[i]));
+            let unit_started = std::time::Instant::now();
             let mut journal = parts
                 .journal(&units[i], opts.stop_after_records)
                 .map_err(at)?;
@@ -152,6 +165,7 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
                 .run_unit_journaled(&exp.name, i, &mut journal)
                 .map_err(at)?;
             parts.write(&units[i], &rows)?;
+            parts.record_time(&units[i], unit_started.elapsed().as_secs_f64())?;
             journal.remove();
             progress.tick();
             let n = written.fetch_add(1, Ordering::SeqCst) + 1;
@@ -161,9 +175,19 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
             Ok(())
         })
     })?;
+    let shard = format!("{}/{}", opts.shard.index, opts.shard.count);
+    let record = |parts: &Parts| {
+        parts.record_run(&provenance::run_record(
+            pool.current_num_threads(),
+            &shard,
+            started,
+            pending.len(),
+        ))
+    };
     let found: Vec<Option<PathBuf>> = units.iter().map(|u| parts.find(u)).collect();
     let present = found.iter().filter(|p| p.is_some()).count();
     if present < units.len() {
+        record(&parts)?;
         return Ok(RunStatus::Partial {
             present,
             total: units.len(),
@@ -177,18 +201,21 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     for (name, t) in pool.install(|| study.derive(&exp.name, &all))? {
         t.write_parquet(&dir.join(name))?;
     }
+    record(&parts)?;
+    manifest.value["provenance"] = parts.provenance();
     manifest.complete(&dir, &tables);
     manifest.write(&dir)?;
-    complete(&dir, output, &tables)
+    complete(&dir, output, &tables, None)
 }
 
-fn complete(dir: &Path, output: &str, tables: &[&str]) -> Result<RunStatus> {
+fn complete(dir: &Path, output: &str, tables: &[&str], stale: Option<String>) -> Result<RunStatus> {
     let results = dir.join(output);
     let rows = Table::read_parquet(&results)?.height();
     Ok(RunStatus::Complete {
         results,
         derived: tables[1..].iter().map(|t| dir.join(t)).collect(),
         rows,
+        stale,
     })
 }
 
@@ -267,6 +294,119 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
+/// Where the results of `exp` under `out` stand, in words (one line per experiment, a second
+/// with the provenance); reads, never writes.
+pub fn status(exp: &Experiment, out: &Path) -> String {
+    let dir = results_dir(out, exp);
+    let name = &exp.name;
+    let Some(m) = Manifest::read(&dir) else {
+        return format!("{name}: no results in {}", dir.display());
+    };
+    if m.str("config_hash") != Some(store::hash_text(exp.config_hash).as_str()) {
+        return format!(
+            "{name}: {} holds results of another configuration (profile {}, or {} was edited since)",
+            dir.display(),
+            m.str("profile").unwrap_or("?"),
+            exp.file.display()
+        );
+    }
+    let study = exp.study.as_ref();
+    let mut tables = vec![study.output()];
+    tables.extend(study.derived());
+    let state = if m.intact(&dir, &tables) {
+        "complete".to_string()
+    } else {
+        let units = study.units();
+        format!(
+            "incomplete ({} of {} units done)",
+            Parts::count_present(&dir, &units),
+            units.len()
+        )
+    };
+    let code = Code::of(exp.kind.source);
+    let freshness = match code.staleness(m.value.get("code")) {
+        None => "fresh (made by this code)".to_string(),
+        Some(why) => format!("STALE: {why}"),
+    };
+    let p = &m.value["provenance"];
+    let runs = p["runs"].as_array().cloned().unwrap_or_default();
+    let made = if runs.is_empty() {
+        "  no provenance recorded (made before dptune recorded it)".to_string()
+    } else {
+        let all = |key: &str| {
+            let mut v: Vec<String> = runs
+                .iter()
+                .map(|r| match &r[key] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            v.dedup();
+            v.join(", ")
+        };
+        let commits: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                let c = r["commit"].as_str().unwrap_or("unknown");
+                let dirty = if r["dirty"] == serde_json::json!(true) {
+                    " (modified)"
+                } else {
+                    ""
+                };
+                format!("{}{dirty}", provenance::short(c))
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let slowest = &p["unit_wall_s"]["slowest"];
+        format!(
+            "  made by commit {} with {} on {} ({} kernels), {} thread(s), shard(s) {}, \
+             {} → {}: {} s in {} run(s); units {} s in all, slowest `{}` {} s",
+            commits.join(", "),
+            all("rustc"),
+            all("cpu"),
+            all("openblas_core"),
+            all("threads"),
+            all("shard"),
+            runs.first()
+                .and_then(|r| r["started"].as_str())
+                .unwrap_or("?"),
+            runs.last()
+                .and_then(|r| r["finished"].as_str())
+                .unwrap_or("?"),
+            p["wall_s"],
+            runs.len(),
+            p["unit_wall_s"]["total"],
+            slowest["unit"].as_str().unwrap_or("?"),
+            slowest["wall_s"],
+        )
+    };
+    format!("{name}: {state}, {freshness}\n{made}")
+}
+
+/// Gives the committed manifest of `exp` under `committed` the code and provenance of its
+/// regeneration under `scratch` (call only when every file matched: the committed results are
+/// then exactly what this code makes).
+pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> Result<()> {
+    let (ours, fresh) = (results_dir(committed, exp), results_dir(scratch, exp));
+    let (Some(mut m), Some(f)) = (Manifest::read(&ours), Manifest::read(&fresh)) else {
+        return Err(Error::results(&ours, "no manifest to update"));
+    };
+    for key in ["code", "provenance", "dptune", "files"] {
+        m.value[key] = f.value[key].clone();
+    }
+    // The checksums of the committed tables (a timing column may differ from the fresh ones).
+    let study = exp.study.as_ref();
+    let mut tables = vec![study.output()];
+    tables.extend(study.derived());
+    m.complete(&ours, &tables);
+    m.value["verified"] = serde_json::json!({
+        "how": "regenerated from scratch by `dptune sim verify` and compared file by file",
+        "compared": provenance::utc(provenance::now()),
+    });
+    m.write(&ours)
+}
+
 fn out_flag(out: &Path) -> String {
     if out == Path::new("results") {
         String::new()
@@ -298,6 +438,7 @@ mod tests {
 
     // The README's "Adding a study" example, verbatim in substance: it must compile and run.
     const KIND: StudyKind = StudyKind {
+        source: file!(),
         name: "coin",
         about: "the share of heads in fair coin flips",
         parse: |f| {
@@ -371,6 +512,7 @@ mod tests {
             shard: Shard::parse(shard).unwrap(),
             out: out.clone(),
             progress: false,
+            rerun_stale: false,
             stop_after_units: None,
             stop_after_records: None,
         };

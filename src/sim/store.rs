@@ -15,6 +15,7 @@
 //!   configuration runs again. Nothing is deleted; a file dptune did not write stays put.
 
 use super::fields::fnv1a;
+use super::provenance::{self, Code};
 use super::table::write_text;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
@@ -46,6 +47,21 @@ impl Parts {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         remove_stale_temporaries(&dir);
         Ok(Parts { dir })
+    }
+
+    /// How many of `keys` have a part in `results` (by name; nothing is read or changed).
+    pub fn count_present(results: &Path, keys: &[String]) -> usize {
+        let names: Vec<String> = std::fs::read_dir(results.join(PARTS))
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().to_string())
+                    .filter(|n| n.ends_with(".parquet"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        keys.iter()
+            .filter(|k| names.iter().any(|n| n.starts_with(&Self::prefix(k))))
+            .count()
     }
 
     fn prefix(key: &str) -> String {
@@ -92,6 +108,71 @@ impl Parts {
         ));
         super::table::write_bytes(&path, &bytes)
     }
+}
+
+/// Per-unit wall times (`parts/timings.jsonl`) and one record per process that ran units
+/// (`parts/runs.jsonl`): appended line by line, so shards sharing the folder never overwrite
+/// each other; summarised into the manifest when the run completes.
+const TIMINGS: &str = "timings.jsonl";
+const RUNS: &str = "runs.jsonl";
+
+impl Parts {
+    /// Records that unit `key` took `secs` seconds.
+    pub fn record_time(&self, key: &str, secs: f64) -> Result<()> {
+        append_line(
+            &self.dir.join(TIMINGS),
+            &json!({"unit": key, "wall_s": provenance::round_ms(secs)}),
+        )
+    }
+
+    /// Records one process's run (`provenance::run_record`).
+    pub fn record_run(&self, record: &Value) -> Result<()> {
+        append_line(&self.dir.join(RUNS), record)
+    }
+
+    /// The manifest's `provenance`: every run, their wall times and the units' (the last time
+    /// of each unit counts, for a unit that ran again).
+    pub fn provenance(&self) -> Value {
+        let lines = |name: &str| -> Vec<Value> {
+            std::fs::read_to_string(self.dir.join(name))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        };
+        let runs = lines(RUNS);
+        let mut units: std::collections::BTreeMap<String, f64> = Default::default();
+        for t in lines(TIMINGS) {
+            if let (Some(u), Some(s)) = (t["unit"].as_str(), t["wall_s"].as_f64()) {
+                units.insert(u.to_string(), s);
+            }
+        }
+        let slowest = units
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(b.1))
+            .map(|(u, s)| json!({"unit": u, "wall_s": s}));
+        let r = provenance::round_ms;
+        json!({
+            "wall_s": r(runs.iter().filter_map(|x| x["wall_s"].as_f64()).sum()),
+            "unit_wall_s": {
+                "units": units.len(),
+                "total": r(units.values().sum()),
+                "slowest": slowest,
+            },
+            "runs": runs,
+        })
+    }
+}
+
+fn append_line(path: &Path, record: &Value) -> Result<()> {
+    use std::io::Write;
+    let line = format!("{record}\n");
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| Error::io(path, e))
 }
 
 impl Parts {
@@ -309,7 +390,7 @@ impl Manifest {
             .map(|value| Manifest { value })
     }
 
-    pub fn new(experiment: &super::Experiment) -> Manifest {
+    pub fn new(experiment: &super::Experiment, code: &Code) -> Manifest {
         Manifest {
             value: json!({
                 "experiment": experiment.name,
@@ -319,6 +400,7 @@ impl Manifest {
                 "kind": experiment.kind.name,
                 "config_hash": hash_text(experiment.config_hash),
                 "dptune": env!("CARGO_PKG_VERSION"),
+                "code": code.record(),
                 "complete": false,
                 "tables": {},
                 "files": [],
@@ -326,9 +408,30 @@ impl Manifest {
         }
     }
 
+    /// Writes the manifest, unless the file already says exactly this (a report that drew
+    /// the same files leaves it untouched).
     pub fn write(&self, dir: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(&self.value).unwrap_or_default();
-        write_text(&dir.join(MANIFEST), &format!("{text}\n"))
+        let text = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&self.value).unwrap_or_default()
+        );
+        let path = dir.join(MANIFEST);
+        if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+            return Ok(());
+        }
+        write_text(&path, &text)
+    }
+
+    /// Where these results go when set aside: `superseded/<profile>-<hash>-<code>/`.
+    fn aside(&self, dir: &Path) -> PathBuf {
+        dir.join(SUPERSEDED).join(format!(
+            "{}-{}-{}",
+            self.str("profile").unwrap_or("unknown"),
+            self.str("config_hash").unwrap_or("unknown"),
+            self.value["code"]["fingerprint"]
+                .as_str()
+                .unwrap_or("unknown")
+        ))
     }
 
     pub fn str(&self, key: &str) -> Option<&str> {
@@ -398,40 +501,75 @@ pub fn hash_text(hash: u64) -> String {
     format!("{hash:016x}")
 }
 
-/// Makes `dir` hold results of `experiment` only. Results of another configuration move to
-/// `superseded/<profile>-<hash>/` (said on stderr); results of this configuration set aside
-/// earlier come back. Returns the manifest to continue with.
-pub fn prepare(dir: &Path, experiment: &super::Experiment) -> Result<Manifest> {
+/// What [`prepare`] found: the manifest to continue with and, when complete results made by
+/// other code are kept (no `--rerun-stale`), why they are stale.
+pub struct Prepared {
+    pub manifest: Manifest,
+    pub stale: Option<String>,
+}
+
+/// Makes `dir` hold results of `experiment`, made by `code`, only. Results of another
+/// configuration move to `superseded/<profile>-<hash>-<code>/` (said on stderr); results of
+/// this configuration and code set aside earlier come back. Results of this configuration
+/// made by other code (or by a dptune that did not record its code) are kept when complete,
+/// and reported stale, unless `rerun_stale`; unfinished ones are always moved aside, so parts
+/// of two codes are never merged.
+pub fn prepare(
+    dir: &Path,
+    experiment: &super::Experiment,
+    code: &Code,
+    tables: &[&str],
+    rerun_stale: bool,
+) -> Result<Prepared> {
     let hash = hash_text(experiment.config_hash);
-    let current = Manifest::read(dir);
-    if let Some(m) = &current {
-        if m.str("config_hash") == Some(hash.as_str()) {
-            return Ok(m.clone());
+    if let Some(m) = Manifest::read(dir) {
+        let same_config = m.str("config_hash") == Some(hash.as_str());
+        let stale = code.staleness(m.value.get("code"));
+        match (same_config, stale) {
+            (true, None) => {
+                return Ok(Prepared {
+                    manifest: m,
+                    stale: None,
+                })
+            }
+            (true, Some(why)) if !rerun_stale && m.intact(dir, tables) => {
+                return Ok(Prepared {
+                    manifest: m,
+                    stale: Some(why),
+                })
+            }
+            (true, Some(why)) => {
+                let aside = m.aside(dir);
+                move_results(dir, &aside, &m)?;
+                eprintln!(
+                    "{}: these results were {why}: moved to {}; regenerating",
+                    dir.display(),
+                    aside.display()
+                );
+            }
+            (false, _) => {
+                let aside = m.aside(dir);
+                move_results(dir, &aside, &m)?;
+                eprintln!(
+                    "{}: these results are of another configuration (profile {}, an edited \
+                     file, or another experiment): moved to {}",
+                    dir.display(),
+                    m.str("profile").unwrap_or("?"),
+                    aside.display()
+                );
+            }
         }
-    }
-    if let Some(m) = &current {
-        let aside = dir.join(SUPERSEDED).join(format!(
-            "{}-{}",
-            m.str("profile").unwrap_or("unknown"),
-            m.str("config_hash").unwrap_or("unknown")
-        ));
-        move_results(dir, &aside, m)?;
-        eprintln!(
-            "{}: these results are of another configuration (profile {}, an edited file, or \
-             another experiment): moved to {}",
-            dir.display(),
-            m.str("profile").unwrap_or("?"),
-            aside.display()
-        );
     } else if dir.join(PARTS).exists() {
         // Parts without a manifest cannot be attributed: set aside, never mixed in.
         let aside = dir.join(SUPERSEDED).join("unknown");
         std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
         rename_free(&dir.join(PARTS), &aside.join(PARTS))?;
     }
-    let earlier = dir
-        .join(SUPERSEDED)
-        .join(format!("{}-{hash}", experiment.profile.name()));
+    let earlier = dir.join(SUPERSEDED).join(format!(
+        "{}-{hash}-{}",
+        experiment.profile.name(),
+        code.fingerprint
+    ));
     if let Some(m) = Manifest::read(&earlier) {
         move_results(&earlier, dir, &m)?;
         let _ = std::fs::remove_dir(&earlier);
@@ -440,11 +578,17 @@ pub fn prepare(dir: &Path, experiment: &super::Experiment) -> Result<Manifest> {
             dir.display(),
             earlier.display()
         );
-        return Ok(m);
+        return Ok(Prepared {
+            manifest: m,
+            stale: None,
+        });
     }
-    let m = Manifest::new(experiment);
+    let m = Manifest::new(experiment, code);
     m.write(dir)?;
-    Ok(m)
+    Ok(Prepared {
+        manifest: m,
+        stale: None,
+    })
 }
 
 /// Moves what `m` says dptune wrote in `from` (every entry but `superseded/` and locks, for an

@@ -45,6 +45,7 @@ pub fn options(profile: Profile, out: &Path, threads: usize, shard: Shard) -> Ru
         shard,
         out: out.to_path_buf(),
         progress: false,
+        rerun_stale: false,
         stop_after_units: None,
         stop_after_records: None,
     }

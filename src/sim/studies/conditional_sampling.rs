@@ -20,6 +20,7 @@ use crate::sim::table::{finite, Grid, Table, Values};
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "conditional-sampling",
     about: "spec 000 Figure 8: Corollary 16(2) against the exact three-outcome example",
     parse: |f| Ok(Box::new(parse(f)?)),

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "curves",
     about: "privacy and utility of repeat-and-select over a swept order or mean (closed form)",
     parse: |f| Ok(Box::new(parse(f)?)),

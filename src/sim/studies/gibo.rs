@@ -24,6 +24,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "gibo-paths",
     about: "spec 004: loss against evaluations for DP-GIBO, DP-GD and non-private random search",
     parse: |f| Ok(Box::new(parse(f)?)),

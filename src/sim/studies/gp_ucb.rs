@@ -32,12 +32,14 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 pub const BOUNDS: StudyKind = StudyKind {
+    source: file!(),
     name: "gp-ucb-bounds",
     about: "spec 002's closed-form noise scales and utility bounds of private GP-UCB (F1, F2)",
     parse: |f| Ok(Box::new(parse_bounds(f)?)),
 };
 
 pub const SUITE: StudyKind = StudyKind {
+    source: file!(),
     name: "gp-ucb-suite",
     about: "spec 002's synthetic GP suite: neighbouring pairs, sensitivities and release errors (F2–F4)",
     parse: |f| Ok(Box::new(parse_suite(f)?)),

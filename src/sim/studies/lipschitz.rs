@@ -27,6 +27,7 @@ use crate::workloads::{Hyper, RegularisedGain};
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "lipschitz-gain-suite",
     about:
         "spec 002 F5: Algorithm 3 on real data, release errors and worst-neighbour sensitivities",

@@ -31,6 +31,7 @@ use rand_distr::Distribution;
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "lr-search",
     about: "spec 000 Figure 7 style: DP-SGD learning-rate search by repeat-and-select over a pool",
     parse: |f| Ok(Box::new(parse(f)?)),

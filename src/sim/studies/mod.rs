@@ -20,6 +20,9 @@ use crate::error::Result;
 
 /// A registered study kind: the `kind` of an experiment file and its parser.
 pub struct StudyKind {
+    /// The file that defines the kind (`file!()`): its results depend on the code this file
+    /// reaches (`sim::provenance::Code`).
+    pub source: &'static str,
     pub name: &'static str,
     /// One line for `sims/README.md` and error messages.
     pub about: &'static str,

@@ -58,6 +58,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "pareto-front",
     about: "spec 001: Pareto fronts by DPareto, random sampling and grid search (hypervolume traces, fronts, Table 2)",
     parse: |f| Ok(Box::new(parse(f)?)),

@@ -26,6 +26,7 @@ use rand::RngCore;
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "pareto-maps",
     about: "spec 001 Figs. 1–4: an oracle's ε and error on a grid, DPareto's GP means and HVPoI after k₀ random points",
     parse: |f| Ok(Box::new(parse(f)?)),

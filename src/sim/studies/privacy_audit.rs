@@ -18,6 +18,7 @@ use crate::workloads::canary::{Canary, Side};
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "privacy-audit",
     about: "end-to-end attacks on each tuner: empirical lower bound on ε against its guarantee",
     parse: |f| Ok(Box::new(parse(f)?)),

@@ -29,12 +29,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub const WALKS: StudyKind = StudyKind {
+    source: file!(),
     name: "propose-test-walks",
     about: "spec 003 Figures 1 and 2: propose-test's doubling walks on synthetic utilities",
     parse: |f| Ok(Box::new(parse_walks(f)?)),
 };
 
 pub const BUDGETS: StudyKind = StudyKind {
+    source: file!(),
     name: "propose-test-budgets",
     about: "spec 003 Table 1 with numbers: total budgets of naive, RandTune and propose-test",
     parse: |f| Ok(Box::new(parse_budgets(f)?)),

@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "svm-alpha-sweep",
     about: "spec 000 Figure 1: the linear SVM's best α with and without outliers (non-private)",
     parse: |f| Ok(Box::new(parse(f)?)),

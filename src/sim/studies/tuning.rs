@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 pub const KIND: StudyKind = StudyKind {
+    source: file!(),
     name: "tuning",
     about:
         "tuners × workload variants × budgets × repetitions: regret, utility and privacy per tuner",

@@ -1,0 +1,507 @@
+//! Which source files a study kind's results can depend on, and their fingerprint: read by
+//! `build.rs` (which includes this file) to embed every kind's fingerprint in dptune, and by
+//! the tests, which fingerprint an edited copy of the tree. Plain `std`, no crate paths.
+//!
+//! A file's fingerprint hashes the source files it reaches through `crate::`, `super::`,
+//! `self::` and child-module paths (transitively, `use` groups expanded), the files that add
+//! inherent impls or impls of our traits to a type it reaches, the files they
+//! `include_str!`/`include_bytes!`, and `Cargo.lock`. The analysis is textual and errs towards
+//! "stale": a path that merely *could* name a module counts, a module counts whole, and a
+//! type's impls anywhere count. `#[cfg(test)] mod … { … }` blocks are skipped (tests reach
+//! anything). Two kinds of file stop the walk: the study registry (a kind depends on it, not on
+//! the other kinds it lists) and drawing-only leaves (plots, heat maps, declarative figures,
+//! the progress bar), which never touch a parquet table.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::Path;
+
+/// Every file under `src/sim/` (but the drawing-only ones) with its fingerprint and the
+/// files (with their hashes) that make it up, for the crate at `root`.
+#[allow(clippy::type_complexity)]
+pub fn fingerprints(root: &Path) -> Vec<(String, String, Vec<(String, String)>)> {
+    let mut files = Vec::new();
+    collect(&root.join("src"), root, &mut files);
+    files.sort();
+    let sources: BTreeMap<String, String> = files
+        .iter()
+        .map(|f| {
+            (
+                f.clone(),
+                fs::read_to_string(root.join(f)).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let graph = Graph::new(&sources);
+    let lock = fs::read(root.join("Cargo.lock")).unwrap_or_default();
+    let mut out = Vec::new();
+    for file in files.iter().filter(|f| f.starts_with("src/sim/")) {
+        if DRAWING_ONLY.contains(&file.as_str()) {
+            continue;
+        }
+        let mut entries: Vec<(String, String)> = Vec::new();
+        for f in &graph.closure(file) {
+            entries.push((f.clone(), hex(fnv1a(sources[f].as_bytes()))));
+            for inc in &graph.includes[f] {
+                let bytes = fs::read(root.join(inc)).unwrap_or_default();
+                entries.push((inc.clone(), hex(fnv1a(&bytes))));
+            }
+        }
+        entries.push(("Cargo.lock".into(), hex(fnv1a(&lock))));
+        entries.sort();
+        entries.dedup();
+        let joined: String = entries.iter().map(|(f, h)| format!("{f}={h}\n")).collect();
+        out.push((file.clone(), hex(fnv1a(joined.as_bytes())), entries));
+    }
+    out
+}
+
+/// The registry of study kinds: a kind depends on it (it is hashed) but not on the other
+/// kinds it lists.
+const REGISTRY: &str = "src/sim/studies/mod.rs";
+
+/// Files that only draw or print what is already computed.
+const DRAWING_ONLY: &[&str] = &[
+    "src/sim/plot.rs",
+    "src/sim/heatmap.rs",
+    "src/sim/declarative.rs",
+    "src/sim/progress.rs",
+];
+
+fn collect(dir: &Path, root: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, root, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push(rel);
+        }
+    }
+}
+
+/// FNV-1a, 64 bit: a stable hash (unlike std's) for file names, stream ids and code.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn hex(h: u64) -> String {
+    format!("{h:016x}")
+}
+
+/// Module paths → files, and each file's direct dependencies.
+struct Graph {
+    deps: BTreeMap<String, BTreeSet<String>>,
+    includes: BTreeMap<String, Vec<String>>,
+}
+
+impl Graph {
+    fn new(sources: &BTreeMap<String, String>) -> Graph {
+        // Module path (segments after `crate`) of each file.
+        let mut module_file: BTreeMap<Vec<String>, String> = BTreeMap::new();
+        let mut module_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for f in sources.keys() {
+            let rel = f.strip_prefix("src/").unwrap().strip_suffix(".rs").unwrap();
+            let mut segs: Vec<String> = rel.split('/').map(String::from).collect();
+            if segs
+                .last()
+                .is_some_and(|s| s == "mod" || s == "lib" || s == "main")
+            {
+                segs.pop();
+            }
+            if rel == "main" {
+                continue;
+            }
+            module_file.insert(segs.clone(), f.clone());
+            module_of.insert(f.clone(), segs);
+        }
+        let is_module = |m: &[String]| module_file.contains_key(m);
+        let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut includes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        // Types each file defines, and the types each file adds `impl`s to.
+        let mut defines: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut impl_for: Vec<(String, String)> = Vec::new();
+        let mut traits = BTreeSet::new();
+        let mut impls: Vec<(String, Vec<String>)> = Vec::new();
+        for (f, text) in sources {
+            let dir = Path::new(f).parent().unwrap();
+            includes.insert(
+                f.clone(),
+                included(text)
+                    .into_iter()
+                    .map(|inc| normalise(&dir.join(inc)))
+                    .collect(),
+            );
+            let tokens = without_tests(tokenize(text));
+            let Some(here) = module_of.get(f) else {
+                deps.insert(f.clone(), BTreeSet::new());
+                continue;
+            };
+            let mut mine = BTreeSet::new();
+            for path in paths(&tokens) {
+                if let Some(m) = resolve(here, &path, &is_module) {
+                    mine.insert(module_file[&m].clone());
+                }
+            }
+            mine.remove(f);
+            deps.insert(f.clone(), mine);
+            let mut defined = BTreeSet::new();
+            for w in tokens.windows(2) {
+                if matches!(w[0].as_str(), "struct" | "enum" | "trait" | "union") {
+                    defined.insert(w[1].clone());
+                }
+                if w[0] == "trait" {
+                    traits.insert(w[1].clone());
+                }
+            }
+            defines.insert(f.clone(), defined);
+            impls.push((f.clone(), tokens));
+        }
+        for (f, tokens) in &impls {
+            for t in impl_targets(tokens, &traits) {
+                impl_for.push((f.clone(), t));
+            }
+        }
+        // A file that adds an impl to a type defined elsewhere is a dependency of that file.
+        for (g, t) in impl_for {
+            for (f, defined) in &defines {
+                if f != &g && defined.contains(&t) {
+                    deps.get_mut(f).unwrap().insert(g.clone());
+                }
+            }
+        }
+        Graph { deps, includes }
+    }
+
+    fn closure(&self, start: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = vec![start.to_string()];
+        while let Some(f) = todo.pop() {
+            if DRAWING_ONLY.contains(&f.as_str()) || !seen.insert(f.clone()) {
+                continue;
+            }
+            if f == REGISTRY && f != start {
+                continue;
+            }
+            if let Some(d) = self.deps.get(&f) {
+                todo.extend(d.iter().cloned());
+            }
+        }
+        seen
+    }
+}
+
+fn normalise(p: &Path) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for c in p.components() {
+        match c.as_os_str().to_string_lossy().as_ref() {
+            ".." => {
+                out.pop();
+            }
+            "." => {}
+            s => out.push(s.to_string()),
+        }
+    }
+    out.join("/")
+}
+
+/// The files named by `include_str!`/`include_bytes!` (relative to the including file), but
+/// documentation (`.md`: the README the crate docs include).
+fn included(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for mac in ["include_str!(\"", "include_bytes!(\""] {
+        let mut rest = text;
+        while let Some(i) = rest.find(mac) {
+            rest = &rest[i + mac.len()..];
+            if let Some(end) = rest.find('"').filter(|&e| !rest[..e].ends_with(".md")) {
+                out.push(rest[..end].to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Identifiers and punctuation (`::`, `{`, `}`, `,`, `;`, `<`, `>` …), without comments,
+/// string and char literals.
+fn tokenize(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == b'r' && (b.get(i + 1) == Some(&b'"') || b.get(i + 1) == Some(&b'#')) {
+            // A raw string r"…" or r#"…"#.
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                out.push("r".into());
+                i += 1;
+                continue;
+            }
+            j += 1;
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            while j < b.len() && !b[j..].starts_with(&close) {
+                j += 1;
+            }
+            i = j + close.len();
+        } else if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == b'\'' {
+            // A char literal ('a', '\n', '\u{..}') or a lifetime ('a).
+            if b.get(i + 1) == Some(&b'\\') {
+                i += 2;
+                while i < b.len() && b[i] != b'\'' {
+                    i += 1;
+                }
+                i += 1;
+            } else if b.get(i + 2) == Some(&b'\'') {
+                i += 3;
+            } else {
+                i += 1;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+            }
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(text[s..i].to_string());
+        } else if (c == b'-' || c == b'=') && b.get(i + 1) == Some(&b'>') {
+            out.push(text[i..i + 2].to_string());
+            i += 2;
+        } else if c == b':' && b.get(i + 1) == Some(&b':') {
+            out.push("::".into());
+            i += 2;
+        } else if c.is_ascii_whitespace() {
+            i += 1;
+        } else {
+            out.push((c as char).to_string());
+            i += 1;
+        }
+    }
+    out
+}
+
+fn is_ident(t: &str) -> bool {
+    t.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+}
+
+/// Every path `a::b::c` in the tokens, with `use` groups `a::{b, c::d}` expanded.
+fn paths(tokens: &[String]) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        if is_ident(&tokens[i])
+            && tokens.get(i + 1).is_some_and(|t| t == "::")
+            && (i == 0 || tokens[i - 1] != "::")
+        {
+            i = path_at(tokens, i, Vec::new(), &mut out);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Reads the path starting at `i` (after `prefix`), pushing it (and its group members) to
+/// `out`; returns the index after it.
+fn path_at(
+    tokens: &[String],
+    mut i: usize,
+    mut prefix: Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) -> usize {
+    loop {
+        match tokens.get(i).map(String::as_str) {
+            Some(t) if is_ident(t) => {
+                prefix.push(t.to_string());
+                i += 1;
+                if tokens.get(i).is_some_and(|t| t == "::") {
+                    i += 1;
+                    continue;
+                }
+                out.push(prefix);
+                return i;
+            }
+            Some("{") => {
+                i += 1;
+                loop {
+                    match tokens.get(i).map(String::as_str) {
+                        None => return i,
+                        Some("}") => return i + 1,
+                        Some(",") => i += 1,
+                        Some("*") => {
+                            out.push(prefix.clone());
+                            i += 1;
+                        }
+                        Some(t) if is_ident(t) => i = path_at(tokens, i, prefix.clone(), out),
+                        Some(_) => i += 1,
+                    }
+                }
+            }
+            _ => {
+                // `a::*`, `a::<T>` or the end: the prefix itself.
+                out.push(prefix);
+                return i;
+            }
+        }
+    }
+}
+
+/// The module a path in module `here` reaches (the deepest module it names), if any of ours.
+fn resolve(
+    here: &[String],
+    path: &[String],
+    is_module: &dyn Fn(&[String]) -> bool,
+) -> Option<Vec<String>> {
+    let mut m: Vec<String> = here.to_vec();
+    let mut rest = path;
+    match path.first().map(String::as_str) {
+        Some("crate") => {
+            m.clear();
+            rest = &path[1..];
+        }
+        Some("self") => rest = &path[1..],
+        Some("super") => {
+            while rest.first().is_some_and(|s| s == "super") {
+                m.pop();
+                rest = &rest[1..];
+            }
+        }
+        Some(first) => {
+            let mut child = m.clone();
+            child.push(first.to_string());
+            if !is_module(&child) {
+                return None;
+            }
+        }
+        None => return None,
+    }
+    for seg in rest {
+        let mut child = m.clone();
+        child.push(seg.clone());
+        if is_module(&child) {
+            m = child;
+        } else {
+            break;
+        }
+    }
+    Some(m)
+}
+
+/// The types given an `impl` at item level: inherent ones (`impl T {`) and those of a trait
+/// of ours (`impl Tr for T`, with `Tr` in `traits`); a std trait's impl (`From`, `Display`)
+/// adds nothing a caller of `T` could reach without naming the other side.
+fn impl_targets(tokens: &[String], traits: &BTreeSet<String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let item_level =
+            i == 0 || matches!(tokens[i - 1].as_str(), "}" | ";" | "]" | "{" | "unsafe");
+        if t != "impl" || !item_level {
+            continue;
+        }
+        let mut depth = 0i32;
+        let mut last = None;
+        let mut trait_name = None;
+        for tok in &tokens[i + 1..] {
+            match tok.as_str() {
+                "<" => depth += 1,
+                ">" => depth -= 1,
+                "{" | "where" | ";" if depth <= 0 => break,
+                "for" if depth <= 0 => trait_name = last.take(),
+                s if depth <= 0 && is_ident(s) && s != "dyn" && s != "mut" => last = Some(s),
+                _ => {}
+            }
+        }
+        let ours = trait_name.is_none_or(|tr| traits.contains(tr));
+        if let (Some(l), true) = (last, ours) {
+            out.push(l.to_string());
+        }
+    }
+    out
+}
+
+/// The tokens without `#[cfg(test)] mod … { … }` blocks (tests reach anything).
+fn without_tests(tokens: Vec<String>) -> Vec<String> {
+    let attr = ["#", "[", "cfg", "(", "test", ")", "]"];
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let is_attr = tokens.len() >= i + attr.len()
+            && tokens[i..i + attr.len()]
+                .iter()
+                .zip(attr)
+                .all(|(a, b)| a == b);
+        if is_attr
+            && tokens.get(i + attr.len()).is_some_and(|t| t == "mod")
+            && tokens.get(i + attr.len() + 2).is_some_and(|t| t == "{")
+        {
+            let mut j = i + attr.len() + 2;
+            let mut depth = 0;
+            while j < tokens.len() {
+                match tokens[j].as_str() {
+                    "{" => depth += 1,
+                    "}" => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            i = j + 1;
+        } else {
+            out.push(tokens[i].clone());
+            i += 1;
+        }
+    }
+    out
+}

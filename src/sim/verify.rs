@@ -1,0 +1,452 @@
+//! `dptune sim verify`: regenerate experiments from scratch into a scratch folder and compare
+//! them with the committed results, file by file: tables (markdown, LaTeX) byte for byte,
+//! parquet value for value (timing columns aside: they are wall-clock times), figures byte for
+//! byte. Each experiment's comparison is kept as `<scratch>/<name>/verify.json`, so a long
+//! verification runs in pieces (the runs resume) and the summary (`docs/reproducibility.md`)
+//! is rebuilt from what is done so far.
+
+use super::table::{is_timing, Table, Values};
+use super::{provenance, Experiment};
+use crate::error::{Error, Result};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Float cells at most this many units in the last place apart are "last-bit" differences
+/// (what another BLAS kernel or summation order makes), reported as such.
+pub const LAST_BITS_ULPS: u64 = 1 << 12;
+
+/// How one file of the regenerated results compares with the committed one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Identical,
+    /// Parquet equal value for value except timing columns (which are wall-clock times).
+    IdenticalButTiming,
+    /// Every float within [`LAST_BITS_ULPS`], everything else equal.
+    LastBits {
+        max_ulps: u64,
+        column: String,
+    },
+    Differs(String),
+    /// Only in the committed results.
+    NotRegenerated,
+    /// Only in the regenerated results.
+    NotCommitted,
+}
+
+impl Outcome {
+    pub fn matches(&self) -> bool {
+        matches!(self, Outcome::Identical | Outcome::IdenticalButTiming)
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Outcome::Identical => "identical".into(),
+            Outcome::IdenticalButTiming => {
+                "identical value for value (timing columns are wall-clock times)".into()
+            }
+            Outcome::LastBits { max_ulps, column } => {
+                format!("last-bit differences only (at most {max_ulps} ulps, in `{column}`)")
+            }
+            Outcome::Differs(why) => format!("differs: {why}"),
+            Outcome::NotRegenerated => "committed, not written by the regeneration".into(),
+            Outcome::NotCommitted => "written by the regeneration, not committed".into(),
+        }
+    }
+}
+
+/// Distance in units in the last place between two finite doubles.
+pub fn ulps(a: f64, b: f64) -> u64 {
+    let key = |x: f64| {
+        let bits = x.to_bits() as i64;
+        if bits < 0 {
+            i64::MIN - bits
+        } else {
+            bits
+        }
+    };
+    key(a).abs_diff(key(b))
+}
+
+/// Compares two parquet tables value for value.
+pub fn compare_tables(committed: &Table, fresh: &Table) -> Outcome {
+    let names = |t: &Table| -> Vec<String> { t.names().iter().map(|s| s.to_string()).collect() };
+    if names(committed) != names(fresh) {
+        return Outcome::Differs(format!(
+            "columns {:?} vs {:?}",
+            names(committed),
+            names(fresh)
+        ));
+    }
+    if committed.height() != fresh.height() {
+        return Outcome::Differs(format!("{} rows vs {}", committed.height(), fresh.height()));
+    }
+    let mut timing_differs = false;
+    let mut worst: Option<(u64, String)> = None;
+    let mut differs = Vec::new();
+    for ((name, a), (_, b)) in committed.columns.iter().zip(&fresh.columns) {
+        if a == b {
+            continue;
+        }
+        if is_timing(name) {
+            timing_differs = true;
+            continue;
+        }
+        match (a, b) {
+            (Values::F64(x), Values::F64(y)) => {
+                let mut cells = 0;
+                let (mut max_ulps, mut max_abs, mut max_rel) = (0u64, 0f64, 0f64);
+                let mut null_mismatch = 0;
+                for (p, q) in x.iter().zip(y) {
+                    match (p, q) {
+                        (Some(p), Some(q)) if p != q => {
+                            cells += 1;
+                            max_ulps = max_ulps.max(ulps(*p, *q));
+                            max_abs = max_abs.max((p - q).abs());
+                            max_rel = max_rel.max((p - q).abs() / p.abs().max(q.abs()));
+                        }
+                        (Some(_), None) | (None, Some(_)) => null_mismatch += 1,
+                        _ => {}
+                    }
+                }
+                if null_mismatch == 0 && max_ulps <= LAST_BITS_ULPS {
+                    if worst.as_ref().is_none_or(|(u, _)| max_ulps > *u) {
+                        worst = Some((max_ulps, name.clone()));
+                    }
+                } else {
+                    differs.push(format!(
+                        "`{name}`: {cells} of {} cells, max |Δ| {max_abs:.3e} (relative \
+                         {max_rel:.3e}){}",
+                        x.len(),
+                        if null_mismatch > 0 {
+                            format!(", {null_mismatch} empty on one side only")
+                        } else {
+                            String::new()
+                        }
+                    ));
+                }
+            }
+            _ => {
+                let n = (0..committed.height())
+                    .filter(|&i| cell(a, i) != cell(b, i))
+                    .count();
+                let first = (0..committed.height())
+                    .find(|&i| cell(a, i) != cell(b, i))
+                    .map(|i| format!(" (first at row {i}: {} vs {})", cell(a, i), cell(b, i)))
+                    .unwrap_or_default();
+                differs.push(format!("`{name}`: {n} cells{first}"));
+            }
+        }
+    }
+    if !differs.is_empty() {
+        Outcome::Differs(differs.join("; "))
+    } else if let Some((max_ulps, column)) = worst {
+        Outcome::LastBits { max_ulps, column }
+    } else if timing_differs {
+        Outcome::IdenticalButTiming
+    } else {
+        Outcome::Identical
+    }
+}
+
+fn cell(v: &Values, i: usize) -> String {
+    match v {
+        Values::Str(x) => x[i].clone(),
+        Values::U64(x) => x[i].to_string(),
+        Values::F64(x) => format!("{:?}", x[i]),
+        Values::Bool(x) => x[i].to_string(),
+    }
+}
+
+/// Compares the committed text file with the regenerated one, line by line.
+fn compare_text(committed: &[u8], fresh: &[u8]) -> Outcome {
+    if committed == fresh {
+        return Outcome::Identical;
+    }
+    let (a, b) = (
+        String::from_utf8_lossy(committed),
+        String::from_utf8_lossy(fresh),
+    );
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let n = la.len().max(lb.len());
+    let diff: Vec<usize> = (0..n).filter(|&i| la.get(i) != lb.get(i)).collect();
+    let first = diff[0];
+    let clip = |s: Option<&&str>| {
+        let s = s.copied().unwrap_or("(none)");
+        s.chars().take(160).collect::<String>()
+    };
+    Outcome::Differs(format!(
+        "{} of {n} lines; first, line {}: `{}` vs `{}`",
+        diff.len(),
+        first + 1,
+        clip(la.get(first)),
+        clip(lb.get(first))
+    ))
+}
+
+/// Files a results folder holds that belong to its results (not the manifest, the parts, the
+/// set-aside results, locks or the verification record itself).
+fn result_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.path().is_file())
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| {
+                    n != "manifest.json"
+                        && n != VERIFY
+                        && !n.starts_with('.')
+                        && !n.ends_with(".tmp")
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+const VERIFY: &str = "verify.json";
+
+/// Compares the committed results folder with the regenerated one, file by file.
+pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>> {
+    let (ours, theirs) = (result_files(committed), result_files(fresh));
+    let mut all: Vec<String> = ours.iter().chain(&theirs).cloned().collect();
+    all.sort();
+    all.dedup();
+    let mut out = Vec::new();
+    for name in all {
+        let (a, b) = (committed.join(&name), fresh.join(&name));
+        let outcome = match (a.is_file(), b.is_file()) {
+            (true, false) => Outcome::NotRegenerated,
+            (false, true) => Outcome::NotCommitted,
+            _ if name.ends_with(".parquet") => {
+                compare_tables(&Table::read_parquet(&a)?, &Table::read_parquet(&b)?)
+            }
+            _ => {
+                let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
+                let (x, y) = (read(&a)?, read(&b)?);
+                if name.ends_with(".png") {
+                    if x == y {
+                        Outcome::Identical
+                    } else {
+                        Outcome::Differs("the images' bytes differ".into())
+                    }
+                } else {
+                    compare_text(&x, &y)
+                }
+            }
+        };
+        out.push((name, outcome));
+    }
+    Ok(out)
+}
+
+/// Regenerates `exp` into `scratch` (resuming what an earlier call left), reports it, compares
+/// it with `committed/<name>/` and keeps the comparison as `<scratch>/<name>/verify.json`.
+/// Returns None while the regeneration is unfinished (another shard, or cut short).
+pub fn verify(
+    exp: &Experiment,
+    committed: &Path,
+    opts: &super::RunOptions,
+) -> Result<Option<Value>> {
+    let scratch = &opts.out;
+    if let super::RunStatus::Partial { .. } = super::run(exp, opts)? {
+        return Ok(None);
+    }
+    super::report(exp, scratch)?;
+    let fresh_dir = super::results_dir(scratch, exp);
+    let committed_dir = super::results_dir(committed, exp);
+    let files = compare(&committed_dir, &fresh_dir)?;
+    let manifest: Value = std::fs::read_to_string(fresh_dir.join("manifest.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let record = json!({
+        "experiment": exp.name,
+        "file": exp.file.display().to_string(),
+        "profile": exp.profile.name(),
+        "compared": provenance::utc(provenance::now()),
+        "committed_exists": committed_dir.join("manifest.json").is_file(),
+        "all_match": files.iter().all(|(_, o)| o.matches()),
+        "provenance": manifest["provenance"],
+        "code": {"fingerprint": manifest["code"]["fingerprint"], "commit": manifest["code"]["commit"], "dirty": manifest["code"]["dirty"]},
+        "files": files
+            .iter()
+            .map(|(f, o)| json!({"file": f, "matches": o.matches(), "outcome": o.describe()}))
+            .collect::<Vec<_>>(),
+    });
+    super::table::write_text(
+        &fresh_dir.join(VERIFY),
+        &format!(
+            "{}\n",
+            serde_json::to_string_pretty(&record).unwrap_or_default()
+        ),
+    )?;
+    Ok(Some(record))
+}
+
+/// The verification record of `exp` kept under `scratch`, if it has been verified.
+pub fn record(exp: &Experiment, scratch: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(super::results_dir(scratch, exp).join(VERIFY)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The summary of the verification of `experiments` (markdown): per experiment the
+/// from-scratch wall time, the outcome and every file that does not match.
+pub fn summary(experiments: &[Experiment], scratch: &Path, notes: &str) -> String {
+    let mut rows = String::new();
+    let mut details = String::new();
+    let (mut done, mut matched, mut total_s) = (0, 0, 0.0);
+    let mut machines = std::collections::BTreeSet::new();
+    let mut commits = std::collections::BTreeSet::new();
+    for exp in experiments {
+        let Some(r) = record(exp, scratch) else {
+            rows += &format!("| `{}` | not yet regenerated | | |\n", exp.name);
+            continue;
+        };
+        done += 1;
+        let wall = r["provenance"]["wall_s"].as_f64().unwrap_or(f64::NAN);
+        total_s += wall;
+        let runs = r["provenance"]["runs"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for run in &runs {
+            machines.insert(format!(
+                "{} ({} kernels), {} thread(s)",
+                run["cpu"].as_str().unwrap_or("?"),
+                run["openblas_core"].as_str().unwrap_or("?"),
+                run["threads"]
+            ));
+            commits.insert(format!(
+                "{}{}",
+                provenance::short(run["commit"].as_str().unwrap_or("?")),
+                if run["dirty"] == json!(true) {
+                    " (modified)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        let files = r["files"].as_array().cloned().unwrap_or_default();
+        let bad: Vec<&Value> = files
+            .iter()
+            .filter(|f| f["matches"] != json!(true))
+            .collect();
+        let outcome = if !r["committed_exists"].as_bool().unwrap_or(false) {
+            "nothing committed to compare with".to_string()
+        } else if bad.is_empty() {
+            matched += 1;
+            format!("all {} files match", files.len())
+        } else {
+            format!("{} of {} files differ", bad.len(), files.len())
+        };
+        rows += &format!(
+            "| `{}` | {} | {:.0} | {} |\n",
+            exp.name,
+            outcome,
+            wall,
+            r["compared"].as_str().unwrap_or("?")
+        );
+        if !bad.is_empty() {
+            details += &format!("### `{}`\n\n", exp.name);
+            for f in bad {
+                details += &format!(
+                    "- `{}`: {}\n",
+                    f["file"].as_str().unwrap_or("?"),
+                    f["outcome"].as_str().unwrap_or("?")
+                );
+            }
+            details.push('\n');
+        }
+    }
+    let mut s = String::from(
+        "# Reproducibility: every CPU experiment regenerated from scratch\n\n\
+         Written by `just sims-verify` (`dptune sim verify`), which reruns each experiment of \
+         the paper profile from nothing into a scratch folder and compares it with what is \
+         committed under `results/`: markdown and LaTeX tables byte for byte, parquet value for \
+         value (the timing columns, wall-clock times, aside), figures byte for byte. Times are \
+         the from-scratch wall time of each experiment on the machine named below.\n\n",
+    );
+    s += &format!(
+        "{done} of {} experiments regenerated so far; {matched} match their committed results \
+         in every file; {:.0} s ({:.1} h) of wall time for those regenerated.\n\n",
+        experiments.len(),
+        total_s,
+        total_s / 3600.0
+    );
+    if !machines.is_empty() {
+        s += &format!(
+            "Regenerated on: {}; by commit(s) {}.\n\n",
+            machines.into_iter().collect::<Vec<_>>().join("; "),
+            commits.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    s += "| experiment | outcome | from-scratch wall time (s) | compared |\n|---|---|---:|---|\n";
+    s += &rows;
+    if !details.is_empty() {
+        s += "\n## Files that differ\n\n";
+        s += &details;
+    }
+    if !notes.is_empty() {
+        s += "\n## Notes\n\n";
+        s += notes;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulps_count_representable_doubles_between() {
+        assert_eq!(ulps(1.0, 1.0), 0);
+        assert_eq!(ulps(1.0, f64::from_bits(1.0f64.to_bits() + 3)), 3);
+        assert_eq!(ulps(-0.0, 0.0), 0);
+        assert_eq!(ulps(f64::from_bits(1), -f64::from_bits(1)), 2);
+    }
+
+    #[test]
+    fn tables_are_compared_value_for_value_timing_aside() {
+        let t = |x: f64, ms: f64, s: &str| {
+            Table::default()
+                .with("x", Values::F64(vec![Some(x), Some(2.0)]))
+                .with("wall_ms", Values::F64(vec![Some(ms), Some(ms)]))
+                .with("label", Values::Str(vec![s.into(), "b".into()]))
+        };
+        assert_eq!(
+            compare_tables(&t(1.0, 5.0, "a"), &t(1.0, 5.0, "a")),
+            Outcome::Identical
+        );
+        assert_eq!(
+            compare_tables(&t(1.0, 5.0, "a"), &t(1.0, 7.0, "a")),
+            Outcome::IdenticalButTiming
+        );
+        let near = f64::from_bits(1.0f64.to_bits() + 2);
+        assert_eq!(
+            compare_tables(&t(1.0, 5.0, "a"), &t(near, 5.0, "a")),
+            Outcome::LastBits {
+                max_ulps: 2,
+                column: "x".into()
+            }
+        );
+        let Outcome::Differs(why) = compare_tables(&t(1.0, 5.0, "a"), &t(1.5, 5.0, "c")) else {
+            panic!("not a difference")
+        };
+        assert!(
+            why.contains("`x`: 1 of 2 cells") && why.contains("`label`"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn text_differences_name_the_first_line() {
+        let Outcome::Differs(why) = compare_text(b"a\nb\nc\n", b"a\nB\nc\n") else {
+            panic!()
+        };
+        assert!(
+            why.starts_with("1 of 3 lines; first, line 2: `b` vs `B`"),
+            "{why}"
+        );
+    }
+}
