@@ -48,3 +48,67 @@ fn committed_accounting_tables_regenerate_byte_for_byte() {
         assert!(compared >= 3, "{name}: only {compared} files compared");
     }
 }
+
+/// `just sims` on a fresh clone leaves `git status` clean: the report of every committed
+/// experiment, redrawn from its committed parquet, is the committed files byte for byte (the
+/// manifest included), and adds no file.
+#[test]
+fn every_committed_report_redraws_byte_for_byte() {
+    let out = common::temp_dir("regen-reports");
+    let mut dirs: Vec<_> = std::fs::read_dir("results")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("manifest.json").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 30, "only {} committed experiments", dirs.len());
+    let mut failures = Vec::new();
+    for committed in &dirs {
+        let name = committed.file_name().unwrap().to_string_lossy().to_string();
+        let m: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(committed.join("manifest.json")).unwrap())
+                .unwrap();
+        let profile = match m["profile"].as_str() {
+            Some("smoke") => Profile::Smoke,
+            _ => Profile::Paper,
+        };
+        let exp = dptune::sim::load(Path::new(m["file"].as_str().unwrap()), profile).unwrap();
+        let copy = out.join(&name);
+        std::fs::create_dir_all(&copy).unwrap();
+        let committed_files: Vec<String> = std::fs::read_dir(committed)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        for f in &committed_files {
+            std::fs::copy(committed.join(f), copy.join(f)).unwrap();
+        }
+        match dptune::sim::report(&exp, &out) {
+            Ok(_) => {}
+            // `just sims` fetches the real data first; a test machine may not have it.
+            Err(e) if e.to_string().contains(dptune::data::cache::FETCH_HINT) => {
+                println!("{name}: report not redrawn (no real-data cache): {e}");
+                continue;
+            }
+            Err(e) => {
+                failures.push(format!("{name}: the report fails: {e}"));
+                continue;
+            }
+        }
+        for e in std::fs::read_dir(&copy).unwrap() {
+            let p = e.unwrap().path();
+            let f = p.file_name().unwrap().to_string_lossy().to_string();
+            if !committed_files.contains(&f) {
+                failures.push(format!("{name}/{f}: drawn but not committed"));
+            } else if std::fs::read(&p).unwrap() != std::fs::read(committed.join(&f)).unwrap() {
+                failures.push(format!("{name}/{f}: differs from the committed file"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "redraw with `dptune sim report` and commit, or fix the report:\n{}",
+        failures.join("\n")
+    );
+}
