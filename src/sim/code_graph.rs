@@ -376,6 +376,8 @@ fn path_at(
                         None => return i,
                         Some("}") => return i + 1,
                         Some(",") => i += 1,
+                        // `x as y`: the alias names nothing of ours.
+                        Some("as") => i += 2,
                         Some("*") => {
                             out.push(prefix.clone());
                             i += 1;
@@ -504,4 +506,61 @@ fn without_tests(tokens: Vec<String>) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strs(v: &[Vec<String>]) -> Vec<String> {
+        v.iter().map(|p| p.join("::")).collect()
+    }
+
+    #[test]
+    fn use_groups_expand_and_comments_and_strings_are_skipped() {
+        let t = tokenize(
+            "use crate::a::{b::{c, d}, e as f, *};\n// crate::x::y\nlet s = \"crate::z\";\n\
+             let r = r#\"super::q\"#; let c = '\\''; fn g<'a>() -> super::h::K { self::m::n() }",
+        );
+        assert_eq!(
+            strs(&paths(&t)),
+            [
+                "crate::a::b::c",
+                "crate::a::b::d",
+                "crate::a::e",
+                "crate::a",
+                "super::h::K",
+                "self::m::n"
+            ]
+        );
+    }
+
+    #[test]
+    fn paths_resolve_to_the_deepest_module_of_ours() {
+        let modules: BTreeSet<Vec<String>> =
+            [vec![], vec!["a".into()], vec!["a".into(), "b".into()]]
+                .into_iter()
+                .collect();
+        let is_module = |m: &[String]| modules.contains(m);
+        let p = |s: &str| s.split("::").map(String::from).collect::<Vec<_>>();
+        let here = vec!["a".to_string()];
+        assert_eq!(
+            resolve(&here, &p("crate::a::b::Item"), &is_module),
+            Some(p("a::b"))
+        );
+        assert_eq!(resolve(&here, &p("b::f"), &is_module), Some(p("a::b")));
+        assert_eq!(resolve(&here, &p("super::Error"), &is_module), Some(vec![]));
+        assert_eq!(resolve(&here, &p("std::fs::read"), &is_module), None);
+    }
+
+    #[test]
+    fn test_blocks_are_dropped_and_impls_found() {
+        let t = without_tests(tokenize(
+            "impl Table { } impl Tr for Table { } impl From<X> for Y { }\n\
+             #[cfg(test)] mod tests { use crate::x::y; }",
+        ));
+        assert!(!t.contains(&"x".to_string()));
+        let traits: BTreeSet<String> = ["Tr".to_string()].into_iter().collect();
+        assert_eq!(impl_targets(&t, &traits), ["Table", "Table"]);
+    }
 }
