@@ -61,13 +61,18 @@ fn every_committed_report_redraws_byte_for_byte() {
         .filter(|p| p.join("manifest.json").is_file())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 30, "only {} committed experiments", dirs.len());
+    assert!(
+        dirs.len() >= 30,
+        "only {} committed experiments",
+        dirs.len()
+    );
     let mut failures = Vec::new();
     for committed in &dirs {
         let name = committed.file_name().unwrap().to_string_lossy().to_string();
-        let m: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(committed.join("manifest.json")).unwrap())
-                .unwrap();
+        let m: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(committed.join("manifest.json")).unwrap(),
+        )
+        .unwrap();
         let profile = match m["profile"].as_str() {
             Some("smoke") => Profile::Smoke,
             _ => Profile::Paper,

@@ -171,10 +171,11 @@ impl Graph {
                 impl_for.push((f.clone(), t));
             }
         }
-        // A file that adds an impl to a type defined elsewhere is a dependency of that file.
+        // A file that adds an impl to a type defined elsewhere (in a file it names, so not a
+        // namesake) is a dependency of that file.
         for (g, t) in impl_for {
             for (f, defined) in &defines {
-                if f != &g && defined.contains(&t) {
+                if f != &g && defined.contains(&t) && deps[&g].contains(f) {
                     deps.get_mut(f).unwrap().insert(g.clone());
                 }
             }
