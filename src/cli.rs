@@ -105,6 +105,9 @@ enum Sim {
         /// Hand-written explanations appended to the summary.
         #[arg(long)]
         notes: Option<std::path::PathBuf>,
+        /// Only rewrite the summary (`--doc`) from the comparisons made so far; run nothing.
+        #[arg(long, requires = "doc")]
+        summary_only: bool,
         #[arg(long)]
         quiet: bool,
     },
@@ -944,17 +947,20 @@ fn verify_files(
     committed: &std::path::Path,
     doc: Option<&std::path::Path>,
     notes: Option<&std::path::Path>,
+    summary_only: bool,
 ) -> Result<String, Error> {
     use crate::sim::{self, verify};
     let experiments = files
         .iter()
         .map(|f| sim::load(f, opts.profile))
         .collect::<Result<Vec<_>, Error>>()?;
-    for exp in &experiments {
-        sim::experiment::check(exp)?;
+    if !summary_only {
+        for exp in &experiments {
+            sim::experiment::check(exp)?;
+        }
     }
     let mut lines = Vec::new();
-    for exp in &experiments {
+    for exp in experiments.iter().filter(|_| !summary_only) {
         let Some(record) = verify::verify(exp, committed, opts)? else {
             lines.push(format!(
                 "{}: regeneration unfinished (other shards, or resume)",
@@ -1044,6 +1050,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             shard,
             doc,
             notes,
+            summary_only,
             quiet,
         } => {
             let opts = RunOptions {
@@ -1056,7 +1063,14 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 stop_after_units: None,
                 stop_after_records: None,
             };
-            return verify_files(&files, &opts, &out, doc.as_deref(), notes.as_deref());
+            return verify_files(
+                &files,
+                &opts,
+                &out,
+                doc.as_deref(),
+                notes.as_deref(),
+                summary_only,
+            );
         }
         Sim::Status {
             files,

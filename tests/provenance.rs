@@ -220,3 +220,85 @@ fn manifests_carry_provenance_and_stale_results_are_reported() {
     let s = text(&dptune(&["sim", "status", f, "--out", o]));
     assert!(s.contains("STALE: made before dptune recorded"), "{s}");
 }
+
+/// `sim verify` regenerates into a scratch folder and compares file by file; a match gives the
+/// committed manifest the regeneration's code and provenance, a difference is named.
+#[test]
+fn verify_compares_file_by_file_and_adopts_provenance_on_a_match() {
+    let dir = common::temp_dir("provenance-verify");
+    let file = tiny(&dir);
+    let (f, committed, scratch) = (
+        file.to_str().unwrap(),
+        dir.join("committed"),
+        dir.join("scratch"),
+    );
+    let (c, s) = (committed.to_str().unwrap(), scratch.to_str().unwrap());
+    assert!(dptune(&["sim", "run", f, "--out", c, "--quiet"])
+        .status
+        .success());
+    // As if committed by an older dptune: no code record.
+    let mut m = read_manifest(&committed);
+    m.as_object_mut().unwrap().remove("code");
+    std::fs::write(committed.join("tiny/manifest.json"), m.to_string()).unwrap();
+    let doc = dir.join("reproducibility.md");
+    let d = doc.to_str().unwrap();
+    let o = dptune(&[
+        "sim",
+        "verify",
+        f,
+        "--out",
+        c,
+        "--scratch",
+        s,
+        "--doc",
+        d,
+        "--quiet",
+    ]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("tiny: every file matches"), "{t}");
+    let adopted = read_manifest(&committed);
+    assert_eq!(
+        adopted["code"]["fingerprint"],
+        Code::of(dptune::sim::studies::curves::KIND.source).fingerprint
+    );
+    assert!(adopted["verified"]["compared"].is_string());
+    let summary = std::fs::read_to_string(&doc).unwrap();
+    assert!(
+        summary.contains("1 of 1 experiments regenerated so far; 1 match"),
+        "{summary}"
+    );
+    // A committed figure edited by hand is caught, line and all.
+    let svg = std::fs::read_dir(committed.join("tiny"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "svg"))
+        .unwrap();
+    let edited = format!(
+        "<!-- edited -->\n{}",
+        std::fs::read_to_string(&svg).unwrap()
+    );
+    std::fs::write(&svg, edited).unwrap();
+    let o = dptune(&[
+        "sim",
+        "verify",
+        f,
+        "--out",
+        c,
+        "--scratch",
+        s,
+        "--doc",
+        d,
+        "--quiet",
+    ]);
+    let t = text(&o);
+    assert!(
+        t.contains("1 file(s) differ") && t.contains("line 1"),
+        "{t}"
+    );
+    let summary = std::fs::read_to_string(&doc).unwrap();
+    assert!(
+        summary.contains("1 of") && summary.contains("files differ"),
+        "{summary}"
+    );
+}
