@@ -982,7 +982,7 @@ fn verify_files(
             })
             .collect();
         if bad.is_empty() && record["committed_exists"] == json!(true) {
-            sim::adopt_provenance(exp, committed, &opts.out)?;
+            verify::adopt_provenance(exp, committed, &opts.out)?;
             lines.push(format!(
                 "{}: every file matches; its manifest now records this code and run",
                 exp.name
@@ -1083,7 +1083,7 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 .collect::<Result<Vec<_>, Error>>()?;
             return Ok(experiments
                 .iter()
-                .map(|exp| sim::status(exp, &out))
+                .map(|exp| sim::status::status(exp, &out))
                 .collect::<Vec<_>>()
                 .join("\n"));
         }

@@ -23,6 +23,7 @@ pub mod plot;
 pub mod progress;
 pub mod provenance;
 pub mod report;
+pub mod status;
 pub mod store;
 pub mod studies;
 pub mod study;
@@ -30,6 +31,7 @@ pub mod table;
 pub mod verify;
 
 pub use experiment::{load, Experiment};
+
 pub use study::{Header, Profile, Study};
 
 use crate::error::{Error, Result};
@@ -292,119 +294,6 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
     manifest.add_files(&dir, &files);
     manifest.write(&dir)?;
     Ok(files)
-}
-
-/// Where the results of `exp` under `out` stand, in words (one line per experiment, a second
-/// with the provenance); reads, never writes.
-pub fn status(exp: &Experiment, out: &Path) -> String {
-    let dir = results_dir(out, exp);
-    let name = &exp.name;
-    let Some(m) = Manifest::read(&dir) else {
-        return format!("{name}: no results in {}", dir.display());
-    };
-    if m.str("config_hash") != Some(store::hash_text(exp.config_hash).as_str()) {
-        return format!(
-            "{name}: {} holds results of another configuration (profile {}, or {} was edited since)",
-            dir.display(),
-            m.str("profile").unwrap_or("?"),
-            exp.file.display()
-        );
-    }
-    let study = exp.study.as_ref();
-    let mut tables = vec![study.output()];
-    tables.extend(study.derived());
-    let state = if m.intact(&dir, &tables) {
-        "complete".to_string()
-    } else {
-        let units = study.units();
-        format!(
-            "incomplete ({} of {} units done)",
-            Parts::count_present(&dir, &units),
-            units.len()
-        )
-    };
-    let code = Code::of(exp.kind.source);
-    let freshness = match code.staleness(m.value.get("code")) {
-        None => "fresh (made by this code)".to_string(),
-        Some(why) => format!("STALE: {why}"),
-    };
-    let p = &m.value["provenance"];
-    let runs = p["runs"].as_array().cloned().unwrap_or_default();
-    let made = if runs.is_empty() {
-        "  no provenance recorded (made before dptune recorded it)".to_string()
-    } else {
-        let all = |key: &str| {
-            let mut v: Vec<String> = runs
-                .iter()
-                .map(|r| match &r[key] {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                })
-                .collect();
-            v.dedup();
-            v.join(", ")
-        };
-        let commits: Vec<String> = runs
-            .iter()
-            .map(|r| {
-                let c = r["commit"].as_str().unwrap_or("unknown");
-                let dirty = if r["dirty"] == serde_json::json!(true) {
-                    " (modified)"
-                } else {
-                    ""
-                };
-                format!("{}{dirty}", provenance::short(c))
-            })
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let slowest = &p["unit_wall_s"]["slowest"];
-        format!(
-            "  made by commit {} with {} on {} ({} kernels), {} thread(s), shard(s) {}, \
-             {} → {}: {} s in {} run(s); units {} s in all, slowest `{}` {} s",
-            commits.join(", "),
-            all("rustc"),
-            all("cpu"),
-            all("openblas_core"),
-            all("threads"),
-            all("shard"),
-            runs.first()
-                .and_then(|r| r["started"].as_str())
-                .unwrap_or("?"),
-            runs.last()
-                .and_then(|r| r["finished"].as_str())
-                .unwrap_or("?"),
-            p["wall_s"],
-            runs.len(),
-            p["unit_wall_s"]["total"],
-            slowest["unit"].as_str().unwrap_or("?"),
-            slowest["wall_s"],
-        )
-    };
-    format!("{name}: {state}, {freshness}\n{made}")
-}
-
-/// Gives the committed manifest of `exp` under `committed` the code and provenance of its
-/// regeneration under `scratch` (call only when every file matched: the committed results are
-/// then exactly what this code makes).
-pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> Result<()> {
-    let (ours, fresh) = (results_dir(committed, exp), results_dir(scratch, exp));
-    let (Some(mut m), Some(f)) = (Manifest::read(&ours), Manifest::read(&fresh)) else {
-        return Err(Error::results(&ours, "no manifest to update"));
-    };
-    for key in ["code", "provenance", "dptune", "files"] {
-        m.value[key] = f.value[key].clone();
-    }
-    // The checksums of the committed tables (a timing column may differ from the fresh ones).
-    let study = exp.study.as_ref();
-    let mut tables = vec![study.output()];
-    tables.extend(study.derived());
-    m.complete(&ours, &tables);
-    m.value["verified"] = serde_json::json!({
-        "how": "regenerated from scratch by `dptune sim verify` and compared file by file",
-        "compared": provenance::utc(provenance::now()),
-    });
-    m.write(&ours)
 }
 
 fn out_flag(out: &Path) -> String {

@@ -229,8 +229,22 @@ mod tests {
             .files
             .iter()
             .any(|(f, _)| *f == "src/tuners/naive.rs"));
-        // Drawing-only files are not part of any fingerprint.
-        assert!(!tuning.files.iter().any(|(f, _)| *f == "src/sim/plot.rs"));
+        // Drawing-only files and the commands around the runner are part of no fingerprint.
+        for kind in super::super::studies::STUDIES {
+            let code = Code::of(kind.source);
+            for outside in [
+                "src/sim/plot.rs",
+                "src/sim/status.rs",
+                "src/sim/verify.rs",
+                "src/cli.rs",
+            ] {
+                assert!(
+                    !code.files.iter().any(|(f, _)| *f == outside),
+                    "{} reaches {outside}",
+                    kind.name
+                );
+            }
+        }
     }
 
     #[test]

@@ -284,6 +284,35 @@ pub fn verify(
     Ok(Some(record))
 }
 
+/// Gives the committed manifest of `exp` under `committed` the code and provenance of its
+/// regeneration under `scratch` (call only when every file matched: the committed results are
+/// then exactly what this code makes).
+pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> Result<()> {
+    let (ours, fresh) = (
+        super::results_dir(committed, exp),
+        super::results_dir(scratch, exp),
+    );
+    let (Some(mut m), Some(f)) = (
+        super::store::Manifest::read(&ours),
+        super::store::Manifest::read(&fresh),
+    ) else {
+        return Err(Error::results(&ours, "no manifest to update"));
+    };
+    for key in ["code", "provenance", "dptune", "files"] {
+        m.value[key] = f.value[key].clone();
+    }
+    // The checksums of the committed tables (a timing column may differ from the fresh ones).
+    let study = exp.study.as_ref();
+    let mut tables = vec![study.output()];
+    tables.extend(study.derived());
+    m.complete(&ours, &tables);
+    m.value["verified"] = serde_json::json!({
+        "how": "regenerated from scratch by `dptune sim verify` and compared file by file",
+        "compared": provenance::utc(provenance::now()),
+    });
+    m.write(&ours)
+}
+
 /// The verification record of `exp` kept under `scratch`, if it has been verified.
 pub fn record(exp: &Experiment, scratch: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(super::results_dir(scratch, exp).join(VERIFY)).ok()?;

@@ -1,0 +1,99 @@
+//! `dptune sim status`: where each experiment's results stand (complete, fresh or stale, made
+//! by which commit, on what machine, in how long). Reads, never writes; no study kind depends
+//! on this file, so its wording can change without making results stale.
+
+use super::provenance::{self, Code};
+use super::store::{self, Manifest, Parts};
+use super::{results_dir, Experiment};
+use std::path::Path;
+
+/// Where the results of `exp` under `out` stand, in words (one line per experiment, a second
+/// with the provenance); reads, never writes.
+pub fn status(exp: &Experiment, out: &Path) -> String {
+    let dir = results_dir(out, exp);
+    let name = &exp.name;
+    let Some(m) = Manifest::read(&dir) else {
+        return format!("{name}: no results in {}", dir.display());
+    };
+    if m.str("config_hash") != Some(store::hash_text(exp.config_hash).as_str()) {
+        return format!(
+            "{name}: {} holds results of another configuration (profile {}, or {} was edited since)",
+            dir.display(),
+            m.str("profile").unwrap_or("?"),
+            exp.file.display()
+        );
+    }
+    let study = exp.study.as_ref();
+    let mut tables = vec![study.output()];
+    tables.extend(study.derived());
+    let state = if m.intact(&dir, &tables) {
+        "complete".to_string()
+    } else {
+        let units = study.units();
+        format!(
+            "incomplete ({} of {} units done)",
+            Parts::count_present(&dir, &units),
+            units.len()
+        )
+    };
+    let code = Code::of(exp.kind.source);
+    let freshness = match code.staleness(m.value.get("code")) {
+        None => "fresh (made by this code)".to_string(),
+        Some(why) => format!("STALE: {why}"),
+    };
+    let p = &m.value["provenance"];
+    let runs = p["runs"].as_array().cloned().unwrap_or_default();
+    let made = if runs.is_empty() {
+        "  no provenance recorded (made before dptune recorded it)".to_string()
+    } else {
+        let all = |key: &str| {
+            let mut v: Vec<String> = runs
+                .iter()
+                .map(|r| match &r[key] {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            v.dedup();
+            v.join(", ")
+        };
+        let commits: Vec<String> = runs
+            .iter()
+            .map(|r| {
+                let c = r["commit"].as_str().unwrap_or("unknown");
+                let dirty = if r["dirty"] == serde_json::json!(true) {
+                    " (modified)"
+                } else {
+                    ""
+                };
+                format!("{}{dirty}", provenance::short(c))
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let slowest = &p["unit_wall_s"]["slowest"];
+        format!(
+            "  made by commit {} with {} on {} ({} kernels), {} thread(s), shard(s) {}, \
+             {} → {}: {} s of wall time in {} run(s); the units' own wall times add up to {} s \
+             (they overlap when units run side by side), the slowest `{}` {} s",
+            commits.join(", "),
+            all("rustc"),
+            all("cpu"),
+            all("openblas_core"),
+            all("threads"),
+            all("shard"),
+            runs.first()
+                .and_then(|r| r["started"].as_str())
+                .unwrap_or("?"),
+            runs.last()
+                .and_then(|r| r["finished"].as_str())
+                .unwrap_or("?"),
+            p["wall_s"],
+            runs.len(),
+            p["unit_wall_s"]["total"],
+            slowest["unit"].as_str().unwrap_or("?"),
+            slowest["wall_s"],
+        )
+    };
+    format!("{name}: {state}, {freshness}\n{made}")
+}
