@@ -41,7 +41,7 @@ sims-gpu: deps data
     cargo run --release --features cuda -- sim run sims/gpu/*.toml --profile paper
 
 # A fast, reduced run of every experiment, GPU-sized ones included (their smoke profiles run
-# on the CPU), into target/sims-smoke (part of `just test`).
+# on the CPU), into target/sims-smoke (`just test` runs the same as tests/smoke_sims.rs).
 sims-smoke: deps
     cargo run -- sim run sims/*.toml sims/gpu/*.toml --profile smoke --out target/sims-smoke --rerun-stale --quiet
 
@@ -51,9 +51,10 @@ report:
 
 # The whole suite (what CI runs), each stage timed: unit, integration and doc tests, each
 # bench once as a test (cargo-nextest where installed: tests run side by side), the fuzz
-# corpora replayed (tests/fuzz_corpus.rs), the `cuda` feature built and linted, and the smoke
-# run of every experiment file. One cargo profile (dev, with optimised dependencies) for all
-# of it, so the tree builds once. A timed fuzz campaign is `just fuzz`.
+# corpora replayed (tests/fuzz_corpus.rs), the smoke run of every experiment file
+# (tests/smoke_sims.rs, through the binary the tests built), and the `cuda` feature
+# type-checked and linted. One cargo profile (dev, with optimised dependencies) for all of
+# it, so the tree builds once. A timed fuzz campaign is `just fuzz`.
 test: deps
     #!/usr/bin/env bash
     set -euo pipefail
@@ -67,7 +68,6 @@ test: deps
     fi
     stage "doc tests" cargo test --doc
     stage "cuda feature: build and lint" just test-cuda-build
-    stage "smoke sims" just sims-smoke
     echo "== just test: $((SECONDS - start)) s"
 
 # Fuzz every reader of user input (experiment files, CSV, IDX, RDP curves, the command line)
