@@ -370,7 +370,7 @@ pub fn summary(experiments: &[Experiment], scratch: &Path, notes: &str) -> Strin
             format!("{} of {} files differ", bad.len(), files.len())
         };
         rows += &format!(
-            "| `{}` | {} | {:.0} | {} |\n",
+            "| `{}` | {} | {:.1} | {} |\n",
             exp.name,
             outcome,
             wall,
@@ -398,10 +398,10 @@ pub fn summary(experiments: &[Experiment], scratch: &Path, notes: &str) -> Strin
     );
     s += &format!(
         "{done} of {} experiments regenerated so far; {matched} match their committed results \
-         in every file; {:.0} s ({:.1} h) of wall time for those regenerated.\n\n",
+         in every file; {:.0} s ({:.1} min) of wall time for those regenerated.\n\n",
         experiments.len(),
         total_s,
-        total_s / 3600.0
+        total_s / 60.0
     );
     if !machines.is_empty() {
         s += &format!(
