@@ -71,10 +71,25 @@ pub fn ulps(a: f64, b: f64) -> u64 {
 pub fn compare_tables(committed: &Table, fresh: &Table) -> Outcome {
     let names = |t: &Table| -> Vec<String> { t.names().iter().map(|s| s.to_string()).collect() };
     if names(committed) != names(fresh) {
+        // Compare what the two have in common, and name the rest.
+        let (a, b) = (names(committed), names(fresh));
+        let only = |x: &[String], y: &[String]| -> Vec<String> {
+            x.iter().filter(|n| !y.contains(n)).cloned().collect()
+        };
+        let common = |t: &Table, keep: &[String]| Table {
+            columns: keep
+                .iter()
+                .filter_map(|n| t.columns.iter().find(|(m, _)| m == n).cloned())
+                .collect(),
+        };
+        let shared: Vec<String> = a.iter().filter(|n| b.contains(n)).cloned().collect();
+        let inner = compare_tables(&common(committed, &shared), &common(fresh, &shared));
         return Outcome::Differs(format!(
-            "columns {:?} vs {:?}",
-            names(committed),
-            names(fresh)
+            "columns only committed {:?}, only regenerated {:?}; the {} common columns: {}",
+            only(&a, &b),
+            only(&b, &a),
+            shared.len(),
+            inner.describe()
         ));
     }
     if committed.height() != fresh.height() {
