@@ -111,6 +111,11 @@ fn every_committed_report_redraws_byte_for_byte() {
             }
         }
     }
+    // The index of every folder (`results/README.md`), as `sim run` and `sim report` write it.
+    let index = dptune::sim::report::write_index(&out).unwrap();
+    if std::fs::read(&index).unwrap() != std::fs::read("results/README.md").unwrap() {
+        failures.push("results/README.md: differs from the index of the committed folders".into());
+    }
     assert!(
         failures.is_empty(),
         "redraw with `dptune sim report` and commit, or fix the report:\n{}",
