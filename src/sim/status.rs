@@ -43,7 +43,10 @@ pub fn status(exp: &Experiment, out: &Path) -> String {
     };
     let p = &m.value["provenance"];
     let runs = p["runs"].as_array().cloned().unwrap_or_default();
-    let made = if runs.is_empty() {
+    let made = if runs.is_empty() && m.value["code"].is_object() {
+        "  no run has finished yet (each process records itself when its units are done)"
+            .to_string()
+    } else if runs.is_empty() {
         "  no provenance recorded (made before dptune recorded it)".to_string()
     } else {
         let all = |key: &str| {
