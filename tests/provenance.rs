@@ -242,18 +242,21 @@ fn verify_compares_file_by_file_and_adopts_provenance_on_a_match() {
     std::fs::write(committed.join("tiny/manifest.json"), m.to_string()).unwrap();
     let doc = dir.join("reproducibility.md");
     let d = doc.to_str().unwrap();
-    let o = dptune(&[
-        "sim",
-        "verify",
-        f,
-        "--out",
-        c,
-        "--scratch",
-        s,
-        "--doc",
-        d,
-        "--quiet",
-    ]);
+    let verify = || {
+        dptune(&[
+            "sim",
+            "verify",
+            f,
+            "--out",
+            c,
+            "--scratch",
+            s,
+            "--doc",
+            d,
+            "--quiet",
+        ])
+    };
+    let o = verify();
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("tiny: every file matches"), "{t}");
@@ -279,18 +282,7 @@ fn verify_compares_file_by_file_and_adopts_provenance_on_a_match() {
         std::fs::read_to_string(&svg).unwrap()
     );
     std::fs::write(&svg, edited).unwrap();
-    let o = dptune(&[
-        "sim",
-        "verify",
-        f,
-        "--out",
-        c,
-        "--scratch",
-        s,
-        "--doc",
-        d,
-        "--quiet",
-    ]);
+    let o = verify();
     let t = text(&o);
     assert!(
         t.contains("1 file(s) differ") && t.contains("line 1"),
