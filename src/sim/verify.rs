@@ -184,7 +184,9 @@ fn compare_text(committed: &[u8], fresh: &[u8]) -> Outcome {
     let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
     let n = la.len().max(lb.len());
     let diff: Vec<usize> = (0..n).filter(|&i| la.get(i) != lb.get(i)).collect();
-    let first = diff[0];
+    let Some(&first) = diff.first() else {
+        return Outcome::Differs("same lines, other line endings or final newline".into());
+    };
     let clip = |s: Option<&&str>| {
         let s = s.copied().unwrap_or("(none)");
         s.chars().take(160).collect::<String>()
@@ -348,8 +350,8 @@ pub fn summary(experiments: &[Experiment], scratch: &Path, notes: &str) -> Strin
             continue;
         };
         done += 1;
-        let wall = r["provenance"]["wall_s"].as_f64().unwrap_or(f64::NAN);
-        total_s += wall;
+        let wall = r["provenance"]["wall_s"].as_f64();
+        total_s += wall.unwrap_or(0.0);
         let runs = r["provenance"]["runs"]
             .as_array()
             .cloned()
@@ -385,10 +387,10 @@ pub fn summary(experiments: &[Experiment], scratch: &Path, notes: &str) -> Strin
             format!("{} of {} files differ", bad.len(), files.len())
         };
         rows += &format!(
-            "| `{}` | {} | {:.1} | {} |\n",
+            "| `{}` | {} | {} | {} |\n",
             exp.name,
             outcome,
-            wall,
+            wall.map_or("not recorded".to_string(), |w| format!("{w:.1}")),
             r["compared"].as_str().unwrap_or("?")
         );
         if !bad.is_empty() {
