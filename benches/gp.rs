@@ -1,6 +1,8 @@
 //! GP speed (issue 5). Targets: at n = 500, d = 10, factorising and predicting 1000 points
 //! ≤ 15 ms and ≥ 3× faster than scikit-learn's GaussianProcessRegressor on the same workload
 //! (timed by tools/time_gp_sklearn.py); adding one observation to an n = 500 posterior ≤ 1 ms.
+//! `gp_lml_gradient` times the marginal-likelihood gradient that hyperparameter fits call at
+//! every L-BFGS step (over half of DPareto's time, issue 36's profile).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use dptune::gp::{Kernel, KernelFamily, Posterior};
@@ -54,5 +56,19 @@ fn add_one(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, fit_predict, add_one);
+fn lml_gradient(c: &mut Criterion) {
+    let mut group = c.benchmark_group("gp_lml_gradient_d4");
+    group.sample_size(20);
+    let kernel = Kernel::new(KernelFamily::Matern52, vec![0.3, 0.5, 0.7, 0.9], 1.3).unwrap();
+    for n in [64, 256] {
+        let (x, y) = data(n, 4);
+        let p = Posterior::fit(kernel.clone(), 0.01, x, y).unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+            b.iter(|| black_box(&p).lml_gradient().unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, fit_predict, add_one, lml_gradient);
 criterion_main!(benches);

@@ -343,15 +343,28 @@ impl Kernel {
 
     /// ∂k(x, y)/∂θ for θ = (ln ℓ_1, …, ln ℓ_d, ln s²).
     pub fn grad_log_params(&self, x: ArrayView1<f64>, y: ArrayView1<f64>) -> Array1<f64> {
+        let mut grad = Array1::zeros(self.dim() + 1);
+        self.for_each_grad_log_param(x, y, |j, g| grad[j] = g);
+        grad
+    }
+
+    /// Calls `f(j, ∂k/∂θ_j)` for each log parameter, as [`Kernel::grad_log_params`] returns
+    /// them, without allocating (the marginal likelihood's gradient visits n² pairs).
+    pub fn for_each_grad_log_param(
+        &self,
+        x: ArrayView1<f64>,
+        y: ArrayView1<f64>,
+        mut f: impl FnMut(usize, f64),
+    ) {
         let (p, d1, _) = self.family.phi_derivatives(self.u(x, y));
         let d = self.dim();
-        Array1::from_shape_fn(d + 1, |j| {
-            if j < d {
-                self.signal_variance * d1 * (-2.0) * ((x[j] - y[j]) / self.lengthscales[j]).powi(2)
-            } else {
-                self.signal_variance * p
-            }
-        })
+        for j in 0..d {
+            f(
+                j,
+                self.signal_variance * d1 * (-2.0) * ((x[j] - y[j]) / self.lengthscales[j]).powi(2),
+            );
+        }
+        f(d, self.signal_variance * p);
     }
 
     /// The log hyperparameters (ln ℓ_1, …, ln ℓ_d, ln s²).
