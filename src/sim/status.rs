@@ -74,11 +74,16 @@ pub fn status(exp: &Experiment, out: &Path) -> String {
             .collect::<std::collections::BTreeSet<_>>()
             .into_iter()
             .collect();
-        let slowest = &p["unit_wall_s"]["slowest"];
+        // Older manifests call the longest span `slowest`.
+        let longest = match &p["unit_wall_s"]["longest_span"] {
+            serde_json::Value::Null => &p["unit_wall_s"]["slowest"],
+            span => span,
+        };
         format!(
             "  made by commit {} with {} on {} ({} kernels), {} thread(s), shard(s) {}, \
-             {} → {}: {} s of wall time in {} run(s); the units' own wall times add up to {} s \
-             (they overlap when units run side by side), the slowest `{}` {} s",
+             {} → {}: {} s of wall time in {} run(s) of {} unit(s); the longest unit span `{}` \
+             {} s (a span counts the other units' work its thread ran while waiting on its own \
+             parallel parts)",
             commits.join(", "),
             all("rustc"),
             all("cpu"),
@@ -93,9 +98,9 @@ pub fn status(exp: &Experiment, out: &Path) -> String {
                 .unwrap_or("?"),
             p["wall_s"],
             runs.len(),
-            p["unit_wall_s"]["total"],
-            slowest["unit"].as_str().unwrap_or("?"),
-            slowest["wall_s"],
+            p["unit_wall_s"]["units"],
+            longest["unit"].as_str().unwrap_or("?"),
+            longest["wall_s"],
         )
     };
     format!("{name}: {state}, {freshness}\n{made}")

@@ -110,7 +110,9 @@ impl Parts {
     }
 }
 
-/// Per-unit wall times (`parts/timings.jsonl`) and one record per process that ran units
+/// Per-unit wall times (`parts/timings.jsonl`: each unit's span from start to end, which
+/// includes any other units' work its thread ran while waiting on the unit's own parallel
+/// parts, so spans overlap and do not add up) and one record per process that ran units
 /// (`parts/runs.jsonl`): appended line by line, so shards sharing the folder never overwrite
 /// each other; summarised into the manifest when the run completes.
 const TIMINGS: &str = "timings.jsonl";
@@ -130,8 +132,8 @@ impl Parts {
         append_line(&self.dir.join(RUNS), record)
     }
 
-    /// The manifest's `provenance`: every run, their wall times and the units' (the last time
-    /// of each unit counts, for a unit that ran again).
+    /// The manifest's `provenance`: every run, their wall times, and the number of units with
+    /// the longest unit span (the last time of each unit counts, for a unit that ran again).
     pub fn provenance(&self) -> Value {
         let lines = |name: &str| -> Vec<Value> {
             std::fs::read_to_string(self.dir.join(name))
@@ -147,7 +149,7 @@ impl Parts {
                 units.insert(u.to_string(), s);
             }
         }
-        let slowest = units
+        let longest = units
             .iter()
             .max_by(|a, b| a.1.total_cmp(b.1))
             .map(|(u, s)| json!({"unit": u, "wall_s": s}));
@@ -156,8 +158,7 @@ impl Parts {
             "wall_s": r(runs.iter().filter_map(|x| x["wall_s"].as_f64()).sum()),
             "unit_wall_s": {
                 "units": units.len(),
-                "total": r(units.values().sum()),
-                "slowest": slowest,
+                "longest_span": longest,
             },
             "runs": runs,
         })

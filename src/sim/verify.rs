@@ -27,6 +27,10 @@ pub enum Outcome {
         column: String,
     },
     Differs(String),
+    /// A text table that differs only in the cells of these columns, where every parquet
+    /// file of the experiment matches but for its timing columns: the table is drawn from
+    /// the parquet, so those cells show wall-clock times (e.g. a tuner's overhead).
+    TimingCells(Vec<String>),
     /// Only in the committed results.
     NotRegenerated,
     /// Only in the regenerated results.
@@ -35,7 +39,10 @@ pub enum Outcome {
 
 impl Outcome {
     pub fn matches(&self) -> bool {
-        matches!(self, Outcome::Identical | Outcome::IdenticalButTiming)
+        matches!(
+            self,
+            Outcome::Identical | Outcome::IdenticalButTiming | Outcome::TimingCells(_)
+        )
     }
 
     pub fn describe(&self) -> String {
@@ -48,6 +55,15 @@ impl Outcome {
                 format!("last-bit differences only (at most {max_ulps} ulps, in `{column}`)")
             }
             Outcome::Differs(why) => format!("differs: {why}"),
+            Outcome::TimingCells(columns) => format!(
+                "identical but for the wall-clock cells of {} (drawn from the parquet's timing \
+                 columns; every parquet file matches)",
+                columns
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
             Outcome::NotRegenerated => "committed, not written by the regeneration".into(),
             Outcome::NotCommitted => "written by the regeneration, not committed".into(),
         }
@@ -200,6 +216,52 @@ fn compare_text(committed: &[u8], fresh: &[u8]) -> Outcome {
     ))
 }
 
+/// The header cells of the columns in which two text tables (markdown `|`, LaTeX `&`)
+/// differ, or None when they differ in anything else (lines, cell counts, the header).
+fn differing_columns(committed: &[u8], fresh: &[u8]) -> Option<Vec<String>> {
+    let (a, b) = (
+        String::from_utf8_lossy(committed),
+        String::from_utf8_lossy(fresh),
+    );
+    let (la, lb): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    if la.len() != lb.len() {
+        return None;
+    }
+    let cells = |line: &str| -> Option<Vec<String>> {
+        let sep = if line.trim_start().starts_with('|') {
+            '|'
+        } else if line.contains('&') {
+            '&'
+        } else {
+            return None;
+        };
+        Some(
+            line.trim_end()
+                .trim_end_matches("\\\\")
+                .split(sep)
+                .map(|c| c.trim().to_string())
+                .collect(),
+        )
+    };
+    let header = la.iter().find_map(|l| cells(l))?;
+    let mut columns = Vec::new();
+    for (x, y) in la.iter().zip(&lb) {
+        if x == y {
+            continue;
+        }
+        let (cx, cy) = (cells(x)?, cells(y)?);
+        if cx.len() != cy.len() || cx.len() != header.len() || cells(x).as_ref() == Some(&header) {
+            return None;
+        }
+        for (i, (p, q)) in cx.iter().zip(&cy).enumerate() {
+            if p != q && !columns.contains(&header[i]) {
+                columns.push(header[i].clone());
+            }
+        }
+    }
+    (!columns.is_empty()).then_some(columns)
+}
+
 /// Files a results folder holds that belong to its results (not the manifest, the parts, the
 /// set-aside results, locks or the verification record itself).
 fn result_files(dir: &Path) -> Vec<String> {
@@ -253,6 +315,30 @@ pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>>
             }
         };
         out.push((name, outcome));
+    }
+    // Tables are drawn from the parquet by the same code (the committed ones are redrawn byte
+    // for byte by tests/regenerate_committed.rs): where every parquet file matches but for
+    // timing columns, a text table that differs only in some columns' cells differs by them.
+    let parquet_match = out
+        .iter()
+        .filter(|(n, _)| n.ends_with(".parquet"))
+        .all(|(_, o)| o.matches());
+    let timing_differs = out
+        .iter()
+        .any(|(n, o)| n.ends_with(".parquet") && *o == Outcome::IdenticalButTiming);
+    if parquet_match && timing_differs {
+        for (name, outcome) in &mut out {
+            if !(name.ends_with(".md") || name.ends_with(".tex"))
+                || !matches!(outcome, Outcome::Differs(_))
+            {
+                continue;
+            }
+            let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
+            let (x, y) = (read(&committed.join(&*name))?, read(&fresh.join(&*name))?);
+            if let Some(columns) = differing_columns(&x, &y) {
+                *outcome = Outcome::TimingCells(columns);
+            }
+        }
     }
     Ok(out)
 }
@@ -483,6 +569,55 @@ mod tests {
             why.contains("`x`: 1 of 2 cells") && why.contains("`label`"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn text_tables_differing_in_timing_cells_match_only_when_the_parquet_does() {
+        let md = |t: &str, v: &str| {
+            format!("caption\n\n| tuner | hv | tuner / oracle s |\n|---|---|---|\n| a | {v} | {t} |\n")
+        };
+        let tex = |t: &str| format!("tuner & hv & s \\\\\na & 0.5 & {t} \\\\\n");
+        assert_eq!(
+            differing_columns(md("1.0", "0.5").as_bytes(), md("2.0", "0.5").as_bytes()),
+            Some(vec!["tuner / oracle s".to_string()])
+        );
+        assert_eq!(
+            differing_columns(md("1.0", "0.5").as_bytes(), md("2.0", "0.6").as_bytes()),
+            Some(vec!["hv".to_string(), "tuner / oracle s".to_string()])
+        );
+        assert_eq!(differing_columns(b"a\n", b"a\nb\n"), None);
+        assert!(differing_columns(tex("1.0").as_bytes(), tex("2.0").as_bytes()).is_some());
+        let dir = std::env::temp_dir().join(format!("dptune-verify-{}", std::process::id()));
+        let (c, f) = (dir.join("c"), dir.join("f"));
+        let timed = |ms: f64| {
+            Table::default()
+                .with("hv", Values::F64(vec![Some(0.5)]))
+                .with("tuner_wall_ms", Values::F64(vec![Some(ms)]))
+        };
+        for (d, t) in [(&c, "1.0"), (&f, "2.0")] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("summary.md"), md(t, "0.5")).unwrap();
+        }
+        timed(1.0).write_parquet(&c.join("points.parquet")).unwrap();
+        timed(2.0).write_parquet(&f.join("points.parquet")).unwrap();
+        let out = compare(&c, &f).unwrap();
+        assert_eq!(
+            out[1],
+            (
+                "summary.md".to_string(),
+                Outcome::TimingCells(vec!["tuner / oracle s".into()])
+            )
+        );
+        assert!(out[1].1.matches());
+        // The same table difference where a parquet value differs is a difference.
+        Table::default()
+            .with("hv", Values::F64(vec![Some(0.7)]))
+            .with("tuner_wall_ms", Values::F64(vec![Some(2.0)]))
+            .write_parquet(&f.join("points.parquet"))
+            .unwrap();
+        let out = compare(&c, &f).unwrap();
+        assert!(!out[1].1.matches(), "{:?}", out[1]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
