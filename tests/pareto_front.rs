@@ -2,6 +2,7 @@
 //! independence, and derived tables recomputed here from the points table.
 
 use dptune::pareto::{hv_lin, hv_log, Objectives, HV_REFERENCE};
+use dptune::sim::store;
 use dptune::sim::table::Table;
 use dptune::sim::Profile;
 use std::path::Path;
@@ -283,13 +284,10 @@ fn a_unit_killed_midway_resumes_from_its_journal() {
         let js = [path.clone()];
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines.len() >= 2, "{tamper}: {} records", lines.len());
+        let record = |l: &str| store::checked_record(l).expect("a checked journal record");
         let recorded: Vec<f64> = lines
             .iter()
-            .map(|l| {
-                serde_json::from_str::<serde_json::Value>(l).unwrap()["oracle_ms"]
-                    .as_f64()
-                    .unwrap()
-            })
+            .map(|l| record(l)["oracle_ms"].as_f64().unwrap())
             .collect();
         let replayed = match tamper {
             "torn tail" => {
@@ -301,11 +299,12 @@ fn a_unit_killed_midway_resumes_from_its_journal() {
                 lines.len()
             }
             _ => {
-                // Record 1's point moved by one ulp: records 1.. are evaluated again.
-                let mut r: serde_json::Value = serde_json::from_str(lines[1]).unwrap();
+                // Record 1's point moved by one ulp (with a checksum that holds, so the
+                // journal's reader passes it on): records 1.. are evaluated again.
+                let mut r = record(lines[1]);
                 let b = r["lambda"][0].as_u64().unwrap();
                 r["lambda"][0] = serde_json::json!(b ^ 1);
-                let mut text = format!("{}\n{r}\n", lines[0]);
+                let mut text = format!("{}\n{}", lines[0], store::checked_line(&r));
                 for l in &lines[2..] {
                     text += &format!("{l}\n");
                 }

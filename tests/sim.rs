@@ -646,6 +646,51 @@ fn declared_plots_and_tables_are_drawn_from_the_results() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A bit flipped in a journal record (here in a repetition's utility) is caught by the
+/// record's checksum: the record and those after it are dropped and recomputed, with one line
+/// saying so, and the table is an uninterrupted run's (without the check the damaged utility
+/// was used, and the published table changed).
+#[test]
+fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
+    let dir = temp_dir("journal-bitflip");
+    let file = tiny_experiment(&dir, 6);
+    let f = file.to_str().unwrap();
+    let run = |out: &Path, extra: &[&str]| {
+        let mut args = vec!["sim", "run", f, "--quiet", "--threads", "1", "--out"];
+        args.push(out.to_str().unwrap());
+        args.extend(extra);
+        dptune(&args)
+    };
+    let whole = dir.join("whole");
+    assert!(run(&whole, &[]).status.success());
+    let killed = dir.join("killed");
+    let o = run(&killed, &["--stop-after-records", "9"]);
+    assert_eq!(o.status.code(), Some(137), "the run was cut short");
+    let journal = std::fs::read_dir(killed.join("tiny/parts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with("journal.jsonl"))
+        .max_by_key(|p| std::fs::read_to_string(p).unwrap().lines().count())
+        .expect("a journal");
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert!(text.lines().count() >= 2, "{text}");
+    // The fifth digit of the first record's utility bits, its lowest bit flipped.
+    let at = text.find("\"utility\":").expect("a utility") + "\"utility\":".len() + 4;
+    let mut bytes = text.into_bytes();
+    assert!(bytes[at].is_ascii_digit());
+    bytes[at] ^= 1;
+    std::fs::write(&journal, bytes).unwrap();
+    let o = run(&killed, &[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("record 1 of") && err.contains("fails its checksum"),
+        "{err}"
+    );
+    let read = |out: &Path| Table::read_parquet(&out.join("tiny/runs.parquet")).unwrap();
+    assert_eq!(read(&whole).without_timing(), read(&killed).without_timing());
+}
+
 /// A tuning cell killed between repetitions resumes from its journal: the repetitions on
 /// record are not rerun (their recorded wall times come back) and the table is an
 /// uninterrupted run's.
@@ -680,7 +725,7 @@ fn a_tuning_cell_killed_between_repetitions_resumes_from_its_journal() {
                 .unwrap()
                 .lines()
                 .map(|l| {
-                    let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    let v = dptune::sim::store::checked_record(l).expect("a checked record");
                     v["wall"].as_u64().unwrap()
                 })
                 .collect()

@@ -165,8 +165,13 @@ pub fn draw(map: &Heatmap, stem: &Path) -> Result<Vec<PathBuf>> {
     };
     let (png, svg) = outputs(stem)?;
     let plan = Plan { map, x, y, lo, hi };
-    render(BitMapBackend::new(&png, SIZE).into_drawing_area(), &plan).map_err(|e| fail(&png, e))?;
-    render(SVGBackend::new(&svg, SIZE).into_drawing_area(), &plan).map_err(|e| fail(&svg, e))?;
+    super::plot::write_both(
+        &png,
+        &svg,
+        SIZE,
+        |area| render(area, &plan),
+        |area| render(area, &plan),
+    )?;
     Ok(vec![png, svg])
 }
 

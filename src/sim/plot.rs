@@ -81,11 +81,41 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     let plan = Plan::new(fig, stem)?;
     let (png, svg) = outputs(stem)?;
     let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
-    let bitmap = BitMapBackend::new(&png, SIZE).into_drawing_area();
-    render(bitmap, fig, &plan, &layout).map_err(|e| fail(&png, e))?;
-    let vector = SVGBackend::new(&svg, SIZE).into_drawing_area();
-    render(vector, fig, &plan, &layout).map_err(|e| fail(&svg, e))?;
+    write_both(
+        &png,
+        &svg,
+        SIZE,
+        |area| render(area, fig, &plan, &layout),
+        |area| render(area, fig, &plan, &layout),
+    )?;
     Ok(vec![png, svg])
+}
+
+/// Draws one figure to `png` and `svg` without writing through whatever is at those paths:
+/// the SVG is drawn into a string and the PNG into a temporary file beside it, and each then
+/// replaces its path by a rename (atomic; a link of that name is replaced, never followed).
+pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
+    png: &Path,
+    svg: &Path,
+    size: (u32, u32),
+    bitmap: impl FnOnce(DrawingArea<BitMapBackend<'_>, Shift>) -> std::result::Result<(), E1>,
+    vector: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> std::result::Result<(), E2>,
+) -> Result<()> {
+    let dir = png.parent().unwrap_or(Path::new("."));
+    let name = png.file_name().unwrap_or_default().to_string_lossy();
+    // The extension stays last: the bitmap backend picks its encoder by it.
+    let tmp = dir.join(format!(".{name}.{}.tmp.png", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let drawn = bitmap(BitMapBackend::new(&tmp, size).into_drawing_area())
+        .map_err(|e| fail(png, e))
+        .and_then(|()| std::fs::rename(&tmp, png).map_err(|e| fail(png, e)));
+    if drawn.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    drawn?;
+    let mut text = String::new();
+    vector(SVGBackend::with_string(&mut text, size).into_drawing_area()).map_err(|e| fail(svg, e))?;
+    super::table::write_text(svg, &text)
 }
 
 /// `<stem>.png` and `<stem>.svg`, with the font registered and the folder created.

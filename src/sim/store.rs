@@ -202,6 +202,32 @@ pub struct Journal {
     stop_after: Option<u64>,
 }
 
+/// A journal line: the record's FNV-1a checksum (16 hex digits), a space, the record's JSON.
+/// FNV-1a changes with any one changed byte (each step is a bijection), so a flipped bit in a
+/// record is always caught.
+pub fn checked_line(record: &Value) -> String {
+    let json = record.to_string();
+    format!("{:016x} {json}\n", fnv1a(json.as_bytes()))
+}
+
+/// The record of a journal line (without its newline) whose checksum holds.
+pub fn checked_record(line: &str) -> Option<Value> {
+    let (sum, json) = line.split_once(' ')?;
+    let sum = u64::from_str_radix(sum, 16).ok()?;
+    (sum == fnv1a(json.as_bytes()) && sum_is_canonical(line))
+        .then(|| serde_json::from_str(json).ok())
+        .flatten()
+}
+
+/// The checksum is written as exactly 16 lower-case hex digits.
+fn sum_is_canonical(line: &str) -> bool {
+    line.len() > 16
+        && line.as_bytes()[16] == b' '
+        && line[..16]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 impl Journal {
     /// A journal that keeps nothing.
     pub fn none() -> Journal {
@@ -221,12 +247,25 @@ impl Journal {
         let mut records = Vec::new();
         let mut clean = 0;
         for line in text.split_inclusive('\n') {
-            match (line.ends_with('\n'), serde_json::from_str(line)) {
-                (true, Ok(v)) => {
+            match line.strip_suffix('\n').and_then(checked_record) {
+                Some(v) => {
                     records.push(v);
                     clean += line.len();
                 }
-                _ => break,
+                None => break,
+            }
+        }
+        if clean < text.len() {
+            let lines = text.lines().count();
+            if records.len() + 1 < lines {
+                // Not just a torn last line: a record was damaged after it was written.
+                eprintln!(
+                    "{}: record {} of {lines} fails its checksum or does not parse; it and the \
+                     {} after it are dropped and recomputed",
+                    path.display(),
+                    records.len() + 1,
+                    lines - records.len() - 1
+                );
             }
         }
         let mut journal = Journal {
@@ -235,7 +274,8 @@ impl Journal {
             stop_after,
         };
         if clean < text.len() {
-            // A torn or unreadable tail: keep the records before it, so appends start clean.
+            // A torn, damaged or unreadable tail: keep the records before it, so appends start
+            // clean.
             journal.truncate(journal.records.len())?;
         }
         Ok(journal)
@@ -250,7 +290,7 @@ impl Journal {
     pub fn append(&mut self, record: serde_json::Value) -> Result<()> {
         use std::io::Write;
         if let Some(path) = &self.path {
-            let line = format!("{record}\n");
+            let line = checked_line(&record);
             let mut f = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -271,7 +311,7 @@ impl Journal {
     pub fn truncate(&mut self, keep: usize) -> Result<()> {
         self.records.truncate(keep);
         if let Some(path) = &self.path {
-            let text: String = self.records.iter().map(|r| format!("{r}\n")).collect();
+            let text: String = self.records.iter().map(checked_line).collect();
             write_text(path, &text)?;
         }
         Ok(())

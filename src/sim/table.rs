@@ -265,7 +265,13 @@ pub fn write_atomically(
         .to_string_lossy();
     let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
-        let mut file = std::fs::File::create(&tmp).map_err(|e| e.to_string())?;
+        // A fresh file (never through a link or file left at the temporary name).
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| e.to_string())?;
         write(&mut file)?;
         file.sync_all().map_err(|e| e.to_string())
     })();
