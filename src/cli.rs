@@ -1001,7 +1001,10 @@ fn verify_files(
             Some(p) => std::fs::read_to_string(p).map_err(|e| Error::io(p, e))?,
             None => String::new(),
         };
-        crate::sim::table::write_text(doc, &verify::summary(&experiments, &opts.out, committed, &notes))?;
+        crate::sim::table::write_text(
+            doc,
+            &verify::summary(&experiments, &opts.out, committed, &notes),
+        )?;
         lines.push(format!("summary: {}", doc.display()));
     }
     Ok(lines.join("\n"))

@@ -688,7 +688,10 @@ fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
         "{err}"
     );
     let read = |out: &Path| Table::read_parquet(&out.join("tiny/runs.parquet")).unwrap();
-    assert_eq!(read(&whole).without_timing(), read(&killed).without_timing());
+    assert_eq!(
+        read(&whole).without_timing(),
+        read(&killed).without_timing()
+    );
 }
 
 /// A tuning cell killed between repetitions resumes from its journal: the repetitions on

@@ -114,7 +114,8 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
     }
     drawn?;
     let mut text = String::new();
-    vector(SVGBackend::with_string(&mut text, size).into_drawing_area()).map_err(|e| fail(svg, e))?;
+    vector(SVGBackend::with_string(&mut text, size).into_drawing_area())
+        .map_err(|e| fail(svg, e))?;
     super::table::write_text(svg, &text)
 }
 

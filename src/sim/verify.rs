@@ -598,7 +598,9 @@ mod tests {
     #[test]
     fn text_tables_differing_in_timing_cells_match_only_when_the_parquet_does() {
         let md = |t: &str, v: &str| {
-            format!("caption\n\n| tuner | hv | tuner / oracle s |\n|---|---|---|\n| a | {v} | {t} |\n")
+            format!(
+                "caption\n\n| tuner | hv | tuner / oracle s |\n|---|---|---|\n| a | {v} | {t} |\n"
+            )
         };
         let tex = |t: &str| format!("tuner & hv & s \\\\\na & 0.5 & {t} \\\\\n");
         assert_eq!(
