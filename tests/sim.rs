@@ -646,26 +646,42 @@ fn declared_plots_and_tables_are_drawn_from_the_results() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// `dptune sim run` of a tiny tuning file into `out`, one thread.
+fn run_tiny(file: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
+    let mut args = vec![
+        "sim",
+        "run",
+        file.to_str().unwrap(),
+        "--quiet",
+        "--threads",
+        "1",
+    ];
+    args.extend(["--out", out.to_str().unwrap()]);
+    args.extend(extra);
+    dptune(&args)
+}
+
+/// A tiny tuning file (6 repetitions a cell), run whole into `whole/` and cut short after 9
+/// journal records (inside the second cell) into `killed/`: (the folder's guard, file, whole,
+/// killed).
+fn tiny_whole_and_cut_short(tag: &str) -> (common::TempDir, PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(tag);
+    let file = tiny_experiment(&dir, 6);
+    let (whole, killed) = (dir.join("whole"), dir.join("killed"));
+    assert!(run_tiny(&file, &whole, &[]).status.success());
+    let o = run_tiny(&file, &killed, &["--stop-after-records", "9"]);
+    assert_eq!(o.status.code(), Some(137), "the run was cut short");
+    (dir, file, whole, killed)
+}
+
 /// A bit flipped in a journal record (here in a repetition's utility) is caught by the
 /// record's checksum: the record and those after it are dropped and recomputed, with one line
 /// saying so, and the table is an uninterrupted run's (without the check the damaged utility
 /// was used, and the published table changed).
 #[test]
 fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
-    let dir = temp_dir("journal-bitflip");
-    let file = tiny_experiment(&dir, 6);
-    let f = file.to_str().unwrap();
-    let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec!["sim", "run", f, "--quiet", "--threads", "1", "--out"];
-        args.push(out.to_str().unwrap());
-        args.extend(extra);
-        dptune(&args)
-    };
-    let whole = dir.join("whole");
-    assert!(run(&whole, &[]).status.success());
-    let killed = dir.join("killed");
-    let o = run(&killed, &["--stop-after-records", "9"]);
-    assert_eq!(o.status.code(), Some(137), "the run was cut short");
+    let (_dir, file, whole, killed) = tiny_whole_and_cut_short("journal-bitflip");
+    let run = |out: &Path| run_tiny(&file, out, &[]);
     let journal = std::fs::read_dir(killed.join("tiny/parts"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -680,7 +696,7 @@ fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
     assert!(bytes[at].is_ascii_digit());
     bytes[at] ^= 1;
     std::fs::write(&journal, bytes).unwrap();
-    let o = run(&killed, &[]);
+    let o = run(&killed);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
     assert!(
@@ -699,21 +715,8 @@ fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
 /// uninterrupted run's.
 #[test]
 fn a_tuning_cell_killed_between_repetitions_resumes_from_its_journal() {
-    let dir = temp_dir("tuning-journal");
-    let file = tiny_experiment(&dir, 6);
-    let f = file.to_str().unwrap();
-    let run = |out: &Path, extra: &[&str]| {
-        let mut args = vec!["sim", "run", f, "--quiet", "--threads", "1", "--out"];
-        args.push(out.to_str().unwrap());
-        args.extend(extra);
-        dptune(&args)
-    };
-    let whole = dir.join("whole");
-    assert!(run(&whole, &[]).status.success());
-    let killed = dir.join("killed");
-    // 6 repetitions a cell: 9 records end inside the second cell.
-    let o = run(&killed, &["--stop-after-records", "9"]);
-    assert_eq!(o.status.code(), Some(137), "the run was cut short");
+    let (_dir, file, whole, killed) = tiny_whole_and_cut_short("tuning-journal");
+    let run = |out: &Path, extra: &[&str]| run_tiny(&file, out, extra);
     let parts = killed.join("tiny/parts");
     let journals: Vec<_> = std::fs::read_dir(&parts)
         .unwrap()
