@@ -6,7 +6,7 @@ use crate::accounting::{
     LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range};
-use crate::numeric::{fmt_num, fmt_up_sig, round_up_decimals};
+use crate::numeric::{fmt_num, fmt_up_decimals, fmt_up_sig};
 use crate::selection::bounds::bound_name;
 use crate::selection::calibrate::{largest_mean, MAX_MEAN};
 use crate::selection::{repeat_select, Base, CountFamily};
@@ -655,7 +655,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)?;
             let sigma = c.value;
             if rdp.json {
-                let mut out = json!({"noise_multiplier": sigma, "epsilon": c.bound.epsilon,
+                let mut out = json!({"noise_multiplier": sigma, "epsilon": epsilon_up(c.bound.epsilon),
                     "delta": delta, "order": c.bound.order, "accountant": accountant.name(),
                     "target_epsilon": epsilon, "sampling": sampling.name(),
                     "sampling_rate": shape.q, "steps": shape.steps});
@@ -761,9 +761,9 @@ fn repeat_select_command(
             // At the search's cap the target does not bind: say so, never call it the optimum.
             let capped = c.value >= MAX_MEAN;
             if options.json {
-                let out = json!({"mean": c.value, "epsilon": c.bound.epsilon, "delta": delta,
+                let out = json!({"mean": c.value, "epsilon": epsilon_up(c.bound.epsilon), "delta": delta,
                     "order": c.bound.order, "accountant": accountant.name(), "target_epsilon": target,
-                    "dist": family.name(), "truncate": truncate, "base_epsilon": base_bound.epsilon,
+                    "dist": family.name(), "truncate": truncate, "base_epsilon": epsilon_up(base_bound.epsilon),
                     "capped": capped});
                 return Ok(out.to_string());
             }
@@ -816,8 +816,8 @@ fn repeat_select_command(
             .zip(e)
             .map(|(o, e)| json!({"order": o, "epsilon": finite_or_null(*e)}))
             .collect();
-        let out = json!({"epsilon": bound.epsilon, "delta": delta, "order": bound.order,
-            "accountant": accountant.name(), "base_epsilon": base_bound.epsilon, "mean": mean,
+        let out = json!({"epsilon": epsilon_up(bound.epsilon), "delta": delta, "order": bound.order,
+            "accountant": accountant.name(), "base_epsilon": epsilon_up(base_bound.epsilon), "mean": mean,
             "dist": law.family(), "truncate": truncate, "bound": theorem, "protects": spec.protects, "rdp": rdp});
         return Ok(out.to_string());
     }
@@ -885,8 +885,14 @@ fn report(
             fmt_num(bound.delta)
         )));
     }
+    // JSON carries the numbers the text prints: ε rounded up, a computed δ rounded up.
+    let delta_value = if delta_was_computed {
+        delta_up(bound.delta)
+    } else {
+        bound.delta
+    };
     if json {
-        let mut out = json!({"epsilon": bound.epsilon, "delta": bound.delta,
+        let mut out = json!({"epsilon": epsilon_up(bound.epsilon), "delta": delta_value,
             "order": bound.order, "accountant": accountant, "protects": subject.protects});
         let params = subject
             .parameters
@@ -916,14 +922,29 @@ fn report(
 /// (so 1e300 is not 301 digits, and nothing overflows to inf).
 fn fmt_epsilon(epsilon: f64) -> String {
     if epsilon < 1e6 {
-        format!("{:.6}", round_up_decimals(epsilon, 6))
+        fmt_up_decimals(epsilon, 6)
     } else {
         fmt_up_sig(epsilon, 7)
     }
 }
 
+/// The ε the text prints, as a number: what `--json` reports, so both say the same.
+fn epsilon_up(epsilon: f64) -> f64 {
+    fmt_epsilon(epsilon).parse().unwrap_or(epsilon)
+}
+
+/// A computed δ as printed (7 significant digits, rounded up), as a number for `--json`.
+fn delta_up(delta: f64) -> f64 {
+    fmt_up_sig(delta, 7).parse().unwrap_or(delta)
+}
+
+/// A Rényi order to 4 decimals, or as 1 + (λ − 1) where that would print 1.
 fn fmt_order(order: Option<f64>) -> String {
-    order.map_or_else(|| "n/a".into(), |o| format!("{}", (o * 1e4).round() / 1e4))
+    match order {
+        None => "n/a".into(),
+        Some(o) if o - 1.0 < 5e-5 => format!("1 + {:.2e}", o - 1.0),
+        Some(o) => format!("{}", (o * 1e4).round() / 1e4),
+    }
 }
 
 fn describe_accountant(accountant: &Accountant) -> String {

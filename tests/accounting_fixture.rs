@@ -60,6 +60,7 @@ fn check_case(label: &str, case: &Value, curve: &RdpCurve, cap: Option<&dyn Fn(f
         .collect();
     assert_eq!(theirs.len(), DP_ACCOUNTING_ORDERS.len());
     let mut skipped_orders = 0;
+    let steps = case["steps"].as_f64().unwrap_or(1.0);
     for (&order, &r) in DP_ACCOUNTING_ORDERS.iter().zip(&theirs) {
         let ours = curve.eval(order).unwrap();
         if r.is_infinite() {
@@ -78,8 +79,12 @@ fn check_case(label: &str, case: &Value, curve: &RdpCurve, cap: Option<&dyn Fn(f
                 continue;
             }
         }
+        // At fractional orders both series sum A_λ ≈ 1 + (a tiny ln A_λ), so each step's ln A_λ
+        // is known to a few ulps of 1 only, in dp-accounting's value too; ours adds that much
+        // (rounded up), which for a tiny RDP is more than REL of it.
+        let allowance = steps * 16.0 * f64::EPSILON / (order - 1.0);
         assert!(
-            close(ours, r, REL),
+            close(ours, r, REL) || (ours >= r && ours - r <= allowance + REL * r),
             "{label}: RDP at order {order}: ours {ours} vs dp-accounting {r}"
         );
     }
@@ -117,8 +122,12 @@ fn check_case(label: &str, case: &Value, curve: &RdpCurve, cap: Option<&dyn Fn(f
         let theirs_delta = num(case, "delta_at_epsilon");
         let ours_delta = dp_accounting().delta(curve, e).unwrap().delta;
         if skipped_orders == 0 {
+            // Ours may be above by the rounding allowance of the RDP it reads: at ε near 0 the
+            // tiny RDP of the lowest orders, known to a few ulps of 1 per step (see above),
+            // up to about 1e-5 of δ.
             assert!(
-                close(ours_delta, theirs_delta, REL),
+                close(ours_delta, theirs_delta, REL)
+                    || (ours_delta >= theirs_delta && close(ours_delta, theirs_delta, 1e-5)),
                 "{label}: δ({e}) ours {ours_delta} vs {theirs_delta}"
             );
         } else {

@@ -89,9 +89,11 @@ fn epsilon_delta_round_trip() {
             for delta in [1e-9, 1e-5, 1e-3] {
                 let e = acc.epsilon(c, delta).unwrap();
                 let back = acc.delta(c, e.epsilon).unwrap();
-                // The order that gave ε gives δ back exactly, so the best δ is no larger.
+                // The order that gave ε gives δ back, so the best δ is no larger, but for the
+                // rounding allowance both directions carry (at the orders near 10⁹ that a
+                // pure-DP curve's δ prefers, (λ−1)·ulp is about 1e-7 in ln δ).
                 assert!(
-                    back.delta <= delta * (1.0 + 1e-9),
+                    back.delta <= delta * (1.0 + 1e-6),
                     "{c:?} δ={delta}: back {}",
                     back.delta
                 );

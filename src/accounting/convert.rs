@@ -161,7 +161,7 @@ impl Accountant {
         objective: impl Fn(f64, f64) -> f64,
     ) -> Result<(f64, f64)> {
         let best = match (&self.orders, curve.closed_form()) {
-            (Orders::Continuous, Some(form)) => minimise_continuous(form, &objective),
+            (Orders::Continuous, Some(form)) => minimise_over_orders(form, &objective, true),
             (Orders::Continuous, None) => {
                 let (orders, eps) = curve.grid().expect("a curve is a grid or a closed form");
                 minimise_grid(orders, eps, &objective)
@@ -193,6 +193,31 @@ struct Rule {
     dp_accounting_guards: bool,
 }
 
+/// The rounding-error allowance of one conversion at one order: each term below is computed
+/// to within about an ulp of its own size and a sum of k terms adds k half-ulps, so the
+/// floating-point value is within `ROUNDING ×` (the sum of the terms' magnitudes) of the exact
+/// one. Adding that much makes each order's ε or ln δ an upper bound of the exact formula's,
+/// so rounding never reports a smaller ε or δ than the mathematics gives.
+const ROUNDING: f64 = 8.0 * f64::EPSILON;
+
+/// `terms` summed, plus the rounding allowance: an upper bound of their exact sum.
+fn sum_up(terms: &[f64]) -> f64 {
+    let (sum, size) = terms
+        .iter()
+        .fold((0.0, 0.0), |(s, m): (f64, f64), t| (s + t, m + t.abs()));
+    sum + ROUNDING * size
+}
+
+/// ln(1 − 1/λ) for λ > 1 as two accurate terms: ln(λ−1) − ln λ near 1 (λ − 1 is exact there,
+/// where 1 − 1/λ would lose digits to cancellation), ln(1 − 1/λ) and 0 from 2 on.
+fn ln_one_minus_inv(order: f64) -> [f64; 2] {
+    if order < 2.0 {
+        [(order - 1.0).ln(), -order.ln()]
+    } else {
+        [(-1.0 / order).ln_1p(), 0.0]
+    }
+}
+
 impl Rule {
     fn epsilon(self, rdp: f64, order: f64, delta: f64) -> f64 {
         if rdp.is_nan() || rdp == f64::INFINITY {
@@ -202,8 +227,10 @@ impl Rule {
         let eps = match self.conversion {
             Conversion::Mironov => mironov_epsilon(rdp, order, delta),
             Conversion::Cks => {
-                if delta * delta + (-rdp).exp_m1() > 0.0 {
-                    0.0 // KL route: TV ≤ √(1 − e^{−ε(λ)}) < δ.
+                // KL route: TV ≤ √(1 − e^{−ε(λ)}) ≤ δ gives (0, δ); granted with a margin, so
+                // rounding never grants it where the exact comparison does not.
+                if delta * delta > -(-rdp).exp_m1() * (1.0 + ROUNDING) {
+                    0.0
                 } else if self.dp_accounting_guards && order <= 1.01 {
                     f64::INFINITY
                 } else {
@@ -219,16 +246,20 @@ impl Rule {
             return 0.0;
         }
         let rdp = rdp.max(0.0);
+        let m = order - 1.0;
         // A −∞ from these formulas is overflow of a huge finite ln δ, not an exact zero: keep it
         // finite so δ is reported as the smallest positive double, never 0 (only a zero RDP,
-        // through the KL route, gives an exact δ = 0).
+        // through the KL route, gives an exact δ = 0). Each ln δ carries its rounding
+        // allowance, and ROUNDING more for the exp that turns it into δ.
         let log_delta = match self.conversion {
-            Conversion::Mironov => ((order - 1.0) * (rdp - epsilon)).max(f64::MIN),
+            Conversion::Mironov => log_delta_up(m, &[rdp, -epsilon], 0.0).max(f64::MIN),
             Conversion::Cks => {
+                // ½ ln(1 − e^{−ε(λ)}): accurate for tiny ε(λ) too, where e^{−ε(λ)} rounds to 1.
                 let kl = if rdp == 0.0 {
                     f64::NEG_INFINITY
                 } else {
-                    0.5 * (-(-rdp).exp()).ln_1p()
+                    let half = 0.5 * crate::numeric::ln_one_minus_exp_neg(rdp);
+                    half + ROUNDING * (1.0 + half.abs())
                 };
                 if self.dp_accounting_guards && order <= 1.01 {
                     kl
@@ -241,19 +272,43 @@ impl Rule {
     }
 }
 
-/// CKS: ε_DP = ε(λ) + ln(1 − 1/λ) − ln(δλ)/(λ−1) (not clamped).
+/// CKS: ε_DP = ε(λ) + ln(1 − 1/λ) − ln(δλ)/(λ−1) (not clamped), rounded up: an upper bound
+/// of the formula's exact value at these doubles.
 pub fn cks_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
-    rdp + (-1.0 / order).ln_1p() - (delta * order).ln() / (order - 1.0)
+    let m = order - 1.0;
+    let [a, b] = ln_one_minus_inv(order);
+    sum_up(&[rdp, a, b, -delta.ln() / m, -order.ln() / m])
 }
 
-/// CKS: ln δ = (λ−1)(ε(λ) − ε_DP + ln(1 − 1/λ)) − ln λ (not clamped).
+/// CKS: ln δ = (λ−1)(ε(λ) − ε_DP + ln(1 − 1/λ)) − ln λ (not clamped), rounded up (with room
+/// for the exp that makes it δ).
 pub fn cks_log_delta(rdp: f64, order: f64, epsilon: f64) -> f64 {
-    (order - 1.0) * (rdp - epsilon + (-1.0 / order).ln_1p()) - order.ln()
+    let [a, b] = ln_one_minus_inv(order);
+    log_delta_up(order - 1.0, &[rdp, -epsilon, a, b], -order.ln())
 }
 
-/// Mironov: ε_DP = ε(λ) + ln(1/δ)/(λ−1) (not clamped).
+/// m·(Σ `inner`) + `tail` rounded up, with ROUNDING more for the exp that turns it into δ.
+/// Where the huge magnitudes overflow, the sign of Σ `inner` decides: a ln δ below every
+/// double (f64::MIN, so δ prints as the smallest positive double) or 0 (δ = 1).
+fn log_delta_up(m: f64, inner: &[f64], tail: f64) -> f64 {
+    let (sum, size) = inner
+        .iter()
+        .fold((0.0, 0.0), |(s, z): (f64, f64), t| (s + t, z + t.abs()));
+    let up = m * sum + tail + ROUNDING * (m * size + tail.abs() + 1.0);
+    if up.is_nan() {
+        if sum < 0.0 {
+            f64::MIN
+        } else {
+            0.0
+        }
+    } else {
+        up
+    }
+}
+
+/// Mironov: ε_DP = ε(λ) + ln(1/δ)/(λ−1) (not clamped), rounded up.
 pub fn mironov_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
-    rdp - delta.ln() / (order - 1.0)
+    sum_up(&[rdp, -delta.ln() / (order - 1.0)])
 }
 
 /// The largest order of spec 001 §6.1's conversion.
@@ -344,13 +399,30 @@ pub(crate) fn minimise_continuous(
     form: &ClosedForm,
     objective: impl Fn(f64, f64) -> f64,
 ) -> (f64, f64) {
+    minimise_over_orders(form, objective, false)
+}
+
+/// [`minimise_continuous`], with `wide`: cheap curves are also searched out to λ − 1 = e^{−36}
+/// and λ ≈ 1e304 (for the (ε, δ) conversions, whose objectives hold at every order).
+fn minimise_over_orders(
+    form: &ClosedForm,
+    objective: impl Fn(f64, f64) -> f64,
+    wide: bool,
+) -> (f64, f64) {
     let cheap = form.is_cheap();
     let f = |l: f64| objective(form.eval(l), l);
     let mut candidates: Vec<f64> = DP_ACCOUNTING_ORDERS.clone();
     if cheap {
         // t = ln(λ−1) ∈ [−12, 16] in steps of 0.05: fine enough to bracket the minimum of
-        // these convex-in-practice objectives before golden-section refinement.
+        // these convex-in-practice objectives before golden-section refinement; wide, also in
+        // steps of 0.5 out to where λ−1 is the smallest double step above 1 (t = −36) and to
+        // λ ≈ 1e304 (t = 700): the optimal order of a tiny ρ is beyond e^16 (about 1/√(2ρ)
+        // for the CKS δ), of a huge one just above 1.
         candidates.extend((0..=560).map(|i| 1.0 + (-12.0 + 0.05 * f64::from(i)).exp()));
+        if wide && form.holds_at_every_order() {
+            candidates.extend((0..48).map(|i| 1.0 + (-36.0 + 0.5 * f64::from(i)).exp()));
+            candidates.extend((1..=1368).map(|i| 1.0 + (16.0 + 0.5 * f64::from(i)).exp()));
+        }
         candidates.sort_by(f64::total_cmp);
         candidates.dedup();
     }
@@ -411,18 +483,84 @@ pub fn gdp_to_zcdp(mu: f64) -> Result<f64> {
     Ok(0.5 * mu * mu)
 }
 
-/// The exact δ(ε) of μ-GDP (Dong–Roth–Su 2019, Cor. 2.13):
-/// δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), computed in log space so tiny δ stay accurate.
+/// The exact δ(ε) of μ-GDP (Dong–Roth–Su 2019, Cor. 2.13), rounded up:
+/// δ = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2). The closed form is computed in log space, with a
+/// bound on its rounding error; where the two terms cancel (tiny μ, or ε near the mean privacy
+/// loss) beyond 1e-10 relative, δ is integrated instead ([`gdp_delta_integral`]). The value
+/// returned is never below the exact δ, and never 0: a δ below every double is the smallest
+/// positive one.
 pub fn gdp_delta(mu: f64, epsilon: f64) -> Result<f64> {
     let mu = Range::Positive.check("mu", mu)?;
     let epsilon = Range::NonNegative.check("epsilon", epsilon)?;
-    let log_a = log_ndtr(-epsilon / mu + mu / 2.0);
-    let log_b = log_ndtr(-epsilon / mu - mu / 2.0);
-    let delta = log_a.exp() * -(epsilon + log_b - log_a).exp_m1();
-    // δ(ε) > 0 for every finite ε: a value that underflows (or cancels to ≤ 0 far in the tail,
-    // where δ < Φ(−ε/μ + μ/2) is below the smallest double) is reported as the smallest
-    // positive double, an upper bound, never as 0 or −0.
-    Ok(delta.max(f64::from_bits(1)).min(1.0))
+    Ok(exp_bound(gdp_log_delta(mu, epsilon)).min(1.0))
+}
+
+/// ln of [`gdp_delta`]'s upper bound, unfloored (it may lie below the doubles' range).
+fn gdp_log_delta(mu: f64, epsilon: f64) -> f64 {
+    let (a, b) = (-epsilon / mu + mu / 2.0, -epsilon / mu - mu / 2.0);
+    let (log_a, log_b) = (log_ndtr(a), log_ndtr(b));
+    // The error of ln Φ(x): erfc's few ulps and the ln's, 1e-13 more where the tail series
+    // takes over (x < −25√2; its first omitted term), plus the rounding of x times ln Φ's
+    // slope (about |x| in the left tail).
+    let err = |x: f64, log: f64| {
+        let series = if x < -35.0 { 1e-13 } else { 0.0 };
+        series + ROUNDING * (1.0 + log.abs() + x * x)
+    };
+    let (err_a, err_b) = (err(a, log_a), err(b, log_b));
+    // x = ln(e^ε Φ(b) / Φ(a)) ≤ 0, and δ = Φ(a) (1 − e^x).
+    let x = epsilon + log_b - log_a;
+    let err_x = err_a + err_b + ROUNDING * (epsilon + log_a.abs() + log_b.abs());
+    let (upper, lower) = (-(x - err_x).exp_m1(), -(x + err_x).exp_m1());
+    let log_delta = if lower > 0.0 && upper <= lower * (1.0 + 1e-10) {
+        log_a + err_a + upper.ln() + ROUNDING
+    } else {
+        // Φ(a) itself bounds δ where the integral is out of reach.
+        gdp_delta_integral(mu, epsilon).map_or(log_a + err_a, |l| l + 1e-12)
+    };
+    log_delta.max(f64::MIN)
+}
+
+/// 20-point Gauss–Legendre nodes and weights on [−1, 1].
+static GAUSS_LEGENDRE_20: LazyLock<Vec<(f64, f64)>> =
+    LazyLock::new(|| crate::numeric::gauss_legendre(20));
+
+/// ln δ(ε) of μ-GDP as the integral of a positive function, without cancellation: with the
+/// privacy loss L ~ N(μ²/2, μ²), δ = E[(1 − e^{ε−L})₊] = ∫₀^∞ (1 − e^{−μt}) φ(z₀ + t) dt,
+/// z₀ = ε/μ − μ/2, by composite 20-point Gauss–Legendre on panels narrower than every scale
+/// of the integrand (1, 1/|z₀|, 1/μ), out to where it is below e^{−200} of its peak
+/// (accurate to about 1e-14 relative). None where that needs more than 10⁵ panels.
+fn gdp_delta_integral(mu: f64, epsilon: f64) -> Option<f64> {
+    let z0 = epsilon / mu - mu / 2.0;
+    let h = 0.5 * 1f64.min(1.0 / z0.abs()).min(1.0 / mu);
+    // For z₀ > 0, φ(z₀ + t) = φ(z₀) e^{−z₀t − t²/2}, which falls below e^{−200} of φ(z₀) at
+    // t = 400/(z₀ + √(z₀² + 400)); for z₀ ≤ 0 the peak is at t = −z₀, of width 1.
+    let end = if z0 > 0.0 {
+        400.0 / (z0 + z0.hypot(20.0))
+    } else {
+        -z0 + 21.0
+    };
+    let panels = (end / h).ceil();
+    // NaN panels (a NaN scale) fail too.
+    if panels.is_nan() || panels > 1e5 {
+        return None;
+    }
+    let f = |t: f64| {
+        let log_phi = if z0 > 0.0 {
+            -z0 * t - 0.5 * t * t
+        } else {
+            -0.5 * (z0 + t) * (z0 + t)
+        };
+        -(-mu * t).exp_m1() * log_phi.exp()
+    };
+    let mut sum = 0.0;
+    for k in 0..panels as usize {
+        let lo = k as f64 * h;
+        for (x, w) in GAUSS_LEGENDRE_20.iter() {
+            sum += 0.5 * h * w * f(lo + 0.5 * h * (x + 1.0));
+        }
+    }
+    let log_scale = if z0 > 0.0 { -0.5 * z0 * z0 } else { 0.0 };
+    Some(log_scale - 0.5 * (2.0 * std::f64::consts::PI).ln() + sum.ln())
 }
 
 /// The exact smallest ε with δ(ε) ≤ δ for μ-GDP, by bisection on the decreasing δ(ε); the
@@ -430,7 +568,10 @@ pub fn gdp_delta(mu: f64, epsilon: f64) -> Result<f64> {
 pub fn gdp_epsilon(mu: f64, delta: f64) -> Result<DpBound> {
     let mu = Range::Positive.check("mu", mu)?;
     let delta = Range::OpenUnit.check("delta", delta)?;
-    let meets = |e: f64| gdp_delta(mu, e).map(|d| d <= delta).unwrap_or(false);
+    // Compared in log space (a subnormal δ has no relative precision left), against a lower
+    // bound of ln δ.
+    let ln_delta = delta.ln() - ROUNDING * (1.0 + delta.ln().abs());
+    let meets = |e: f64| gdp_log_delta(mu, e) <= ln_delta;
     let epsilon = if meets(0.0) {
         0.0
     } else {
@@ -594,8 +735,11 @@ mod tests {
             assert!(d <= delta && d > delta * (1.0 - 1e-9), "μ={mu}: δ(ε)={d}");
         }
         // δ(0) = 2Φ(μ/2) − 1: with a δ above that, ε = 0.
+        // (Rounded up: above it by at most its rounding allowance; tests/precision.rs checks
+        // against exact values.)
         let d0 = gdp_delta(0.1, 0.0).unwrap();
-        assert!((d0 - (2.0 * crate::numeric::ndtr(0.05) - 1.0)).abs() < 1e-15);
+        let exact = 2.0 * crate::numeric::ndtr(0.05) - 1.0;
+        assert!((d0 - exact).abs() < 1e-12 * exact, "{d0} vs {exact}");
         assert_eq!(gdp_epsilon(0.1, 0.5).unwrap().epsilon, 0.0);
     }
 

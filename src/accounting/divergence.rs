@@ -2,7 +2,7 @@
 //! leaf module (it imports nothing of `accounting`), so the curve type in [`super::rdp`] and the
 //! mechanism structs in [`super::mechanisms`] both build on it without an import circle.
 
-use crate::numeric::{log_add, log_erfc, LogSumExp};
+use crate::numeric::{div_up, ln_one_minus_exp_neg, log_add, log_erfc, mul_down, LogSumExp};
 use std::f64::consts::{LN_2, SQRT_2};
 use std::sync::LazyLock;
 
@@ -10,15 +10,30 @@ use std::sync::LazyLock;
 /// never increases Rényi divergence, by joint quasi-convexity) and avoids O(λ) series.
 pub(crate) const MAX_SERIES_ORDER: f64 = 65_536.0;
 
+/// The rounding allowance of these evaluations, per unit of the magnitudes they sum (as in
+/// [`super::convert`]): each value below is raised by it, so no RDP value is below the exact
+/// divergence at the given doubles.
+const ROUNDING: f64 = 8.0 * f64::EPSILON;
+
+/// λ/(2σ²), the Gaussian mechanism's RDP at sensitivity 1, rounded up (each operation
+/// towards +∞: exact where it is exact).
+pub fn gaussian_rdp(sigma: f64, order: f64) -> f64 {
+    div_up(order, mul_down(2.0 * sigma, sigma))
+}
+
 /// RDP at order λ of one step of the Poisson-subsampled Gaussian mechanism (sensitivity 1,
 /// noise multiplier σ), as Mironov–Talwar–Zhang (2019) compute it: a finite binomial sum at
 /// integer λ (their Sec. 3.2), the two-sided erfc series at fractional λ (Sec. 3.3), both in log
-/// space. The terms and stopping rule follow dp-accounting 0.6.0 so the two agree to rounding.
+/// space, each raised by a bound on its rounding error. At integer λ the sum is taken as
+/// A_λ − 1 = Σ_{i≥2} C(λ,i) q^i (1−q)^{λ−i} (e^{(i²−i)/(2σ²)} − 1), whose terms are all
+/// positive, so a divergence far below 1 (tiny q, large σ) keeps its digits instead of
+/// vanishing in 1 + tiny; the fractional series follows dp-accounting 0.6.0's terms and
+/// stopping rule.
 pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, order: f64) -> f64 {
     if q == 0.0 {
         return 0.0;
     }
-    let gaussian = order / (2.0 * sigma * sigma);
+    let gaussian = gaussian_rdp(sigma, order);
     if q == 1.0 || order > MAX_SERIES_ORDER {
         return gaussian;
     }
@@ -27,8 +42,17 @@ pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, order: f64) -> f64 {
     } else {
         log_a_fractional(q, sigma, order)
     };
-    // A divergence is ≥ 0; a tiny negative value is rounding. Never exceed the full Gaussian.
-    (log_a / (order - 1.0)).clamp(0.0, gaussian)
+    // A divergence is ≥ 0; never above the full Gaussian (subsampling never adds privacy loss).
+    (div_up(log_a, order - 1.0)).clamp(0.0, gaussian)
+}
+
+/// ln x for x ≥ 1 given ln(x − 1), rounded up: ln(1 + e^y).
+fn ln_one_plus_exp(y: f64) -> f64 {
+    if y > 0.0 {
+        y + (-y).exp().ln_1p()
+    } else {
+        y.exp().ln_1p()
+    }
 }
 
 /// ln k for k = 0..=MAX_SERIES_ORDER + 1, shared by the binomial recurrences of both series.
@@ -38,21 +62,39 @@ static LN_INT: LazyLock<Vec<f64>> = LazyLock::new(|| {
         .collect()
 });
 
-/// ln A_λ = ln Σ_{i=0}^{λ} C(λ,i) q^i (1−q)^{λ−i} e^{(i²−i)/(2σ²)} for integer λ.
+/// ln A_λ = ln Σ_{i=0}^{λ} C(λ,i) q^i (1−q)^{λ−i} e^{(i²−i)/(2σ²)} for integer λ ≥ 2, rounded
+/// up, through ln(A_λ − 1) (positive terms only, see [`subsampled_gaussian_rdp`]).
 fn log_a_integer(q: f64, sigma: f64, alpha: u64) -> f64 {
     let (ln_q, ln_1mq) = (q.ln(), (-q).ln_1p());
     let inv_two_var = 0.5 / (sigma * sigma);
     let ln_int = &LN_INT;
     let mut sum = LogSumExp::default();
+    // The largest magnitude any term's exponent is summed from, for the rounding allowance.
+    let mut size: f64 = 0.0;
     let mut log_binom = 0.0;
-    for i in 0..=alpha {
-        if i > 0 {
-            log_binom += ln_int[(alpha - i + 1) as usize] - ln_int[i as usize];
+    for i in 1..=alpha {
+        log_binom += ln_int[(alpha - i + 1) as usize] - ln_int[i as usize];
+        if i < 2 {
+            continue;
         }
         let fi = i as f64;
-        sum.add(log_binom + fi * ln_q + (alpha - i) as f64 * ln_1mq + (fi * fi - fi) * inv_two_var);
+        let c = (fi * fi - fi) * inv_two_var;
+        // ln(e^c − 1) = c + ln(1 − e^{−c}).
+        let ln_expm1 = c + ln_one_minus_exp_neg(c);
+        let parts = [
+            log_binom,
+            fi * ln_q,
+            (alpha - i) as f64 * ln_1mq,
+            c,
+            ln_expm1 - c,
+        ];
+        size = size.max(parts.iter().map(|p| p.abs()).sum());
+        sum.add(parts.iter().sum());
     }
-    sum.value()
+    // Each exponent is off by a few ulps of its parts, the binomial's running sum by one ulp
+    // of its size per step, and the log-sum-exp by about one ulp per term.
+    let slack = ROUNDING * (1.0 + size) + (alpha as f64 + 2.0) * f64::EPSILON * (1.0 + size);
+    ln_one_plus_exp(sum.value() + slack) * (1.0 + ROUNDING)
 }
 
 /// ln A_λ for fractional λ: the integrals over (−∞, z₀] and [z₀, ∞) as series in i, adding
@@ -67,6 +109,9 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
     let ln_int = &LN_INT;
     let (mut a0, mut a1) = (LogSumExp::default(), LogSumExp::default());
     let (mut last0, mut last1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    // Every term's ln with the magnitude its parts sum from, for the final compensated sum and
+    // its rounding allowance.
+    let mut terms: Vec<(f64, f64)> = Vec::new();
     // dp-accounting stops at 1000 terms; large fractional orders need about λ terms first.
     let max_steps = (1000 + 2 * alpha.ceil() as usize).min(ln_int.len());
     let mut log_abs_binom = 0.0; // ln |C(α, i)|
@@ -84,6 +129,11 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
         let s1 = log_t1 + (j * j - j) * inv_two_var + log_e1;
         a0.add(s0);
         a1.add(s1);
+        let b = log_abs_binom.abs();
+        let size0 = b + (fi * ln_q).abs() + (j * ln_1mq).abs() + (fi * fi - fi).abs() * inv_two_var;
+        let size1 = b + (j * ln_q).abs() + (fi * ln_1mq).abs() + (j * j - j).abs() * inv_two_var;
+        terms.push((s0, size0 + log_e0.abs()));
+        terms.push((s1, size1 + log_e1.abs()));
         // dp-accounting's rule (both terms falling and 30 nats below the total), and past
         // λ + 1, where the coefficients alternate in sign: the omitted signed tail is then at
         // most the next term, which the negative terms already counted at full size outweigh,
@@ -91,7 +141,7 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
         if fi > alpha + 1.0 && s0 < last0 && s1 < last1 {
             let total = log_add(a0.value(), a1.value());
             if s0.max(s1) < total - 30.0 {
-                return total;
+                return compensated_log_sum(&terms);
             }
         }
         last0 = s0;
@@ -100,12 +150,64 @@ fn log_a_fractional(q: f64, sigma: f64, alpha: f64) -> f64 {
     f64::INFINITY
 }
 
-/// Exact RDP of the Laplace mechanism with pure parameter ε (Mironov 2017, Prop. 6):
-/// ε + ln(1 + (λ−1)(e^{(1−2λ)ε} − 1)/(2λ−1))/(λ−1).
+/// ln Σ e^{s} over `terms` (s, the magnitude s was summed from), rounded up: the exponentials
+/// summed with Neumaier's compensation (error ≤ 2 ulps of the sum, whatever the number of
+/// terms), plus each term's own rounding (ROUNDING × its magnitude, weighted by its share).
+fn compensated_log_sum(terms: &[(f64, f64)]) -> f64 {
+    let top = terms.iter().map(|t| t.0).fold(f64::NEG_INFINITY, f64::max);
+    if !top.is_finite() {
+        return top;
+    }
+    let (mut sum, mut carry, mut weighted) = (0.0f64, 0.0f64, 0.0f64);
+    for &(s, size) in terms {
+        let x = (s - top).exp();
+        let t = sum + x;
+        carry += if sum.abs() >= x {
+            (sum - t) + x
+        } else {
+            (x - t) + sum
+        };
+        sum = t;
+        weighted += x * size;
+    }
+    // The compensated sum is within 2 ulps, its ln within one more: 4 ulps of 1 absolute.
+    let sum = sum + carry;
+    top + sum.ln() + 4.0 * f64::EPSILON + ROUNDING * (weighted / sum + top.abs())
+}
+
+/// Exact RDP of the Laplace mechanism with pure parameter ε (Mironov 2017, Prop. 6), rounded
+/// up: (1/(λ−1)) ln(λ/(2λ−1) e^{(λ−1)ε} + (λ−1)/(2λ−1) e^{−λε}). The two exponentials are
+/// 1 + O(λε) and their weighted sum 1 + O(λ²ε²): for λε ≤ 1 the logarithm's argument minus 1
+/// is summed as its Taylor series, Σ_{n≥2} εⁿ/n! · (λ(λ−1)ⁿ + (λ−1)(−λ)ⁿ)/(2λ−1) (without
+/// the cancellation that lost every digit for a large Laplace scale); otherwise in log space.
 pub fn laplace_rdp(epsilon: f64, order: f64) -> f64 {
     let a = order;
-    let x = (a - 1.0) * (epsilon * (1.0 - 2.0 * a)).exp_m1() / (2.0 * a - 1.0);
-    (epsilon + x.ln_1p() / (a - 1.0)).clamp(0.0, epsilon)
+    let m = a - 1.0;
+    let value = if a * epsilon <= 1.0 {
+        // With x = (λ−1)ε and y = −λε (|x|, |y| ≤ 1, so no power overflows), the n-th term is
+        // (λxⁿ + (λ−1)yⁿ)/((2λ−1) n!): the even ones positive and dominant, the odd ones
+        // smaller by about n/λ, so the sum keeps its digits; stop when a term is below 1e-20
+        // of it.
+        let (x, y) = (m * epsilon, -a * epsilon);
+        let (mut px, mut py, mut fact, mut sum) = (x, y, 1.0, 0.0);
+        for n in 2..100 {
+            px *= x;
+            py *= y;
+            fact *= n as f64;
+            let term = (a * px + m * py) / ((2.0 * a - 1.0) * fact);
+            sum += term;
+            if term.abs() <= 1e-20 * sum {
+                break;
+            }
+        }
+        sum.ln_1p() / m * (1.0 + 4.0 * ROUNDING)
+    } else {
+        let lo = (m / (2.0 * a - 1.0)).ln() - a * epsilon;
+        let hi = (a / (2.0 * a - 1.0)).ln() + m * epsilon;
+        let size = lo.abs() + hi.abs() + 1.0;
+        (log_add(hi, lo) + ROUNDING * size) / m * (1.0 + ROUNDING)
+    };
+    value.clamp(0.0, epsilon)
 }
 
 /// Exact RDP of binary randomized response with pure parameter ε:
@@ -157,7 +259,7 @@ mod tests {
                     // Negative-coefficient terms are added in absolute value (as dp-accounting
                     // 0.6.0 does; its values are matched in tests/accounting_fixture.rs): never
                     // below the true divergence, never above the unsubsampled Gaussian.
-                    let full = alpha / (2.0 * sigma * sigma);
+                    let full = gaussian_rdp(sigma, alpha);
                     assert!(
                         series >= exact * (1.0 - 1e-9) && series <= full,
                         "q={q} σ={sigma} λ={alpha}: series {series} vs quadrature {exact}"
@@ -180,7 +282,8 @@ mod tests {
     #[test]
     fn subsampling_never_exceeds_the_full_gaussian() {
         for &order in &[1.5, 4.0, 100.0, 1e5] {
-            let full = order / (2.0 * 1.1 * 1.1);
+            let full = gaussian_rdp(1.1, order);
+            assert!(full >= order / (2.0 * 1.1 * 1.1));
             assert!(subsampled_gaussian_rdp(0.5, 1.1, order) <= full);
         }
         assert_eq!(subsampled_gaussian_rdp(1.0, 2.0, 3.0), 3.0 / 8.0);

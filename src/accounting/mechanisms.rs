@@ -4,6 +4,7 @@
 use super::rdp::{ClosedForm, RdpCurve};
 use super::subsampled_wor::{steps_for_epochs, WorSubsampledGaussian};
 use crate::error::{Error, Range, Result};
+use crate::numeric::{div_up, mul_down, mul_up};
 use crate::rng::{bulk_stream, laplace, normal, ZIGGURAT};
 use rand::RngCore;
 use rayon::prelude::*;
@@ -33,14 +34,15 @@ impl Gaussian {
     pub fn sigma(&self) -> f64 {
         self.sigma
     }
-    /// ρ = Δ²/(2σ²).
+    /// ρ = Δ²/(2σ²), rounded up (each operation towards +∞): never below the exact value, and
+    /// never 0 (a ρ below every double is the smallest positive one, an upper bound).
     pub fn rho(&self) -> f64 {
-        let z = self.sensitivity / self.sigma;
-        0.5 * z * z
+        let z = self.mu();
+        mul_up(0.5, mul_up(z, z))
     }
-    /// μ = Δ/σ.
+    /// μ = Δ/σ, rounded up.
     pub fn mu(&self) -> f64 {
-        self.sensitivity / self.sigma
+        div_up(self.sensitivity, self.sigma)
     }
     pub fn rdp(&self) -> RdpCurve {
         RdpCurve::closed(ClosedForm::Zcdp { rho: self.rho() })
@@ -65,9 +67,9 @@ impl Laplace {
             scale: Range::Positive.check("scale", scale)?,
         })
     }
-    /// The pure-DP parameter Δ/b.
+    /// The pure-DP parameter Δ/b, rounded up.
     pub fn epsilon(&self) -> f64 {
-        self.sensitivity / self.scale
+        div_up(self.sensitivity, self.scale)
     }
     /// The exact RDP curve (tighter than the generic pure-DP curve at every order).
     pub fn rdp(&self) -> RdpCurve {
@@ -270,9 +272,12 @@ impl DpSgd {
     /// Theorem 9 at integer orders, the bounds of [`super::subsampled_wor`] between them).
     pub fn rdp(&self) -> RdpCurve {
         let one_step = if self.sampling_rate == 1.0 {
-            // Full batch: the plain Gaussian mechanism with sensitivity 1.
+            // Full batch: the plain Gaussian mechanism with sensitivity 1 (ρ rounded up).
             ClosedForm::Zcdp {
-                rho: 0.5 / (self.noise_multiplier * self.noise_multiplier),
+                rho: mul_up(
+                    0.5,
+                    div_up(1.0, mul_down(self.noise_multiplier, self.noise_multiplier)),
+                ),
             }
         } else {
             match self.sampling {

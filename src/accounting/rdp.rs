@@ -146,7 +146,9 @@ impl ClosedForm {
     /// ε(λ) for λ > 1.
     pub fn eval(&self, order: f64) -> f64 {
         match self {
-            ClosedForm::Zcdp { rho } => rho * order,
+            // Rounded up: a table of ε(λ) prints ρλ of the given doubles rounded up (ρ = 0.1
+            // is the double 0.1000000000000000055…, so 5ρ prints as 0.500001).
+            ClosedForm::Zcdp { rho } => crate::numeric::mul_up(*rho, order),
             ClosedForm::PureDp { epsilon } => epsilon.min(0.5 * epsilon * epsilon * order),
             ClosedForm::Laplace { epsilon } => laplace_rdp(*epsilon, order),
             ClosedForm::RandomizedResponse { epsilon } => randomized_response_rdp(*epsilon, order),
@@ -204,6 +206,20 @@ impl ClosedForm {
                 parts.iter().all(ClosedForm::is_cheap)
             }
             ClosedForm::Custom(f) => f.is_cheap(),
+            _ => true,
+        }
+    }
+
+    /// Whether the curve is a mechanism's formula at every order λ > 1 (no user-supplied or
+    /// derived function, which may hold only over the orders it was built for): the (ε, δ)
+    /// conversions then search orders out to λ ≈ 1e304.
+    pub fn holds_at_every_order(&self) -> bool {
+        match self {
+            ClosedForm::Sum(terms) => terms.iter().all(|(_, c)| c.holds_at_every_order()),
+            ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
+                parts.iter().all(ClosedForm::holds_at_every_order)
+            }
+            ClosedForm::Custom(_) => false,
             _ => true,
         }
     }

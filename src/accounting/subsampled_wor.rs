@@ -23,6 +23,7 @@
 //! values are not always non-decreasing in α (e.g. q = 0.05, σ = 16 near α = 97 they dip by a
 //! relative 3e-5), so the curve does not claim to be monotone.
 
+use super::divergence::gaussian_rdp;
 use crate::error::{Error, Range, Result};
 use crate::numeric::LogSumExp;
 use std::f64::consts::LN_2;
@@ -140,11 +141,6 @@ fn theorem9(q: f64, sigma: f64, alpha: u64) -> f64 {
 
 /// α/(2σ²), rounded as [`super::mechanisms::Gaussian`] with sensitivity 1 computes it
 /// (ρ·α with ρ = (1/σ)²/2), so q = 1 gives exactly its curve.
-fn gaussian_rdp(sigma: f64, order: f64) -> f64 {
-    let z = 1.0 / sigma;
-    0.5 * z * z * order
-}
-
 /// ln(e^x − 1) for x > 0, without overflow for large x.
 fn ln_expm1(x: f64) -> f64 {
     if x > 1.0 {

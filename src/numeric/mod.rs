@@ -167,41 +167,107 @@ pub fn exp_bound(log_value: f64) -> f64 {
     }
 }
 
+/// ln(1 − e^{−x}) for x ≥ 0, accurate over the whole range (Mächler 2012): through
+/// `expm1` for small x, where e^{−x} rounds to 1 and `ln_1p(−e^{−x})` would give ln 0 = −∞.
+pub fn ln_one_minus_exp_neg(x: f64) -> f64 {
+    if x <= LN_2 {
+        (-(-x).exp_m1()).ln()
+    } else {
+        (-(-x).exp()).ln_1p()
+    }
+}
+
+/// The `n`-point Gauss–Legendre rule on [−1, 1]: (node, weight) pairs, by Newton's method on
+/// the Legendre polynomial P_n from the usual starting guesses (exact for polynomials of
+/// degree < 2n).
+pub fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
+    (0..n)
+        .map(|i| {
+            let mut x = (PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+            let mut slope = 1.0;
+            for _ in 0..100 {
+                let (mut p0, mut p1) = (1.0, x);
+                for k in 2..=n {
+                    let k = k as f64;
+                    let p2 = ((2.0 * k - 1.0) * x * p1 - (k - 1.0) * p0) / k;
+                    (p0, p1) = (p1, p2);
+                }
+                slope = n as f64 * (x * p1 - p0) / (x * x - 1.0);
+                let step = p1 / slope;
+                x -= step;
+                if step.abs() < 1e-16 {
+                    break;
+                }
+            }
+            (x, 2.0 / ((1.0 - x * x) * slope * slope))
+        })
+        .collect()
+}
+
+/// a·b rounded up (towards +∞) for a, b ≥ 0: the product, one ulp higher where it was
+/// rounded down (the exact remainder by FMA; any product in the subnormal range steps up).
+pub fn mul_up(a: f64, b: f64) -> f64 {
+    let p = a * b;
+    if !p.is_finite() || (p == 0.0 && (a == 0.0 || b == 0.0)) {
+        return p;
+    }
+    if p < f64::MIN_POSITIVE || a.mul_add(b, -p) > 0.0 {
+        p.next_up()
+    } else {
+        p
+    }
+}
+
+/// a·b rounded down (towards 0) for a, b ≥ 0 (as [`mul_up`]; a product in the subnormal
+/// range steps down).
+pub fn mul_down(a: f64, b: f64) -> f64 {
+    let p = a * b;
+    if !p.is_finite() || p == 0.0 {
+        return if p.is_infinite() { f64::MAX } else { p };
+    }
+    if p < f64::MIN_POSITIVE || a.mul_add(b, -p) < 0.0 {
+        p.next_down()
+    } else {
+        p
+    }
+}
+
+/// a/b rounded up (towards +∞) for a ≥ 0, b > 0 (as [`mul_up`]).
+pub fn div_up(a: f64, b: f64) -> f64 {
+    let q = a / b;
+    if !q.is_finite() || a == 0.0 {
+        return q;
+    }
+    if q < f64::MIN_POSITIVE || q.mul_add(b, -a) < 0.0 {
+        q.next_up()
+    } else {
+        q
+    }
+}
+
 /// `x` rounded up (towards +∞) to `digits` significant decimal digits, as scientific text
 /// (`1.234568e-6`), for any finite `x`, subnormals and the largest doubles included: the digits
-/// of x's shortest round-trip decimal are cut and the last one stepped up (decimal arithmetic on
-/// the text, no scaling that could overflow to inf or NaN). Non-finite `x` prints as Rust does.
+/// of x's exact decimal expansion (every double has one of at most 767 significant digits)
+/// are cut and the last one stepped up where anything non-zero was cut (decimal arithmetic
+/// on the text, no scaling that could overflow to inf or NaN), so the text is never below x.
+/// Non-finite `x` prints as Rust does.
 pub fn fmt_up_sig(x: f64, digits: usize) -> String {
     let digits = digits.clamp(1, 17);
     if !x.is_finite() || x == 0.0 {
         return format!("{x:e}");
     }
-    let shortest = format!("{:e}", x.abs());
-    let (mantissa, exp) = shortest.split_once('e').expect("{:e} has an exponent");
+    let exact = format!("{:.800e}", x.abs());
+    let (mantissa, exp) = exact.split_once('e').expect("{:e} has an exponent");
     let mut exp: i32 = exp.parse().expect("an integer exponent");
     let all: Vec<u8> = mantissa.bytes().filter(u8::is_ascii_digit).collect();
     let cut = all.len() > digits && all[digits..].iter().any(|&d| d != b'0');
     let mut kept: Vec<u8> = all.iter().take(digits).map(|d| d - b'0').collect();
     // Towards +∞: a cut positive value steps its last kept digit up; a cut negative value is
     // truncated (a smaller magnitude is a larger number).
-    if cut && x > 0.0 {
-        let mut i = kept.len();
-        loop {
-            if i == 0 {
-                // 9.99… → 10.0…: one more leading digit.
-                kept.insert(0, 1);
-                kept.pop();
-                exp += 1;
-                break;
-            }
-            i -= 1;
-            if kept[i] == 9 {
-                kept[i] = 0;
-            } else {
-                kept[i] += 1;
-                break;
-            }
-        }
+    if cut && x > 0.0 && step_up_last_digit(&mut kept) {
+        // 9.99… → 10.0…: one more leading digit, one fewer trailing one.
+        kept.pop();
+        exp += 1;
     }
     while kept.len() > 1 && kept.last() == Some(&0) {
         kept.pop();
@@ -213,6 +279,49 @@ pub fn fmt_up_sig(x: f64, digits: usize) -> String {
         format!("{sign}{head}e{exp}")
     } else {
         format!("{sign}{head}.{tail}e{exp}")
+    }
+}
+
+/// Adds one to the last of these decimal digits, carrying; true when the carry ran out of
+/// digits and a leading 1 was inserted (99 → 100).
+fn step_up_last_digit(digits: &mut Vec<u8>) -> bool {
+    for d in digits.iter_mut().rev() {
+        if *d == 9 {
+            *d = 0;
+        } else {
+            *d += 1;
+            return false;
+        }
+    }
+    digits.insert(0, 1);
+    true
+}
+
+/// `x ≥ 0` rounded up (towards +∞) to `decimals` places after the point, as text
+/// (`2.596657`): the exact decimal expansion cut and its last kept digit stepped up where
+/// anything non-zero was cut, so the text is never below x. Non-finite `x` prints as Rust does.
+pub fn fmt_up_decimals(x: f64, decimals: usize) -> String {
+    if !x.is_finite() || x < 0.0 {
+        return format!("{x}");
+    }
+    // 1074 places hold every double's expansion exactly.
+    let exact = format!("{x:.1074}");
+    let (int, frac) = exact.split_once('.').expect("a fraction was asked for");
+    let cut = frac[decimals..].bytes().any(|d| d != b'0');
+    let mut digits: Vec<u8> = int
+        .bytes()
+        .chain(frac[..decimals].bytes())
+        .map(|d| d - b'0')
+        .collect();
+    if cut {
+        step_up_last_digit(&mut digits);
+    }
+    let text: String = digits.iter().map(|d| char::from(b'0' + d)).collect();
+    let (int, frac) = text.split_at(text.len() - decimals);
+    if decimals == 0 {
+        int.to_string()
+    } else {
+        format!("{int}.{frac}")
     }
 }
 
@@ -318,11 +427,11 @@ mod tests {
     fn rounding_up_works_at_the_ends_of_the_doubles() {
         // Hand-derived from the shortest decimals of these doubles.
         let cases = [
-            (f64::from_bits(1), 7, "5e-324"), // its shortest decimal, above 4.94e-324
-            (f64::MIN_POSITIVE, 3, "2.23e-308"), // 2.2250738585072014e-308
-            (f64::MAX, 7, "1.797694e308"),    // 1.7976931348623157e308
-            (9.9999999e-6, 3, "1e-5"),        // the carry adds a digit
-            (0.1, 7, "1e-1"),                 // shortest decimal kept as it is
+            (f64::from_bits(1), 7, "4.940657e-324"), // 4.9406564584124654…e-324 exactly
+            (f64::MIN_POSITIVE, 3, "2.23e-308"),     // 2.2250738585072014e-308
+            (f64::MAX, 7, "1.797694e308"),           // 1.7976931348623157e308
+            (9.9999999e-6, 3, "1e-5"),               // the carry adds a digit
+            (0.1, 7, "1.000001e-1"),                 // the double is 0.1000000000000000055…
             (2.5, 1, "3e0"),
             (-2.5, 1, "-2e0"), // towards +∞
             (1e305, 7, "1e305"),
@@ -333,6 +442,61 @@ mod tests {
         // No overflow to inf or NaN where the old scaling overflowed.
         assert_eq!(round_up_decimals(1e305, 6), 1e305);
         assert_eq!(round_up_decimals(f64::MAX, 6), f64::MAX);
+    }
+
+    #[test]
+    fn decimal_rounding_up_reads_the_exact_expansion() {
+        assert_eq!(fmt_up_decimals(2.5966561, 6), "2.596657");
+        assert_eq!(fmt_up_decimals(2.5, 6), "2.500000");
+        assert_eq!(fmt_up_decimals(0.0, 6), "0.000000");
+        assert_eq!(fmt_up_decimals(0.1, 6), "0.100001"); // 0.1000000000000000055…
+        assert_eq!(fmt_up_decimals(0.5, 0), "1");
+        assert_eq!(fmt_up_decimals(9.9999999, 6), "10.000000");
+        assert_eq!(fmt_up_decimals(f64::from_bits(1), 6), "0.000001");
+        // 2.596657 itself is 2.59665699999999997…: already above it after rounding up.
+        assert_eq!(fmt_up_decimals(2.596657, 6), "2.596657");
+        for x in [1.0 / 3.0, 7.7e-9, 123.456, 999_999.9999999] {
+            let up: f64 = fmt_up_decimals(x, 6).parse().unwrap();
+            assert!(up >= x, "{x}");
+        }
+    }
+
+    #[test]
+    fn directed_products_and_quotients_bound_the_exact_value() {
+        assert_eq!(mul_up(0.5, 3.0), 1.5); // exact: unchanged
+        assert_eq!(div_up(1.0, 4.0), 0.25);
+        // 1/3 rounds down in binary: the quotient steps up; 0.1·3 rounds up: unchanged.
+        assert_eq!(div_up(1.0, 3.0), (1.0f64 / 3.0).next_up());
+        assert_eq!(mul_up(0.1, 3.0), 0.1 * 3.0);
+        assert_eq!(mul_up(1e-200, 1e-200), f64::from_bits(1)); // underflow: never 0
+        assert_eq!(div_up(1.0, f64::MAX), (1.0 / f64::MAX).next_up()); // subnormal: steps up
+        assert_eq!(mul_up(0.0, 5.0), 0.0);
+    }
+
+    #[test]
+    fn ln_one_minus_exp_neg_is_accurate_at_both_ends() {
+        // ln(1 − e^{−1e-17}) = ln(1e-17 − 5e-35 …) = −39.143946580898…
+        assert!((ln_one_minus_exp_neg(1e-17) + 39.143_946_580_898_78).abs() < 1e-12);
+        assert!(ln_one_minus_exp_neg(5e-324).is_finite());
+        // ln(1 − e^{−40}) = −4.248354255291589e-18 (−e^{−40} to 35 digits).
+        let v = ln_one_minus_exp_neg(40.0);
+        assert!((v / -4.248_354_255_291_589e-18 - 1.0).abs() < 1e-14, "{v}");
+        assert_eq!(ln_one_minus_exp_neg(0.0), f64::NEG_INFINITY);
+    }
+
+    #[test]
+    fn gauss_legendre_integrates_polynomials_exactly() {
+        let rule = gauss_legendre(20);
+        assert!((rule.iter().map(|p| p.1).sum::<f64>() - 2.0).abs() < 1e-14);
+        // ∫_{-1}^{1} x^38 dx = 2/39 (degree 38 < 40).
+        let v: f64 = rule.iter().map(|(x, w)| w * x.powi(38)).sum();
+        assert!((v - 2.0 / 39.0).abs() < 1e-15, "{v}");
+        // ∫_0^1 e^x dx through the affine map.
+        let e: f64 = rule
+            .iter()
+            .map(|(x, w)| 0.5 * w * (0.5 * (x + 1.0)).exp())
+            .sum();
+        assert!((e - (1f64.exp() - 1.0)).abs() < 1e-15, "{e}");
     }
 
     #[test]
