@@ -16,7 +16,7 @@
 
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
-use crate::numeric::student_t::incomplete_beta;
+pub use crate::numeric::stats::clopper_pearson_upper;
 use crate::rng::stream;
 use crate::tuners::{Guarantee, Outcome, Tuner};
 use crate::workloads::canary::{Canary, Side};
@@ -89,38 +89,6 @@ impl Audit {
     pub fn breached(&self) -> bool {
         self.lower > self.claimed.epsilon
     }
-}
-
-/// The Clopper–Pearson upper bound on a rate from `k` events in `n` trials: the p with
-/// P(Bin(n, p) ≤ k) = γ, i.e. the (1 − γ) quantile of Beta(k + 1, n − k); 1 when k = n.
-/// Found by bisection and returned from above (never smaller than the exact quantile).
-pub fn clopper_pearson_upper(k: usize, n: usize, gamma: f64) -> Result<f64> {
-    if n == 0 || k > n {
-        return Err(Error::invalid(
-            "k, n",
-            format!("{k}, {n}"),
-            "0 <= k <= n and n >= 1",
-        ));
-    }
-    let gamma = Range::OpenUnit.check("gamma", gamma)?;
-    if k == n {
-        return Ok(1.0);
-    }
-    let (a, b) = ((k + 1) as f64, (n - k) as f64);
-    // I_p(a, b) = P(Bin(n, p) ≥ k + 1) rises with p; find where it reaches 1 − γ.
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if incomplete_beta(a, b, mid) >= 1.0 - gamma {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(hi)
 }
 
 /// The lower bound on ε from upper bounds on a test's false-positive and false-negative rates

@@ -4,6 +4,7 @@
 
 pub mod adam;
 pub mod lbfgs;
+pub mod stats;
 pub mod student_t;
 
 use std::f64::consts::{LN_2, PI};

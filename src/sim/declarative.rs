@@ -28,10 +28,11 @@
 
 use super::fields::Fields;
 use super::plot::{self, Figure, Scale, Series};
-use super::report::{mean_ci, pm, quantile, write_grid};
+use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::numeric::stats::mean_interval;
 use std::path::{Path, PathBuf};
 
 /// How the rows of one (facet, series, x) group become one value.
@@ -65,8 +66,8 @@ impl Aggregate {
     /// The value and, for mean-ci, the half-width.
     fn apply(&self, ys: &mut [f64]) -> (f64, Option<f64>) {
         match self {
-            Aggregate::MeanCi => mean_ci(ys),
-            Aggregate::Mean => (mean_ci(ys).0, None),
+            Aggregate::MeanCi => mean_interval(ys),
+            Aggregate::Mean => (mean_interval(ys).0, None),
             Aggregate::Median => (quantile(ys, 0.5), None),
             Aggregate::Quantile(q) => (quantile(ys, *q), None),
             Aggregate::None => (ys[0], None),
@@ -385,7 +386,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 None => (base, p.name.clone()),
             };
             let agg_name = match p.aggregate {
-                Aggregate::MeanCi => " (mean, 95% CI)",
+                Aggregate::MeanCi => " (mean, 95% t-interval)",
                 Aggregate::Mean => " (mean)",
                 Aggregate::Median => " (median)",
                 Aggregate::Quantile(_) | Aggregate::None => "",
@@ -447,7 +448,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             })
             .collect();
         let agg = match s.aggregate {
-            Aggregate::MeanCi => "mean ± 95% CI".to_string(),
+            Aggregate::MeanCi => "mean ± 95% Student-t interval".to_string(),
             Aggregate::Mean => "mean".into(),
             Aggregate::Median => "median".into(),
             Aggregate::Quantile(q) => format!("{q}-quantile"),
@@ -528,10 +529,11 @@ mod tests {
         let md = std::fs::read_to_string(dir.join("t.md")).unwrap();
         assert!(md.contains("| a | 1.0 | 5.0 |"), "{md}");
         assert!(md.contains("| b | 7.0 | 8.0 |"), "{md}");
-        // Mean ± CI, filtered to dim = 1: a at ε=1 is 2 ± 1.96; one value has no interval.
+        // Mean ± t-interval, filtered to dim = 1: a at ε=1 of {1, 3} is 2 ± t(1)·1 = 12.706;
+        // one value has no interval.
         let md = std::fs::read_to_string(dir.join("u.md")).unwrap();
         assert!(
-            md.contains("| a | 2.000 ± 1.960 | 5.000 (one repetition) |"),
+            md.contains("| a | 2.000 ± 12.706 | 5.000 (one repetition) |"),
             "{md}"
         );
         assert!(!md.contains("| b |"), "{md}");

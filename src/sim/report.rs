@@ -18,18 +18,6 @@ pub(crate) fn write_grid(grid: &Grid, stem: &Path, files: &mut Vec<PathBuf>) -> 
     Ok(())
 }
 
-/// Mean and 95% normal confidence half-width; no interval from fewer than two values (a
-/// single repetition has no spread to show, and "± 0" would claim one).
-pub(crate) fn mean_ci(xs: &[f64]) -> (f64, Option<f64>) {
-    let n = xs.len() as f64;
-    let m = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (m, None);
-    }
-    let var = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
-    (m, Some(1.96 * (var / n).sqrt()))
-}
-
 /// "mean ± half-width" with `digits` decimals, or the mean alone when there is no interval.
 pub(crate) fn pm((m, h): (f64, Option<f64>), digits: usize) -> String {
     match h {
@@ -241,9 +229,6 @@ mod tests {
                 "regret-d10.md"
             ]
         );
-        assert_eq!(mean_ci(&[1.0, 3.0]), (2.0, Some(1.96)));
-        // One repetition has no interval (never printed as ± 0).
-        assert_eq!(mean_ci(&[4.0]), (4.0, None));
         assert_eq!(pm((1.23456, Some(0.5)), 3), "1.235 ± 0.500");
         assert_eq!(pm((1.23456, None), 3), "1.235 (one repetition)");
     }

@@ -11,10 +11,11 @@ use super::StudyKind;
 use crate::error::{Error, Range, Result};
 use crate::gp::ucb_bo::{self, UcbBoOptions};
 use crate::numeric::fmt_num;
+use crate::numeric::stats::mean_interval;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
+use crate::sim::report::{error_bars, pm, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{TraceRow, Tuner, MU, NOISE_STD};
@@ -357,7 +358,7 @@ struct Columns {
     row: Vec<Row>,
 }
 
-/// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% CI),
+/// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% t-interval),
 /// and one table of final losses.
 fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
@@ -381,7 +382,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
                     continue;
                 }
                 let x = at.iter().map(|&i| evals[i] as f64).sum::<f64>() / at.len() as f64;
-                let (m, h) = mean_ci(&ys);
+                let (m, h) = mean_interval(&ys);
                 points.push((x.max(1.0), m));
                 errors.push((m, h));
             }
@@ -396,7 +397,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
                 .collect();
             let finals: Vec<f64> = last_rows.iter().filter_map(|&i| loss[i]).collect();
             let gaps: Vec<f64> = last_rows.iter().filter_map(|&i| excess[i]).collect();
-            let gap = mean_ci(&gaps);
+            let gap = mean_interval(&gaps);
             let total: Vec<f64> = (0..p.seeds)
                 .filter_map(|r| {
                     idx.iter()
@@ -406,7 +407,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
                         .map(|i| evals[i] as f64)
                 })
                 .collect();
-            let fin = mean_ci(&finals);
+            let fin = mean_interval(&finals);
             let e = idx.first().and_then(|&i| eps[i]);
             rows.push(vec![
                 v.label.clone(),
@@ -431,7 +432,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
         let fig = Figure {
             title: format!("Validation loss against evaluations ({})", v.label),
             x_label: "function evaluations".into(),
-            y_label: "noise-free validation loss (mean, 95% CI)".into(),
+            y_label: "noise-free validation loss (mean, 95% t-interval)".into(),
             x_scale: Scale::Log,
             y_scale: Scale::Linear,
             x_range: None,
@@ -451,7 +452,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
     let grid = Grid {
         caption: format!(
             "{}: final noise-free validation loss and its excess over the best (exact, or the \
-             best of a seeded sample: then it can be negative), mean ± 95% CI over {} \
+             best of a seeded sample: then it can be negative), mean ± 95% Student-t interval over {} \
              repetitions; ε of the μ-GDP path at δ = {} (rounded up); losses are non-private \
              diagnostics",
             exp.title,

@@ -14,6 +14,7 @@ use crate::accounting::Orders;
 use crate::data;
 use crate::error::{Error, Range, Result};
 use crate::learn::Device;
+use crate::numeric::stats::mean_interval;
 use crate::numeric::{fmt_num, round_up_decimals};
 use crate::rng::stream;
 use crate::selection::bounds::Base;
@@ -21,7 +22,7 @@ use crate::selection::calibrate::largest_mean;
 use crate::selection::count::CountFamily;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, select, write_grid, Key};
+use crate::sim::report::{error_bars, pm, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
@@ -437,7 +438,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
         let pts: Vec<(f64, f64, Option<f64>)> = by_rate
             .iter()
             .map(|e| {
-                let (m, h) = mean_ci(pick(e));
+                let (m, h) = mean_interval(pick(e));
                 (e.0, m, h)
             })
             .collect();
@@ -465,7 +466,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
             s.runs_per_rate
         ),
         x_label: "learning rate".into(),
-        y_label: "accuracy".into(),
+        y_label: "accuracy (mean, 95% t-interval over runs)".into(),
         x_scale: Scale::Log,
         y_scale: Scale::Linear,
         x_range: None,
@@ -513,7 +514,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
                 ]);
                 continue;
             }
-            let (m, h) = mean_ci(&a);
+            let (m, h) = mean_interval(&a);
             let fb = r.iter().filter(|&&i| fallback[i]).count() as f64 / r.len() as f64;
             points.push((target, m));
             errors.push((m, h));
@@ -539,7 +540,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
     let fig = Figure {
         title: "Learning-rate search: test accuracy of the chosen run".into(),
         x_label: format!("total ε (δ = {})", fmt_num(s.delta)),
-        y_label: "test accuracy".into(),
+        y_label: "test accuracy (mean, 95% t-interval over searches)".into(),
         x_scale: Scale::Linear,
         y_scale: Scale::Linear,
         x_range: None,
@@ -558,11 +559,11 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
     write_grid(
         &Grid {
             caption: format!(
-                "{}: {} searches per cell over a pool of {} × {} DP-SGD runs ({}, {} train / {} validation / {} test; batch {}, {} epochs, C = {}, σ = {}, score noise z = {}); E[K] is the largest mean meeting (ε, {}) by the repeat-and-select bound; ε rounded up",
+                "{}: {} searches per cell over a pool of {} × {} DP-SGD runs ({}, {} train / {} validation / {} test; batch {}, {} epochs, C = {}, σ = {}, score noise z = {}); E[K] is the largest mean meeting (ε, {}) by the repeat-and-select bound; ε rounded up; the accuracy's interval (95% Student-t over the {} searches) covers only the resampling of searches over this one pool, not the randomness of the pool's own runs",
                 exp.title, s.searches, s.learning_rates().len(), s.runs_per_rate, s.model.name(), n, m, t,
-                s.settings.batch_size, s.settings.epochs, fmt_num(s.settings.clip), fmt_num(s.settings.noise_multiplier), fmt_num(s.settings.score_noise), fmt_num(s.delta)
+                s.settings.batch_size, s.settings.epochs, fmt_num(s.settings.clip), fmt_num(s.settings.noise_multiplier), fmt_num(s.settings.score_noise), fmt_num(s.delta), s.searches
             ),
-            header: ["distribution", "target ε", "E[K]", "ε", "test accuracy (95% CI)", "K = 0 rate"].map(String::from).to_vec(),
+            header: ["distribution", "target ε", "E[K]", "ε", "test accuracy (95% t-interval)", "K = 0 rate"].map(String::from).to_vec(),
             rows,
         },
         &dir.join("accuracy-vs-epsilon"),

@@ -14,7 +14,7 @@
 //! of the replicate errors, the acquisition and the GPs' prediction at proposals, oracle and
 //! tuner wall times), and derived `hv_trace.parquet` (hv_lin, hv_log, hv_norm after each
 //! evaluation), `front.parquet` (the mean, best- and worst-replicate fronts), `summary.parquet`
-//! (per task and tuner: hypervolumes with 95% intervals over seeds, best error at ε ≤ e,
+//! (per task and tuner: hypervolumes with 95% Student-t intervals over seeds, best error at ε ≤ e,
 //! evaluations to reach 95% of the union front's hypervolume), `hv_diff.parquet` (spec Table 2:
 //! DPareto's hypervolume minus that of random-sampling chunks of the same size, t-intervals,
 //! per DPareto seed and Welch's test over seeds) and `efficiency.parquet` (random-sampling
@@ -33,7 +33,7 @@ use crate::data::TrainTest;
 use crate::error::{Error, Range, Result};
 use crate::learn::Device;
 use crate::numeric::fmt_num;
-use crate::numeric::student_t::{student_t_quantile, student_t_two_sided_p};
+use crate::numeric::stats::{mean, mean_interval, one_sample_t, welch_t, TTest};
 use crate::pareto::designs::Design;
 use crate::pareto::dpareto::{
     dpareto_after, grid_search, sample, Acquisition, Dimension, DparetoOptions, Evaluation,
@@ -46,7 +46,7 @@ use crate::pareto::{
 use crate::rng::{stream, DrawLog, Recording};
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, write_grid};
+use crate::sim::report::{error_bars, pm, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
@@ -939,60 +939,6 @@ impl Columns {
     }
 }
 
-fn mean(xs: &[f64]) -> Option<f64> {
-    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
-}
-
-fn variance(xs: &[f64]) -> Option<f64> {
-    let m = mean(xs)?;
-    (xs.len() > 1).then(|| xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() - 1) as f64)
-}
-
-/// A t-interval and two-sided test of mean(d) = 0: (mean, lo, hi, t, df, p).
-type TTest = (f64, Option<f64>, Option<f64>, Option<f64>, f64, Option<f64>);
-
-fn one_sample_t(d: &[f64]) -> Result<TTest> {
-    let n = d.len() as f64;
-    let m = mean(d).unwrap_or(0.0);
-    let df = n - 1.0;
-    match variance(d) {
-        Some(v) if v > 0.0 => {
-            let se = (v / n).sqrt();
-            let q = student_t_quantile(0.975, df)?;
-            let t = m / se;
-            let p = student_t_two_sided_p(t, df)?;
-            Ok((m, Some(m - q * se), Some(m + q * se), Some(t), df, Some(p)))
-        }
-        _ => Ok((m, None, None, None, df, None)),
-    }
-}
-
-/// Welch's test of mean(a) − mean(b) = 0.
-fn welch_t(a: &[f64], b: &[f64]) -> Result<Option<TTest>> {
-    let (Some(va), Some(vb)) = (variance(a), variance(b)) else {
-        return Ok(None);
-    };
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (sa, sb) = (va / na, vb / nb);
-    if sa + sb <= 0.0 {
-        return Ok(None);
-    }
-    let m = mean(a).unwrap_or(0.0) - mean(b).unwrap_or(0.0);
-    let se = (sa + sb).sqrt();
-    let df = (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0));
-    let q = student_t_quantile(0.975, df)?;
-    let t = m / se;
-    let p = student_t_two_sided_p(t, df)?;
-    Ok(Some((
-        m,
-        Some(m - q * se),
-        Some(m + q * se),
-        Some(t),
-        df,
-        Some(p),
-    )))
-}
-
 /// The derived tables (module docs).
 fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
     let runs = runs(merged)?;
@@ -1090,8 +1036,8 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             }
             traces.entry((task, tuner)).or_default().insert(seed, tr);
         }
-        let (lm, lh) = mean_ci(&lin);
-        let (gm, gh) = mean_ci(&log);
+        let (lm, lh) = mean_interval(&lin);
+        let (gm, gh) = mean_interval(&log);
         summary_t.str("experiment", experiment);
         summary_t.str("task", task_name);
         summary_t.str("tuner", label);
@@ -1122,8 +1068,8 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             summary_t.f64(name, mean(&best_at[j]));
         }
         if reevaluated {
-            let (fm, fh) = mean_ci(&fresh_lin);
-            let (gm, gh) = mean_ci(&fresh_log);
+            let (fm, fh) = mean_interval(&fresh_lin);
+            let (gm, gh) = mean_interval(&fresh_log);
             summary_t.f64("reeval_points", mean(&fresh_points));
             summary_t.f64("hv_lin_reeval", Some(fm));
             summary_t.f64("hv_lin_reeval_ci", fh);
@@ -1162,7 +1108,18 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                     tests.push(("all seeds (Welch)".to_string(), w));
                 }
             }
-            for (comparison, (m, lo, hi, t, df, p)) in tests {
+            for (
+                comparison,
+                TTest {
+                    estimate: m,
+                    lo,
+                    hi,
+                    t,
+                    df,
+                    p,
+                },
+            ) in tests
+            {
                 diff_t.str("experiment", experiment);
                 diff_t.str("task", task_name);
                 diff_t.str("dpareto", bo_label);
@@ -1284,7 +1241,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
     let tasks = s.task_names();
     for (ti, task) in tasks.iter().enumerate() {
         let of_task: Vec<_> = runs.iter().filter(|((t, _), _)| *t == ti).collect();
-        // Fig. 5 (top): hypervolume against evaluations, mean over seeds with 95% intervals.
+        // Fig. 5 (top): hypervolume against evaluations, mean over seeds with 95% Student-t intervals.
         let mut hv_series = Vec::new();
         for (_, (_, label, method, seeds)) in &of_task {
             let traces: Vec<Vec<(f64, f64)>> = seeds
@@ -1297,7 +1254,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             let stats: Vec<(f64, Option<f64>)> = at
                 .iter()
                 .map(|&k| {
-                    mean_ci(
+                    mean_interval(
                         &traces
                             .iter()
                             .filter(|t| t.len() >= k)
@@ -1567,7 +1524,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
     write_grid(
         &Grid {
             caption: format!(
-                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); the share of points within 0.02 error of the union front at their ε; the replicates' mean error sd at ε < 1 and ε ≥ 1; overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
+                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% Student-t intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); the share of points within 0.02 error of the union front at their ε; the replicates' mean error sd at ε < 1 and ε ≥ 1; overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
                 h.title
             ),
             header: ["task", "tuner", "seeds × evals", "hv_lin", "hv_log", "best err ε≤0.5", "best err ε≤1", "evals to 95%", "near front", "replicate sd ε<1 / ≥1", "tuner / oracle s"]
@@ -1604,7 +1561,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         write_grid(
             &Grid {
                 caption: format!(
-                    "{}: the optimism of keeping the best of many noisy means (spec 001 §5): each run's front points inside the reference box evaluated {} more on fresh streams; hypervolumes of the fronts as searched and as re-evaluated (means over seeds, 95% intervals), and the best error at ε ≤ 1",
+                    "{}: the optimism of keeping the best of many noisy means (spec 001 §5): each run's front points inside the reference box evaluated {} more on fresh streams; hypervolumes of the fronts as searched and as re-evaluated (means over seeds, 95% Student-t intervals), and the best error at ε ≤ 1",
                     h.title,
                     match s.reevaluate {
                         // A report of results made before the key was removed from the file.
@@ -1753,27 +1710,6 @@ impl Study for ParetoFront {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn t_tests_match_hand_computations() {
-        // d = (1, 2, 3): mean 2, sd 1, se 1/√3, t = 2√3, df 2; t(2) CDF in closed form.
-        let (m, lo, hi, t, df, p) = one_sample_t(&[1.0, 2.0, 3.0]).unwrap();
-        let t_want = 2.0 * 3f64.sqrt();
-        assert_eq!((m, df), (2.0, 2.0));
-        assert!((t.unwrap() - t_want).abs() < 1e-12);
-        let cdf = 0.5 + t_want / (2.0 * (t_want * t_want + 2.0).sqrt());
-        assert!((p.unwrap() - 2.0 * (1.0 - cdf)).abs() < 1e-12);
-        // t(2) 0.975 quantile = 4.302653 (tables).
-        assert!((hi.unwrap() - (2.0 + 4.302653 / 3f64.sqrt())).abs() < 1e-5);
-        assert!((lo.unwrap() - (2.0 - 4.302653 / 3f64.sqrt())).abs() < 1e-5);
-        // No spread: no interval, never NaN.
-        assert_eq!(one_sample_t(&[1.0, 1.0]).unwrap().3, None);
-        // Welch with equal variances and sizes: df = 2(n − 1).
-        let w = welch_t(&[1.0, 2.0, 3.0], &[2.0, 3.0, 4.0])
-            .unwrap()
-            .unwrap();
-        assert!((w.0 + 1.0).abs() < 1e-12 && (w.4 - 4.0).abs() < 1e-12);
-    }
 
     #[test]
     fn staircase_steps_between_corners() {

@@ -12,10 +12,11 @@ use super::StudyKind;
 use crate::error::{Range, Result};
 use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
 use crate::numeric::fmt_num;
+use crate::numeric::stats::mean_interval;
 use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, select, write_grid, Key};
+use crate::sim::report::{error_bars, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use ndarray::Array2;
@@ -221,7 +222,7 @@ pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<Curve>> {
                     ],
                 )?;
                 let v: Vec<f64> = r.iter().filter_map(|&i| acc[i]).collect();
-                let (mean, half) = mean_ci(&v);
+                let (mean, half) = mean_interval(&v);
                 let sd = if v.len() > 1 {
                     (v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (v.len() - 1) as f64)
                         .sqrt()
@@ -274,7 +275,7 @@ fn report(exp: &Header, s: &AlphaSweep, t: &Table, dir: &Path) -> Result<Vec<Pat
             s.seeds
         ),
         x_label: "α (weight of the hinge loss)".into(),
-        y_label: "training accuracy".into(),
+        y_label: "training accuracy (mean, 95% t-interval over seeds)".into(),
         x_scale: Scale::Linear,
         y_scale: Scale::Linear,
         x_range: None,

@@ -13,11 +13,12 @@ use super::StudyKind;
 use crate::accounting::{smallest_meeting, Accountant, DpBound};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::numeric::stats::mean_interval;
 use crate::pareto::front::StepFront;
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, mean_ci, pm, quantile, up, write_grid};
+use crate::sim::report::{error_bars, pm, quantile, up, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
@@ -569,7 +570,7 @@ impl Rows {
     }
 }
 
-/// Per (variant, budget, tuner): mean and 95% normal confidence half-width over repetitions.
+/// Per (variant, budget, tuner): mean and the half-width of the 95% Student-t interval over repetitions.
 struct Summary {
     variant: String,
     budget: Option<f64>,
@@ -642,8 +643,8 @@ fn summarise(t: &Table) -> Result<Vec<Summary>> {
                 budget: budget[first],
                 label: label[first].clone(),
                 n: rows.len(),
-                regret: mean_ci(&col(regret)),
-                utility: mean_ci(&col(utility)),
+                regret: mean_interval(&col(regret)),
+                utility: mean_interval(&col(utility)),
                 epsilon: eps[first],
                 noise: noise[first],
                 runs: rows.iter().map(|&i| runs[i] as f64).sum::<f64>() / rows.len() as f64,
@@ -681,10 +682,14 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         let metrics: [(&str, &str, Metric); 2] = [
             (
                 "regret",
-                "regret: best utility − utility of the chosen candidate",
+                "regret: best utility − chosen utility (mean, 95% t-interval)",
                 |s| s.regret,
             ),
-            ("utility", "utility of the chosen candidate", |s| s.utility),
+            (
+                "utility",
+                "utility of the chosen candidate (mean, 95% t-interval)",
+                |s| s.utility,
+            ),
         ];
         for (name, y_label, metric) in metrics {
             let series = labels
@@ -749,12 +754,16 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 .collect(),
         };
         write_grid(
-            &make("mean regret ± 95% CI", &|s| pm(s.regret, 3)),
+            &make("mean regret ± 95% Student-t interval", &|s| {
+                pm(s.regret, 3)
+            }),
             &dir.join(format!("regret-{}", slug(&variant.label))),
             &mut files,
         )?;
         write_grid(
-            &make("mean utility ± 95% CI", &|s| pm(s.utility, 3)),
+            &make("mean utility ± 95% Student-t interval", &|s| {
+                pm(s.utility, 3)
+            }),
             &dir.join(format!("utility-{}", slug(&variant.label))),
             &mut files,
         )?;
@@ -814,7 +823,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             };
             let mut grid = make(
                 &format!(
-                    "test accuracy ± 95% CI of the chosen hyperparameters, and in brackets its \
+                    "test accuracy ± 95% Student-t interval of the chosen hyperparameters, and in brackets its \
                      gap to the front: {gap}"
                 ),
                 &|s| match best(s.budget) {
@@ -952,7 +961,7 @@ fn paired(
                     if d.is_empty() {
                         "–".into()
                     } else {
-                        pm(mean_ci(&d), 3)
+                        pm(mean_interval(&d), 3)
                     }
                 }))
                 .collect()
@@ -962,7 +971,7 @@ fn paired(
         caption: format!(
             "{} ({variant}): change in regret from ε = {} to each larger budget, paired by \
              repetition (a tuner's repetition draws the same random numbers at every budget), \
-             mean ± 95% CI; negative: the larger budget helped; an interval holding 0: no \
+             mean ± 95% paired-t interval; negative: the larger budget helped; an interval holding 0: no \
              resolved change",
             exp.title,
             fmt_num(first)
