@@ -99,7 +99,7 @@ test-cuda-build:
     @echo "NOTE: the GPU tests and benches were NOT run here (no GPU is assumed); run 'just test-gpu' on a machine with one"
 
 # On a machine with an NVIDIA GPU (driver for CUDA 13): the GPU engine's tests (a missing GPU
-# fails them) and its benchmark (README "DP-SGD on the GPU").
+# fails them) and its benchmark (docs/gpu.md).
 test-gpu: deps
     DPTUNE_REQUIRE_GPU=1 cargo test --release --features cuda --test gpu_engine
     cargo run --release --features cuda --example gpu_bench

@@ -21,3 +21,8 @@ pub mod tuners;
 pub mod workloads;
 
 pub use error::{Error, Result};
+
+/// The library guide's examples (`docs/library.md`), compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/library.md")]
+pub struct LibraryGuide;

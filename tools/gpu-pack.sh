@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs what a lent GPU machine needs into .gpu/ (git-ignored through .git/info/exclude), for a
-# device call that carries `.gpu` (see ../shared/gpu.md and the README's GPU section). That
+# device call that carries `.gpu` (see ../shared/gpu.md and docs/gpu.md). That
 # machine has no cargo and no OpenBLAS, so this builds here and carries, gzipped: dptune with
 # the `cuda` feature, the GPU engine's test binary, gpu_bench, libopenblas / libgfortran /
 # libquadmath, and Fashion-MNIST (`just data` first). On the device, `source tools/gpu-prep.sh`

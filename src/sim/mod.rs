@@ -325,7 +325,7 @@ mod tests {
     use crate::rng::stream;
     use rand::Rng;
 
-    // The README's "Adding a study" example, verbatim in substance: it must compile and run.
+    // docs/extending.md's study example, verbatim in substance: it must compile and run.
     const KIND: StudyKind = StudyKind {
         source: file!(),
         name: "coin",
