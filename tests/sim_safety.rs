@@ -436,3 +436,86 @@ fn results_do_not_depend_on_openblas_threads() {
     assert_eq!(tables[0], tables[1]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Issue 37: a file of the user's with an output's name (a table, a manifest that is not
+/// dptune's, a link to a file elsewhere) is moved to `superseded/user-files/`, never
+/// overwritten or written through; other files of the user's stay where they are.
+#[test]
+fn user_files_with_output_names_are_moved_aside_not_overwritten() {
+    let dir = common::temp_dir("safety-user-files");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    let folder = out.join("tiny");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("regret-d1.md"), "my notes").unwrap();
+    std::fs::write(folder.join("manifest.json"), "not json").unwrap();
+    std::fs::write(folder.join("notes.txt"), "keep me").unwrap();
+    let outside = dir.join("outside.svg");
+    std::fs::write(&outside, "outside").unwrap();
+    std::os::unix::fs::symlink(&outside, folder.join("utility-d1.svg")).unwrap();
+    let o = run(&file, &out, "smoke");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let aside = folder.join("superseded").join("user-files");
+    assert_eq!(read(&aside.join("regret-d1.md")), b"my notes");
+    assert_eq!(read(&aside.join("manifest.json")), b"not json");
+    assert!(aside
+        .join("utility-d1.svg")
+        .symlink_metadata()
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(read(&outside), b"outside", "written through a link");
+    assert_eq!(read(&folder.join("notes.txt")), b"keep me");
+    // dptune's own outputs are in place, and a second run moves nothing more.
+    assert!(String::from_utf8(read(&folder.join("regret-d1.md")))
+        .unwrap()
+        .contains("regret"));
+    assert!(
+        stderr(&o).contains("not written by dptune"),
+        "{}",
+        stderr(&o)
+    );
+    let again = dptune(&[
+        "sim",
+        "report",
+        file.to_str().unwrap(),
+        "--profile",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(!stderr(&again).contains("not written by dptune"));
+    assert_eq!(std::fs::read_dir(&aside).unwrap().count(), 3);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 37: a declared output may not take a study output's name, and a declared filter that
+/// matches no row is an error that names it, not an empty figure.
+#[test]
+fn declared_outputs_may_not_replace_study_outputs_or_be_empty() {
+    let dir = common::temp_dir("safety-declared");
+    let clash = tiny(
+        &dir,
+        "clash",
+        "[[tables]]\nname = \"regret-d1\"\nrows = \"tuner\"\ncolumns = \"target_epsilon\"\nvalue = \"regret\"\n",
+    );
+    let out = dir.join("out");
+    let o = run(&clash, &out, "smoke");
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains("regret-d1") && e.contains("choose another name"),
+        "{e}"
+    );
+    let empty = tiny(
+        &dir,
+        "empty",
+        "[[tables]]\nname = \"mine\"\nrows = \"tuner\"\ncolumns = \"target_epsilon\"\nvalue = \"regret\"\nfilter = { tuner = \"nobody\" }\n",
+    );
+    let o = run(&empty, &dir.join("out2"), "smoke");
+    let e = stderr(&o);
+    assert_ne!(o.status.code(), Some(0), "{e}");
+    assert!(e.contains("no row") && e.contains("nobody"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -116,6 +116,28 @@ pub struct Outputs {
     tables: Vec<TableSpec>,
 }
 
+impl Outputs {
+    /// The first declared output whose files would take the name of one of `taken` (the
+    /// stems of the study's own outputs): its list (`plots` or `tables`), its name and the
+    /// stem it takes. A faceted plot writes `<name>-<facet>` files, so it also takes those.
+    pub fn clash<'a>(&'a self, taken: &'a [String]) -> Option<(&'static str, &'a str, &'a str)> {
+        let plots = self
+            .plots
+            .iter()
+            .map(|p| ("plots", p.name.as_str(), p.facet.is_some()));
+        let tables = self
+            .tables
+            .iter()
+            .map(|t| ("tables", t.name.as_str(), false));
+        plots.chain(tables).find_map(|(list, name, faceted)| {
+            taken
+                .iter()
+                .find(|t| t.as_str() == name || (faceted && t.starts_with(&format!("{name}-"))))
+                .map(|t| (list, name, t.as_str()))
+        })
+    }
+}
+
 fn stem_name(f: &Fields, used: &mut Vec<String>) -> Result<String> {
     let name = f
         .string("name")?
@@ -300,6 +322,18 @@ fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result<Vec<usize>
             (Cell::Num(a), Cell::Num(b)) => (a - b).abs() <= 1e-12 * b.abs().max(1.0),
             (a, b) => a == b,
         });
+    }
+    if rows.is_empty() && !filter.0.is_empty() {
+        let wanted: Vec<String> = filter
+            .0
+            .iter()
+            .map(|(c, v)| format!("{c} = {}", v.label()))
+            .collect();
+        return Err(Error::Infeasible(format!(
+            "{what}: no row of {file} has {} (the figure or table would be empty): check the \
+             filter's values against the table",
+            wanted.join(" and ")
+        )));
     }
     Ok(rows)
 }

@@ -281,6 +281,21 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
         ));
     }
     let mut files = study.report(&exp.header(), &dir)?;
+    // A declared output may not replace one of the study's own.
+    let taken: Vec<String> = files
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().to_string()))
+        .collect();
+    if let Some((list, name, stem)) = exp.outputs.clash(&taken) {
+        return Err(Error::Experiment {
+            file: exp.file.display().to_string(),
+            at: String::new(),
+            field: format!("[[{list}]] name"),
+            reason: format!(
+                "`{name}` would overwrite the study's own output `{stem}`: choose another name"
+            ),
+        });
+    }
     files.extend(
         declarative::render(&exp.outputs, &dir, study.output(), &exp.title).map_err(|e| {
             Error::Experiment {

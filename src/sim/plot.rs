@@ -108,6 +108,7 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
     let _ = std::fs::remove_file(&tmp);
     let drawn = bitmap(BitMapBackend::new(&tmp, size).into_drawing_area())
         .map_err(|e| fail(png, e))
+        .and_then(|()| super::store::keep_user_file(png))
         .and_then(|()| std::fs::rename(&tmp, png).map_err(|e| fail(png, e)));
     if drawn.is_err() {
         let _ = std::fs::remove_file(&tmp);

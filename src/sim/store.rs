@@ -12,17 +12,23 @@
 //!   folder; a run of another configuration is refused while one is alive.
 //! * When the configuration changes, the files the manifest lists (all entries, for a manifest
 //!   of an older dptune) move to `superseded/<profile>-<hash>/`; they come back if that
-//!   configuration runs again. Nothing is deleted; a file dptune did not write stays put.
+//!   configuration runs again. Nothing is deleted; a file dptune did not write stays put, and
+//!   one that has an output's name (a link included) moves to `superseded/user-files/` before
+//!   the output is written ([`keep_user_file`]), said on stderr.
 
 use super::fields::fnv1a;
 use super::provenance::{self, Code};
 use super::table::write_text;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
 
 /// Where earlier configurations' results are kept.
 pub const SUPERSEDED: &str = "superseded";
+/// Where files of the user's that had an output's name are kept (under `superseded/`).
+const USER_FILES: &str = "user-files";
 const MANIFEST: &str = "manifest.json";
 const PARTS: &str = "parts";
 
@@ -476,7 +482,7 @@ impl Manifest {
     }
 
     /// Written by a dptune that lists what it wrote (older manifests do not).
-    fn lists_files(&self) -> bool {
+    pub(crate) fn lists_files(&self) -> bool {
         self.value["files"].is_array()
     }
 
@@ -591,11 +597,17 @@ pub fn prepare(
                 );
             }
         }
-    } else if dir.join(PARTS).exists() {
-        // Parts without a manifest cannot be attributed: set aside, never mixed in.
-        let aside = dir.join(SUPERSEDED).join("unknown");
-        std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
-        rename_free(&dir.join(PARTS), &aside.join(PARTS))?;
+    } else {
+        // A manifest.json that is not one of dptune's is the user's file.
+        if dir.join(MANIFEST).symlink_metadata().is_ok() {
+            set_aside_user_file(dir, &dir.join(MANIFEST))?;
+        }
+        if dir.join(PARTS).exists() {
+            // Parts without a manifest cannot be attributed: set aside, never mixed in.
+            let aside = dir.join(SUPERSEDED).join("unknown");
+            std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+            rename_free(&dir.join(PARTS), &aside.join(PARTS))?;
+        }
     }
     let earlier = dir.join(SUPERSEDED).join(format!(
         "{}-{hash}-{}",
@@ -653,8 +665,9 @@ fn move_results(from: &Path, to: &Path, m: &Manifest) -> Result<()> {
     Ok(())
 }
 
-/// Renames `src` to `dst`; an existing `dst` is kept by giving the new one a free name.
-fn rename_free(src: &Path, dst: &Path) -> Result<()> {
+/// Renames `src` to `dst`; an existing `dst` is kept by giving the new one a free name (the
+/// name used is returned).
+fn rename_free(src: &Path, dst: &Path) -> Result<PathBuf> {
     let mut target = dst.to_path_buf();
     let mut k = 1;
     while target.exists() {
@@ -664,5 +677,49 @@ fn rename_free(src: &Path, dst: &Path) -> Result<()> {
         ));
         k += 1;
     }
-    std::fs::rename(src, &target).map_err(|e| Error::io(src, e))
+    std::fs::rename(src, &target).map_err(|e| Error::io(src, e))?;
+    Ok(target)
+}
+
+/// The output paths this process has written: dptune's own, whatever the manifest lists yet.
+static WRITTEN: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Default::default);
+
+/// Called before an output replaces `path`. In a results folder (one whose manifest lists what
+/// dptune wrote there), a file at `path` that the manifest does not list and this process has
+/// not written is the user's: it moves to `superseded/user-files/` (said on stderr) instead of
+/// being overwritten. A link counts as a file: it is moved, never written through.
+pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
+    let first = WRITTEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(path.to_path_buf());
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(());
+    };
+    if !first || name == MANIFEST || path.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let Some(m) = Manifest::read(dir).filter(Manifest::lists_files) else {
+        return Ok(());
+    };
+    if m.files()
+        .iter()
+        .any(|f| f.as_str() == name.to_string_lossy())
+    {
+        return Ok(());
+    }
+    set_aside_user_file(dir, path)
+}
+
+/// Moves the user's file `path` (in results folder `dir`) to `superseded/user-files/`.
+fn set_aside_user_file(dir: &Path, path: &Path) -> Result<()> {
+    let aside = dir.join(SUPERSEDED).join(USER_FILES);
+    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+    let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
+    eprintln!(
+        "{}: not written by dptune, but an output has its name: moved to {}",
+        path.display(),
+        to.display()
+    );
+    Ok(())
 }

@@ -279,6 +279,7 @@ pub fn write_atomically(
         let _ = std::fs::remove_file(&tmp);
         return Err(Error::io(path, e));
     }
+    super::store::keep_user_file(path)?;
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
