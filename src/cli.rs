@@ -938,11 +938,13 @@ fn delta_up(delta: f64) -> f64 {
     fmt_up_sig(delta, 7).parse().unwrap_or(delta)
 }
 
-/// A Rényi order to 4 decimals, or as 1 + (λ − 1) where that would print 1.
+/// A Rényi order to 4 decimals, as 1 + (λ − 1) where that would print 1, in scientific
+/// notation from 10⁶ on.
 fn fmt_order(order: Option<f64>) -> String {
     match order {
         None => "n/a".into(),
         Some(o) if o - 1.0 < 5e-5 => format!("1 + {:.2e}", o - 1.0),
+        Some(o) if o >= 1e6 => format!("{o:.4e}"),
         Some(o) => format!("{}", (o * 1e4).round() / 1e4),
     }
 }
@@ -1112,6 +1114,13 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 .join("\n"));
         }
     };
+    if out.exists() && !out.is_dir() {
+        return Err(Error::results(
+            &out,
+            "is a file, not a folder: --out names the folder that holds the results (e.g. \
+             --out results)",
+        ));
+    }
     // Validate every file (at both profiles) before running any, so a typo in the last one
     // fails fast; two experiments must not share a results folder.
     let experiments = files

@@ -61,12 +61,32 @@ pub fn required(params: &toml::Table, key: &'static str) -> Result<f64> {
 
 /// An integer parameter ≥ `min`, or None when absent.
 pub fn integer(params: &toml::Table, key: &'static str, min: u64) -> Result<Option<u64>> {
+    // Sizes are bounded up front (a typo such as `candidates = 10000000000` fails here instead
+    // of allocating gigabytes); a random seed is any non-negative 64-bit integer.
+    let max = match key {
+        "seed" => u64::MAX,
+        "seeds" => MAX_REPETITIONS,
+        _ => MAX_COUNT,
+    };
     match params.get(key) {
         None => Ok(None),
-        Some(toml::Value::Integer(i)) if *i >= min as i64 => Ok(Some(*i as u64)),
+        Some(toml::Value::Integer(i)) if *i >= min as i64 && *i as u64 <= max => {
+            Ok(Some(*i as u64))
+        }
+        Some(toml::Value::Integer(i)) if *i >= min as i64 => Err(Error::invalid(
+            key,
+            i,
+            format!("at most {max}: {i} is too large (sizes are bounded so a run fits in memory and time)"),
+        )),
         Some(other) => Err(Error::invalid(key, other, format!("an integer >= {min}"))),
     }
 }
+
+/// The largest count (candidates, grid or sweep points, users, steps, …) a parameter may ask
+/// for: larger values are refused up front, before anything is allocated.
+pub const MAX_COUNT: u64 = 1_000_000;
+/// The largest number of repetitions (`seeds`) per configuration.
+pub const MAX_REPETITIONS: u64 = 100_000;
 
 /// An integer in [`min`, `max`], or None when absent; `why` says what the upper bound protects.
 pub fn integer_in(

@@ -512,3 +512,55 @@ fn user_errors_exit_2_with_their_flag_and_usage() {
     let gdp = json("account gdp --mu 0.001 --epsilon 100 --json");
     assert!(gdp["delta"].as_f64().unwrap() > 0.0, "{gdp}");
 }
+
+/// Issue 37: requests whose accounting would run for hours are refused at once, naming the
+/// option and the limit: a Poisson K over a grid of more than 1024 orders (its bound costs the
+/// square of their number), and a calibration over orders above 4096.
+#[test]
+fn accounting_requests_are_bounded_in_time() {
+    let dir = std::env::temp_dir().join(format!("dptune-cli-orders-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("big.csv");
+    let rows: String = (0..1025)
+        .map(|i| format!("{},{}\n", 2.0 + i as f64, 0.05 * (2.0 + i as f64)))
+        .collect();
+    std::fs::write(&file, format!("order,epsilon\n{rows}")).unwrap();
+    let start = std::time::Instant::now();
+    let (code, _, err) = dptune(&format!(
+        "account repeat-select --base rdp:{} --dist poisson --mean 10 --delta 1e-6",
+        file.display()
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("orders") && err.contains("1024"), "{err}");
+    let (code, _, err) = dptune(
+        "account calibrate-dpsgd --sampling-rate 0.01 --steps 1000 --epsilon 2 --delta 1e-5 --orders 2..65536",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("orders") && err.contains("4096"), "{err}");
+    let (code, _, err) = dptune(
+        "account repeat-select --base dpsgd:q=0.01,sigma=1,steps=100 --dist geometric --target-epsilon 5 --delta 1e-6 --orders 2..8000",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("4096"), "{err}");
+    // Refused, not computed: well under the minutes the computations would take.
+    assert!(start.elapsed().as_secs() < 60);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 37: a huge best order prints in scientific notation (not 150 digits), and `--out`
+/// naming a file says so instead of "Not a directory".
+#[test]
+fn huge_orders_and_file_outputs_read_well() {
+    let (_, out, _) = dptune("account zcdp --rho 1e-300 --delta 1e-300");
+    assert!(out.contains("(best order λ = 1.8506e151)"), "{out}");
+    let file = std::env::temp_dir().join(format!("dptune-out-file-{}", std::process::id()));
+    std::fs::write(&file, "mine").unwrap();
+    let (code, _, err) = dptune(&format!(
+        "sim run sims/dw-table1-budgets.toml --profile smoke --out {}",
+        file.display()
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is a file, not a folder"), "{err}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    std::fs::remove_file(file).unwrap();
+}

@@ -476,7 +476,7 @@ fn malformed_experiment_files_name_file_field_and_reason() {
             "unknown tuner parameter",
             "dist = \"poisson\"",
             "dist = \"poisson\"\nmeen = 3",
-            "tuners[2]: tuner `papernot-steinke` has no parameter `meen`",
+            "tuners[2].meen: tuner `papernot-steinke` has no parameter `meen`",
         ),
         (
             "bad workload",

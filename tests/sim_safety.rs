@@ -14,14 +14,6 @@ fn dptune(args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn dptune_env(args: &[&str], key: &str, value: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args)
-        .env(key, value)
-        .output()
-        .unwrap()
-}
-
 fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).to_string()
 }
@@ -350,6 +342,24 @@ fn bad_files_fail_up_front_with_a_located_error() {
         "too large",
     );
     check(
+        "workload-typo",
+        base.replace("candidates = 10", "candidates = 10\ncandidatse = 3"),
+        ":12:1: workload.candidatse:",
+    );
+    check(
+        "huge-candidates",
+        base.replace("candidates = 10", "candidates = 10000000000"),
+        "too large",
+    );
+    check(
+        "candidates-times-features",
+        base.replace(
+            "features = 16\ncandidates = 10",
+            "features = 1000\ncandidates = 1000000",
+        ),
+        "every candidate is evaluated through every feature",
+    );
+    check(
         "many-seeds",
         base.replace("seeds = 3", "seeds = 1000000000"),
         "too large",
@@ -406,34 +416,41 @@ fn bad_files_fail_up_front_with_a_located_error() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Case 11: results do not depend on `OPENBLAS_NUM_THREADS` (dptune sets one BLAS thread).
+/// Case 11 and issue 37: results do not depend on the environment's OpenBLAS settings: with
+/// `OPENBLAS_NUM_THREADS` and `OPENBLAS_CORETYPE` unset (the binary pins the kernels and one
+/// thread itself), with 4 threads asked for, and as `just` sets them.
 #[test]
 fn results_do_not_depend_on_openblas_threads() {
     let dir = common::temp_dir("safety-blas");
     let file = "sims/gp-regression-random-search.toml";
-    let tables: Vec<Table> = ["1", "2"]
+    let settings: [(&str, Option<&str>, Option<&str>); 3] = [
+        ("just", Some("1"), Some("Haswell")),
+        ("unset", None, None),
+        ("four", Some("4"), None),
+    ];
+    let tables: Vec<Table> = settings
         .iter()
-        .map(|n| {
-            let out = dir.join(format!("t{n}"));
-            let o = dptune_env(
-                &[
-                    "sim",
-                    "run",
-                    file,
-                    "--profile",
-                    "smoke",
-                    "--quiet",
-                    "--out",
-                    out.to_str().unwrap(),
-                ],
-                "OPENBLAS_NUM_THREADS",
-                n,
-            );
-            assert!(o.status.success(), "{}", stderr(&o));
+        .map(|(tag, threads, kernels)| {
+            let out = dir.join(tag);
+            let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
+            cmd.args(["sim", "run", file, "--profile", "smoke", "--quiet", "--out"])
+                .arg(&out);
+            for (key, value) in [
+                ("OPENBLAS_NUM_THREADS", threads),
+                ("OPENBLAS_CORETYPE", kernels),
+            ] {
+                match value {
+                    Some(v) => cmd.env(key, v),
+                    None => cmd.env_remove(key),
+                };
+            }
+            let o = cmd.output().unwrap();
+            assert!(o.status.success(), "{tag}: {}", stderr(&o));
             runs(&out.join("gp-regression-random-search"))
         })
         .collect();
-    assert_eq!(tables[0], tables[1]);
+    assert_eq!(tables[0], tables[1], "unset");
+    assert_eq!(tables[0], tables[2], "four threads");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -85,6 +85,7 @@ pub fn calibrate_dpsgd_noise(
     accountant: &Accountant,
 ) -> Result<Calibrated> {
     DpSgd::with_sampling(sampling, sampling_rate, 1.0, steps)?;
+    accountant.orders.check_for_calibration()?;
     let target_epsilon = Range::Positive.check("epsilon", target_epsilon)?;
     let delta = Range::OpenUnit.check("delta", delta)?;
     let epsilon_of = |sigma: f64| {

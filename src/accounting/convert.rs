@@ -39,6 +39,30 @@ pub enum Conversion {
 /// The largest order of an `A..B` range in [`Orders::parse`] (beyond it the subsampled
 /// Gaussians are evaluated by the plain Gaussian bound anyway).
 pub const MAX_RANGE_ORDER: u64 = 65_536;
+/// The largest order a calibration may search over: it evaluates the curve some 60 times, and
+/// a subsampled Gaussian's RDP at integer order λ sums about λ terms, so orders up to 65,536
+/// would take tens of minutes (4,096 takes seconds).
+pub const MAX_CALIBRATION_ORDER: f64 = 4096.0;
+
+impl Orders {
+    /// Refuses orders a calibration cannot search in reasonable time ([`MAX_CALIBRATION_ORDER`]).
+    pub fn check_for_calibration(&self) -> Result<()> {
+        if let Orders::List(list) = self {
+            if let Some(&big) = list.iter().find(|&&o| o > MAX_CALIBRATION_ORDER) {
+                return Err(Error::invalid(
+                    "orders",
+                    big,
+                    format!(
+                        "orders up to {MAX_CALIBRATION_ORDER} when calibrating (each order's \
+                         curve is evaluated some 60 times): list smaller orders, or use \
+                         continuous"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
 
 /// Which orders the bound is minimised over.
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -96,6 +96,10 @@ pub fn repeat_select(base: &Base, law: &RunCount, orders: &Orders) -> Result<Rdp
     }))))
 }
 
+/// The most orders a Poisson K's bound accepts on a grid: it costs the square of their
+/// number (1024 orders take a few seconds, dp-accounting's default grid has 156).
+pub const MAX_POISSON_ORDERS: usize = 1024;
+
 /// The grid bound with the K = 0 correction, clamped at 0 (a divergence) and enveloped.
 fn grid_curve(
     base: &Base,
@@ -207,6 +211,17 @@ fn on_grid(
             out
         }
         RunCount::Poisson(p) => {
+            if orders.len() > MAX_POISSON_ORDERS {
+                return Err(Error::invalid(
+                    "orders",
+                    format!("{} orders", orders.len()),
+                    format!(
+                        "at most {MAX_POISSON_ORDERS} orders for a Poisson K on a grid (--orders, \
+                         or the rows of the base's curve file): its bound converts every order's \
+                         curve at every other order, a cost of the square of their number"
+                    ),
+                ));
+            }
             let policy = if dp_accounting {
                 Orders::DpAccounting
             } else {

@@ -37,6 +37,7 @@ pub fn largest_mean(
     orders: &Orders,
 ) -> Result<Calibrated> {
     let target_epsilon = Range::Positive.check("target_epsilon", target_epsilon)?;
+    orders.check_for_calibration()?;
     let eps_at = |mean: f64| repeat_select_epsilon(base, family, mean, truncate, delta, orders);
     let meets = |mean: f64| {
         eps_at(mean)
@@ -48,6 +49,9 @@ pub fn largest_mean(
         CountFamily::Tnb { .. } => 1.0 + 1e-9,
         CountFamily::Poisson => 1e-9,
     };
+    // An error of the request itself (too many orders, say) is reported as it is, not as a
+    // target no mean meets.
+    eps_at(smallest)?;
     if !meets(smallest) {
         return Err(Error::Infeasible(format!(
             "even the smallest mean ({smallest}) exceeds epsilon = {} at delta = {}: \

@@ -5,11 +5,7 @@ use crate::accounting::{Accountant, Conversion, Orders};
 use crate::error::{Error, Range, Result};
 use crate::workloads::WorkloadSpec;
 
-/// The largest repetition count, sweep length or other size a file may ask for: larger values
-/// are refused up front, before anything is allocated.
-pub const MAX_COUNT: u64 = 1_000_000;
-/// The largest number of repetitions (`seeds`) per configuration.
-pub const MAX_REPETITIONS: u64 = 100_000;
+pub use crate::params::{MAX_COUNT, MAX_REPETITIONS};
 
 pub use super::code_graph::fnv1a;
 
@@ -62,6 +58,10 @@ impl<'a> Fields<'a> {
                 value,
                 allowed,
             } => self.bad(name, &format!("{value} is invalid: must be {allowed}")),
+            // Located at the unknown key itself, not at its table.
+            Error::UnknownKey { ref key, .. } if self.table.contains_key(key.as_str()) => {
+                fail(self.file, &self.path(key), &e.to_string())
+            }
             other => fail(self.file, &self.prefix, &other.to_string()),
         }
     }
@@ -74,25 +74,9 @@ impl<'a> Fields<'a> {
         crate::params::string(self.table, key).map_err(|e| self.wrap(e))
     }
 
-    /// An integer >= `min`. Sizes are bounded up front (a typo such as `seeds = 1000000000`
-    /// fails here instead of allocating gigabytes): `seeds` ≤ [`MAX_REPETITIONS`], every other
-    /// count ≤ [`MAX_COUNT`]; `seed` (a random seed) is any non-negative 64-bit integer.
+    /// An integer >= `min`, bounded as [`crate::params::integer`] bounds sizes.
     pub(crate) fn integer(&self, key: &'static str, min: u64) -> Result<Option<u64>> {
-        let value = crate::params::integer(self.table, key, min).map_err(|e| self.wrap(e))?;
-        let max = match key {
-            "seed" => return Ok(value),
-            "seeds" => MAX_REPETITIONS,
-            _ => MAX_COUNT,
-        };
-        match value {
-            Some(v) if v > max => Err(self.bad(
-                key,
-                &format!(
-                    "{v} is too large: at most {max} (sizes are bounded so a run fits in memory)"
-                ),
-            )),
-            v => Ok(v),
-        }
+        crate::params::integer(self.table, key, min).map_err(|e| self.wrap(e))
     }
 
     pub(crate) fn number(&self, key: &'static str, range: Range) -> Result<Option<f64>> {

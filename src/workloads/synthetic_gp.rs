@@ -315,6 +315,16 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
         Range::Positive.check("signal_sd", number(params, "signal_sd")?.unwrap_or(1.0))?;
     let features = integer(params, "features", 1)?.unwrap_or(256) as usize;
     let candidates = integer(params, "candidates", 1)?.map(|c| c as usize);
+    // The objective is evaluated at every candidate through every random feature.
+    if let Some(c) =
+        candidates.filter(|&c| (c as u64).saturating_mul(features as u64) > 100_000_000)
+    {
+        return Err(Error::invalid(
+            "candidates",
+            c,
+            format!("at most 1e8 / features = {} with features = {features} (every candidate is evaluated through every feature)", 100_000_000 / features),
+        ));
+    }
     let sensitivity =
         Range::Positive.check("sensitivity", number(params, "sensitivity")?.unwrap_or(1.0))?;
     let noise = number(params, "noise")?;
