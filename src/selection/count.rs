@@ -684,4 +684,15 @@ impl CountFamily {
             CountFamily::Fixed => "fixed".into(),
         }
     }
+
+    /// The name for a reader (legends): `logarithmic`, `geometric`, `TNB η = 0.5`, `Poisson`,
+    /// `fixed K (naive)`.
+    pub fn label(self) -> String {
+        match self {
+            CountFamily::Tnb { eta } if eta != 0.0 && eta != 1.0 => format!("TNB η = {eta}"),
+            CountFamily::Poisson => "Poisson".into(),
+            CountFamily::Fixed => "fixed K (naive)".into(),
+            other => other.name(),
+        }
+    }
 }

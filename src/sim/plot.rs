@@ -6,7 +6,11 @@
 //! The title is wrapped at spaces to the figure's width (its font shrunk only when a single word
 //! is wider than that); the legend sits in a column right of the chart, never over the data, its
 //! labels wrapped and its font shrunk until every entry fits; every axis has at least 3 labelled
-//! ticks (log axes shorter than a few decades get 1-2-5 or 1..9 multiples of powers of ten).
+//! ticks (log axes shorter than a few decades get 1-2-5 or 1..9 multiples of powers of ten; a
+//! log x axis over 3 to 8 distinct values is ticked at them). Intervals of a series of 8 points
+//! or more are a translucent band, not bars at every point; series that would be drawn on top of
+//! each other share one legend entry; [`Figure::focus_on_the_bulk`] fits the y axis to the bulk
+//! of the points and names in the title the few it leaves off.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -55,6 +59,110 @@ pub struct Figure {
     pub hline: Option<(f64, String)>,
 }
 
+impl Figure {
+    /// Fits the y axis to the bulk of the points when a few lie far from the rest (one tuner
+    /// that mostly releases nothing would squeeze nine others into a sliver): points beyond
+    /// three interquartile ranges of the quartiles, if they are at most a quarter of all, are
+    /// left off the axis, and the title names them (series, x values where not all, range).
+    pub fn focus_on_the_bulk(&mut self) {
+        if self.y_range.is_some() || self.y_scale != Scale::Linear {
+            return;
+        }
+        let mut ys: Vec<f64> = (self.series.iter().flat_map(|s| s.points.iter()))
+            .map(|p| p.1)
+            .filter(|y| y.is_finite())
+            .collect();
+        if ys.len() < 8 {
+            return;
+        }
+        ys.sort_by(f64::total_cmp);
+        let (q1, q3) = (ys[ys.len() / 4], ys[3 * ys.len() / 4]);
+        let (lo_fence, hi_fence) = (q1 - 3.0 * (q3 - q1), q3 + 3.0 * (q3 - q1));
+        let far = |y: f64| y < lo_fence || y > hi_fence;
+        let n_far = ys.iter().filter(|&&y| far(y)).count();
+        if n_far == 0 || n_far * 4 > ys.len() || q3 <= q1 {
+            return;
+        }
+        // The axis: every point within the fences, with its interval.
+        let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+        for s in &self.series {
+            let errs = s.errors.as_deref();
+            for (k, &(_, y)) in s.points.iter().enumerate() {
+                if y.is_finite() && !far(y) {
+                    let (a, b) = errs.map_or((y, y), |e| (e[k].0.min(y), e[k].1.max(y)));
+                    (lo, hi) = (lo.min(a), hi.max(b));
+                }
+            }
+        }
+        if hi <= lo || hi.is_nan() || lo.is_nan() {
+            return;
+        }
+        let pad = 0.06 * (hi - lo);
+        let (lo, hi) = (lo - pad, hi + pad);
+        // The points that axis leaves off (none: the figure stays as it was).
+        let mut notes = Vec::new();
+        for s in &self.series {
+            let off: Vec<(f64, f64)> = (s.points.iter().copied())
+                .filter(|&(_, y)| y.is_finite() && (y < lo || y > hi))
+                .collect();
+            if off.is_empty() {
+                continue;
+            }
+            let (a, b) = off
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), p| {
+                    (a.min(p.1), b.max(p.1))
+                });
+            let values = if a == b {
+                sig_label(a, 3)
+            } else {
+                format!("{} to {}", sig_label(a, 3), sig_label(b, 3))
+            };
+            let finite = s.points.iter().filter(|p| p.1.is_finite()).count();
+            notes.push(if off.len() == finite {
+                format!("{} ({values})", s.label)
+            } else {
+                let xs: Vec<String> = off.iter().map(|p| sig_label(p.0, 3)).collect();
+                format!("{} at x = {} ({values})", s.label, xs.join(", "))
+            });
+        }
+        if notes.is_empty() {
+            return;
+        }
+        self.y_range = Some((lo, hi));
+        self.title = format!("{} — off the axis: {}", self.title, notes.join("; "));
+    }
+}
+
+/// `fig` with series that would be drawn on top of each other (the same x values, every y
+/// within 0.5% of the other's, no error bars) drawn once, their labels joined ("=" when equal,
+/// "≈" when within 0.5%), so no legend entry names a curve that cannot be seen.
+fn merge_coinciding(fig: &Figure) -> Figure {
+    let close = |a: &Series, b: &Series| {
+        a.errors.is_none()
+            && b.errors.is_none()
+            && a.scatter == b.scatter
+            && a.points.len() == b.points.len()
+            && a.points.iter().zip(&b.points).all(|(p, q)| {
+                p.0 == q.0 && (p.1 == q.1 || (p.1 - q.1).abs() <= 0.005 * p.1.abs().max(q.1.abs()))
+            })
+    };
+    let mut out: Vec<Series> = Vec::new();
+    for s in &fig.series {
+        match out.iter_mut().find(|o| close(o, s)) {
+            Some(o) => {
+                let sign = if o.points == s.points { "=" } else { "≈" };
+                o.label = format!("{} {sign} {}", o.label, s.label);
+            }
+            None => out.push(s.clone()),
+        }
+    }
+    Figure {
+        series: out,
+        ..fig.clone()
+    }
+}
+
 /// Size of both outputs in pixels.
 const SIZE: (u32, u32) = (1024, 640);
 pub(crate) const FONT: &str = "sans-serif";
@@ -78,6 +186,8 @@ const PALETTE: [RGBColor; 10] = [
 /// is created if missing. Fails, naming the file, when the figure has no drawable point, an axis
 /// limit is unusable, error bars and points differ in number, or a file cannot be written.
 pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
+    let merged = merge_coinciding(fig);
+    let fig = &merged;
     let plan = Plan::new(fig, stem)?;
     let (png, svg) = outputs(stem)?;
     let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
@@ -611,10 +721,12 @@ fn render<DB: DrawingBackend>(
         Scale::Log => log_ticks(lo, hi),
         Scale::Linear => vec![],
     };
-    let (xt, yt) = (
-        log_ticks(plan.x, fig.x_scale),
-        log_ticks(plan.y, fig.y_scale),
-    );
+    // A log x axis over a few distinct values (budgets 1, 2, 4, 8) is ticked at those values.
+    let xt = match few_x_values(fig, plan) {
+        Some(values) if fig.x_scale == Scale::Log => values,
+        _ => log_ticks(plan.x, fig.x_scale),
+    };
+    let yt = log_ticks(plan.y, fig.y_scale);
     let ticks = Ticks {
         x: (fig.x_scale == Scale::Log).then(|| tick_digits(&xt)),
         y: (fig.y_scale == Scale::Log).then(|| tick_digits(&yt)),
@@ -633,6 +745,26 @@ fn render<DB: DrawingBackend>(
     legend(&legend_area, layout)?;
     root.present()
 }
+
+/// The distinct x values of the drawn points when there are 3 to [`FEW_X`] of them (in order).
+fn few_x_values(fig: &Figure, plan: &Plan) -> Option<Vec<f64>> {
+    let mut xs: Vec<f64> = (fig.series.iter().flat_map(|s| s.points.iter()))
+        .filter(|&&(x, y)| {
+            valid(x, fig.x_scale) && valid(y, fig.y_scale) && inside(x, plan.x) && inside(y, plan.y)
+        })
+        .map(|p| p.0)
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    (3..=FEW_X).contains(&xs.len()).then_some(xs)
+}
+
+/// At most this many distinct x values are ticked at the values themselves.
+const FEW_X: usize = 8;
+/// From this many points on, a series' intervals are drawn as a band, not as bars at every
+/// point (which hide the curves); from MARKERLESS on, its points without markers.
+const BAND_MIN: usize = 8;
+const MARKERLESS: usize = 16;
 
 /// Significant digits of the tick labels on each log axis (None: a linear axis).
 #[derive(Clone, Copy)]
@@ -673,13 +805,16 @@ where
         .light_line_style(RGBColor(242, 242, 242));
     // Log axes get their own ticks (plotters' miss spans under a decade) with short labels
     // (plotters prints `{:?}`, 0.6000000000000001) and no light lines.
-    let x_fmt = |v: &f64| sig_label(*v, ticks.x.unwrap_or(3));
-    let y_fmt = |v: &f64| sig_label(*v, ticks.y.unwrap_or(3));
+    // Linear axes keep plotters' ticks, labelled without float noise or a trailing ".0"
+    // (20, 0.3, not 20.0, 0.30000000000000004).
+    let x_fmt = |v: &f64| sig_label(*v, ticks.x.unwrap_or(6));
+    let y_fmt = |v: &f64| sig_label(*v, ticks.y.unwrap_or(6));
+    mesh.x_label_formatter(&x_fmt).y_label_formatter(&y_fmt);
     if ticks.x.is_some() {
-        mesh.x_label_formatter(&x_fmt).x_max_light_lines(0);
+        mesh.x_max_light_lines(0);
     }
     if ticks.y.is_some() {
-        mesh.y_label_formatter(&y_fmt).y_max_light_lines(0);
+        mesh.y_max_light_lines(0);
     }
     mesh.draw()?;
 
@@ -694,12 +829,37 @@ where
                 .map(|p| Circle::new(p, 3, color.filled()));
             chart.draw_series(dots)?;
         } else {
+            let dense = s.points.len() >= BAND_MIN;
+            let marker = if s.points.len() >= MARKERLESS { 0 } else { 3 };
             // Contiguous runs of drawable points: a skipped point breaks the line.
             for run in s.points.split(|&(x, y)| !drawable(x, y)) {
                 if !run.is_empty() {
                     let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(2));
-                    chart.draw_series(line.point_size(3))?;
+                    chart.draw_series(line.point_size(marker))?;
                 }
+            }
+            if let Some(errors) = s.errors.as_ref().filter(|_| dense) {
+                // A translucent band over each contiguous run of drawable intervals.
+                let clamp = |v: f64| v.clamp(plan.y.0, plan.y.1);
+                let ok = |&(&(x, y), &(lo, hi)): &(&(f64, f64), &(f64, f64))| {
+                    drawable(x, y) && valid(lo, ys) && valid(hi, ys)
+                };
+                let pairs: Vec<_> = s.points.iter().zip(errors).collect();
+                for run in pairs.split(|p| !ok(p)) {
+                    if run.len() < 2 {
+                        continue;
+                    }
+                    let upper = run
+                        .iter()
+                        .map(|(&(x, _), &(lo, hi))| (x, clamp(lo.max(hi))));
+                    let lower = run
+                        .iter()
+                        .rev()
+                        .map(|(&(x, _), &(lo, hi))| (x, clamp(lo.min(hi))));
+                    let outline: Vec<(f64, f64)> = upper.chain(lower).collect();
+                    chart.draw_series(std::iter::once(Polygon::new(outline, color.mix(0.18))))?;
+                }
+                continue;
             }
         }
         if let Some(errors) = &s.errors {
@@ -1010,6 +1170,68 @@ mod tests {
                 );
                 assert!(t.y > 0.0 && t.y < 640.0 - 18.0, "{t:?} leaves the figure");
             }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_few_far_points_are_left_off_the_axis_and_named() {
+        let near = |k: f64| vec![(1.0, 0.80 + k), (2.0, 0.81 + k), (4.0, 0.82 + k)];
+        let mut fig = figure(vec![
+            ("a", near(0.0), None),
+            ("b", near(0.005), None),
+            ("c", near(0.01), None),
+            ("far", vec![(1.0, 0.25), (2.0, 0.3), (4.0, 0.81)], None),
+        ]);
+        fig.y_scale = Scale::Linear;
+        fig.focus_on_the_bulk();
+        let (lo, hi) = fig.y_range.expect("focused");
+        assert!(lo > 0.3 && lo < 0.8 && hi > 0.83, "{lo} {hi}");
+        assert!(
+            fig.title
+                .ends_with("off the axis: far at x = 1, 2 (0.25 to 0.3)"),
+            "{}",
+            fig.title
+        );
+        // Nothing far: the figure is left as it was.
+        let mut even = figure(vec![
+            ("a", near(0.0), None),
+            ("b", near(0.1), None),
+            ("c", near(0.2), None),
+        ]);
+        even.y_scale = Scale::Linear;
+        even.focus_on_the_bulk();
+        assert_eq!((even.y_range, even.title.as_str()), (None, "Test figure"));
+    }
+
+    #[test]
+    fn coinciding_series_share_one_legend_entry() {
+        let pts = vec![(1.0, 2.0), (2.0, 3.0)];
+        let fig = figure(vec![
+            ("mean", pts.clone(), None),
+            ("median", pts.clone(), None),
+            ("q99", vec![(1.0, 2.001), (2.0, 3.0)], None),
+            ("max", vec![(1.0, 4.0), (2.0, 5.0)], None),
+        ]);
+        let merged = merge_coinciding(&fig);
+        let labels: Vec<&str> = merged.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["mean = median ≈ q99", "max"]);
+    }
+
+    #[test]
+    fn many_intervals_are_a_band_and_few_are_bars() {
+        let dir = temp_dir("bands");
+        let pts = |n: usize| {
+            (1..=n)
+                .map(|i| (i as f64, 1.0 + i as f64))
+                .collect::<Vec<_>>()
+        };
+        let bars = |n: usize| Some((1..=n).map(|i| (0.5 + i as f64, 1.5 + i as f64)).collect());
+        for (n, band) in [(4, false), (12, true)] {
+            let fig = figure(vec![("a", pts(n), bars(n))]);
+            let paths = draw(&fig, &dir.join(format!("b{n}"))).expect("draws");
+            let svg = std::fs::read_to_string(&paths[1]).unwrap();
+            assert_eq!(svg.contains("<polygon"), band, "{n} points");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -531,14 +531,14 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
             ]);
         }
         plot_series.push(Series {
-            label: family.name(),
+            label: family.label(),
             points,
             scatter: false,
             errors: error_bars(&errors),
         });
     }
-    let fig = Figure {
-        title: "Learning-rate search: test accuracy of the chosen run".into(),
+    let mut fig = Figure {
+        title: format!("{}: test accuracy of the chosen run", exp.title),
         x_label: format!("total ε (δ = {})", fmt_num(s.delta)),
         y_label: "test accuracy (mean, 95% t-interval over searches)".into(),
         x_scale: Scale::Linear,
@@ -554,6 +554,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
             ),
         )),
     };
+    fig.focus_on_the_bulk();
     files.extend(plot::draw(&fig, &dir.join("accuracy-vs-epsilon"))?);
     let (n, m, t) = s.task()?.sizes();
     write_grid(

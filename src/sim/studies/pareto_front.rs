@@ -1219,6 +1219,29 @@ fn front_left(series: &[Series]) -> f64 {
     }
 }
 
+/// A figure title: the experiment's title, the task unless that title already names it, and
+/// what the figure shows.
+fn task_title(title: &str, task: &str, what: &str) -> String {
+    if title.contains(task) {
+        format!("{title}: {what}")
+    } else {
+        format!("{title}: {task}: {what}")
+    }
+}
+
+/// The right end of a front plot's ε axis: a little right of its largest ε up to `cap` (the
+/// corners beyond it are not drawn), at most `cap`.
+fn front_right(series: &[Series], cap: f64) -> f64 {
+    let max = (series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
+        .filter(|x| x.is_finite() && *x > 0.0 && *x <= cap)
+        .fold(0.0, f64::max);
+    if max > 0.0 {
+        (1.5 * max).min(cap)
+    } else {
+        cap
+    }
+}
+
 fn front_figure(title: String, series: Vec<Series>) -> Figure {
     Figure {
         title,
@@ -1283,12 +1306,13 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             });
         }
         let fig = Figure {
-            title: format!(
-                "{}: {task}: hypervolume of the (ε, error) front, reference (10, 1)",
-                h.title
+            title: task_title(
+                &h.title,
+                task,
+                "hypervolume of the (ε, error) front, reference (10, 1)",
             ),
             x_label: "evaluations".into(),
-            y_label: "hv_lin".into(),
+            y_label: "hypervolume of the front (linear ε; mean, 95% t-interval)".into(),
             x_scale: Scale::Linear,
             y_scale: Scale::Linear,
             x_range: None,
@@ -1354,7 +1378,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         if !clouds.is_empty() {
             files.extend(plot::draw(
                 &front_figure(
-                    format!("{}: {task}: points (ε ≤ 1000) and fronts (seed 0)", h.title),
+                    task_title(&h.title, task, "points (ε ≤ 1000) and fronts (seed 0)"),
                     clouds,
                 ),
                 &dir.join(format!("points-{task}")),
@@ -1377,11 +1401,11 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         // Only ε up to 10× the hypervolume's reference is drawn: beyond it the front adds
         // nothing to any yardstick, and a long tail would squash the region that matters.
         let fig = Figure {
-            x_range: Some((front_left(&series), 10.0 * HV_REFERENCE[0])),
-            ..front_figure(
-                format!("{}: {task}: fronts (seed 0, ε ≤ 100)", h.title),
-                series,
-            )
+            x_range: Some((
+                front_left(&series),
+                front_right(&series, 10.0 * HV_REFERENCE[0]),
+            )),
+            ..front_figure(task_title(&h.title, task, "fronts (seed 0)"), series)
         };
         files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
         // The same fronts re-evaluated on fresh runs (`reevaluate`), on the same axes.
@@ -1402,11 +1426,12 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             .collect::<Result<Vec<_>>>()?;
         if !fresh.is_empty() {
             let fig = Figure {
-                x_range: Some((front_left(&fresh), HV_REFERENCE[0])),
+                x_range: Some((front_left(&fresh), front_right(&fresh, HV_REFERENCE[0]))),
                 series: fresh,
-                title: format!(
-                    "{}: {task}: fronts re-evaluated on fresh runs (seed 0, ε < 10)",
-                    h.title
+                title: task_title(
+                    &h.title,
+                    task,
+                    "fronts re-evaluated on fresh runs (seed 0, ε < 10)",
                 ),
                 ..fig
             };
@@ -1435,9 +1460,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 .collect::<Result<Vec<_>>>()?;
                 files.extend(plot::draw(
                     &front_figure(
-                        format!(
-                            "{}: {task}: fronts of the mean, best and worst replicate",
-                            h.title
+                        task_title(
+                            &h.title,
+                            task,
+                            "fronts of the mean, best and worst replicate",
                         ),
                         series,
                     ),

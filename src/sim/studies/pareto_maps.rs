@@ -462,10 +462,15 @@ fn report(h: &Header, s: &ParetoMaps, dir: &Path) -> Result<Vec<PathBuf>> {
             "hvpoi",
             Heatmap {
                 star: best.map(|r| (r.hp[0], r.hp[1])),
+                // On a log colour scale: HVPoI spans many decades, and a linear scale left
+                // the map uniformly dark but for a few cells.
                 ..base(
-                    format!("{}: HVPoI after k0 = {k0} (star: argmax)", h.title),
-                    "HVPoI",
-                    layer(&|r| r.hvpoi),
+                    format!(
+                        "{}: HVPoI after k0 = {k0}, log scale (star: argmax; grey: 0)",
+                        h.title
+                    ),
+                    "log10 HVPoI",
+                    layer(&|r| r.hvpoi.filter(|v| *v > 0.0).and_then(log10)),
                 )
             },
         ),

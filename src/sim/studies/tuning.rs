@@ -704,7 +704,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                     }
                 })
                 .collect();
-            let fig = Figure {
+            let mut fig = Figure {
                 title: format!("{} ({})", exp.title, variant.label),
                 x_label: format!(
                     "ε of (ε, {})-DP for the whole tuning run",
@@ -718,6 +718,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 series,
                 hline: None,
             };
+            fig.focus_on_the_bulk();
             let stem = dir.join(format!("{name}-{}", slug(&variant.label)));
             files.extend(plot::draw(&fig, &stem)?);
         }
