@@ -276,3 +276,70 @@ fn registry_errors_name_the_field() {
     let law = CountFamily::Poisson.with_mean(3.0, None).unwrap();
     assert!((law.mean() - 3.0).abs() < 1e-15);
 }
+
+/// Issue 38: the typed constructors build the same tuners as the registry (same parameters,
+/// same guarantee) and refuse what the registry refuses.
+#[test]
+fn typed_constructors_match_the_registry() {
+    use dptune::tuners::{liu_talwar::LiuTalwar, naive::Naive, papernot_steinke::PapernotSteinke};
+    let pairs: Vec<(Box<dyn Tuner>, Box<dyn Tuner>)> = vec![
+        (Box::new(Naive::every_candidate()), tuner("naive", "")),
+        (
+            Box::new(Naive::random(7).unwrap()),
+            tuner("naive", "candidates = 7"),
+        ),
+        (
+            Box::new(LiuTalwar::best_of(10.0).unwrap()),
+            tuner("liu-talwar", "mean = 10"),
+        ),
+        (
+            Box::new(LiuTalwar::threshold(0.5, 0.05).unwrap()),
+            tuner(
+                "liu-talwar",
+                "variant = \"threshold\"\nthreshold = 0.5\nhalt_probability = 0.05",
+            ),
+        ),
+        (
+            Box::new(PapernotSteinke::logarithmic(10.0).unwrap()),
+            tuner("papernot-steinke", "dist = \"logarithmic\"\nmean = 10"),
+        ),
+        (
+            Box::new(PapernotSteinke::tnb(0.5, 10.0).unwrap()),
+            tuner("papernot-steinke", "dist = \"tnb:0.5\"\nmean = 10"),
+        ),
+        (
+            Box::new(PapernotSteinke::poisson(10.0).unwrap()),
+            tuner("papernot-steinke", "dist = \"poisson\"\nmean = 10"),
+        ),
+        (
+            Box::new(PapernotSteinke::new(CountFamily::Poisson, 10.0, Some(20)).unwrap()),
+            tuner(
+                "papernot-steinke",
+                "dist = \"poisson\"\nmean = 10\ntruncate = 20",
+            ),
+        ),
+    ];
+    let w = OneGood::new(10);
+    let acc = Accountant::default();
+    for (typed, registry) in &pairs {
+        assert_eq!(typed.params(), registry.params());
+        let (a, b) = (
+            typed.guarantee(&Declarations::of(&w), 1e-6, &acc).unwrap(),
+            registry
+                .guarantee(&Declarations::of(&w), 1e-6, &acc)
+                .unwrap(),
+        );
+        assert_eq!(
+            (a.epsilon, a.delta),
+            (b.epsilon, b.delta),
+            "{}",
+            typed.params()
+        );
+    }
+    assert!(Naive::random(0).is_err());
+    assert!(LiuTalwar::best_of(0.5).is_err());
+    assert!(LiuTalwar::threshold(f64::INFINITY, 0.1).is_err());
+    assert!(LiuTalwar::threshold(0.5, 0.0).is_err());
+    assert!(PapernotSteinke::tnb(-1.5, 10.0).is_err());
+    assert!(PapernotSteinke::new(CountFamily::Poisson, 10.0, Some(0)).is_err());
+}

@@ -44,29 +44,38 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
         }
     };
     match variant {
-        "best-of" => {
-            let mean = required(params, "mean")?;
-            Ok(Box::new(LiuTalwar::BestOf {
-                law: RunCount::Tnb(Tnb::geometric(mean)?),
-            }))
-        }
-        "threshold" => {
-            let threshold = required(params, "threshold")?;
-            if !threshold.is_finite() {
-                return Err(Error::invalid("threshold", threshold, "a finite number"));
-            }
-            let p = Range::UnitExcludingZero
-                .check("halt_probability", required(params, "halt_probability")?)?;
-            Ok(Box::new(LiuTalwar::Threshold {
-                threshold,
-                halt_probability: p,
-            }))
-        }
+        "best-of" => Ok(Box::new(LiuTalwar::best_of(required(params, "mean")?)?)),
+        "threshold" => Ok(Box::new(LiuTalwar::threshold(
+            required(params, "threshold")?,
+            required(params, "halt_probability")?,
+        )?)),
         other => Err(Error::invalid(
             "variant",
             other,
             "\"best-of\" or \"threshold\"",
         )),
+    }
+}
+
+impl LiuTalwar {
+    /// Best of K runs, K ~ geometric with mean `mean` > 1.
+    pub fn best_of(mean: f64) -> Result<Self> {
+        Ok(LiuTalwar::BestOf {
+            law: RunCount::Tnb(Tnb::geometric(mean)?),
+        })
+    }
+
+    /// Runs until a score reaches `threshold` (finite), halting with probability
+    /// `halt_probability` ∈ (0, 1] before each run.
+    pub fn threshold(threshold: f64, halt_probability: f64) -> Result<Self> {
+        if !threshold.is_finite() {
+            return Err(Error::invalid("threshold", threshold, "a finite number"));
+        }
+        Ok(LiuTalwar::Threshold {
+            threshold,
+            halt_probability: Range::UnitExcludingZero
+                .check("halt_probability", halt_probability)?,
+        })
     }
 }
 

@@ -18,15 +18,30 @@ pub struct Naive {
 
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
     check_keys("naive", params, &["candidates"])?;
-    let candidates = match number(params, "candidates")? {
-        Some(c) if c >= 1.0 && c.fract() == 0.0 => Some(c as u64),
+    let tuner = match number(params, "candidates")? {
+        Some(c) if c >= 1.0 && c.fract() == 0.0 => Naive::random(c as u64)?,
         Some(c) => return Err(Error::invalid("candidates", c, "an integer >= 1")),
-        None => None,
+        None => Naive::every_candidate(),
     };
-    Ok(Box::new(Naive { candidates }))
+    Ok(Box::new(tuner))
 }
 
 impl Naive {
+    /// Every candidate of a finite search space, once.
+    pub fn every_candidate() -> Self {
+        Naive { candidates: None }
+    }
+
+    /// `candidates` uniform draws from the search space (any space), each trained once.
+    pub fn random(candidates: u64) -> Result<Self> {
+        if candidates == 0 {
+            return Err(Error::invalid("candidates", 0, "an integer >= 1"));
+        }
+        Ok(Naive {
+            candidates: Some(candidates),
+        })
+    }
+
     fn runs(&self, space: &Space) -> Result<u64> {
         match (space, self.candidates) {
             (_, Some(k)) => Ok(k),

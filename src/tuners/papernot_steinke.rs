@@ -42,9 +42,34 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
         Some(m) => return Err(Error::invalid("truncate", m, "an integer >= 1")),
         None => None,
     };
-    Ok(Box::new(PapernotSteinke {
-        law: family.with_mean(mean, truncate)?,
-    }))
+    Ok(Box::new(PapernotSteinke::new(family, mean, truncate)?))
+}
+
+impl PapernotSteinke {
+    /// K from `family` with mean `mean`, truncated at `truncate` runs when given (Lemma 22).
+    pub fn new(family: CountFamily, mean: f64, truncate: Option<u64>) -> Result<Self> {
+        if truncate == Some(0) {
+            return Err(Error::invalid("truncate", 0, "an integer >= 1"));
+        }
+        Ok(PapernotSteinke {
+            law: family.with_mean(mean, truncate)?,
+        })
+    }
+
+    /// K ~ the logarithmic law (TNB with η = 0) with mean `mean` > 1.
+    pub fn logarithmic(mean: f64) -> Result<Self> {
+        Self::new(CountFamily::Tnb { eta: 0.0 }, mean, None)
+    }
+
+    /// K ~ the truncated negative binomial with parameter `eta` > −1 and mean `mean`.
+    pub fn tnb(eta: f64, mean: f64) -> Result<Self> {
+        Self::new(CountFamily::Tnb { eta }, mean, None)
+    }
+
+    /// K ~ Poisson with mean `mean` > 0 (K = 0 releases nothing; Theorem 6).
+    pub fn poisson(mean: f64) -> Result<Self> {
+        Self::new(CountFamily::Poisson, mean, None)
+    }
 }
 
 impl Tuner for PapernotSteinke {
