@@ -14,6 +14,8 @@
 //! x_scale = "log"              # linear (default) or log; y_scale likewise
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title
+//! x_label = "…"                # default: the column's name; y_label likewise (labels do not
+//!                              # change the configuration: results are not rerun for them)
 //!
 //! [[tables]]
 //! name = "regret-table"        # <name>.md and <name>.tex
@@ -93,6 +95,8 @@ pub struct PlotSpec {
     x_log: bool,
     y_log: bool,
     title: Option<String>,
+    x_label: Option<String>,
+    y_label: Option<String>,
 }
 
 /// One `[[tables]]` entry.
@@ -209,6 +213,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             x_log: p.log_scale("x_scale")?,
             y_log: p.log_scale("y_scale")?,
             title: p.string("title")?.map(str::to_string),
+            x_label: p.string("x_label")?.map(str::to_string),
+            y_label: p.string("y_label")?.map(str::to_string),
         };
         p.finish(&[
             "name",
@@ -222,6 +228,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             "x_scale",
             "y_scale",
             "title",
+            "x_label",
+            "y_label",
         ])?;
         out.plots.push(spec);
     }
@@ -427,8 +435,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             };
             let fig = Figure {
                 title: fig_title,
-                x_label: p.x.clone(),
-                y_label: format!("{}{agg_name}", p.y),
+                x_label: p.x_label.clone().unwrap_or_else(|| p.x.clone()),
+                y_label: format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y)),
                 x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
                 y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
                 x_range: None,

@@ -127,7 +127,7 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
     if let Some(toml::Value::Table(over)) = profiles.get(profile.name()) {
         merge(&mut root, over);
     }
-    let config_hash = fnv1a(toml::to_string(&root).unwrap_or_default().as_bytes());
+    let config_hash = config_hash(&root);
     let f = Fields::new(&file, "", &root);
     let name = f
         .string("name")?
@@ -264,9 +264,38 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
+/// The hash that keys an experiment's results: its whole parsed file, but for the axis labels
+/// of declared plots (`x_label`, `y_label`), which change how a figure reads, not what is
+/// computed (so labelling a plot does not make its results another configuration's).
+fn config_hash(root: &toml::Table) -> u64 {
+    let mut keyed = root.clone();
+    if let Some(toml::Value::Array(plots)) = keyed.get_mut("plots") {
+        for plot in plots.iter_mut().filter_map(toml::Value::as_table_mut) {
+            plot.remove("x_label");
+            plot.remove("y_label");
+        }
+    }
+    fnv1a(toml::to_string(&keyed).unwrap_or_default().as_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plot_axis_labels_do_not_change_the_configuration() {
+        let file = |extra: &str| -> toml::Table {
+            toml::from_str(&format!(
+                "name = \"x\"\n[[plots]]\nname = \"p\"\nx = \"t\"\ny = \"v\"\n{extra}"
+            ))
+            .unwrap()
+        };
+        let plain = config_hash(&file(""));
+        let labelled = file("y_label = \"value (mean)\"\nx_label = \"iteration\"\n");
+        assert_eq!(plain, config_hash(&labelled));
+        // Anything else in a plot is part of the configuration.
+        assert_ne!(plain, config_hash(&file("y_scale = \"log\"\n")));
+    }
 
     #[test]
     fn fields_are_located_by_line_and_column() {
