@@ -74,7 +74,8 @@ test: deps
 # with cargo-fuzz on the nightly toolchain, SECONDS per target (not part of `just test`: the
 # fuzz crate's nightly build alone takes about 25 minutes on 2 cores). New inputs go to
 # fuzz/scratch/ (ignored); a crash lands in fuzz/artifacts/: fix it and keep the input in
-# fuzz/regressions/<target>/ (tests/fuzz_corpus.rs replays it on stable in `just test`).
+# fuzz/regressions/<target>/ (tests/fuzz_corpus.rs replays it on stable in `just test`). The last
+# campaign's figures: fuzz/README.md.
 fuzz seconds="600":
     #!/usr/bin/env bash
     set -euo pipefail
