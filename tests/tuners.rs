@@ -336,6 +336,22 @@ fn typed_constructors_match_the_registry() {
             typed.params()
         );
     }
+    // Private GP-UCB: the registry's tuner and the typed one describe themselves alike.
+    use dptune::gp_ucb::{GpUcb, Release};
+    let typed = GpUcb::new(50, 1.0, 0.05, Release::Both)
+        .unwrap()
+        .with_gamma(12.0)
+        .unwrap();
+    let registry = tuner(
+        "gp-ucb",
+        "evaluations = 50\nepsilon = 1\ndelta = 0.05\nrelease = \"both\"\ngamma = 12",
+    );
+    assert_eq!(typed.params(), registry.params());
+    assert!(GpUcb::new(0, 1.0, 0.05, Release::Both).is_err());
+    assert!(GpUcb::new(5, 0.0, 0.05, Release::Both).is_err());
+    assert!(GpUcb::new(5, 1.0, 1.5, Release::Both).is_err());
+    assert!(typed.clone().with_gamma(-1.0).is_err());
+    assert!(typed.with_noise_free(0.0, 1.0, false).is_err());
     assert!(Naive::random(0).is_err());
     assert!(LiuTalwar::best_of(0.5).is_err());
     assert!(LiuTalwar::threshold(f64::INFINITY, 0.1).is_err());

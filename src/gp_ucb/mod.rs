@@ -212,6 +212,54 @@ pub struct Run {
 }
 
 impl GpUcb {
+    /// Private GP-UCB with T = `evaluations` ≥ 1 steps, each release (ε, δ)-DP (ε > 0,
+    /// δ ∈ (0, 1)), releasing `release`; γ_T from the greedy bound on the grid and the paper's
+    /// constants until [`GpUcb::with_gamma`] / [`GpUcb::with_profile`] say otherwise.
+    pub fn new(evaluations: u64, epsilon: f64, delta: f64, release: Release) -> Result<Self> {
+        if evaluations == 0 {
+            return Err(Error::invalid(
+                "evaluations",
+                0,
+                "an integer >= 1 (T, the GP-UCB steps)",
+            ));
+        }
+        Ok(GpUcb {
+            evaluations,
+            epsilon: Range::Positive.check("epsilon", epsilon)?,
+            delta: Range::OpenUnit.check("delta", delta)?,
+            release,
+            gamma: None,
+            profile: Profile::Paper,
+            noise_free: None,
+        })
+    }
+
+    /// γ_T ≥ 0 given, instead of the greedy data-independent bound.
+    pub fn with_gamma(self, gamma: f64) -> Result<Self> {
+        Ok(GpUcb {
+            gamma: Some(Range::NonNegative.check("gamma", gamma)?),
+            ..self
+        })
+    }
+
+    /// The constants of the sensitivity bounds (the paper's, or the corrected ones).
+    pub fn with_profile(self, profile: Profile) -> Self {
+        GpUcb { profile, ..self }
+    }
+
+    /// The assumed constants A > 0 and τ > 0 for releasing a gain of exact (σ = 0)
+    /// evaluations, releasing the best observed gain when `best`, else the last.
+    pub fn with_noise_free(self, a: f64, tau: f64, best: bool) -> Result<Self> {
+        Ok(GpUcb {
+            noise_free: Some(NoiseFree {
+                a: Range::Positive.check("noise_free_a", a)?,
+                tau: Range::Positive.check("noise_free_tau", tau)?,
+                best,
+            }),
+            ..self
+        })
+    }
+
     pub(crate) fn releases(&self) -> String {
         let mut parts = Vec::new();
         if self.release.hyperparameter() {

@@ -5,7 +5,7 @@ use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner}
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::Profile;
-use crate::gp_ucb::{grid, GpUcb, NoiseFree, Release};
+use crate::gp_ucb::{grid, GpUcb, Release};
 use crate::numeric::fmt_num;
 use crate::params::{integer, string};
 use crate::workloads::{require_validation_gain, Declarations, Workload};
@@ -28,21 +28,25 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
     check_keys("gp-ucb", params, KEYS)?;
     let evaluations = integer(params, "evaluations", 1)?
         .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
-    let epsilon = Range::Positive.check("epsilon", required(params, "epsilon")?)?;
-    let delta = Range::OpenUnit.check("delta", required(params, "delta")?)?;
     let release = Release::parse(string(params, "release")?.unwrap_or("hyperparameter"))?;
-    let gamma = number(params, "gamma")?
-        .map(|g| Range::NonNegative.check("gamma", g))
-        .transpose()?;
-    let profile = Profile::parse(string(params, "profile")?.unwrap_or("paper"))?;
-    let noise_free = match (
+    let mut tuner = GpUcb::new(
+        evaluations,
+        required(params, "epsilon")?,
+        required(params, "delta")?,
+        release,
+    )?
+    .with_profile(Profile::parse(
+        string(params, "profile")?.unwrap_or("paper"),
+    )?);
+    if let Some(g) = number(params, "gamma")? {
+        tuner = tuner.with_gamma(g)?;
+    }
+    match (
         number(params, "noise_free_a")?,
         number(params, "noise_free_tau")?,
     ) {
-        (Some(a), Some(tau)) => Some(NoiseFree {
-            a: Range::Positive.check("noise_free_a", a)?,
-            tau: Range::Positive.check("noise_free_tau", tau)?,
-            best: match string(params, "noise_free_gain")?.unwrap_or("last") {
+        (Some(a), Some(tau)) => {
+            let best = match string(params, "noise_free_gain")?.unwrap_or("last") {
                 "last" => false,
                 "best" => true,
                 other => {
@@ -52,9 +56,10 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
                         "\"last\" or \"best\"",
                     ))
                 }
-            },
-        }),
-        (None, None) => None,
+            };
+            tuner = tuner.with_noise_free(a, tau, best)?;
+        }
+        (None, None) => {}
         _ => {
             return Err(Error::invalid(
                 "noise_free_a",
@@ -62,16 +67,8 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
                 "both or neither",
             ))
         }
-    };
-    Ok(Box::new(GpUcb {
-        evaluations,
-        epsilon,
-        delta,
-        release,
-        gamma,
-        profile,
-        noise_free,
-    }))
+    }
+    Ok(Box::new(tuner))
 }
 
 impl Tuner for GpUcb {
