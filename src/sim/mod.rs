@@ -19,6 +19,7 @@ pub mod declarative;
 pub mod experiment;
 pub mod fields;
 pub mod heatmap;
+pub mod output;
 pub mod plot;
 pub mod progress;
 pub mod provenance;

@@ -218,7 +218,7 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
     let _ = std::fs::remove_file(&tmp);
     let drawn = bitmap(BitMapBackend::new(&tmp, size).into_drawing_area())
         .map_err(|e| fail(png, e))
-        .and_then(|()| super::store::keep_user_file(png))
+        .and_then(|()| super::output::keep_user_file(png))
         .and_then(|()| std::fs::rename(&tmp, png).map_err(|e| fail(png, e)));
     if drawn.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -227,7 +227,7 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
     let mut text = String::new();
     vector(SVGBackend::with_string(&mut text, size).into_drawing_area())
         .map_err(|e| fail(svg, e))?;
-    super::table::write_text(svg, &text)
+    super::output::write_text(svg, &text)
 }
 
 /// `<stem>.png` and `<stem>.svg`, with the font registered and the folder created.

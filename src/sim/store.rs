@@ -17,19 +17,14 @@
 //!   the output is written ([`keep_user_file`]), said on stderr.
 
 use super::fields::fnv1a;
+use super::output::write_text;
 use super::provenance::{self, Code};
-use super::table::write_text;
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{LazyLock, Mutex};
 
-/// Where earlier configurations' results are kept.
-pub const SUPERSEDED: &str = "superseded";
-/// Where files of the user's that had an output's name are kept (under `superseded/`).
-const USER_FILES: &str = "user-files";
-const MANIFEST: &str = "manifest.json";
+pub use super::output::SUPERSEDED;
+use super::output::{rename_free, set_aside_user_file, MANIFEST};
 const PARTS: &str = "parts";
 
 /// 64-bit FNV-1a of a file's bytes, as 16 hex digits.
@@ -112,7 +107,7 @@ impl Parts {
             Self::prefix(key),
             checksum_of(&bytes)
         ));
-        super::table::write_bytes(&path, &bytes)
+        super::output::write_bytes(&path, &bytes)
     }
 }
 
@@ -482,19 +477,12 @@ impl Manifest {
     }
 
     /// Written by a dptune that lists what it wrote (older manifests do not).
-    pub(crate) fn lists_files(&self) -> bool {
+    fn lists_files(&self) -> bool {
         self.value["files"].is_array()
     }
 
     pub fn files(&self) -> Vec<String> {
-        self.value["files"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|v| v.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default()
+        super::output::listed_files(&self.value).unwrap_or_default()
     }
 
     /// Records files written in the folder (names relative to it).
@@ -662,64 +650,5 @@ fn move_results(from: &Path, to: &Path, m: &Manifest) -> Result<()> {
             rename_free(&src, &dst)?;
         }
     }
-    Ok(())
-}
-
-/// Renames `src` to `dst`; an existing `dst` is kept by giving the new one a free name (the
-/// name used is returned).
-fn rename_free(src: &Path, dst: &Path) -> Result<PathBuf> {
-    let mut target = dst.to_path_buf();
-    let mut k = 1;
-    while target.exists() {
-        target = dst.with_file_name(format!(
-            "{}.{k}",
-            dst.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        k += 1;
-    }
-    std::fs::rename(src, &target).map_err(|e| Error::io(src, e))?;
-    Ok(target)
-}
-
-/// The output paths this process has written: dptune's own, whatever the manifest lists yet.
-static WRITTEN: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Default::default);
-
-/// Called before an output replaces `path`. In a results folder (one whose manifest lists what
-/// dptune wrote there), a file at `path` that the manifest does not list and this process has
-/// not written is the user's: it moves to `superseded/user-files/` (said on stderr) instead of
-/// being overwritten. A link counts as a file: it is moved, never written through.
-pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
-    let first = WRITTEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(path.to_path_buf());
-    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-        return Ok(());
-    };
-    if !first || name == MANIFEST || path.symlink_metadata().is_err() {
-        return Ok(());
-    }
-    let Some(m) = Manifest::read(dir).filter(Manifest::lists_files) else {
-        return Ok(());
-    };
-    if m.files()
-        .iter()
-        .any(|f| f.as_str() == name.to_string_lossy())
-    {
-        return Ok(());
-    }
-    set_aside_user_file(dir, path)
-}
-
-/// Moves the user's file `path` (in results folder `dir`) to `superseded/user-files/`.
-fn set_aside_user_file(dir: &Path, path: &Path) -> Result<()> {
-    let aside = dir.join(SUPERSEDED).join(USER_FILES);
-    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
-    let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
-    eprintln!(
-        "{}: not written by dptune, but an output has its name: moved to {}",
-        path.display(),
-        to.display()
-    );
     Ok(())
 }

@@ -252,47 +252,7 @@ impl Table {
     }
 }
 
-/// Writes `path` through a temporary sibling `.<name>.tmp` and a rename.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> std::result::Result<(), String>,
-) -> Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| Error::io(path, "not a file path"))?
-        .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let result = (|| {
-        // A fresh file (never through a link or file left at the temporary name).
-        let _ = std::fs::remove_file(&tmp);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(|e| e.to_string())?;
-        write(&mut file)?;
-        file.sync_all().map_err(|e| e.to_string())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(Error::io(path, e));
-    }
-    super::store::keep_user_file(path)?;
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
-}
-
-/// Writes a text file atomically.
-pub fn write_text(path: &Path, text: &str) -> Result<()> {
-    write_bytes(path, text.as_bytes())
-}
-
-/// Writes a file atomically.
-pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    write_atomically(path, |f| f.write_all(bytes).map_err(|e| e.to_string()))
-}
+pub use super::output::{write_atomically, write_bytes, write_text};
 
 /// A rendered table: a header and rows of already formatted cells.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,130 @@
+//! Writing the files of a results folder: atomically (a temporary sibling, then a rename, so a
+//! reader or a resumed run never sees half a file; never through a link) and without
+//! overwriting a file of the user's: in a folder whose manifest lists what dptune wrote, a file
+//! it does not list that has an output's name moves to `superseded/user-files/` first. The
+//! lowest layer of the harness's files: tables, plots and the store write through it.
+
+use crate::error::{Error, Result};
+use serde_json::Value;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{LazyLock, Mutex};
+
+/// Where earlier configurations' results are kept.
+pub const SUPERSEDED: &str = "superseded";
+/// Where files of the user's that had an output's name are kept (under `superseded/`).
+const USER_FILES: &str = "user-files";
+/// A results folder's manifest.
+pub(crate) const MANIFEST: &str = "manifest.json";
+
+/// The files a manifest lists as dptune's (names relative to its folder); None for a manifest
+/// of an older dptune, which lists none.
+pub(crate) fn listed_files(manifest: &Value) -> Option<Vec<String>> {
+    manifest["files"].as_array().map(|a| {
+        a.iter()
+            .filter_map(|v| v.as_str().map(String::from))
+            .collect()
+    })
+}
+
+/// Writes `path` through a temporary sibling `.<name>.tmp` and a rename.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::result::Result<(), String>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::io(path, "not a file path"))?
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        // A fresh file (never through a link or file left at the temporary name).
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| e.to_string())?;
+        write(&mut file)?;
+        file.sync_all().map_err(|e| e.to_string())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::io(path, e));
+    }
+    keep_user_file(path)?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// Writes a text file atomically.
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    write_bytes(path, text.as_bytes())
+}
+
+/// Writes a file atomically.
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    write_atomically(path, |f| f.write_all(bytes).map_err(|e| e.to_string()))
+}
+
+/// Renames `src` to `dst`; an existing `dst` is kept by giving the new one a free name (the
+/// name used is returned).
+pub(crate) fn rename_free(src: &Path, dst: &Path) -> Result<PathBuf> {
+    let mut target = dst.to_path_buf();
+    let mut k = 1;
+    while target.exists() {
+        target = dst.with_file_name(format!(
+            "{}.{k}",
+            dst.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        k += 1;
+    }
+    std::fs::rename(src, &target).map_err(|e| Error::io(src, e))?;
+    Ok(target)
+}
+
+/// The output paths this process has written: dptune's own, whatever the manifest lists yet.
+static WRITTEN: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Default::default);
+
+/// Called before an output replaces `path`. In a results folder (one whose manifest lists what
+/// dptune wrote there), a file at `path` that the manifest does not list and this process has
+/// not written is the user's: it moves to `superseded/user-files/` (said on stderr) instead of
+/// being overwritten. A link counts as a file: it is moved, never written through.
+pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
+    let first = WRITTEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(path.to_path_buf());
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Ok(());
+    };
+    if !first || name == MANIFEST || path.symlink_metadata().is_err() {
+        return Ok(());
+    }
+    let listed = std::fs::read_to_string(dir.join(MANIFEST))
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .and_then(|manifest| listed_files(&manifest));
+    let Some(listed) = listed else {
+        return Ok(());
+    };
+    if listed.iter().any(|f| f.as_str() == name.to_string_lossy()) {
+        return Ok(());
+    }
+    set_aside_user_file(dir, path)
+}
+
+/// Moves the user's file `path` (in results folder `dir`) to `superseded/user-files/`.
+pub(crate) fn set_aside_user_file(dir: &Path, path: &Path) -> Result<()> {
+    let aside = dir.join(SUPERSEDED).join(USER_FILES);
+    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+    let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
+    eprintln!(
+        "{}: not written by dptune, but an output has its name: moved to {}",
+        path.display(),
+        to.display()
+    );
+    Ok(())
+}
