@@ -14,7 +14,7 @@
 
 use super::rdp::{format_orders, ClosedForm, RdpCurve};
 use crate::error::{Error, Range, Result};
-use crate::numeric::{exp_bound, fmt_num, golden_min, log_ndtr};
+use crate::numeric::{exp_bound, fmt_num, golden_min, log_ndtr, ROUNDING};
 use std::sync::LazyLock;
 
 /// dp-accounting 0.6.0's `DEFAULT_RDP_ORDERS`: 1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512, 1024.
@@ -217,18 +217,16 @@ struct Rule {
     dp_accounting_guards: bool,
 }
 
-/// The rounding-error allowance of one conversion at one order: each term below is computed
-/// to within about an ulp of its own size and a sum of k terms adds k half-ulps, so the
-/// floating-point value is within `ROUNDING ×` (the sum of the terms' magnitudes) of the exact
-/// one. Adding that much makes each order's ε or ln δ an upper bound of the exact formula's,
-/// so rounding never reports a smaller ε or δ than the mathematics gives.
-const ROUNDING: f64 = 8.0 * f64::EPSILON;
+/// The terms' sum and the sum of their magnitudes (what the rounding allowance scales).
+fn sum_and_size(terms: &[f64]) -> (f64, f64) {
+    terms
+        .iter()
+        .fold((0.0, 0.0), |(s, m): (f64, f64), t| (s + t, m + t.abs()))
+}
 
 /// `terms` summed, plus the rounding allowance: an upper bound of their exact sum.
 fn sum_up(terms: &[f64]) -> f64 {
-    let (sum, size) = terms
-        .iter()
-        .fold((0.0, 0.0), |(s, m): (f64, f64), t| (s + t, m + t.abs()));
+    let (sum, size) = sum_and_size(terms);
     sum + ROUNDING * size
 }
 
@@ -315,9 +313,7 @@ pub fn cks_log_delta(rdp: f64, order: f64, epsilon: f64) -> f64 {
 /// Where the huge magnitudes overflow, the sign of Σ `inner` decides: a ln δ below every
 /// double (f64::MIN, so δ prints as the smallest positive double) or 0 (δ = 1).
 fn log_delta_up(m: f64, inner: &[f64], tail: f64) -> f64 {
-    let (sum, size) = inner
-        .iter()
-        .fold((0.0, 0.0), |(s, z): (f64, f64), t| (s + t, z + t.abs()));
+    let (sum, size) = sum_and_size(inner);
     let up = m * sum + tail + ROUNDING * (m * size + tail.abs() + 1.0);
     if up.is_nan() {
         if sum < 0.0 {

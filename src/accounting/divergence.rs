@@ -2,18 +2,15 @@
 //! leaf module (it imports nothing of `accounting`), so the curve type in [`super::rdp`] and the
 //! mechanism structs in [`super::mechanisms`] both build on it without an import circle.
 
-use crate::numeric::{div_up, ln_one_minus_exp_neg, log_add, log_erfc, mul_down, LogSumExp};
+use crate::numeric::{
+    div_up, ln_one_minus_exp_neg, log_add, log_erfc, mul_down, LogSumExp, ROUNDING,
+};
 use std::f64::consts::{LN_2, SQRT_2};
 use std::sync::LazyLock;
 
 /// Orders above this use the unsubsampled Gaussian bound λ/(2σ²), which is valid (subsampling
 /// never increases Rényi divergence, by joint quasi-convexity) and avoids O(λ) series.
 pub(crate) const MAX_SERIES_ORDER: f64 = 65_536.0;
-
-/// The rounding allowance of these evaluations, per unit of the magnitudes they sum (as in
-/// [`super::convert`]): each value below is raised by it, so no RDP value is below the exact
-/// divergence at the given doubles.
-const ROUNDING: f64 = 8.0 * f64::EPSILON;
 
 /// λ/(2σ²), the Gaussian mechanism's RDP at sensitivity 1, rounded up (each operation
 /// towards +∞: exact where it is exact).

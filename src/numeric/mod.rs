@@ -168,6 +168,13 @@ pub fn exp_bound(log_value: f64) -> f64 {
     }
 }
 
+/// The rounding-error allowance of the accountant's formulas, per unit of the magnitudes
+/// they sum: each term is computed to within about an ulp of its own size and a sum of k
+/// terms adds k half-ulps, so a value is within `ROUNDING ×` (the sum of its terms'
+/// magnitudes) of the exact one. Adding that much makes each ε, ln δ or RDP value an upper
+/// bound of the exact formula's at the given doubles.
+pub const ROUNDING: f64 = 8.0 * f64::EPSILON;
+
 /// ln(1 − e^{−x}) for x ≥ 0, accurate over the whole range (Mächler 2012): through
 /// `expm1` for small x, where e^{−x} rounds to 1 and `ln_1p(−e^{−x})` would give ln 0 = −∞.
 pub fn ln_one_minus_exp_neg(x: f64) -> f64 {

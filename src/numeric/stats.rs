@@ -4,6 +4,7 @@
 //! otherwise; none is the normal 1.96·sd/√n, which at n = 3 is 2.2 times too narrow.
 //! Checked against scipy in `tests/stats_fixture.rs` (fixture by `tools/make_stats_fixture.py`).
 
+use super::bisect_bracket;
 use super::student_t::{incomplete_beta, student_t_quantile, student_t_two_sided_p};
 use crate::error::{Error, Range, Result};
 
@@ -128,8 +129,9 @@ pub fn clopper_pearson_upper(k: usize, n: usize, gamma: f64) -> Result<f64> {
         return Ok(1.0);
     }
     let (a, b) = ((k + 1) as f64, (n - k) as f64);
-    // I_p(a, b) = P(Bin(n, p) ≥ k + 1) rises with p; find where it reaches 1 − γ.
-    Ok(bisect_up(|p| incomplete_beta(a, b, p) >= 1.0 - gamma))
+    // I_p(a, b) = P(Bin(n, p) ≥ k + 1) rises with p; find where it reaches 1 − γ, down to
+    // adjacent doubles (tolerance 0), and keep the end where it holds.
+    Ok(bisect_bracket(|p| incomplete_beta(a, b, p) >= 1.0 - gamma, 0.0, 1.0, 0.0).1)
 }
 
 /// The Clopper–Pearson lower bound at level 1 − γ (one-sided): the γ quantile of
@@ -141,13 +143,9 @@ pub fn clopper_pearson_lower(k: usize, n: usize, gamma: f64) -> Result<f64> {
         return Ok(0.0);
     }
     let (a, b) = (k as f64, (n - k + 1) as f64);
-    // The smallest p with I_p(k, n − k + 1) ≥ γ, approached from below.
-    let hi = bisect_up(|p| incomplete_beta(a, b, p) >= gamma);
-    let mut lo = hi;
-    while lo > 0.0 && incomplete_beta(a, b, lo) >= gamma {
-        lo = lo.next_down();
-    }
-    Ok(lo)
+    // Where I_p(k, n − k + 1) reaches γ, down to adjacent doubles; the end where it does
+    // not yet hold is below the quantile.
+    Ok(bisect_bracket(|p| incomplete_beta(a, b, p) >= gamma, 0.0, 1.0, 0.0).0)
 }
 
 /// The two-sided 95% Clopper–Pearson interval on a rate (2.5% in each tail).
@@ -167,23 +165,6 @@ fn check_counts(k: usize, n: usize) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-/// The smallest p in [0, 1] where the rising `holds` becomes true, from above.
-fn bisect_up(holds: impl Fn(f64) -> bool) -> f64 {
-    let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if mid <= lo || mid >= hi {
-            break;
-        }
-        if holds(mid) {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    hi
 }
 
 #[cfg(test)]
