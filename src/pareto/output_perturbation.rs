@@ -179,17 +179,18 @@ impl OutputPerturbationOracle {
         self.train.y.len()
     }
 
-    /// ε at (γ, σ) and δ = 1e-6.
+    /// ε at (γ, σ) and δ = 1e-6. An error names the point and the data size: ε grows like 1/(nγσ), so a small data
+    /// set is the usual cause.
     pub fn epsilon_at(&self, gamma: f64, sigma: f64) -> Result<f64> {
-        Ok(
-            output_perturbation_epsilon(
-                self.train_size(),
-                gamma,
-                sigma,
-                OUTPUT_PERTURBATION_DELTA,
-            )?
-            .epsilon,
-        )
+        let n = self.train_size();
+        output_perturbation_epsilon(n, gamma, sigma, OUTPUT_PERTURBATION_DELTA)
+            .map(|b| b.epsilon)
+            .map_err(|e| {
+                e.context(&format!(
+                    "output perturbation at γ = {gamma:.3e}, σ = {sigma:.3e} on n = {n} training rows \
+                     (ε grows like 1/(nγσ): more training rows or a box of larger γ and σ)"
+                ))
+            })
     }
 
     /// The non-private weights at γ, with the training rows visited in `order` each pass.
@@ -423,5 +424,14 @@ mod tests {
             OutputPerturbationOracle::new((x.view(), &[1.0, 2.0]), (x.view(), &[1.0, 0.0]), 1, 1)
                 .unwrap_err();
         assert!(e.to_string().contains("labels"), "{e}");
+        // Too few rows for ε below 1e6 at the box's corner: the point and n are named.
+        let x = array![[3.0, 0.0], [0.0, 4.0], [3.0, 4.0]];
+        let y = [1.0, 0.0, 1.0];
+        let tiny = OutputPerturbationOracle::new((x.view(), &y), (x.view(), &y), 1, 1).unwrap();
+        let e = tiny.epsilon_at(1e-4, 0.1).unwrap_err().to_string();
+        assert!(
+            e.contains("γ = 1.000e-4, σ = 1.000e-1 on n = 3 training rows"),
+            "{e}"
+        );
     }
 }

@@ -79,6 +79,18 @@ impl<'a> Fields<'a> {
         crate::params::integer(self.table, key, min).map_err(|e| self.wrap(e))
     }
 
+    /// An integer in [`min`, `max`], `why` saying what the upper bound protects (memory or
+    /// time), for counts whose cost grows faster than the global size bound allows.
+    pub(crate) fn integer_in(
+        &self,
+        key: &'static str,
+        min: u64,
+        max: u64,
+        why: &str,
+    ) -> Result<Option<u64>> {
+        crate::params::integer_in(self.table, key, min, max, why).map_err(|e| self.wrap(e))
+    }
+
     pub(crate) fn number(&self, key: &'static str, range: Range) -> Result<Option<f64>> {
         match crate::params::number(self.table, key).map_err(|e| self.wrap(e))? {
             Some(x) => range.check(key, x).map(Some).map_err(|e| self.wrap(e)),

@@ -707,6 +707,17 @@ impl TaskOracle<'_> {
     /// and lot size integers.
     pub fn dimensions(&self) -> Result<Vec<crate::pareto::dpareto::Dimension>> {
         let rows = self.task.train_size() as f64;
+        let smallest_lot = self.task.domain().lot_size.0;
+        if rows < smallest_lot {
+            return Err(Error::invalid(
+                "training rows",
+                format!("{rows} (task {})", self.task.id().name()),
+                format!(
+                    "at least {} (the smallest lot size searched): give a larger data set",
+                    fmt_num(smallest_lot)
+                ),
+            ));
+        }
         self.task
             .domain()
             .intervals()
@@ -999,6 +1010,19 @@ mod tests {
         };
         let msg = task.epsilon(&bad).unwrap_err().to_string();
         assert!(msg.starts_with("invalid epochs = 0"), "{msg}");
+        // Fewer training rows than the smallest lot size searched: DPareto's box is empty,
+        // and the message names the data size and the task.
+        let task = Task::new(TaskId::AdultLrSgd, &synthetic(TaskData::Adult, 5, 10, 7)).unwrap();
+        let oracle = TaskOracle {
+            task: &task,
+            replicates: 1,
+        };
+        let msg = oracle.dimensions().unwrap_err().to_string();
+        assert!(
+            msg.starts_with("invalid training rows = 5 (task adult-lr-sgd)")
+                && msg.contains("at least 8"),
+            "{msg}"
+        );
         let msg = TaskData::Adult
             .from_files(&["only-one"])
             .unwrap_err()

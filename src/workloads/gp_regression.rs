@@ -640,7 +640,7 @@ impl GpRegressionSpec {
 }
 
 fn synthetic_params(params: &toml::Table) -> Result<SyntheticData> {
-    use crate::params::{check_keys, integer, number, string};
+    use crate::params::{check_keys, integer, integer_in, number, string};
     let empty = toml::Table::new();
     let t = match params.get("synthetic") {
         None => &empty,
@@ -657,7 +657,9 @@ fn synthetic_params(params: &toml::Table) -> Result<SyntheticData> {
         return Err(Error::invalid("dim", dim, "an integer in [1, 100]"));
     }
     Ok(SyntheticData {
-        n: integer(t, "n", 4)?.unwrap_or(300) as usize,
+        // An exact GP holds an n × n kernel: 20,000 points are 3.2 GB.
+        n: integer_in(t, "n", 4, 20_000, "an exact GP's n × n kernel must fit in memory")?
+            .unwrap_or(300) as usize,
         dim,
         kernel: KernelFamily::parse(string(t, "kernel")?.unwrap_or("matern52"))?,
         lengthscale: Range::Positive

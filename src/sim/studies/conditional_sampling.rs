@@ -57,7 +57,7 @@ fn parse(f: &Fields) -> Result<ConditionalSampling> {
         a,
         orders: (
             orders,
-            f.integer("points", 2)?
+            f.integer_in("points", 2, 10_000, "each order's bound is computed afresh")?
                 .ok_or_else(|| f.missing("points", "the number of orders, >= 2"))?
                 as usize,
         ),
