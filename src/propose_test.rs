@@ -423,49 +423,132 @@ fn box_grid(dim: usize, n: usize) -> Vec<Hyper> {
 }
 
 impl ProposeTestDoubling {
+    /// Propose-test with doubling over `shards` = k ≥ 1 disjoint shards, its tests paid by
+    /// `budget` (ε0 > 0 per pass, the tests' total ε > 0, or their share ∈ (0, 1) of an equal
+    /// budget), on the utility scale `ticks`, their cost composed by `composition` with δ′ ∈
+    /// (0, 1) (`None`: half the experiment's δ; needed up front with a `Tuning` budget unless
+    /// the composition is pure). A public shuffle of the candidates, a uniformly random
+    /// fallback and the workload's own candidates until the `with_*` methods say otherwise.
+    ///
+    /// ```
+    /// use dptune::propose_test::{Composition, PassBudget, ProposeTestDoubling, Ticks};
+    /// let t = ProposeTestDoubling::new(
+    ///     10,
+    ///     PassBudget::PerPass(0.1),
+    ///     Ticks::new(0.0, 0.01, 1.0)?,
+    ///     Composition::Smallest,
+    ///     None,
+    /// )?;
+    /// assert_eq!(t.ticks.max_passes(), 199);
+    /// // A total tuning ε with an approximate-DP composition needs δ′ before the run.
+    /// let tuning = PassBudget::Tuning(1.0);
+    /// let ticks = Ticks::new(0.0, 0.01, 1.0)?;
+    /// assert!(ProposeTestDoubling::new(10, tuning, ticks, Composition::Smallest, None).is_err());
+    /// assert!(ProposeTestDoubling::new(10, tuning, ticks, Composition::Basic, None).is_ok());
+    /// # Ok::<(), dptune::Error>(())
+    /// ```
+    pub fn new(
+        shards: usize,
+        budget: PassBudget,
+        ticks: Ticks,
+        composition: Composition,
+        delta_prime: Option<f64>,
+    ) -> Result<Self> {
+        if shards == 0 {
+            return Err(Error::invalid("shards", 0, "an integer >= 1 (k)"));
+        }
+        let budget = match budget {
+            PassBudget::PerPass(e) => PassBudget::PerPass(Range::Positive.check("eps0", e)?),
+            PassBudget::Tuning(t) => PassBudget::Tuning(Range::Positive.check("tune_epsilon", t)?),
+            PassBudget::Share(s) => PassBudget::Share(Range::OpenUnit.check("tune_share", s)?),
+        };
+        let delta_prime = delta_prime
+            .map(|d| Range::OpenUnit.check("delta_prime", d))
+            .transpose()?;
+        let needs_delta = !matches!(composition, Composition::Basic | Composition::PureRefined);
+        if matches!(budget, PassBudget::Tuning(_)) && needs_delta && delta_prime.is_none() {
+            return Err(Error::invalid(
+                "delta_prime",
+                "missing",
+                "a number in (0, 1): with `tune_epsilon`, ε0 is solved before the experiment's \
+                 δ is known, so the advanced and optimal compositions need δ′ here",
+            ));
+        }
+        Ok(ProposeTestDoubling {
+            shards,
+            budget,
+            ticks,
+            delta_prime,
+            composition,
+            scan: ScanOrder::PublicShuffle,
+            fallback: Fallback::UniformRandom,
+            box_grid: None,
+        })
+    }
+
+    /// The order in which each pass scans the candidates.
+    pub fn with_scan(self, scan: ScanOrder) -> Self {
+        ProposeTestDoubling { scan, ..self }
+    }
+
+    /// The candidate trained when no pass succeeded (an index is checked against the
+    /// candidates when run).
+    pub fn with_fallback(self, fallback: Fallback) -> Self {
+        ProposeTestDoubling { fallback, ..self }
+    }
+
+    /// On a workload whose space is the unit box: the public grid of `n` ≥ 2 points per axis.
+    pub fn with_grid(self, n: usize) -> Result<Self> {
+        if n < 2 {
+            return Err(Error::invalid(
+                "grid",
+                n,
+                "an integer >= 2 (points per axis)",
+            ));
+        }
+        Ok(ProposeTestDoubling {
+            box_grid: Some(n),
+            ..self
+        })
+    }
+
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
         check_keys("propose-test", params, KEYS)?;
-        let shards = integer(params, "shards", 1)?.unwrap_or(10) as usize;
         let budget = match (
-        number(params, "eps0")?,
-        number(params, "tune_epsilon")?,
-        number(params, "tune_share")?,
-    ) {
-        (Some(e), None, None) => PassBudget::PerPass(Range::Positive.check("eps0", e)?),
-        (None, Some(t), None) => PassBudget::Tuning(Range::Positive.check("tune_epsilon", t)?),
-        (None, None, Some(s)) => PassBudget::Share(Range::OpenUnit.check("tune_share", s)?),
-        _ => {
-            return Err(Error::invalid(
-                "eps0",
-                "none or several of eps0, tune_epsilon, tune_share",
-                "exactly one of them (ε0 per pass, the tests' total ε, or their share of an equal budget)",
-            ))
-        }
-    };
+            number(params, "eps0")?,
+            number(params, "tune_epsilon")?,
+            number(params, "tune_share")?,
+        ) {
+            (Some(e), None, None) => PassBudget::PerPass(e),
+            (None, Some(t), None) => PassBudget::Tuning(t),
+            (None, None, Some(s)) => PassBudget::Share(s),
+            _ => {
+                return Err(Error::invalid(
+                    "eps0",
+                    "none or several of eps0, tune_epsilon, tune_share",
+                    "exactly one of them (ε0 per pass, the tests' total ε, or their share of an equal budget)",
+                ))
+            }
+        };
         let ticks = Ticks::new(
             number(params, "u0")?.unwrap_or(0.0),
             number(params, "granularity")?.unwrap_or(0.01),
             number(params, "u_max")?.unwrap_or(1.0),
         )?;
-        let delta_prime = number(params, "delta_prime")?
-            .map(|d| Range::OpenUnit.check("delta_prime", d))
-            .transpose()?;
-        let composition = Composition::parse(string(params, "composition")?.unwrap_or("smallest"))?;
-        let needs_delta = !matches!(composition, Composition::Basic | Composition::PureRefined);
-        if matches!(budget, PassBudget::Tuning(_)) && needs_delta && delta_prime.is_none() {
-            return Err(Error::invalid(
-            "delta_prime",
-            "missing",
-            "a number in (0, 1): with `tune_epsilon`, ε0 is solved before the experiment's δ              is known, so the advanced and optimal compositions need δ′ here",
-        ));
-        }
-        let scan = match string(params, "scan")?.unwrap_or("shuffle") {
+        let mut tuner = ProposeTestDoubling::new(
+            integer(params, "shards", 1)?.unwrap_or(10) as usize,
+            budget,
+            ticks,
+            Composition::parse(string(params, "composition")?.unwrap_or("smallest"))?,
+            number(params, "delta_prime")?,
+        )?;
+        tuner = tuner.with_scan(match string(params, "scan")?.unwrap_or("shuffle") {
             "shuffle" => ScanOrder::PublicShuffle,
             "as-given" => ScanOrder::AsGiven,
             other => return Err(Error::invalid("scan", other, "\"shuffle\" or \"as-given\"")),
-        };
-        let fallback = match params.get("fallback") {
+        });
+        tuner = tuner.with_fallback(match params.get("fallback") {
             None => Fallback::UniformRandom,
             Some(toml::Value::String(s)) if s == "uniform" => Fallback::UniformRandom,
             Some(toml::Value::Integer(i)) if *i >= 0 => Fallback::Index(*i as usize),
@@ -476,18 +559,11 @@ impl ProposeTestDoubling {
                     "\"uniform\" or a candidate index >= 0",
                 ))
             }
-        };
-        let box_grid = integer(params, "grid", 2)?.map(|n| n as usize);
-        Ok(ProposeTestDoubling {
-            shards,
-            budget,
-            ticks,
-            delta_prime,
-            composition,
-            scan,
-            fallback,
-            box_grid,
-        })
+        });
+        match integer(params, "grid", 2)? {
+            Some(n) => tuner.with_grid(n as usize),
+            None => Ok(tuner),
+        }
     }
 
     /// ε0 of each pass: as given, or the largest whose certified cost meets the tests' ε.

@@ -358,4 +358,69 @@ fn typed_constructors_match_the_registry() {
     assert!(LiuTalwar::threshold(0.5, 0.0).is_err());
     assert!(PapernotSteinke::tnb(-1.5, 10.0).is_err());
     assert!(PapernotSteinke::new(CountFamily::Poisson, 10.0, Some(0)).is_err());
+
+    // Propose-test, DP-GIBO, DP-GD and Lipschitz gain: the typed tuner equals the one the
+    // experiment file's parameters build, field for field.
+    use dptune::gibo::{History, StepRule};
+    use dptune::propose_test::{Composition, Fallback, PassBudget, ProposeTestDoubling, Ticks};
+    use dptune::tuners::{dp_gd::DpGd, dp_gibo::DpGibo, lipschitz_gain::LipschitzGain};
+    let table = |text: &str| toml::from_str::<toml::Table>(text).unwrap();
+    let typed = ProposeTestDoubling::new(
+        4,
+        PassBudget::Tuning(0.5),
+        Ticks::new(0.1, 0.05, 0.9).unwrap(),
+        Composition::Advanced,
+        Some(1e-7),
+    )
+    .unwrap()
+    .with_fallback(Fallback::Index(2))
+    .with_grid(5)
+    .unwrap();
+    let text = "shards = 4\ntune_epsilon = 0.5\nu0 = 0.1\ngranularity = 0.05\nu_max = 0.9\n\
+                composition = \"advanced\"\ndelta_prime = 1e-7\nfallback = 2\ngrid = 5";
+    assert_eq!(
+        ProposeTestDoubling::from_params(&table(text)).unwrap(),
+        typed
+    );
+    assert_eq!(tuner("propose-test", text).params(), Tuner::params(&typed));
+    let typed = DpGibo::new(1.0, 25, 3.0)
+        .unwrap()
+        .with_adaptive_batch(0.5, Some(12))
+        .unwrap()
+        .with_rbf(vec![0.3, 0.4], 2.0)
+        .unwrap()
+        .with_history(History::Closest(5))
+        .with_step_rule(StepRule::Sgd { eta: 0.2 })
+        .with_theta0(vec![0.5, 0.5]);
+    let text = "mu = 1\nsteps = 25\nclip = 3\neps_bias = 0.5\nb_max = 12\nlengthscale = [0.3, 0.4]\n\
+                signal_variance = 2\nhistory = 5\nstep_rule = \"sgd\"\neta = 0.2\ntheta0 = [0.5, 0.5]";
+    assert_eq!(DpGibo::from_params(&table(text)).unwrap(), typed);
+    assert_eq!(tuner("dp-gibo", text).params(), Tuner::params(&typed));
+    assert!(DpGibo::new(1.0, 25, 3.0)
+        .unwrap()
+        .with_fixed_batch(2001)
+        .is_err());
+    assert!(DpGibo::new(1.0, 25, 3.0)
+        .unwrap()
+        .with_rbf(vec![0.0], 1.0)
+        .is_err());
+    let typed = DpGd::new(f64::INFINITY, 7, 0.5).unwrap();
+    let text = "mu = \"inf\"\nsteps = 7\nclip = 0.5";
+    assert_eq!(DpGd::from_params(&table(text)).unwrap(), typed);
+    assert_eq!(tuner("dp-gd", text).params(), Tuner::params(&typed));
+    assert!(DpGd::new(0.0, 7, 0.5).is_err());
+    assert!(DpGd::new(1.0, 7, -0.5).is_err());
+    let typed = LipschitzGain::new(12, 0.5)
+        .unwrap()
+        .with_lengthscale(0.3)
+        .unwrap();
+    let text = "evaluations = 12\nepsilon = 0.5\nlengthscale = 0.3";
+    assert_eq!(
+        tuner("lipschitz-gain", text).params(),
+        Tuner::params(&typed)
+    );
+    assert!(LipschitzGain::new(12, 0.5)
+        .unwrap()
+        .with_beta(-1.0)
+        .is_err());
 }

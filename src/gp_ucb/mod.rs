@@ -215,6 +215,14 @@ impl GpUcb {
     /// Private GP-UCB with T = `evaluations` ≥ 1 steps, each release (ε, δ)-DP (ε > 0,
     /// δ ∈ (0, 1)), releasing `release`; γ_T from the greedy bound on the grid and the paper's
     /// constants until [`GpUcb::with_gamma`] / [`GpUcb::with_profile`] say otherwise.
+    ///
+    /// ```
+    /// use dptune::gp_ucb::{GpUcb, Release};
+    /// let t = GpUcb::new(50, 1.0, 0.05, Release::Both)?.with_gamma(12.0)?;
+    /// assert_eq!((t.evaluations, t.gamma), (50, Some(12.0)));
+    /// assert!(GpUcb::new(0, 1.0, 0.05, Release::Both).is_err());
+    /// # Ok::<(), dptune::Error>(())
+    /// ```
     pub fn new(evaluations: u64, epsilon: f64, delta: f64, release: Release) -> Result<Self> {
         if evaluations == 0 {
             return Err(Error::invalid(

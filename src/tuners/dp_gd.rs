@@ -4,12 +4,12 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::dp_gibo::{
-    declared_losses, gdp_guarantee, losses_of, observe, parse_common, path_outcome,
+    declared_losses, gdp_guarantee, losses_of, observe, parse_common, path_outcome, Common,
 };
 use super::{check_keys, BudgetPlan, Guarantee, Observer, Outcome, TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
-use crate::gibo::{mu_for_budget, run_gd, DpGdConfig};
+use crate::gibo::{mu_for_budget, run_gd, DpGdConfig, StepRule};
 use crate::numeric::fmt_num;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
@@ -29,11 +29,36 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 }
 
 impl DpGd {
-    /// The tuner from experiment-file parameters (see `sims/README.md`).
-    pub fn from_params(params: &toml::Table) -> Result<Self> {
-        check_keys("dp-gd", params, KEYS)?;
-        let c = parse_common(params)?;
-        Ok(DpGd {
+    /// DP-GD with μ > 0 (μ-GDP; ∞: non-private), T ∈ [1, 10⁶] steps and clipping bound
+    /// B > 0, AdaGrad with η = 0.3 from θ_0 uniform in the box until
+    /// [`DpGd::with_step_rule`] / [`DpGd::with_theta0`] say otherwise.
+    ///
+    /// ```
+    /// use dptune::gibo::StepRule;
+    /// use dptune::tuners::{dp_gd::DpGd, Tuner};
+    /// let gd = DpGd::new(0.5, 10, 1.0)?.with_step_rule(StepRule::Sgd { eta: 0.1 });
+    /// assert_eq!(gd.params(), "mu=0.5, T=10, B=1, step=sgd(0.1)");
+    /// assert!(DpGd::new(0.5, 0, 1.0).is_err());
+    /// # Ok::<(), dptune::Error>(())
+    /// ```
+    pub fn new(mu: f64, steps: usize, clip: f64) -> Result<Self> {
+        Ok(DpGd::from_common(Common::new(mu, steps, clip)?))
+    }
+
+    /// The update rule of each step.
+    pub fn with_step_rule(mut self, step_rule: StepRule) -> Self {
+        self.config.step_rule = step_rule;
+        self
+    }
+
+    /// θ_0 in the native units of the workload's box (checked against it when run).
+    pub fn with_theta0(mut self, theta0: Vec<f64>) -> Self {
+        self.config.theta0 = Some(theta0);
+        self
+    }
+
+    fn from_common(c: Common) -> Self {
+        DpGd {
             config: DpGdConfig {
                 mu: c.mu,
                 steps: c.steps,
@@ -41,7 +66,13 @@ impl DpGd {
                 step_rule: c.step_rule,
                 theta0: c.theta0,
             },
-        })
+        }
+    }
+
+    /// The tuner from experiment-file parameters (see `sims/README.md`).
+    pub fn from_params(params: &toml::Table) -> Result<Self> {
+        check_keys("dp-gd", params, KEYS)?;
+        Ok(DpGd::from_common(parse_common(params)?))
     }
 }
 

@@ -13,7 +13,7 @@ use crate::gibo::{
     PointOptimiser, StepRule, SurrogateKernel,
 };
 use crate::numeric::fmt_num;
-use crate::params::{integer, integer_in, numbers, string};
+use crate::params::{integer, numbers, string};
 use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
 use crate::workloads::{Declarations, PerUserDeclaration};
 use rand::RngCore;
@@ -92,22 +92,37 @@ pub(super) struct Common {
     pub theta0: Option<Vec<f64>>,
 }
 
+impl Common {
+    /// μ > 0 (or ∞: non-private), T ∈ [1, 10⁶] steps, clipping bound B > 0; AdaGrad with
+    /// η = 0.3 and θ_0 uniform in the box until the caller says otherwise.
+    pub(super) fn new(mu: f64, steps: usize, clip: f64) -> Result<Self> {
+        if !(1..=1_000_000).contains(&steps) {
+            return Err(Error::invalid(
+                "steps",
+                steps,
+                "an integer from 1 to 1000000 (T, steps run one after another)",
+            ));
+        }
+        Ok(Common {
+            mu: check_mu(mu)?,
+            steps,
+            clip: Range::Positive.check("clip", clip)?,
+            step_rule: StepRule::AdaGrad { eta: 0.3 },
+            theta0: None,
+        })
+    }
+}
+
 pub(super) fn parse_common(params: &toml::Table) -> Result<Common> {
-    let steps = integer_in(params, "steps", 1, 1_000_000, "steps run one after another")?
+    let steps = integer(params, "steps", 1)?
         .ok_or_else(|| Error::invalid("steps", "missing", "an integer >= 1 (T)"))?;
-    let clip = Range::Positive.check(
-        "clip",
-        number(params, "clip")?
-            .ok_or_else(|| Error::invalid("clip", "missing", "a number > 0 (B)"))?,
-    )?;
+    let clip = number(params, "clip")?
+        .ok_or_else(|| Error::invalid("clip", "missing", "a number > 0 (B)"))?;
     let eta = number(params, "eta")?.unwrap_or(0.3);
-    let step_rule = StepRule::parse(string(params, "step_rule")?.unwrap_or("adagrad"), eta)?;
     Ok(Common {
-        mu: parse_mu(params)?,
-        steps: steps as usize,
-        clip,
-        step_rule,
+        step_rule: StepRule::parse(string(params, "step_rule")?.unwrap_or("adagrad"), eta)?,
         theta0: numbers(params, "theta0")?,
+        ..Common::new(parse_mu(params)?, steps as usize, clip)?
     })
 }
 
@@ -134,21 +149,146 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
 }
 
 impl DpGibo {
+    /// DP-GIBO with μ > 0 (μ-GDP; ∞: non-private GIBO), T ∈ [1, 10⁶] steps and clipping
+    /// bound B > 0; until the `with_*` methods say otherwise: fixed batches of d + 1 points,
+    /// AdaGrad with η = 0.3, an RBF surrogate of lengthscale 1 and signal variance 1, the
+    /// workload's evaluation noise, every past point, the default point optimiser and θ_0
+    /// uniform in the box.
+    ///
+    /// ```
+    /// use dptune::tuners::{dp_gibo::DpGibo, Tuner};
+    /// let gibo = DpGibo::new(1.0, 25, 3.0)?
+    ///     .with_adaptive_batch(0.5, Some(12))?
+    ///     .with_rbf(vec![0.3], 1.0)?;
+    /// assert!(gibo.params().starts_with("mu=1, T=25, B=3"));
+    /// assert!(DpGibo::new(-1.0, 25, 3.0).is_err());
+    /// assert!(DpGibo::new(1.0, 25, 3.0)?.with_fixed_batch(0).is_err());
+    /// # Ok::<(), dptune::Error>(())
+    /// ```
+    pub fn new(mu: f64, steps: usize, clip: f64) -> Result<Self> {
+        Ok(DpGibo::from_common(Common::new(mu, steps, clip)?))
+    }
+
+    fn from_common(c: Common) -> Self {
+        DpGibo {
+            mu: c.mu,
+            steps: c.steps,
+            clip: c.clip,
+            batch: BatchParam::Fixed { b: None },
+            step_rule: c.step_rule,
+            kernel: "rbf".into(),
+            lengthscales: vec![1.0],
+            signal_variance: 1.0,
+            noise_sd: None,
+            history: History::All,
+            points: PointOptimiser::default(),
+            theta0: c.theta0,
+            evaluation_share: None,
+        }
+    }
+
+    /// Batches chosen greedily until the bias bound is at most `eps_bias` ≥ 0, at most
+    /// `b_max` ∈ [1, 2000] points (default 4(d + 1)).
+    pub fn with_adaptive_batch(self, eps_bias: f64, b_max: Option<usize>) -> Result<Self> {
+        Ok(DpGibo {
+            batch: BatchParam::Adaptive {
+                eps_bias: Range::NonNegative.check("eps_bias", eps_bias)?,
+                b_max: b_max.map(|b| batch_size("b_max", b)).transpose()?,
+            },
+            ..self
+        })
+    }
+
+    /// Batches of `b` ∈ [1, 2000] points optimised jointly.
+    pub fn with_fixed_batch(self, b: usize) -> Result<Self> {
+        Ok(DpGibo {
+            batch: BatchParam::Fixed {
+                b: Some(batch_size("batch", b)?),
+            },
+            ..self
+        })
+    }
+
+    /// The update rule of each step.
+    pub fn with_step_rule(self, step_rule: StepRule) -> Self {
+        DpGibo { step_rule, ..self }
+    }
+
+    /// An RBF surrogate with these native-unit lengthscales (one: isotropic; none: the
+    /// workload's declared prior lengthscales) and signal variance, all > 0.
+    pub fn with_rbf(self, lengthscales: Vec<f64>, signal_variance: f64) -> Result<Self> {
+        for &l in &lengthscales {
+            Range::Positive.check("lengthscale", l)?;
+        }
+        Ok(DpGibo {
+            kernel: "rbf".into(),
+            lengthscales,
+            signal_variance: Range::Positive.check("signal_variance", signal_variance)?,
+            ..self
+        })
+    }
+
+    /// The polynomial surrogate (uᵀv + 1)², which has no hyperparameters.
+    pub fn with_polynomial_kernel(self) -> Self {
+        DpGibo {
+            kernel: "polynomial".into(),
+            ..self
+        }
+    }
+
+    /// The surrogate's evaluation-noise sd ≥ 0, instead of the workload's declared one.
+    pub fn with_noise_sd(self, noise_sd: f64) -> Result<Self> {
+        Ok(DpGibo {
+            noise_sd: Some(Range::NonNegative.check("noise_sd", noise_sd)?),
+            ..self
+        })
+    }
+
+    /// Which past points the surrogate keeps.
+    pub fn with_history(self, history: History) -> Self {
+        DpGibo { history, ..self }
+    }
+
+    /// The optimiser of each batch's points (Adam steps > 0, learning rate > 0, local box > 0).
+    pub fn with_points(self, points: PointOptimiser) -> Result<Self> {
+        if points.steps == 0 {
+            return Err(Error::invalid("select_steps", 0, "an integer >= 1"));
+        }
+        Range::Positive.check("select_lr", points.lr)?;
+        if let Some(r) = points.local_box {
+            Range::Positive.check("local_box", r)?;
+        }
+        Ok(DpGibo { points, ..self })
+    }
+
+    /// θ_0 in the native units of the workload's box (checked against it when run).
+    pub fn with_theta0(self, theta0: Vec<f64>) -> Self {
+        DpGibo {
+            theta0: Some(theta0),
+            ..self
+        }
+    }
+
+    /// On a workload whose evaluations train on other private data, in equal-budget mode:
+    /// the share ∈ (0, 1) of each target ε that sets μ.
+    pub fn with_evaluation_share(self, share: f64) -> Result<Self> {
+        Ok(DpGibo {
+            evaluation_share: Some(Range::OpenUnit.check("evaluation_share", share)?),
+            ..self
+        })
+    }
+
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
         check_keys("dp-gibo", params, KEYS)?;
-        let common = parse_common(params)?;
+        let mut gibo = DpGibo::from_common(parse_common(params)?);
         let eps_bias = number(params, "eps_bias")?;
-        // A step's GP solve is cubic in the batch: sizes beyond this cannot fit in memory.
-        let why = "a step's GP solve is cubic in the batch";
-        let b_max = integer_in(params, "b_max", 1, MAX_BATCH, why)?.map(|b| b as usize);
-        let b = integer_in(params, "batch", 1, MAX_BATCH, why)?.map(|b| b as usize);
-        let batch = match (eps_bias, b_max, b) {
-            (Some(e), _, None) => BatchParam::Adaptive {
-                eps_bias: Range::NonNegative.check("eps_bias", e)?,
-                b_max,
-            },
-            (None, None, b) => BatchParam::Fixed { b },
+        let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
+        let b = integer(params, "batch", 1)?.map(|b| b as usize);
+        gibo = match (eps_bias, b_max, b) {
+            (Some(e), _, None) => gibo.with_adaptive_batch(e, b_max)?,
+            (None, None, Some(b)) => gibo.with_fixed_batch(b)?,
+            (None, None, None) => gibo,
             (None, Some(_), _) => {
                 return Err(Error::invalid(
                     "b_max",
@@ -164,65 +304,59 @@ impl DpGibo {
                 ))
             }
         };
-        let kernel = string(params, "kernel")?.unwrap_or("rbf").to_string();
-        if kernel != "rbf" && kernel != "polynomial" {
-            return Err(Error::invalid(
-                "kernel",
-                kernel,
-                "\"rbf\" or \"polynomial\"",
-            ));
-        }
-        // `lengthscale = "workload"`: the objective's declared prior lengthscales (empty here).
-        let lengthscales = match params.get("lengthscale") {
-            Some(toml::Value::String(s)) if s == "workload" => Vec::new(),
-            _ => numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]),
+        gibo = match string(params, "kernel")?.unwrap_or("rbf") {
+            "rbf" => {
+                // `lengthscale = "workload"`: the objective's declared prior lengthscales.
+                let lengthscales = match params.get("lengthscale") {
+                    Some(toml::Value::String(s)) if s == "workload" => Vec::new(),
+                    _ => numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]),
+                };
+                let variance = number(params, "signal_variance")?.unwrap_or(1.0);
+                gibo.with_rbf(lengthscales, variance)?
+            }
+            "polynomial"
+                if params.contains_key("lengthscale") || params.contains_key("signal_variance") =>
+            {
+                return Err(Error::invalid(
+                    "kernel",
+                    "polynomial with a lengthscale or signal_variance",
+                    "an rbf kernel (the polynomial kernel (uᵀv + 1)² has no hyperparameters)",
+                ))
+            }
+            "polynomial" => gibo.with_polynomial_kernel(),
+            other => return Err(Error::invalid("kernel", other, "\"rbf\" or \"polynomial\"")),
         };
-        for &l in &lengthscales {
-            Range::Positive.check("lengthscale", l)?;
+        if let Some(sd) = number(params, "noise_sd")? {
+            gibo = gibo.with_noise_sd(sd)?;
         }
-        let signal_variance = Range::Positive.check(
-            "signal_variance",
-            number(params, "signal_variance")?.unwrap_or(1.0),
-        )?;
-        if kernel == "polynomial"
-            && (params.contains_key("lengthscale") || params.contains_key("signal_variance"))
-        {
-            return Err(Error::invalid(
-                "kernel",
-                "polynomial with a lengthscale or signal_variance",
-                "an rbf kernel (the polynomial kernel (uᵀv + 1)² has no hyperparameters)",
-            ));
-        }
-        let noise_sd = number(params, "noise_sd")?
-            .map(|s| Range::NonNegative.check("noise_sd", s))
-            .transpose()?;
         let mut points = PointOptimiser::default();
         if let Some(s) = integer(params, "select_steps", 1)? {
             points.steps = s as usize;
         }
         if let Some(lr) = number(params, "select_lr")? {
-            points.lr = Range::Positive.check("select_lr", lr)?;
+            points.lr = lr;
         }
-        points.local_box = number(params, "local_box")?
-            .map(|r| Range::Positive.check("local_box", r))
-            .transpose()?;
-        Ok(DpGibo {
-            mu: common.mu,
-            steps: common.steps,
-            clip: common.clip,
-            batch,
-            step_rule: common.step_rule,
-            kernel,
-            lengthscales,
-            signal_variance,
-            noise_sd,
-            history: parse_history(params)?,
-            points,
-            theta0: common.theta0,
-            evaluation_share: number(params, "evaluation_share")?
-                .map(|x| Range::OpenUnit.check("evaluation_share", x))
-                .transpose()?,
-        })
+        points.local_box = number(params, "local_box")?;
+        gibo = gibo
+            .with_points(points)?
+            .with_history(parse_history(params)?);
+        if let Some(share) = number(params, "evaluation_share")? {
+            gibo = gibo.with_evaluation_share(share)?;
+        }
+        Ok(gibo)
+    }
+}
+
+/// A batch size or cap in [1, [`MAX_BATCH`]]: a step's GP solve is cubic in the batch.
+fn batch_size(name: &'static str, b: usize) -> Result<usize> {
+    if (1..=MAX_BATCH as usize).contains(&b) {
+        Ok(b)
+    } else {
+        Err(Error::invalid(
+            name,
+            b,
+            format!("an integer from 1 to {MAX_BATCH} (a step's GP solve is cubic in the batch)"),
+        ))
     }
 }
 

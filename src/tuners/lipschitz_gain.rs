@@ -36,14 +36,58 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
         params,
         &["evaluations", "epsilon", "lengthscale", "beta"],
     )?;
-    Ok(Box::new(LipschitzGain {
-        evaluations: integer(params, "evaluations", 1)?
-            .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?,
-        epsilon: Range::Positive.check("epsilon", required(params, "epsilon")?)?,
-        lengthscale: Range::Positive
-            .check("lengthscale", number(params, "lengthscale")?.unwrap_or(0.2))?,
-        beta: Range::NonNegative.check("beta", number(params, "beta")?.unwrap_or(4.0))?,
-    }))
+    let evaluations = integer(params, "evaluations", 1)?
+        .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
+    let mut tuner = LipschitzGain::new(evaluations, required(params, "epsilon")?)?;
+    if let Some(l) = number(params, "lengthscale")? {
+        tuner = tuner.with_lengthscale(l)?;
+    }
+    if let Some(b) = number(params, "beta")? {
+        tuner = tuner.with_beta(b)?;
+    }
+    Ok(Box::new(tuner))
+}
+
+impl LipschitzGain {
+    /// Algorithm 3 with T = `evaluations` ≥ 1 exact evaluations and a pure ε-DP release
+    /// (ε > 0); the BO's public kernel has lengthscale 0.2 and its UCB width is β = 4 until
+    /// [`LipschitzGain::with_lengthscale`] / [`LipschitzGain::with_beta`] say otherwise.
+    ///
+    /// ```
+    /// use dptune::tuners::{lipschitz_gain::LipschitzGain, Tuner};
+    /// let t = LipschitzGain::new(10, 1.0)?.with_beta(2.0)?;
+    /// assert_eq!(t.params(), "evaluations=10, epsilon=1, lengthscale=0.2, beta=2");
+    /// assert!(LipschitzGain::new(0, 1.0).is_err());
+    /// assert!(LipschitzGain::new(10, f64::NAN).is_err());
+    /// # Ok::<(), dptune::Error>(())
+    /// ```
+    pub fn new(evaluations: u64, epsilon: f64) -> Result<Self> {
+        if evaluations == 0 {
+            return Err(Error::invalid("evaluations", 0, "an integer >= 1 (T)"));
+        }
+        Ok(LipschitzGain {
+            evaluations,
+            epsilon: Range::Positive.check("epsilon", epsilon)?,
+            lengthscale: 0.2,
+            beta: 4.0,
+        })
+    }
+
+    /// The lengthscale > 0 of the BO's kernel on the ln λ position in [0, 1].
+    pub fn with_lengthscale(self, lengthscale: f64) -> Result<Self> {
+        Ok(LipschitzGain {
+            lengthscale: Range::Positive.check("lengthscale", lengthscale)?,
+            ..self
+        })
+    }
+
+    /// The BO's UCB width β ≥ 0.
+    pub fn with_beta(self, beta: f64) -> Result<Self> {
+        Ok(LipschitzGain {
+            beta: Range::NonNegative.check("beta", beta)?,
+            ..self
+        })
+    }
 }
 
 /// The grid's λ values, checked against the declared range (Theorem 7 needs λ ∈ [λ_min, λ_max]).

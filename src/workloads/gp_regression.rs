@@ -658,8 +658,14 @@ fn synthetic_params(params: &toml::Table) -> Result<SyntheticData> {
     }
     Ok(SyntheticData {
         // An exact GP holds an n × n kernel: 20,000 points are 3.2 GB.
-        n: integer_in(t, "n", 4, 20_000, "an exact GP's n × n kernel must fit in memory")?
-            .unwrap_or(300) as usize,
+        n: integer_in(
+            t,
+            "n",
+            4,
+            20_000,
+            "an exact GP's n × n kernel must fit in memory",
+        )?
+        .unwrap_or(300) as usize,
         dim,
         kernel: KernelFamily::parse(string(t, "kernel")?.unwrap_or("matern52"))?,
         lengthscale: Range::Positive

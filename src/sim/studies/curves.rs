@@ -123,7 +123,12 @@ fn parse(f: &Fields) -> Result<Curves> {
         ));
     }
     let points = s
-        .integer_in("points", 2, MAX_POINTS, "each point accounts every series afresh")?
+        .integer_in(
+            "points",
+            2,
+            MAX_POINTS,
+            "each point accounts every series afresh",
+        )?
         .ok_or_else(|| s.missing("points", "an integer >= 2"))?;
     let log = s.log_scale("scale")?;
     s.finish(&["param", "range", "points", "scale"])?;
