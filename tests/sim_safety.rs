@@ -525,6 +525,53 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// An output an earlier report made and the present one no longer makes (a figure a study
+/// stopped drawing) moves to `superseded/no-longer-made/` and leaves the manifest's list, so
+/// the folder holds what this code makes and nothing is deleted.
+#[test]
+fn outputs_no_longer_made_are_set_aside() {
+    let dir = common::temp_dir("safety-unmade");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    let o = run(&file, &out, "smoke");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let folder = out.join("tiny");
+    let manifest_path = folder.join("manifest.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&read(&manifest_path)).unwrap();
+    manifest["files"]
+        .as_array_mut()
+        .unwrap()
+        .push("old-figure.svg".into());
+    std::fs::write(&manifest_path, manifest.to_string()).unwrap();
+    std::fs::write(folder.join("old-figure.svg"), "made by an older dptune").unwrap();
+    let again = dptune(&[
+        "sim",
+        "report",
+        file.to_str().unwrap(),
+        "--profile",
+        "smoke",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("no longer made"),
+        "{}",
+        stderr(&again)
+    );
+    let aside = folder.join("superseded").join("no-longer-made");
+    assert_eq!(
+        read(&aside.join("old-figure.svg")),
+        b"made by an older dptune"
+    );
+    assert!(!folder.join("old-figure.svg").exists());
+    let manifest: serde_json::Value = serde_json::from_slice(&read(&manifest_path)).unwrap();
+    let files = manifest["files"].as_array().unwrap();
+    assert!(!files.iter().any(|f| f == "old-figure.svg"));
+    assert!(files.iter().any(|f| f == "regret-d1.md"), "{files:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// Issue 37: a declared output may not take a study output's name, and a declared filter that
 /// matches no row is an error that names it, not an empty figure.
 #[test]

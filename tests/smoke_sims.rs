@@ -30,6 +30,21 @@ fn smoke(file: &str) {
         out.join(&name).join("manifest.json").is_file(),
         "{file}: no results written"
     );
+    // DP-SGD tuned at equal budgets calibrates σ per tuner: no reference is common to the
+    // tuners, so no regret is drawn and the utility table says why.
+    if name.starts_with("dpsgd-equal-budget") {
+        let folder = out.join(&name);
+        let names: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+            .collect();
+        assert!(!names.iter().any(|n| n.starts_with("regret-")), "{names:?}");
+        let utility = names
+            .iter()
+            .find(|n| n.starts_with("utility-") && n.ends_with(".md"));
+        let text = std::fs::read_to_string(folder.join(utility.expect("a utility table"))).unwrap();
+        assert!(text.contains("no regret is reported"), "{text}");
+    }
 }
 
 macro_rules! smoke_tests {

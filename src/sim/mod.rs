@@ -307,6 +307,7 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             }
         })?,
     );
+    manifest.retire_unmade(&dir, &files, &tables)?;
     manifest.add_files(&dir, &files);
     manifest.write(&dir)?;
     Ok(files)

@@ -14,6 +14,8 @@ use std::sync::{LazyLock, Mutex};
 pub const SUPERSEDED: &str = "superseded";
 /// Where files of the user's that had an output's name are kept (under `superseded/`).
 const USER_FILES: &str = "user-files";
+/// Where outputs go that an earlier report made and the present one no longer makes.
+const NO_LONGER_MADE: &str = "no-longer-made";
 /// A results folder's manifest.
 pub(crate) const MANIFEST: &str = "manifest.json";
 
@@ -123,6 +125,21 @@ pub(crate) fn set_aside_user_file(dir: &Path, path: &Path) -> Result<()> {
     let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
     eprintln!(
         "{}: not written by dptune, but an output has its name: moved to {}",
+        path.display(),
+        to.display()
+    );
+    Ok(())
+}
+
+/// Moves dptune's output `path` (in results folder `dir`), which the present report no longer
+/// makes, to `superseded/no-longer-made/`: the folder then holds what this code makes, and
+/// nothing is deleted.
+pub(crate) fn set_aside_unmade_output(dir: &Path, path: &Path) -> Result<()> {
+    let aside = dir.join(SUPERSEDED).join(NO_LONGER_MADE);
+    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
+    let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
+    eprintln!(
+        "{}: no longer made by this dptune's report: moved to {}",
         path.display(),
         to.display()
     );

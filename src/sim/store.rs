@@ -485,6 +485,31 @@ impl Manifest {
         super::output::listed_files(&self.value).unwrap_or_default()
     }
 
+    /// Sets aside the listed report outputs (tables and figures, not the merged `tables`) that
+    /// the report which just wrote `made` no longer makes, and drops them from the list.
+    pub fn retire_unmade(&mut self, dir: &Path, made: &[PathBuf], tables: &[&str]) -> Result<()> {
+        let made: Vec<String> = made
+            .iter()
+            .map(|f| f.strip_prefix(dir).unwrap_or(f).display().to_string())
+            .collect();
+        let mut kept = Vec::new();
+        for f in self.files() {
+            let report_output = [".md", ".tex", ".png", ".svg"]
+                .iter()
+                .any(|ext| f.ends_with(ext));
+            if !report_output || made.contains(&f) || tables.contains(&f.as_str()) {
+                kept.push(f);
+                continue;
+            }
+            let path = dir.join(&f);
+            if path.symlink_metadata().is_ok() {
+                super::output::set_aside_unmade_output(dir, &path)?;
+            }
+        }
+        self.value["files"] = json!(kept);
+        Ok(())
+    }
+
     /// Records files written in the folder (names relative to it).
     pub fn add_files(&mut self, dir: &Path, files: &[PathBuf]) {
         let mut all = self.files();

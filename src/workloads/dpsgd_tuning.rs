@@ -639,6 +639,13 @@ impl WorkloadSpec for DpsgdTuningSpec {
     fn kind(&self) -> &'static str {
         "dpsgd-task"
     }
+    fn regret_unavailable(&self) -> Option<String> {
+        self.calibrate_sigma.then(|| {
+            "the best utility depends on DP-SGD's noise multiplier σ, which equal budgets \
+             calibrate per tuner, so no one reference is common to the tuners at a budget"
+                .to_string()
+        })
+    }
     fn params(&self) -> String {
         let loaded = match self.loaded() {
             Ok(l) => l,
@@ -914,5 +921,22 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(msg.starts_with("invalid noise = 0"), "{msg}");
+    }
+
+    /// With σ calibrated per tuner the best utility is per tuner, so reports give no regret;
+    /// with σ fixed it is one reference for every tuner.
+    #[test]
+    fn regret_has_a_common_reference_only_with_a_fixed_sigma() {
+        let spec_with = |sigma: &str| {
+            let text = format!(
+                "task = \"adult-lr-sgd\"\nnoise_multiplier = {sigma}\nadult = \
+                 [\"tests/fixtures/real_data/adult-sample.data\", \
+                 \"tests/fixtures/real_data/adult-sample.test\"]"
+            );
+            spec(&toml::from_str::<toml::Table>(&text).unwrap()).unwrap()
+        };
+        let why = spec_with("\"calibrated\"").regret_unavailable().unwrap();
+        assert!(why.contains("calibrate per tuner"), "{why}");
+        assert_eq!(spec_with("2").regret_unavailable(), None);
     }
 }

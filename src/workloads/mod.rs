@@ -329,6 +329,12 @@ pub trait WorkloadSpec: Send + Sync {
     fn variants(&self) -> Vec<Variant>;
     /// The noise of each private run when the experiment does not calibrate it.
     fn default_noise(&self) -> Option<f64>;
+    /// Why a regret would not be measured against one reference common to every tuner at a
+    /// budget (the best utility moving with each tuner's calibrated noise), if so: reports
+    /// then give the utility only, and say why.
+    fn regret_unavailable(&self) -> Option<String> {
+        None
+    }
     /// The instance of `variant` for repetition `rep` under experiment seed `seed`.
     fn instance(
         &self,

@@ -691,7 +691,11 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 |s| s.utility,
             ),
         ];
+        let no_regret = tu.workload.regret_unavailable();
         for (name, y_label, metric) in metrics {
+            if name == "regret" && no_regret.is_some() {
+                continue;
+            }
             let series = labels
                 .iter()
                 .map(|l| {
@@ -754,17 +758,23 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 })
                 .collect(),
         };
+        let utility_caption = match &no_regret {
+            None => {
+                write_grid(
+                    &make("mean regret ± 95% Student-t interval", &|s| {
+                        pm(s.regret, 3)
+                    }),
+                    &dir.join(format!("regret-{}", slug(&variant.label))),
+                    &mut files,
+                )?;
+                "mean utility ± 95% Student-t interval".to_string()
+            }
+            Some(why) => {
+                format!("mean utility ± 95% Student-t interval (no regret is reported: {why})")
+            }
+        };
         write_grid(
-            &make("mean regret ± 95% Student-t interval", &|s| {
-                pm(s.regret, 3)
-            }),
-            &dir.join(format!("regret-{}", slug(&variant.label))),
-            &mut files,
-        )?;
-        write_grid(
-            &make("mean utility ± 95% Student-t interval", &|s| {
-                pm(s.utility, 3)
-            }),
+            &make(&utility_caption, &|s| pm(s.utility, 3)),
             &dir.join(format!("utility-{}", slug(&variant.label))),
             &mut files,
         )?;
@@ -783,7 +793,12 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             &dir.join(format!("privacy-{}", slug(&variant.label))),
             &mut files,
         )?;
-        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels)? {
+        let paired_column = if no_regret.is_some() {
+            "utility"
+        } else {
+            "regret"
+        };
+        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels, paired_column)? {
             let stem = dir.join(format!("paired-{}", slug(&variant.label)));
             write_grid(&grid, &stem, &mut files)?;
         }
@@ -909,16 +924,17 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     Ok(files)
 }
 
-/// The change in regret from the smallest budget to each larger one, paired by repetition: a
-/// tuner's repetition r draws the same random numbers at every budget (the stream key has no
-/// budget, see [`cells`]), so the difference isolates what the budget changed. None when the
-/// file has fewer than two budgets.
+/// The change in `column` (regret or utility) from the smallest budget to each larger one,
+/// paired by repetition: a tuner's repetition r draws the same random numbers at every budget
+/// (the stream key has no budget, see [`cells`]), so the difference isolates what the budget
+/// changed. None when the file has fewer than two budgets.
 fn paired(
     exp: &Header,
     tu: &Tuning,
     t: &Table,
     variant: &str,
     labels: &[&str],
+    column: &str,
 ) -> Result<Option<Grid>> {
     let budgets: Vec<f64> = tu.budgets.iter().filter_map(|b| *b).collect();
     let Some((&first, rest)) = budgets.split_first() else {
@@ -928,13 +944,13 @@ fn paired(
         return Ok(None);
     }
     let (variants, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
-    let (seed, regret) = (t.u64("seed")?, t.f64("regret")?);
+    let (seed, values) = (t.u64("seed")?, t.f64(column)?);
     let value = |l: &str, b: f64, r: u64| {
         (0..t.height())
             .find(|&i| {
                 variants[i] == variant && label[i] == l && budget[i] == Some(b) && seed[i] == r
             })
-            .and_then(|i| regret[i])
+            .and_then(|i| values[i])
     };
     let seeds: Vec<u64> = {
         let mut v: Vec<u64> = (0..t.height())
@@ -970,12 +986,17 @@ fn paired(
         .collect();
     Ok(Some(Grid {
         caption: format!(
-            "{} ({variant}): change in regret from ε = {} to each larger budget, paired by \
+            "{} ({variant}): change in {column} from ε = {} to each larger budget, paired by \
              repetition (a tuner's repetition draws the same random numbers at every budget), \
-             mean ± 95% paired-t interval; negative: the larger budget helped; an interval holding 0: no \
+             mean ± 95% paired-t interval; {}: the larger budget helped; an interval holding 0: no \
              resolved change",
             exp.title,
-            fmt_num(first)
+            fmt_num(first),
+            if column == "regret" {
+                "negative"
+            } else {
+                "positive"
+            }
         ),
         header,
         rows,
