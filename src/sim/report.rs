@@ -26,6 +26,30 @@ pub(crate) fn pm((m, h): (f64, Option<f64>), digits: usize) -> String {
     }
 }
 
+/// The best value known on each objective. Rows with the same `objective` key were measured
+/// on one objective; its best known value is the better (the larger with `higher_is_better`,
+/// else the smaller) of the workload's references for those rows (exact, or the best of a
+/// seeded sample, which a tuner can beat) and every value any row `reached`. Every value in it
+/// was reached, so the distance to it never exceeds the distance to the true optimum, and it is
+/// never negative. None where a row has neither.
+pub(crate) fn best_known<K: std::hash::Hash + Eq>(
+    objective: &[K],
+    reference: &[Option<f64>],
+    reached: &[Option<f64>],
+    higher_is_better: bool,
+) -> Vec<Option<f64>> {
+    let better = |a: f64, b: f64| if higher_is_better { a.max(b) } else { a.min(b) };
+    let mut best: std::collections::HashMap<&K, f64> = std::collections::HashMap::new();
+    for (i, key) in objective.iter().enumerate() {
+        for v in [reference[i], reached[i]].into_iter().flatten() {
+            best.entry(key)
+                .and_modify(|b| *b = better(*b, v))
+                .or_insert(v);
+        }
+    }
+    objective.iter().map(|k| best.get(k).copied()).collect()
+}
+
 /// Error bars (lo, hi) from (mean, half-width) pairs; none at all when any point lacks an
 /// interval (one repetition).
 pub(crate) fn error_bars(points: &[(f64, Option<f64>)]) -> Option<Vec<(f64, f64)>> {
@@ -231,5 +255,22 @@ mod tests {
         );
         assert_eq!(pm((1.23456, Some(0.5)), 3), "1.235 ± 0.500");
         assert_eq!(pm((1.23456, None), 3), "1.235 (one repetition)");
+    }
+
+    /// By hand: objective a's sampled best 0.8 is beaten by a row's 0.9; objective b's exact
+    /// best 1.0 stands; for losses the smaller wins.
+    #[test]
+    fn the_best_known_is_the_better_of_the_reference_and_every_value_reached() {
+        let key = ["a", "a", "b", "b", "c"];
+        let reference = [Some(0.8), Some(0.8), Some(1.0), Some(1.0), None];
+        let reached = [Some(0.5), Some(0.9), Some(0.7), None, None];
+        assert_eq!(
+            best_known(&key, &reference, &reached, true),
+            [Some(0.9), Some(0.9), Some(1.0), Some(1.0), None]
+        );
+        assert_eq!(
+            best_known(&key, &reference, &reached, false),
+            [Some(0.5), Some(0.5), Some(0.7), Some(0.7), None]
+        );
     }
 }

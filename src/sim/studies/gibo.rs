@@ -15,7 +15,7 @@ use crate::numeric::stats::mean_interval;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, pm, write_grid};
+use crate::sim::report::{best_known, error_bars, pm, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{TraceRow, Tuner, MU, NOISE_STD};
@@ -363,7 +363,23 @@ struct Columns {
 fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
     let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     let (step, evals, loss) = (t.u64("t")?, t.u64("evaluations")?, t.f64("oracle_loss")?);
-    let (eps, excess) = (t.f64("epsilon")?, t.f64("excess_loss")?);
+    let eps = t.f64("epsilon")?;
+    // The excess over the best loss known on each objective (a variant's repetition, which
+    // every series meets): the workload's best (exact, or a sample's best, which a path can
+    // beat) or the lowest loss any series' path reached there.
+    let reference: Vec<Option<f64>> = loss
+        .iter()
+        .zip(t.f64("excess_loss")?)
+        .map(|(l, e)| l.zip(*e).map(|(l, e)| l - e))
+        .collect();
+    let objective: Vec<(&str, u64)> = (0..t.height())
+        .map(|i| (variant[i].as_str(), rep[i]))
+        .collect();
+    let excess: Vec<Option<f64>> = best_known(&objective, &reference, loss, false)
+        .iter()
+        .zip(loss)
+        .map(|(b, l)| b.zip(*l).map(|(b, l)| l - b))
+        .collect();
     let mut files = Vec::new();
     let mut rows = Vec::new();
     for v in p.workload.variants() {
@@ -451,8 +467,9 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
     }
     let grid = Grid {
         caption: format!(
-            "{}: final noise-free validation loss and its excess over the best (exact, or the \
-             best of a seeded sample: then it can be negative), mean ± 95% Student-t interval over {} \
+            "{}: final noise-free validation loss and its excess over the best loss known on the \
+             repetition's objective (the exact best, or the best of a seeded sample or of any \
+             series' path there, whichever is lower), mean ± 95% Student-t interval over {} \
              repetitions; ε of the μ-GDP path at δ = {} (rounded up); losses are non-private \
              diagnostics",
             exp.title,

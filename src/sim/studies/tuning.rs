@@ -18,7 +18,7 @@ use crate::pareto::front::StepFront;
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, pm, quantile, up, write_grid};
+use crate::sim::report::{best_known, error_bars, pm, quantile, up, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table, Values};
@@ -614,10 +614,26 @@ fn choices(chosen: &[&str]) -> String {
     text
 }
 
-fn summarise(t: &Table) -> Result<Vec<Summary>> {
+/// Regret against the best utility known on each objective (a variant's repetition: every
+/// tuner and budget meets the same one, see [`WorkloadSpec::regret_unavailable`]): the
+/// workload's best, or, where that is a sample's best that some tuner beat, the best any tuner
+/// reached there. Where the workload's best is exact this is the `regret` column bit for bit.
+fn regret_to_best_known(t: &Table) -> Result<Vec<Option<f64>>> {
+    let (variant, seed, utility) = (t.str("variant")?, t.u64("seed")?, t.f64("utility")?);
+    let objective: Vec<(&str, u64)> = (0..t.height())
+        .map(|i| (variant[i].as_str(), seed[i]))
+        .collect();
+    let best = best_known(&objective, t.f64("best_utility")?, utility, true);
+    Ok(best
+        .iter()
+        .zip(utility)
+        .map(|(b, u)| b.zip(*u).and_then(|(b, u)| finite(b - u)))
+        .collect())
+}
+
+fn summarise(t: &Table, regret: &[Option<f64>]) -> Result<Vec<Summary>> {
     let (variant, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
-    let (regret, utility, eps, noise, runs) = (
-        t.f64("regret")?,
+    let (utility, eps, noise, runs) = (
         t.f64("utility")?,
         t.f64("epsilon")?,
         t.f64("noise")?,
@@ -668,7 +684,8 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             exp.name
         )));
     }
-    let sums = summarise(t)?;
+    let regret = regret_to_best_known(t)?;
+    let sums = summarise(t, &regret)?;
     let mut files = Vec::new();
     let labels: Vec<&str> = tu.tuners.iter().map(|e| e.label.as_str()).collect();
     let budget_name =
@@ -682,7 +699,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         let metrics: [(&str, &str, Metric); 2] = [
             (
                 "regret",
-                "regret: best utility − chosen utility (mean, 95% t-interval)",
+                "regret: best known utility − chosen utility (mean, 95% t-interval)",
                 |s| s.regret,
             ),
             (
@@ -761,9 +778,12 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         let utility_caption = match &no_regret {
             None => {
                 write_grid(
-                    &make("mean regret ± 95% Student-t interval", &|s| {
-                        pm(s.regret, 3)
-                    }),
+                    &make(
+                        "mean regret ± 95% Student-t interval; regret: the best utility known on \
+                         the repetition's objective (the workload's best, or the best any tuner \
+                         reached there, if higher) − the chosen candidate's utility",
+                        &|s| pm(s.regret, 3),
+                    ),
                     &dir.join(format!("regret-{}", slug(&variant.label))),
                     &mut files,
                 )?;
@@ -793,12 +813,11 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             &dir.join(format!("privacy-{}", slug(&variant.label))),
             &mut files,
         )?;
-        let paired_column = if no_regret.is_some() {
-            "utility"
-        } else {
-            "regret"
+        let paired_values = match no_regret {
+            None => ("regret", regret.as_slice()),
+            Some(_) => ("utility", t.f64("utility")?),
         };
-        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels, paired_column)? {
+        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels, paired_values)? {
             let stem = dir.join(format!("paired-{}", slug(&variant.label)));
             write_grid(&grid, &stem, &mut files)?;
         }
@@ -934,7 +953,7 @@ fn paired(
     t: &Table,
     variant: &str,
     labels: &[&str],
-    column: &str,
+    (column, values): (&str, &[Option<f64>]),
 ) -> Result<Option<Grid>> {
     let budgets: Vec<f64> = tu.budgets.iter().filter_map(|b| *b).collect();
     let Some((&first, rest)) = budgets.split_first() else {
@@ -944,7 +963,7 @@ fn paired(
         return Ok(None);
     }
     let (variants, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
-    let (seed, values) = (t.u64("seed")?, t.f64(column)?);
+    let seed = t.u64("seed")?;
     let value = |l: &str, b: f64, r: u64| {
         (0..t.height())
             .find(|&i| {
