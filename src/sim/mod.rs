@@ -335,6 +335,7 @@ pub fn single_threaded_blas() {
 #[cfg(test)]
 mod tests {
     use super::fields::Fields;
+    use super::report::pm;
     use super::studies::StudyKind;
     use super::study::{Header, Study};
     use super::table::{Table, Values};
@@ -377,6 +378,7 @@ mod tests {
             Ok(Table::default()
                 .with("experiment", Values::Str(vec![experiment.into()]))
                 .with("rep", Values::U64(vec![i as u64]))
+                .with("flips", Values::U64(vec![self.flips]))
                 .with(
                     "share",
                     Values::F64(vec![Some(heads as f64 / self.flips as f64)]),
@@ -395,11 +397,16 @@ mod tests {
 
     #[test]
     fn a_new_study_runs_through_the_runner() {
-        let root: toml::Table =
-            "name = \"coin\"\nkind = \"coin\"\nseed = 1\nseeds = 5\nflips = 1000"
-                .parse()
-                .unwrap();
-        let study = (COIN.parse)(&Fields::new("coin.toml", "", &root)).unwrap();
+        // The guide's experiment file: its report is declared, not coded.
+        let root: toml::Table = "name = \"coin\"\nkind = \"coin\"\nseed = 1\nseeds = 5\n\
+             flips = 1000\n\
+             [[plots]]\nname = \"share-by-rep\"\nx = \"rep\"\ny = \"share\"\naggregate = \"none\"\n\
+             [[tables]]\nname = \"share\"\nrows = \"experiment\"\ncolumns = \"flips\"\n\
+             value = \"share\"\naggregate = \"mean-ci\"\n"
+            .parse()
+            .unwrap();
+        let fields = Fields::new("coin.toml", "", &root);
+        let study = (COIN.parse)(&fields).unwrap();
         let exp = Experiment {
             file: "coin.toml".into(),
             name: "coin".into(),
@@ -408,7 +415,7 @@ mod tests {
             config_hash: 42,
             kind: &COIN,
             study,
-            outputs: Default::default(),
+            outputs: declarative::parse(&fields).unwrap(),
         };
         let out = std::env::temp_dir().join(format!("dptune-coin-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
@@ -441,7 +448,28 @@ mod tests {
             .unwrap()
             .iter()
             .all(|s| (s.unwrap() - 0.5).abs() < 0.08));
-        assert_eq!(report(&exp, &out).unwrap(), Vec::<PathBuf>::new());
+        let mut drawn: Vec<String> = report(&exp, &out)
+            .unwrap()
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().to_string())
+            .collect();
+        drawn.sort();
+        assert_eq!(
+            drawn,
+            [
+                "share-by-rep.png",
+                "share-by-rep.svg",
+                "share.md",
+                "share.tex"
+            ]
+        );
+        // The mean share of the five repetitions with its Student-t interval.
+        let shares: Vec<f64> = t.f64("share").unwrap().iter().flatten().copied().collect();
+        let table = std::fs::read_to_string(results_dir(&out, &exp).join("share.md")).unwrap();
+        assert!(
+            table.contains(&pm(crate::numeric::stats::mean_interval(&shares), 3)),
+            "{table}"
+        );
         std::fs::remove_dir_all(&out).unwrap();
     }
 }
