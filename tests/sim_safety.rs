@@ -399,6 +399,22 @@ fn bad_files_fail_up_front_with_a_located_error() {
         ),
         "tuners[0].fallback: invalid fallback = 99",
     );
+    // Counts bounded one by one, but not their product: 100,000 seeds of 30 variants × 2
+    // budgets × 2 tuners are 1.2·10⁷ rows; 100,000 seeds of 4 series × 5 dimensions are 2·10⁶
+    // units.
+    let dims: Vec<String> = (1..=30).map(|d| d.to_string()).collect();
+    check(
+        "too-many-rows",
+        base.replace("seeds = 3", "seeds = 100000")
+            .replace("dims = [1]", &format!("dims = [{}]\n", dims.join(", "))),
+        "cells (tuners × variants × budgets) × 100000 repetitions",
+    );
+    let paths = std::fs::read_to_string("sims/gibo-fig1-dims.toml").unwrap();
+    check(
+        "too-many-units",
+        paths.replacen("seeds = 10\n", "seeds = 100000\n", 1),
+        "2000000 units planned",
+    );
     let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n";
     // Counts whose cost outgrows the global bound have their own (issue 37): time here, ...
     check(
@@ -522,6 +538,30 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stderr(&again).contains("not written by dptune"));
     assert_eq!(std::fs::read_dir(&aside).unwrap().count(), 3);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Hundreds of units whose work is itself parallel (DP-GIBO paths: the users' losses of a
+/// batch in parallel) used to nest on the pool's stacks, one unit stolen on top of another,
+/// and overflowed them (a crash at 500 seeds); fed one unit per thread they do not, even on
+/// 1 MiB stacks.
+#[test]
+fn many_units_with_parallel_work_do_not_overflow_the_stack() {
+    let dir = common::temp_dir("safety-nesting");
+    let text = std::fs::read_to_string("sims/gibo-fig4-robust-regression.toml")
+        .unwrap()
+        .replace("[profile.smoke]\nseeds = 1", "[profile.smoke]\nseeds = 400");
+    assert!(text.contains("seeds = 400"));
+    let file = dir.join("nesting.toml");
+    std::fs::write(&file, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(["sim", "run", file.to_str().unwrap(), "--profile", "smoke"])
+        .args(["--quiet", "--threads", "2", "--out"])
+        .arg(dir.join("out"))
+        .env("RUST_MIN_STACK", "1048576")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
     std::fs::remove_dir_all(dir).unwrap();
 }
 

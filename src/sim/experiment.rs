@@ -59,6 +59,18 @@ pub fn load_text(path: &Path, text: &str, profile: Profile) -> Result<Experiment
 
 /// Runs the study's own check (before anything runs); its error is located in the file.
 pub fn check(exp: &Experiment) -> Result<()> {
+    let units = exp.study.unit_count();
+    if units > super::study::MAX_UNITS {
+        return Err(fail(
+            &exp.file.display().to_string(),
+            "(units)",
+            &format!(
+                "{units} units planned (the product of its repetitions, series, variants and \
+                 lists): at most {}; give fewer `seeds` or shorter lists",
+                super::study::MAX_UNITS
+            ),
+        ));
+    }
     exp.study.check().map_err(|(field, e)| {
         let err = fail(&exp.file.display().to_string(), &field, &e.to_string());
         match read_bounded(&exp.file) {

@@ -38,7 +38,6 @@ pub use study::{Header, Profile, Study};
 use crate::error::{Error, Result};
 use progress::Progress;
 use provenance::Code;
-use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use store::{Lock, Manifest, Parts};
@@ -157,8 +156,8 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
     let pool = builder.build().map_err(|e| Error::thread_pool(&e))?;
     let progress = Progress::new(&exp.name, pending.len() as u64, opts.progress);
     let written = AtomicU64::new(0);
-    pool.install(|| {
-        pending.par_iter().try_for_each(|&i| -> Result<()> {
+    let run_one = |i: usize| -> Result<()> {
+        {
             let at = |e: Error| e.context(&format!("{}: unit `{}`", exp.file.display(), units[i]));
             let unit_started = std::time::Instant::now();
             let mut journal = parts
@@ -176,8 +175,36 @@ pub fn run(exp: &Experiment, opts: &RunOptions) -> Result<RunStatus> {
                 std::process::exit(137);
             }
             Ok(())
-        })
-    })?;
+        }
+    };
+    // One feeder thread per pool thread hands the pool one unit at a time. Units handed to
+    // the pool all at once (a `par_iter` over them) nest: a worker waiting inside a unit's own
+    // parallel loop steals another unit and runs it on top of its stack, so with hundreds of
+    // units the stack overflowed (DP-GIBO paths at 500 seeds). Fed this way, at most one unit
+    // per thread waits in the pool, and the nesting stays that shallow.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failure: std::sync::Mutex<Option<Error>> = std::sync::Mutex::new(None);
+    std::thread::scope(|scope| {
+        for _ in 0..pool.current_num_threads() {
+            scope.spawn(|| loop {
+                if failure.lock().map_or(true, |f| f.is_some()) {
+                    return;
+                }
+                let Some(&i) = pending.get(next.fetch_add(1, Ordering::SeqCst)) else {
+                    return;
+                };
+                if let Err(e) = pool.install(|| run_one(i)) {
+                    if let Ok(mut f) = failure.lock() {
+                        f.get_or_insert(e);
+                    }
+                    return;
+                }
+            });
+        }
+    });
+    if let Some(e) = failure.into_inner().ok().flatten() {
+        return Err(e);
+    }
     let shard = format!("{}/{}", opts.shard.index, opts.shard.count);
     let record = |parts: &Parts| {
         parts.record_run(&provenance::run_record(

@@ -41,12 +41,23 @@ pub struct Header {
     pub profile: Profile,
 }
 
+/// The most units one experiment may plan (each is a part file and a task for the runner).
+pub const MAX_UNITS: u64 = 1_000_000;
+
 /// One experiment kind, parsed from its file.
 pub trait Study: Send + Sync {
     /// The units in canonical order (the order their rows are merged in). Each key names what
     /// the unit computes, not its position, and is unique in the study: a part file is found by
     /// its key's hash, so an edit that changes a unit never reuses another unit's rows.
     fn units(&self) -> Vec<String>;
+
+    /// How many units [`Study::units`] lists, computed from the study's counts without listing
+    /// them where they are a product (repetitions × series × variants …): each count is bounded
+    /// on its own, and the harness refuses a product above [`MAX_UNITS`] before anything is
+    /// allocated. Saturates instead of overflowing.
+    fn unit_count(&self) -> u64 {
+        self.units().len() as u64
+    }
 
     /// The rows of unit `i`. Deterministic: identical for any thread count, shard or order in
     /// which units run (each unit draws from its own streams).

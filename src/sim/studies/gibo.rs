@@ -546,6 +546,11 @@ fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Ve
 
 /// One unit per (variant, series, repetition): a whole optimisation path.
 impl Study for GiboPaths {
+    fn unit_count(&self) -> u64 {
+        (self.workload.variants().len() as u64)
+            .saturating_mul(self.series.len() as u64)
+            .saturating_mul(self.seeds)
+    }
     fn units(&self) -> Vec<String> {
         let variants = self.workload.variants();
         jobs(self)

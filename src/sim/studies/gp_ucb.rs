@@ -1153,6 +1153,17 @@ impl Study for Bounds {
 
 /// One unit per configuration (its γ_T bound once, its neighbouring pairs in parallel).
 impl Study for Suite {
+    fn unit_count(&self) -> u64 {
+        [
+            self.grids.len(),
+            self.kernels.len(),
+            self.lengthscales.len(),
+            self.sigmas.len(),
+            self.deltas.len(),
+        ]
+        .iter()
+        .fold(1u64, |n, &k| n.saturating_mul(k as u64))
+    }
     fn units(&self) -> Vec<String> {
         configs(self).iter().map(SuiteConfig::key).collect()
     }

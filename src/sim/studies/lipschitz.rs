@@ -525,6 +525,11 @@ fn report(exp: &Header, s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec
 
 /// One unit per (split, loss, grid): each trains every grid λ and searches every neighbour.
 impl Study for LipschitzSuite {
+    fn unit_count(&self) -> u64 {
+        self.seeds
+            .saturating_mul(self.losses.len() as u64)
+            .saturating_mul(self.grids.len() as u64)
+    }
     fn units(&self) -> Vec<String> {
         jobs(self)
             .into_iter()

@@ -1674,6 +1674,15 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 impl Study for ParetoFront {
+    fn unit_count(&self) -> u64 {
+        let per_task = self.tuners.iter().fold(0u64, |n, t| {
+            n.saturating_add(match t.method {
+                Method::Grid { .. } => 1,
+                _ => self.seeds,
+            })
+        });
+        per_task.saturating_mul(self.task_names().len() as u64)
+    }
     fn units(&self) -> Vec<String> {
         let tasks = self.task_names();
         self.unit_list()

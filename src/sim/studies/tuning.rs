@@ -295,6 +295,9 @@ pub struct Cell {
 }
 
 /// All cells in canonical order (variant, budget, tuner): the order of the merged results.
+/// The most rows (cells × repetitions) one tuning experiment may plan.
+const MAX_ROWS: u64 = 10_000_000;
+
 pub fn cells(t: &Tuning) -> Vec<Cell> {
     let variants = t.workload.variants();
     let mut out = Vec::new();
@@ -1023,6 +1026,11 @@ fn paired(
 }
 
 impl Study for Tuning {
+    fn unit_count(&self) -> u64 {
+        (self.workload.variants().len() as u64)
+            .saturating_mul(self.budgets.len() as u64)
+            .saturating_mul(self.tuners.len() as u64)
+    }
     fn units(&self) -> Vec<String> {
         cells(self).into_iter().map(|c| c.key).collect()
     }
@@ -1050,6 +1058,23 @@ impl Study for Tuning {
     /// Every tuner's guarantee on the first variant's first instance: a tuner whose capability
     /// the workload lacks (dp-gibo on synthetic-gp) fails here, before any cell runs.
     fn check(&self) -> std::result::Result<(), (String, Error)> {
+        // A row per repetition of every cell, held in memory until the cell is written.
+        let rows = self.unit_count().saturating_mul(self.seeds);
+        if rows > MAX_ROWS {
+            return Err((
+                "seeds".into(),
+                Error::invalid(
+                    "seeds",
+                    self.seeds,
+                    format!(
+                        "at most {MAX_ROWS} rows in all: {} cells (tuners × variants × budgets) \
+                         × {} repetitions is {rows}",
+                        self.unit_count(),
+                        self.seeds
+                    ),
+                ),
+            ));
+        }
         let noise = self.workload.default_noise().unwrap_or(1.0);
         let w = self
             .workload
