@@ -308,6 +308,16 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             ),
         ));
     }
+    // Derived tables (summaries across units) are a function of the merged table alone:
+    // made again here, so that a change in how they summarise (an interval, a statistic)
+    // reaches the committed results without rerunning the units.
+    if !study.derived().is_empty() {
+        let merged = Table::read_parquet(&dir.join(study.output()))?;
+        for (name, t) in study.derive(&exp.name, &merged)? {
+            t.write_parquet(&dir.join(name))?;
+        }
+        manifest.complete(&dir, &tables);
+    }
     let mut files = study.report(&exp.header(), &dir)?;
     // A declared output may not replace one of the study's own.
     let taken: Vec<String> = files
