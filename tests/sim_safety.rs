@@ -71,6 +71,16 @@ fn run(file: &Path, out: &Path, profile: &str) -> Output {
     ])
 }
 
+/// `dptune sim report FILE [--profile P] --out OUT`.
+fn report(file: &str, out: &Path, profile: Option<&str>) -> Output {
+    let mut args = vec!["sim", "report", file];
+    if let Some(p) = profile {
+        args.extend(["--profile", p]);
+    }
+    args.extend(["--out", out.to_str().unwrap()]);
+    dptune(&args)
+}
+
 fn read(path: &Path) -> Vec<u8> {
     std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -90,25 +100,11 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
     assert!(run(&file, &out, "smoke").status.success());
     let md = out.join("tiny/regret-d1.md");
     let before = read(&md);
-    let o = dptune(&[
-        "sim",
-        "report",
-        file.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(file.to_str().unwrap(), &out, None);
     refused(&o, "pass --profile smoke");
     assert_eq!(read(&md), before, "nothing overwritten");
     // The same profile regenerates.
-    let o = dptune(&[
-        "sim",
-        "report",
-        file.to_str().unwrap(),
-        "--profile",
-        "smoke",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(file.to_str().unwrap(), &out, Some("smoke"));
     assert!(o.status.success(), "{}", stderr(&o));
     // An edited file (more repetitions) no longer matches its results.
     let edited = tiny(&dir, "tiny", "").to_str().unwrap().to_string();
@@ -119,15 +115,7 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
             .replace("seeds = 2", "seeds = 5"),
     )
     .unwrap();
-    let o = dptune(&[
-        "sim",
-        "report",
-        &edited,
-        "--profile",
-        "smoke",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(&edited, &out, Some("smoke"));
     refused(&o, "changed since");
     assert_eq!(read(&md), before);
     // Another experiment (a curves file) named like it.
@@ -137,13 +125,7 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
         "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n",
     )
     .unwrap();
-    let o = dptune(&[
-        "sim",
-        "report",
-        curves.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = report(curves.to_str().unwrap(), &out, None);
     refused(&o, "not of");
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -526,15 +508,7 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
         "{}",
         stderr(&o)
     );
-    let again = dptune(&[
-        "sim",
-        "report",
-        file.to_str().unwrap(),
-        "--profile",
-        "smoke",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let again = report(file.to_str().unwrap(), &out, Some("smoke"));
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(!stderr(&again).contains("not written by dptune"));
     assert_eq!(std::fs::read_dir(&aside).unwrap().count(), 3);
@@ -584,15 +558,7 @@ fn outputs_no_longer_made_are_set_aside() {
         .push("old-figure.svg".into());
     std::fs::write(&manifest_path, manifest.to_string()).unwrap();
     std::fs::write(folder.join("old-figure.svg"), "made by an older dptune").unwrap();
-    let again = dptune(&[
-        "sim",
-        "report",
-        file.to_str().unwrap(),
-        "--profile",
-        "smoke",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let again = report(file.to_str().unwrap(), &out, Some("smoke"));
     assert!(again.status.success(), "{}", stderr(&again));
     assert!(
         stderr(&again).contains("no longer made"),
