@@ -120,28 +120,31 @@ pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
 
 /// Moves the user's file `path` (in results folder `dir`) to `superseded/user-files/`.
 pub(crate) fn set_aside_user_file(dir: &Path, path: &Path) -> Result<()> {
-    let aside = dir.join(SUPERSEDED).join(USER_FILES);
-    std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
-    let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
-    eprintln!(
-        "{}: not written by dptune, but an output has its name: moved to {}",
-        path.display(),
-        to.display()
-    );
-    Ok(())
+    set_aside(
+        dir,
+        path,
+        USER_FILES,
+        "not written by dptune, but an output has its name",
+    )
 }
 
 /// Moves dptune's output `path` (in results folder `dir`), which the present report no longer
 /// makes, to `superseded/no-longer-made/`: the folder then holds what this code makes, and
 /// nothing is deleted.
 pub(crate) fn set_aside_unmade_output(dir: &Path, path: &Path) -> Result<()> {
-    let aside = dir.join(SUPERSEDED).join(NO_LONGER_MADE);
+    set_aside(
+        dir,
+        path,
+        NO_LONGER_MADE,
+        "no longer made by this dptune's report",
+    )
+}
+
+/// Moves `path` to `dir/superseded/<folder>/` under a free name, saying `why` on stderr.
+fn set_aside(dir: &Path, path: &Path, folder: &str, why: &str) -> Result<()> {
+    let aside = dir.join(SUPERSEDED).join(folder);
     std::fs::create_dir_all(&aside).map_err(|e| Error::io(&aside, e))?;
     let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
-    eprintln!(
-        "{}: no longer made by this dptune's report: moved to {}",
-        path.display(),
-        to.display()
-    );
+    eprintln!("{}: {why}: moved to {}", path.display(), to.display());
     Ok(())
 }
