@@ -18,6 +18,9 @@ const USER_FILES: &str = "user-files";
 const NO_LONGER_MADE: &str = "no-longer-made";
 /// A results folder's manifest.
 pub(crate) const MANIFEST: &str = "manifest.json";
+/// A regenerated folder's comparison with the committed one (`dptune sim verify`): dptune's,
+/// though no manifest lists it (it is written after the manifest is complete).
+pub(crate) const VERIFICATION: &str = "verify.json";
 
 /// The files a manifest lists as dptune's (names relative to its folder); None for a manifest
 /// of an older dptune, which lists none.
@@ -102,7 +105,7 @@ pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
     let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
         return Ok(());
     };
-    if !first || name == MANIFEST || path.symlink_metadata().is_err() {
+    if !first || name == MANIFEST || name == VERIFICATION || path.symlink_metadata().is_err() {
         return Ok(());
     }
     let listed = std::fs::read_to_string(dir.join(MANIFEST))

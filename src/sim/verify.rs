@@ -5,6 +5,7 @@
 //! verification runs in pieces (the runs resume) and the summary (`docs/reproducibility.md`)
 //! is rebuilt from what is done so far.
 
+use super::output::VERIFICATION as VERIFY;
 use super::table::{is_timing, Table, Values};
 use super::{provenance, Experiment};
 use crate::error::{Error, Result};
@@ -282,8 +283,6 @@ fn result_files(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
-
-const VERIFY: &str = "verify.json";
 
 /// Compares the committed results folder with the regenerated one, file by file.
 pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>> {
