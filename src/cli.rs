@@ -525,6 +525,7 @@ fn exit_code(e: &Error) -> i32 {
         | Error::Infeasible(_)
         | Error::MissingCapability { .. }
         | Error::UnknownKey { .. }
+        | Error::Parameter { .. }
         | Error::Experiment { .. }
         | Error::Data { .. }
         | Error::Results { .. } => 2,

@@ -37,6 +37,15 @@ pub enum Error {
         key: String,
         allowed: String,
     },
+    /// A parameter table could not be read into its typed form: whose table, which field
+    /// (its path within the table, empty for the table itself) and why.
+    #[error("{owner}: {}{reason}", field_phrase(.field))]
+    Parameter {
+        /// E.g. "tuner `naive`".
+        owner: String,
+        field: String,
+        reason: String,
+    },
     /// A computation failed numerically: no convergence, a matrix not positive definite, a
     /// non-finite value where a finite one is required.
     #[error("{0}")]
@@ -161,6 +170,14 @@ impl Error {
             value: value.to_string(),
             allowed: allowed.into(),
         }
+    }
+}
+
+fn field_phrase(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!("`{field}`: ")
     }
 }
 

@@ -1,8 +1,98 @@
-//! Reading parameters from experiment-file tables (tuners, workloads): typed getters whose
-//! errors name the parameter and what it must be, and a check that rejects unknown keys (a typo
-//! would otherwise be silently ignored).
+//! Reading parameters from experiment-file tables (tuners, workloads, studies): [`read`] turns a
+//! table into its typed form, a `#[derive(Deserialize)]` struct that refuses unknown keys (a typo
+//! would otherwise be silently ignored), with errors that name the field's path and what it must
+//! be; ranges are checked by the typed constructors the struct is handed to.
 
 use crate::error::{Error, Result};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
+
+/// Reads `table` into the typed parameters `T` of `owner` (e.g. "tuner `naive`"): an unknown
+/// key is an [`Error::UnknownKey`], any other mismatch an [`Error::Parameter`] at the field's
+/// path within the table (`lengthscales[1]`).
+pub fn read<T: DeserializeOwned>(owner: &str, table: &toml::Table) -> Result<T> {
+    serde_path_to_error::deserialize(toml::Value::Table(table.clone())).map_err(|e| {
+        let path = match e.path().to_string() {
+            p if p == "." => String::new(),
+            p => p,
+        };
+        let reason = e.into_inner().message().trim().to_string();
+        // serde words these two as "unknown field `k`, expected …" and "missing field `k`";
+        // the path of a missing field stops at its table, so the key is taken from the words.
+        let within = |key: &str| match path.as_str() {
+            "" => key.to_string(),
+            p if p == key || p.ends_with(&format!(".{key}")) => p.to_string(),
+            p => format!("{p}.{key}"),
+        };
+        let named = |prefix: &str| {
+            reason
+                .strip_prefix(prefix)
+                .and_then(|rest| rest.split('`').nth(1))
+                .map(str::to_string)
+        };
+        if let Some(key) = named("unknown field") {
+            let allowed = match reason.split_once(", expected ") {
+                Some((_, list)) => list
+                    .trim_start_matches("one of ")
+                    .replace(" or ", ", ")
+                    .replace('`', ""),
+                None => "none".to_string(),
+            };
+            return Error::UnknownKey {
+                owner: owner.to_string(),
+                key: within(&key),
+                allowed,
+            };
+        }
+        if let Some(key) = named("missing field") {
+            return Error::Parameter {
+                owner: owner.to_string(),
+                field: within(&key),
+                reason: "missing (required)".into(),
+            };
+        }
+        Error::Parameter {
+            owner: owner.to_string(),
+            field: path,
+            reason,
+        }
+    })
+}
+
+/// A count read from a parameter file (candidates, evaluations, steps, users, …): an integer
+/// from 0 to [`MAX_COUNT`], so a typo such as `candidates = 10000000000` fails when read
+/// instead of allocating gigabytes. Lower bounds are the constructors'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Count(pub u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let v = u64::deserialize(d)?;
+        if v > MAX_COUNT {
+            return Err(serde::de::Error::custom(format!(
+                "at most {MAX_COUNT}: {v} is too large (sizes are bounded so a run fits in memory and time)"
+            )));
+        }
+        Ok(Count(v))
+    }
+}
+
+/// A parameter given as one value or a list of them (`task = "a"` or `task = ["a", "b"]`).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+impl<T> OneOrMany<T> {
+    pub fn into_vec(self) -> Vec<T> {
+        match self {
+            OneOrMany::One(x) => vec![x],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
 
 /// Rejects keys of `params` not in `allowed`; `owner` names the table, e.g. "tuner `naive`".
 pub fn check_keys(owner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
@@ -42,6 +132,11 @@ pub fn from_registry<T>(
             ))
         }
     }
+}
+
+/// An optional parameter that the choices made so far require (`mean` for a best-of run).
+pub fn given<T>(name: &'static str, value: Option<T>, what: &str) -> Result<T> {
+    value.ok_or_else(|| Error::invalid(name, "missing", format!("{what} (required)")))
 }
 
 /// A numeric parameter (integers accepted), or None when absent.
@@ -117,18 +212,20 @@ pub fn string<'a>(params: &'a toml::Table, key: &'static str) -> Result<Option<&
 
 /// A list of numbers, or a single number as a one-element list; None when absent.
 pub fn numbers(params: &toml::Table, key: &'static str) -> Result<Option<Vec<f64>>> {
+    params.get(key).map(|v| numbers_of(key, v)).transpose()
+}
+
+/// The value `v` of parameter `key` as a non-empty list of numbers (one number: a list of one).
+pub fn numbers_of(key: &'static str, v: &toml::Value) -> Result<Vec<f64>> {
     let one = |v: &toml::Value| match v {
         toml::Value::Float(x) => Ok(*x),
         toml::Value::Integer(i) => Ok(*i as f64),
         other => Err(Error::invalid(key, other, "a number or a list of numbers")),
     };
-    match params.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Array(a)) if !a.is_empty() => {
-            Ok(Some(a.iter().map(one).collect::<Result<_>>()?))
-        }
-        Some(toml::Value::Array(_)) => Err(Error::invalid(key, "[]", "a non-empty list")),
-        Some(v) => Ok(Some(vec![one(v)?])),
+    match v {
+        toml::Value::Array(a) if !a.is_empty() => a.iter().map(one).collect(),
+        toml::Value::Array(_) => Err(Error::invalid(key, "[]", "a non-empty list")),
+        v => Ok(vec![one(v)?]),
     }
 }
 
@@ -167,7 +264,57 @@ fn canonical_value(v: &toml::Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::canonical;
+    use super::{canonical, read, Count};
+    use crate::error::Error;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        lengthscales: Vec<f64>,
+    }
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Example {
+        mean: f64,
+        runs: Option<Count>,
+        inner: Option<Inner>,
+    }
+
+    fn err(text: &str) -> Error {
+        read::<Example>("tuner `x`", &toml::from_str(text).unwrap()).unwrap_err()
+    }
+
+    #[test]
+    fn typed_reading_names_the_field_and_what_it_must_be() {
+        let ok: Example =
+            read("tuner `x`", &toml::from_str("mean = 3\nruns = 4").unwrap()).unwrap();
+        assert_eq!((ok.mean, ok.runs), (3.0, Some(Count(4))));
+        assert_eq!(
+            err("mean = 3\nmaen = 4").to_string(),
+            "tuner `x` has no parameter `maen` (it takes: mean, runs, inner)"
+        );
+        assert_eq!(
+            err("runs = 2").to_string(),
+            "tuner `x`: `mean`: missing (required)"
+        );
+        let typed = err("mean = \"big\"").to_string();
+        assert!(
+            typed.starts_with("tuner `x`: `mean`: invalid type: string"),
+            "{typed}"
+        );
+        let nested = err("mean = 1\ninner = { lengthscales = [1, \"a\"] }").to_string();
+        assert!(
+            nested.starts_with("tuner `x`: `inner.lengthscales[1]`: "),
+            "{nested}"
+        );
+        let huge = err("mean = 1\nruns = 10000000000").to_string();
+        assert!(huge.contains("`runs`: at most 1000000"), "{huge}");
+        let negative = err("mean = 1\nruns = -1").to_string();
+        assert!(negative.contains("`runs`: invalid value"), "{negative}");
+    }
 
     fn c(text: &str) -> String {
         canonical(&toml::from_str::<toml::Table>(text).unwrap())

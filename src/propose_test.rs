@@ -24,8 +24,8 @@ use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::data::shuffle;
 use crate::error::{Error, Range, Result};
 use crate::numeric::{bisect_boundary, fmt_num};
-use crate::params::{integer, number, string};
-use crate::tuners::check_keys;
+use crate::params::Count;
+use crate::tuners::read;
 use crate::workloads::{Hyper, Space};
 use rand::RngCore;
 
@@ -355,11 +355,14 @@ pub enum PassBudget {
 }
 
 /// Where the scan starts (spec 003 §5.6): any public order is faithful.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 pub enum ScanOrder {
-    /// One public random permutation per run (default).
+    /// One public random permutation per run (default; `scan = "shuffle"`).
+    #[default]
+    #[serde(rename = "shuffle")]
     PublicShuffle,
-    /// The order of the candidate list (the paper, literally).
+    /// The order of the candidate list (the paper, literally; `scan = "as-given"`).
+    #[serde(rename = "as-given")]
     AsGiven,
 }
 
@@ -388,20 +391,25 @@ pub struct ProposeTestDoubling {
     pub box_grid: Option<usize>,
 }
 
-const KEYS: &[&str] = &[
-    "grid",
-    "shards",
-    "eps0",
-    "tune_epsilon",
-    "tune_share",
-    "granularity",
-    "u0",
-    "u_max",
-    "delta_prime",
-    "composition",
-    "scan",
-    "fallback",
-];
+/// The tuner's parameters as written in an experiment file (see `sims/README.md`).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    grid: Option<Count>,
+    shards: Option<Count>,
+    eps0: Option<f64>,
+    tune_epsilon: Option<f64>,
+    tune_share: Option<f64>,
+    granularity: Option<f64>,
+    u0: Option<f64>,
+    u_max: Option<f64>,
+    delta_prime: Option<f64>,
+    composition: Option<String>,
+    #[serde(default)]
+    scan: ScanOrder,
+    /// "uniform" or a candidate index.
+    fallback: Option<toml::Value>,
+}
 
 /// The grid of `n` points per axis over [0, 1]^dim, in lexicographic order (last axis fastest).
 fn box_grid(dim: usize, n: usize) -> Vec<Hyper> {
@@ -514,12 +522,8 @@ impl ProposeTestDoubling {
 
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        check_keys("propose-test", params, KEYS)?;
-        let budget = match (
-            number(params, "eps0")?,
-            number(params, "tune_epsilon")?,
-            number(params, "tune_share")?,
-        ) {
+        let p: Params = read("propose-test", params)?;
+        let budget = match (p.eps0, p.tune_epsilon, p.tune_share) {
             (Some(e), None, None) => PassBudget::PerPass(e),
             (None, Some(t), None) => PassBudget::Tuning(t),
             (None, None, Some(s)) => PassBudget::Share(s),
@@ -532,26 +536,22 @@ impl ProposeTestDoubling {
             }
         };
         let ticks = Ticks::new(
-            number(params, "u0")?.unwrap_or(0.0),
-            number(params, "granularity")?.unwrap_or(0.01),
-            number(params, "u_max")?.unwrap_or(1.0),
+            p.u0.unwrap_or(0.0),
+            p.granularity.unwrap_or(0.01),
+            p.u_max.unwrap_or(1.0),
         )?;
-        let mut tuner = ProposeTestDoubling::new(
-            integer(params, "shards", 1)?.unwrap_or(10) as usize,
+        let tuner = ProposeTestDoubling::new(
+            p.shards.map_or(10, |k| k.0 as usize),
             budget,
             ticks,
-            Composition::parse(string(params, "composition")?.unwrap_or("smallest"))?,
-            number(params, "delta_prime")?,
-        )?;
-        tuner = tuner.with_scan(match string(params, "scan")?.unwrap_or("shuffle") {
-            "shuffle" => ScanOrder::PublicShuffle,
-            "as-given" => ScanOrder::AsGiven,
-            other => return Err(Error::invalid("scan", other, "\"shuffle\" or \"as-given\"")),
-        });
-        tuner = tuner.with_fallback(match params.get("fallback") {
+            Composition::parse(p.composition.as_deref().unwrap_or("smallest"))?,
+            p.delta_prime,
+        )?
+        .with_scan(p.scan)
+        .with_fallback(match p.fallback {
             None => Fallback::UniformRandom,
             Some(toml::Value::String(s)) if s == "uniform" => Fallback::UniformRandom,
-            Some(toml::Value::Integer(i)) if *i >= 0 => Fallback::Index(*i as usize),
+            Some(toml::Value::Integer(i)) if i >= 0 => Fallback::Index(i as usize),
             Some(other) => {
                 return Err(Error::invalid(
                     "fallback",
@@ -560,8 +560,8 @@ impl ProposeTestDoubling {
                 ))
             }
         });
-        match integer(params, "grid", 2)? {
-            Some(n) => tuner.with_grid(n as usize),
+        match p.grid {
+            Some(n) => tuner.with_grid(n.0 as usize),
             None => Ok(tuner),
         }
     }

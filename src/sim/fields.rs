@@ -62,6 +62,11 @@ impl<'a> Fields<'a> {
             Error::UnknownKey { ref key, .. } if self.table.contains_key(key.as_str()) => {
                 fail(self.file, &self.path(key), &e.to_string())
             }
+            Error::Parameter {
+                owner,
+                field,
+                reason,
+            } if !field.is_empty() => self.bad(&field, &format!("{owner}: {reason}")),
             other => fail(self.file, &self.prefix, &other.to_string()),
         }
     }

@@ -4,9 +4,9 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::dp_gibo::{
-    declared_losses, gdp_guarantee, losses_of, observe, parse_common, path_outcome, Common,
+    declared_losses, gdp_guarantee, losses_of, observe, path_outcome, Common, Mu,
 };
-use super::{check_keys, BudgetPlan, Guarantee, Observer, Outcome, TraceRow, Tuner};
+use super::{read, BudgetPlan, Count, Guarantee, Observer, Outcome, TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::gibo::{mu_for_budget, run_gd, DpGdConfig, StepRule};
@@ -21,7 +21,17 @@ pub struct DpGd {
     pub config: DpGdConfig,
 }
 
-const KEYS: &[&str] = &["mu", "steps", "clip", "step_rule", "eta", "theta0"];
+/// DP-GD's parameters as written in an experiment file (DP-GIBO's first six).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    mu: Mu,
+    steps: Count,
+    clip: f64,
+    step_rule: Option<String>,
+    eta: Option<f64>,
+    theta0: Option<crate::params::OneOrMany<f64>>,
+}
 
 /// Builds the tuner from experiment-file parameters.
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
@@ -71,8 +81,15 @@ impl DpGd {
 
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        check_keys("dp-gd", params, KEYS)?;
-        Ok(DpGd::from_common(parse_common(params)?))
+        let p: Params = read("dp-gd", params)?;
+        Ok(DpGd::from_common(Common::read(
+            &p.mu,
+            p.steps,
+            p.clip,
+            p.step_rule.as_deref(),
+            p.eta,
+            p.theta0,
+        )?))
     }
 }
 

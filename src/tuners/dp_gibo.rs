@@ -4,7 +4,7 @@
 //! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::{check_keys, number, BudgetPlan, Guarantee, Observer, Outcome, TraceRow, Tuner};
+use super::{read, BudgetPlan, Count, Guarantee, Observer, Outcome, TraceRow, Tuner};
 use super::{MU, NOISE_STD};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
@@ -13,7 +13,7 @@ use crate::gibo::{
     PointOptimiser, StepRule, SurrogateKernel,
 };
 use crate::numeric::fmt_num;
-use crate::params::{integer, numbers, string};
+use crate::params::{numbers_of, OneOrMany};
 use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
 use crate::workloads::{Declarations, PerUserDeclaration};
 use rand::RngCore;
@@ -52,35 +52,48 @@ pub struct DpGibo {
     pub evaluation_share: Option<f64>,
 }
 
-const KEYS: &[&str] = &[
-    "evaluation_share",
-    "mu",
-    "steps",
-    "clip",
-    "eps_bias",
-    "b_max",
-    "batch",
-    "step_rule",
-    "eta",
-    "kernel",
-    "lengthscale",
-    "signal_variance",
-    "noise_sd",
-    "history",
-    "local_box",
-    "select_steps",
-    "select_lr",
-    "theta0",
-];
+/// DP-GIBO's parameters as written in an experiment file (the first six are DP-GD's too).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    mu: Mu,
+    steps: Count,
+    clip: f64,
+    step_rule: Option<String>,
+    eta: Option<f64>,
+    theta0: Option<OneOrMany<f64>>,
+    eps_bias: Option<f64>,
+    b_max: Option<Count>,
+    batch: Option<Count>,
+    kernel: Option<String>,
+    /// Numbers, or "workload" (the objective's declared prior lengthscales).
+    lengthscale: Option<toml::Value>,
+    signal_variance: Option<f64>,
+    noise_sd: Option<f64>,
+    /// "all", "none" or C ≥ 0.
+    history: Option<toml::Value>,
+    local_box: Option<f64>,
+    select_steps: Option<Count>,
+    select_lr: Option<f64>,
+    evaluation_share: Option<f64>,
+}
 
 /// μ: a number > 0, `inf` (TOML float) or "inf".
-pub(super) fn parse_mu(params: &toml::Table) -> Result<f64> {
-    let mu = match params.get("mu") {
-        None => return Err(Error::invalid("mu", "missing", "a number > 0 or \"inf\"")),
-        Some(toml::Value::String(s)) if s == "inf" => f64::INFINITY,
-        Some(_) => number(params, "mu")?.unwrap_or(f64::NAN),
-    };
-    check_mu(mu)
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+pub(super) enum Mu {
+    Number(f64),
+    Word(String),
+}
+
+impl Mu {
+    pub(super) fn value(&self) -> Result<f64> {
+        match self {
+            Mu::Number(mu) => check_mu(*mu),
+            Mu::Word(w) if w == "inf" => Ok(f64::INFINITY),
+            Mu::Word(w) => Err(Error::invalid("mu", w, "a number > 0 or \"inf\"")),
+        }
+    }
 }
 
 /// The parameters DP-GIBO and DP-GD share: μ, T, B, the step rule and θ_0.
@@ -113,21 +126,27 @@ impl Common {
     }
 }
 
-pub(super) fn parse_common(params: &toml::Table) -> Result<Common> {
-    let steps = integer(params, "steps", 1)?
-        .ok_or_else(|| Error::invalid("steps", "missing", "an integer >= 1 (T)"))?;
-    let clip = number(params, "clip")?
-        .ok_or_else(|| Error::invalid("clip", "missing", "a number > 0 (B)"))?;
-    let eta = number(params, "eta")?.unwrap_or(0.3);
-    Ok(Common {
-        step_rule: StepRule::parse(string(params, "step_rule")?.unwrap_or("adagrad"), eta)?,
-        theta0: numbers(params, "theta0")?,
-        ..Common::new(parse_mu(params)?, steps as usize, clip)?
-    })
+impl Common {
+    /// From the parameters as written: the step rule by name with its η (default AdaGrad,
+    /// η = 0.3).
+    pub(super) fn read(
+        mu: &Mu,
+        steps: Count,
+        clip: f64,
+        step_rule: Option<&str>,
+        eta: Option<f64>,
+        theta0: Option<OneOrMany<f64>>,
+    ) -> Result<Self> {
+        Ok(Common {
+            step_rule: StepRule::parse(step_rule.unwrap_or("adagrad"), eta.unwrap_or(0.3))?,
+            theta0: theta0.map(OneOrMany::into_vec),
+            ..Common::new(mu.value()?, steps.0 as usize, clip)?
+        })
+    }
 }
 
-fn parse_history(params: &toml::Table) -> Result<History> {
-    match params.get("history") {
+fn parse_history(history: Option<&toml::Value>) -> Result<History> {
+    match history {
         None => Ok(History::All),
         Some(toml::Value::String(s)) if s == "all" => Ok(History::All),
         Some(toml::Value::String(s)) if s == "none" => Ok(History::None),
@@ -280,14 +299,20 @@ impl DpGibo {
 
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        check_keys("dp-gibo", params, KEYS)?;
-        let mut gibo = DpGibo::from_common(parse_common(params)?);
-        let eps_bias = number(params, "eps_bias")?;
-        let b_max = integer(params, "b_max", 1)?.map(|b| b as usize);
-        let b = integer(params, "batch", 1)?.map(|b| b as usize);
-        gibo = match (eps_bias, b_max, b) {
+        let p: Params = read("dp-gibo", params)?;
+        let common = Common::read(
+            &p.mu,
+            p.steps,
+            p.clip,
+            p.step_rule.as_deref(),
+            p.eta,
+            p.theta0,
+        )?;
+        let mut gibo = DpGibo::from_common(common);
+        let b_max = p.b_max.map(|b| b.0 as usize);
+        gibo = match (p.eps_bias, b_max, p.batch) {
             (Some(e), _, None) => gibo.with_adaptive_batch(e, b_max)?,
-            (None, None, Some(b)) => gibo.with_fixed_batch(b)?,
+            (None, None, Some(b)) => gibo.with_fixed_batch(b.0 as usize)?,
             (None, None, None) => gibo,
             (None, Some(_), _) => {
                 return Err(Error::invalid(
@@ -304,19 +329,16 @@ impl DpGibo {
                 ))
             }
         };
-        gibo = match string(params, "kernel")?.unwrap_or("rbf") {
+        gibo = match p.kernel.as_deref().unwrap_or("rbf") {
             "rbf" => {
-                // `lengthscale = "workload"`: the objective's declared prior lengthscales.
-                let lengthscales = match params.get("lengthscale") {
+                let lengthscales = match &p.lengthscale {
                     Some(toml::Value::String(s)) if s == "workload" => Vec::new(),
-                    _ => numbers(params, "lengthscale")?.unwrap_or_else(|| vec![1.0]),
+                    Some(v) => numbers_of("lengthscale", v)?,
+                    None => vec![1.0],
                 };
-                let variance = number(params, "signal_variance")?.unwrap_or(1.0);
-                gibo.with_rbf(lengthscales, variance)?
+                gibo.with_rbf(lengthscales, p.signal_variance.unwrap_or(1.0))?
             }
-            "polynomial"
-                if params.contains_key("lengthscale") || params.contains_key("signal_variance") =>
-            {
+            "polynomial" if p.lengthscale.is_some() || p.signal_variance.is_some() => {
                 return Err(Error::invalid(
                     "kernel",
                     "polynomial with a lengthscale or signal_variance",
@@ -326,21 +348,21 @@ impl DpGibo {
             "polynomial" => gibo.with_polynomial_kernel(),
             other => return Err(Error::invalid("kernel", other, "\"rbf\" or \"polynomial\"")),
         };
-        if let Some(sd) = number(params, "noise_sd")? {
+        if let Some(sd) = p.noise_sd {
             gibo = gibo.with_noise_sd(sd)?;
         }
         let mut points = PointOptimiser::default();
-        if let Some(s) = integer(params, "select_steps", 1)? {
-            points.steps = s as usize;
+        if let Some(s) = p.select_steps {
+            points.steps = s.0 as usize;
         }
-        if let Some(lr) = number(params, "select_lr")? {
+        if let Some(lr) = p.select_lr {
             points.lr = lr;
         }
-        points.local_box = number(params, "local_box")?;
+        points.local_box = p.local_box;
         gibo = gibo
             .with_points(points)?
-            .with_history(parse_history(params)?);
-        if let Some(share) = number(params, "evaluation_share")? {
+            .with_history(parse_history(p.history.as_ref())?);
+        if let Some(share) = p.evaluation_share {
             gibo = gibo.with_evaluation_share(share)?;
         }
         Ok(gibo)

@@ -1,62 +1,51 @@
 //! The `gp-ucb` tuner: parameters from an experiment file and the [`Tuner`] adapter of private
 //! GP-UCB, whose algorithm and bounds are in [`crate::gp_ucb`].
 
-use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
+use super::{read, BudgetPlan, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::Profile;
 use crate::gp_ucb::{grid, GpUcb, Release};
 use crate::numeric::fmt_num;
-use crate::params::{integer, string};
 use crate::workloads::{require_validation_gain, Declarations, Workload};
 use rand::RngCore;
 
-const KEYS: &[&str] = &[
-    "evaluations",
-    "epsilon",
-    "delta",
-    "release",
-    "gamma",
-    "profile",
-    "noise_free_a",
-    "noise_free_tau",
-    "noise_free_gain",
-];
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    evaluations: Count,
+    epsilon: f64,
+    delta: f64,
+    release: Option<String>,
+    gamma: Option<f64>,
+    profile: Option<String>,
+    noise_free_a: Option<f64>,
+    noise_free_tau: Option<f64>,
+    #[serde(default)]
+    noise_free_gain: NoiseFreeGain,
+}
+
+/// Which gain Corollary 3 releases: the last evaluation's or the best.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+enum NoiseFreeGain {
+    #[default]
+    Last,
+    Best,
+}
 
 /// Builds the tuner from experiment-file parameters.
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("gp-ucb", params, KEYS)?;
-    let evaluations = integer(params, "evaluations", 1)?
-        .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
-    let release = Release::parse(string(params, "release")?.unwrap_or("hyperparameter"))?;
-    let mut tuner = GpUcb::new(
-        evaluations,
-        required(params, "epsilon")?,
-        required(params, "delta")?,
-        release,
-    )?
-    .with_profile(Profile::parse(
-        string(params, "profile")?.unwrap_or("paper"),
-    )?);
-    if let Some(g) = number(params, "gamma")? {
+    let p: Params = read("gp-ucb", params)?;
+    let release = Release::parse(p.release.as_deref().unwrap_or("hyperparameter"))?;
+    let mut tuner = GpUcb::new(p.evaluations.0, p.epsilon, p.delta, release)?
+        .with_profile(Profile::parse(p.profile.as_deref().unwrap_or("paper"))?);
+    if let Some(g) = p.gamma {
         tuner = tuner.with_gamma(g)?;
     }
-    match (
-        number(params, "noise_free_a")?,
-        number(params, "noise_free_tau")?,
-    ) {
+    match (p.noise_free_a, p.noise_free_tau) {
         (Some(a), Some(tau)) => {
-            let best = match string(params, "noise_free_gain")?.unwrap_or("last") {
-                "last" => false,
-                "best" => true,
-                other => {
-                    return Err(Error::invalid(
-                        "noise_free_gain",
-                        other,
-                        "\"last\" or \"best\"",
-                    ))
-                }
-            };
+            let best = matches!(p.noise_free_gain, NoiseFreeGain::Best);
             tuner = tuner.with_noise_free(a, tau, best)?;
         }
         (None, None) => {}

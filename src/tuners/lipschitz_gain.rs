@@ -5,7 +5,7 @@
 //! Δ_f = min{g*/m, L/(m λ_min)} + L(λ_max − λ_min)/(λ_max λ_min) (Theorem 7). Pure ε-DP
 //! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
 
-use super::{check_keys, number, required, BudgetPlan, Guarantee, Outcome, Tuner};
+use super::{read, BudgetPlan, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
@@ -13,7 +13,6 @@ use crate::gp::KernelFamily;
 use crate::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
 use crate::gp_ucb::Search;
 use crate::numeric::fmt_num;
-use crate::params::integer;
 use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};
 use crate::workloads::{Declarations, LipschitzAssumption};
 use rand::RngCore;
@@ -30,19 +29,22 @@ pub struct LipschitzGain {
     pub beta: f64,
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    evaluations: Count,
+    epsilon: f64,
+    lengthscale: Option<f64>,
+    beta: Option<f64>,
+}
+
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys(
-        "lipschitz-gain",
-        params,
-        &["evaluations", "epsilon", "lengthscale", "beta"],
-    )?;
-    let evaluations = integer(params, "evaluations", 1)?
-        .ok_or_else(|| Error::invalid("evaluations", "missing", "an integer >= 1 (T)"))?;
-    let mut tuner = LipschitzGain::new(evaluations, required(params, "epsilon")?)?;
-    if let Some(l) = number(params, "lengthscale")? {
+    let p: Params = read("lipschitz-gain", params)?;
+    let mut tuner = LipschitzGain::new(p.evaluations.0, p.epsilon)?;
+    if let Some(l) = p.lengthscale {
         tuner = tuner.with_lengthscale(l)?;
     }
-    if let Some(b) = number(params, "beta")? {
+    if let Some(b) = p.beta {
         tuner = tuner.with_beta(b)?;
     }
     Ok(Box::new(tuner))

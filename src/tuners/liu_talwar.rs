@@ -4,8 +4,7 @@
 //! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
 
 use super::{
-    check_keys, repeat_select_guarantee, required, tighter_of, tune_repeat_select, Guarantee,
-    Outcome, Tuner,
+    given, read, repeat_select_guarantee, tighter_of, tune_repeat_select, Guarantee, Outcome, Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
@@ -26,35 +25,33 @@ pub enum LiuTalwar {
     },
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    #[serde(default)]
+    variant: Variant,
+    mean: Option<f64>,
+    threshold: Option<f64>,
+    halt_probability: Option<f64>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+enum Variant {
+    #[default]
+    BestOf,
+    Threshold,
+}
+
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys(
-        "liu-talwar",
-        params,
-        &["variant", "mean", "threshold", "halt_probability"],
-    )?;
-    let variant = match params.get("variant") {
-        None => "best-of",
-        Some(toml::Value::String(s)) => s.as_str(),
-        Some(other) => {
-            return Err(Error::invalid(
-                "variant",
-                other,
-                "\"best-of\" or \"threshold\"",
-            ))
-        }
-    };
-    match variant {
-        "best-of" => Ok(Box::new(LiuTalwar::best_of(required(params, "mean")?)?)),
-        "threshold" => Ok(Box::new(LiuTalwar::threshold(
-            required(params, "threshold")?,
-            required(params, "halt_probability")?,
-        )?)),
-        other => Err(Error::invalid(
-            "variant",
-            other,
-            "\"best-of\" or \"threshold\"",
-        )),
-    }
+    let p: Params = read("liu-talwar", params)?;
+    Ok(Box::new(match p.variant {
+        Variant::BestOf => LiuTalwar::best_of(given("mean", p.mean, "a number")?)?,
+        Variant::Threshold => LiuTalwar::threshold(
+            given("threshold", p.threshold, "a number")?,
+            given("halt_probability", p.halt_probability, "a number")?,
+        )?,
+    }))
 }
 
 impl LiuTalwar {

@@ -22,11 +22,11 @@ use crate::workloads::{Hyper, PrivateTraining, Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
 
-pub(crate) use crate::params::{number, required};
+pub(crate) use crate::params::{given, Count};
 
-/// Rejects parameters tuner `tuner` does not know.
-pub(crate) fn check_keys(tuner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
-    crate::params::check_keys(&format!("tuner `{tuner}`"), params, allowed)
+/// Reads tuner `tuner`'s parameters into their typed form (unknown keys refused).
+pub(crate) fn read<T: serde::de::DeserializeOwned>(tuner: &str, params: &toml::Table) -> Result<T> {
+    crate::params::read(&format!("tuner `{tuner}`"), params)
 }
 
 /// A data-independent (ε, δ) guarantee and the result it rests on.

@@ -2,7 +2,7 @@
 //! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
 //! composition of Kairouz–Oh–Viswanath when that is smaller.
 
-use super::{best_of, best_of_random, check_keys, number, tighter_of, Guarantee, Outcome, Tuner};
+use super::{best_of, best_of_random, read, tighter_of, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
@@ -16,14 +16,18 @@ pub struct Naive {
     pub candidates: Option<u64>,
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    candidates: Option<Count>,
+}
+
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("naive", params, &["candidates"])?;
-    let tuner = match number(params, "candidates")? {
-        Some(c) if c >= 1.0 && c.fract() == 0.0 => Naive::random(c as u64)?,
-        Some(c) => return Err(Error::invalid("candidates", c, "an integer >= 1")),
+    let p: Params = read("naive", params)?;
+    Ok(Box::new(match p.candidates {
+        Some(Count(k)) => Naive::random(k)?,
         None => Naive::every_candidate(),
-    };
-    Ok(Box::new(tuner))
+    }))
 }
 
 impl Naive {

@@ -1,9 +1,7 @@
 //! Papernot–Steinke repeat-and-select: K ~ a truncated negative binomial (any η > −1), Poisson, or
 //! either truncated; best of K runs at uniform random candidates (Theorems 2 and 6, Lemma 22).
 
-use super::{
-    check_keys, number, repeat_select_guarantee, tune_repeat_select, Guarantee, Outcome, Tuner,
-};
+use super::{read, repeat_select_guarantee, tune_repeat_select, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
@@ -16,33 +14,23 @@ pub struct PapernotSteinke {
     pub law: RunCount,
 }
 
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    /// logarithmic, geometric, tnb:ETA or poisson.
+    dist: String,
+    mean: f64,
+    truncate: Option<Count>,
+}
+
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    check_keys("papernot-steinke", params, &["dist", "mean", "truncate"])?;
-    let family = match params.get("dist") {
-        Some(toml::Value::String(s)) => CountFamily::parse(s)?,
-        Some(other) => {
-            return Err(Error::invalid(
-                "dist",
-                other,
-                "a string such as \"logarithmic\"",
-            ))
-        }
-        None => {
-            return Err(Error::invalid(
-                "dist",
-                "missing",
-                "logarithmic, geometric, tnb:ETA or poisson",
-            ))
-        }
-    };
-    let mean = number(params, "mean")?
-        .ok_or_else(|| Error::invalid("mean", "missing", "a number (required)"))?;
-    let truncate = match number(params, "truncate")? {
-        Some(m) if m >= 1.0 && m.fract() == 0.0 => Some(m as u64),
-        Some(m) => return Err(Error::invalid("truncate", m, "an integer >= 1")),
-        None => None,
-    };
-    Ok(Box::new(PapernotSteinke::new(family, mean, truncate)?))
+    let p: Params = read("papernot-steinke", params)?;
+    let family = CountFamily::parse(&p.dist)?;
+    Ok(Box::new(PapernotSteinke::new(
+        family,
+        p.mean,
+        p.truncate.map(|t| t.0),
+    )?))
 }
 
 impl PapernotSteinke {
