@@ -77,6 +77,31 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
+impl Count {
+    /// The count, if at least `min` (a count of runs, points or users may need one or more).
+    pub fn at_least(self, name: &'static str, min: u64) -> Result<u64> {
+        if self.0 >= min {
+            Ok(self.0)
+        } else {
+            Err(Error::invalid(name, self.0, format!("an integer >= {min}")))
+        }
+    }
+
+    /// The count, if in [`min`, `max`]; `why` says what the upper bound protects (memory or
+    /// time), for counts whose cost grows faster than [`MAX_COUNT`] allows.
+    pub fn within(self, name: &'static str, min: u64, max: u64, why: &str) -> Result<u64> {
+        if (min..=max).contains(&self.0) {
+            Ok(self.0)
+        } else {
+            Err(Error::invalid(
+                name,
+                self.0,
+                format!("an integer from {min} to {max} ({why})"),
+            ))
+        }
+    }
+}
+
 /// A parameter given as one value or a list of them (`task = "a"` or `task = ["a", "b"]`).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(untagged)]

@@ -214,7 +214,7 @@ fn the_registry_entry_reads_its_table() {
         ("clip_range = [0.01, 1]", "invalid clip_range"),
         (
             "learning_rate_range = [0.001]",
-            "invalid learning_rate_range",
+            "`learning_rate_range`: invalid length 1, expected an array of length 2",
         ),
         ("noise = 0", "invalid noise = 0"),
         ("oracle_runs = 0", "invalid oracle_runs"),

@@ -429,7 +429,7 @@ fn bad_parameters_name_the_parameter() {
             "invalid lengthscale_points",
         ),
         ("synthetic = { dim = 0 }", "invalid dim"),
-        ("synthetic = { sd = 1 }", "has no parameter `sd`"),
+        ("synthetic = { sd = 1 }", "has no parameter `synthetic.sd`"),
     ] {
         let e = gp(text);
         assert!(e.contains(want), "{text}: `{e}` lacks `{want}`");

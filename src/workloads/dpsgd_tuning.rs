@@ -48,7 +48,7 @@
 //! to the working directory). Data are loaded when the experiment file is read.
 
 use super::dpsgd_tasks::{Domain, Hyperparameters, Interval, Task, TaskData, TaskId, TASK_DELTA};
-use super::validation_score::{range_param, strings_param, PerKey};
+use super::validation_score::{names, PerKey};
 use super::{
     Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Variant, Workload,
     WorkloadSpec,
@@ -57,6 +57,7 @@ use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use ndarray::Array2;
 use rand::{Rng, RngCore};
@@ -418,7 +419,7 @@ impl Workload for DpsgdTuning {
 pub struct DpsgdTuningSpec {
     ids: Vec<TaskId>,
     /// The `[workload]` table, kept to load the tasks when first needed.
-    params: toml::Table,
+    params: Params,
     /// The tasks with their data and settings: loaded when the spec is built if every data set
     /// comes from files, else at first use, so a file that reads the cache can be checked
     /// where the cache is absent (CI); a missing cache then fails the first unit, saying to run
@@ -446,28 +447,57 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
     Ok(Box::new(DpsgdTuningSpec::from_params(params)?))
 }
 
-/// The list of paths under `key`, or None when absent.
-fn paths(params: &toml::Table, key: &'static str) -> Result<Option<Vec<String>>> {
-    match params.get(key) {
+/// A `[workload]` table of kind `dpsgd-task`.
+#[derive(Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    task: Option<OneOrMany<String>>,
+    epochs: Option<f64>,
+    lot_size: Option<f64>,
+    /// σ, or "calibrated" (set by the experiment's budget).
+    noise_multiplier: Option<toml::Value>,
+    learning_rate_range: Option<[f64; 2]>,
+    clip_range: Option<[f64; 2]>,
+    oracle_runs: Option<Count>,
+    best_samples: Option<Count>,
+    adult: Option<Vec<String>>,
+    fashion_mnist: Option<Vec<String>>,
+    noise: Option<f64>,
+    device: Option<String>,
+}
+
+impl Params {
+    fn device(&self) -> Result<crate::learn::Device> {
+        crate::learn::Device::parse(self.device.as_deref().unwrap_or("cpu"))
+    }
+
+    /// The data files of `data`, or None for the cache.
+    fn files(&self, data: TaskData) -> Option<&Vec<String>> {
+        match data {
+            TaskData::Adult => self.adult.as_ref(),
+            TaskData::FashionMnist => self.fashion_mnist.as_ref(),
+        }
+    }
+}
+
+/// The fixed σ of `noise_multiplier`: None when absent or "calibrated".
+fn fixed_sigma(given: Option<&toml::Value>) -> Result<Option<f64>> {
+    match given {
         None => Ok(None),
-        Some(toml::Value::Array(a)) => a
-            .iter()
-            .map(|v| {
-                v.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| Error::invalid(key, v, "a list of file paths"))
-            })
-            .collect::<Result<Vec<_>>>()
-            .map(Some),
-        Some(v) => Err(Error::invalid(key, v, "a list of file paths")),
+        Some(toml::Value::String(s)) if s == "calibrated" => Ok(None),
+        Some(toml::Value::Float(x)) => Ok(Some(*x)),
+        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
+        Some(other) => Err(Error::invalid(
+            "noise_multiplier",
+            other,
+            "a number (σ, fixed) or \"calibrated\" (σ set by the [budget])",
+        )),
     }
 }
 
 /// Loads the data of `ids` (files or the cache) and resolves each task's settings.
-fn load(params: &toml::Table, ids: &[TaskId], calibrate_sigma: bool) -> Result<Loaded> {
-    use crate::params::{integer_in, number};
-    let device =
-        crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
+fn load(params: &Params, ids: &[TaskId], calibrate_sigma: bool) -> Result<Loaded> {
+    let device = params.device()?;
     let mut data: HashMap<TaskData, crate::data::TrainTest> = HashMap::new();
     let mut sources = Vec::new();
     let mut tasks = Vec::new();
@@ -476,12 +506,8 @@ fn load(params: &toml::Table, ids: &[TaskId], calibrate_sigma: bool) -> Result<L
         let loaded = match data.entry(kind) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => {
-                let key = match kind {
-                    TaskData::Adult => "adult",
-                    TaskData::FashionMnist => "fashion_mnist",
-                };
-                let (loaded, source) = match paths(params, key)? {
-                    Some(files) => (kind.from_files(&files)?, files.join(", ")),
+                let (loaded, source) = match params.files(kind) {
+                    Some(files) => (kind.from_files(files)?, files.join(", ")),
                     None => (kind.cached()?, "cache".to_string()),
                 };
                 sources.push((kind, source));
@@ -499,33 +525,30 @@ fn load(params: &toml::Table, ids: &[TaskId], calibrate_sigma: bool) -> Result<L
         let domain = task.domain();
         let defaults = TuningSettings::defaults(kind);
         let settings = TuningSettings {
-            epochs: match number(params, "epochs")? {
+            epochs: match params.epochs {
                 Some(t) => domain.check("epochs", t)?.round() as u64,
                 None => defaults.epochs,
             },
-            lot_size: match number(params, "lot_size")? {
+            lot_size: match params.lot_size {
                 Some(m) => domain.check("lot_size", m)?.round() as usize,
                 None => defaults.lot_size.min(task.train_size()),
             },
-            noise_multiplier: match params.get("noise_multiplier") {
-                Some(toml::Value::String(_)) | None => defaults.noise_multiplier,
-                Some(_) => match number(params, "noise_multiplier")? {
-                    Some(s) => domain.check("noise_multiplier", s)?,
-                    None => defaults.noise_multiplier,
-                },
+            noise_multiplier: match fixed_sigma(params.noise_multiplier.as_ref())? {
+                Some(s) => domain.check("noise_multiplier", s)?,
+                None => defaults.noise_multiplier,
             },
-            learning_rate: range_param(
-                params,
-                "learning_rate_range",
-                [defaults.learning_rate.0, defaults.learning_rate.1],
-            )
-            .map(|[a, b]| (a, b))?,
-            clip: range_param(params, "clip_range", [defaults.clip.0, defaults.clip.1])
-                .map(|[a, b]| (a, b))?,
-            oracle_runs: integer_in(params, "oracle_runs", 1, 1000, "runs per utility")?
-                .map_or(defaults.oracle_runs, |r| r as usize),
-            best_samples: integer_in(params, "best_samples", 1, 100_000, "oracle points")?
-                .map_or(defaults.best_samples, |r| r as usize),
+            learning_rate: params
+                .learning_rate_range
+                .map_or(defaults.learning_rate, |[a, b]| (a, b)),
+            clip: params.clip_range.map_or(defaults.clip, |[a, b]| (a, b)),
+            oracle_runs: match params.oracle_runs {
+                Some(r) => r.within("oracle_runs", 1, 1000, "runs per utility")? as usize,
+                None => defaults.oracle_runs,
+            },
+            best_samples: match params.best_samples {
+                Some(r) => r.within("best_samples", 1, 100_000, "oracle points")? as usize,
+                None => defaults.best_samples,
+            },
         };
         settings.validate(&task)?;
         tasks.push((Arc::new(task), settings));
@@ -541,47 +564,20 @@ impl DpsgdTuningSpec {
     /// `noise` (the score noise multiplier z when no budget calibrates it) and `device` (`cpu`,
     /// `cuda` or `auto`: where the runs train; [`crate::learn::Device`]).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        use crate::params::{check_keys, number};
-        check_keys(
-            "workload `dpsgd-task`",
-            params,
-            &[
-                "kind",
-                "task",
-                "epochs",
-                "lot_size",
-                "noise_multiplier",
-                "learning_rate_range",
-                "clip_range",
-                "oracle_runs",
-                "best_samples",
-                "adult",
-                "fashion_mnist",
-                "noise",
-                "device",
-            ],
-        )?;
+        let p: Params = super::read("dpsgd-task", params)?;
         // Checked now; used when the tasks load.
-        crate::learn::Device::parse(crate::params::string(params, "device")?.unwrap_or("cpu"))?;
-        let ids = strings_param(params, "task", &["adult-lr-sgd"])?
+        p.device()?;
+        let ids = names("task", p.task.clone(), &["adult-lr-sgd"])?
             .iter()
             .map(|name| TaskId::parse(name))
             .collect::<Result<Vec<_>>>()?;
-        let noise = number(params, "noise")?
+        let noise = p
+            .noise
             .map(|z| Range::Positive.check("noise", z))
             .transpose()?;
         // `noise_multiplier = "calibrated"` hands σ to equal-budget mode; a number fixes it.
-        let calibrate_sigma = match params.get("noise_multiplier") {
-            Some(toml::Value::String(s)) if s == "calibrated" => true,
-            Some(toml::Value::String(s)) => {
-                return Err(Error::invalid(
-                    "noise_multiplier",
-                    s,
-                    "a number (σ, fixed) or \"calibrated\" (σ set by the [budget])",
-                ))
-            }
-            _ => false,
-        };
+        let calibrate_sigma =
+            fixed_sigma(p.noise_multiplier.as_ref())?.is_none() && p.noise_multiplier.is_some();
         if calibrate_sigma && noise.is_some() {
             return Err(Error::invalid(
                 "noise",
@@ -591,17 +587,17 @@ impl DpsgdTuningSpec {
         }
         let spec = DpsgdTuningSpec {
             ids,
-            params: params.clone(),
+            params: p,
             loaded: OnceLock::new(),
             noise,
             best: Arc::new(PerKey::default()),
             calibrate_sigma,
         };
-        let from_files = |d: TaskData| match d {
-            TaskData::Adult => params.contains_key("adult"),
-            TaskData::FashionMnist => params.contains_key("fashion_mnist"),
-        };
-        if spec.ids.iter().all(|id| from_files(id.data())) {
+        if spec
+            .ids
+            .iter()
+            .all(|id| spec.params.files(id.data()).is_some())
+        {
             spec.loaded()?;
         }
         Ok(spec)

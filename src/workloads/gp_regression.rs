@@ -31,14 +31,13 @@
 //! Points off the grid (for gradient-based tuners) are evaluated on demand.
 
 use super::synthetic_gp::GpObjective;
-use super::validation_score::{
-    log_grid, range_param, strings_param, ClippedMeanRelease, PerKey, ScoreClip,
-};
+use super::validation_score::{log_grid, names, ClippedMeanRelease, PerKey, ScoreClip};
 use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
 use crate::accounting::RdpCurve;
 use crate::data::{builtin, Dataset, Standardiser, Target};
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use ndarray::{Array1, Array2, Axis};
 use rand::{Rng, RngCore};
@@ -421,31 +420,9 @@ impl GpRegressionSpec {
     /// calibrates it), and a `synthetic` table: `n` (300), `dim` (3), `kernel` (matern52),
     /// `lengthscale` (0.3), `noise_sd` (0.3), `features` (512).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        use crate::params::{check_keys, integer, number, string};
-        check_keys(
-            "workload `gp-regression`",
-            params,
-            &[
-                "kind",
-                "data",
-                "validation",
-                "test",
-                "kernel",
-                "signal_variance",
-                "lengthscales",
-                "lengthscale_range",
-                "lengthscale_points",
-                "noise_variance_range",
-                "noise_variance_points",
-                "score",
-                "clip",
-                "loglik_range",
-                "noise",
-                "synthetic",
-            ],
-        )?;
-        let synthetic = synthetic_params(params)?;
-        let names = strings_param(params, "data", &["diabetes", "synthetic"])?;
+        let p: Params = super::read("gp-regression", params)?;
+        let synthetic = p.synthetic.data()?;
+        let names = names("data", p.data, &["diabetes", "synthetic"])?;
         let sources = names
             .iter()
             .map(|name| {
@@ -457,15 +434,12 @@ impl GpRegressionSpec {
                 Ok(Source::Builtin(d))
             })
             .collect::<Result<Vec<_>>>()?;
-        let validation =
-            Range::OpenUnit.check("validation", number(params, "validation")?.unwrap_or(0.25))?;
-        let test = Range::OpenUnit.check("test", number(params, "test")?.unwrap_or(0.25))?;
-        let family = KernelFamily::parse(string(params, "kernel")?.unwrap_or("rbf"))?;
-        let signal_variance = Range::Positive.check(
-            "signal_variance",
-            number(params, "signal_variance")?.unwrap_or(1.0),
-        )?;
-        let per_dimension = match string(params, "lengthscales")?.unwrap_or("isotropic") {
+        let validation = Range::OpenUnit.check("validation", p.validation.unwrap_or(0.25))?;
+        let test = Range::OpenUnit.check("test", p.test.unwrap_or(0.25))?;
+        let family = KernelFamily::parse(p.kernel.as_deref().unwrap_or("rbf"))?;
+        let signal_variance =
+            Range::Positive.check("signal_variance", p.signal_variance.unwrap_or(1.0))?;
+        let per_dimension = match p.lengthscales.as_deref().unwrap_or("isotropic") {
             "isotropic" => false,
             "per-dimension" => true,
             other => {
@@ -476,50 +450,51 @@ impl GpRegressionSpec {
                 ))
             }
         };
-        let lengthscale_range = range_param(params, "lengthscale_range", [0.1, 100.0])?;
-        let noise_variance_range = range_param(params, "noise_variance_range", [1e-3, 1.0])?;
+        let lengthscale_range = p.lengthscale_range.unwrap_or([0.1, 100.0]);
+        let noise_variance_range = p.noise_variance_range.unwrap_or([1e-3, 1.0]);
         let lengthscale_grid = log_grid(
             "lengthscale_range",
             lengthscale_range,
             "lengthscale_points",
-            integer(params, "lengthscale_points", 1)?.unwrap_or(10) as usize,
+            p.lengthscale_points.map_or(10, |c| c.0 as usize),
         )?;
         let noise_variance_grid = log_grid(
             "noise_variance_range",
             noise_variance_range,
             "noise_variance_points",
-            integer(params, "noise_variance_points", 1)?.unwrap_or(10) as usize,
+            p.noise_variance_points.map_or(10, |c| c.0 as usize),
         )?;
-        let score = match string(params, "score")?.unwrap_or("mse") {
+        let score = match p.score.as_deref().unwrap_or("mse") {
             "mse" => Score::NegSquaredError,
             "loglik" => Score::LogLikelihood,
             other => return Err(Error::invalid("score", other, "\"mse\" or \"loglik\"")),
         };
         let clip = match score {
             Score::NegSquaredError => {
-                if params.contains_key("loglik_range") {
+                if p.loglik_range.is_some() {
                     return Err(Error::invalid(
                         "loglik_range",
                         "given",
                         "absent with score = \"mse\" (its range is [-clip, 0])",
                     ));
                 }
-                let c = Range::Positive.check("clip", number(params, "clip")?.unwrap_or(4.0))?;
+                let c = Range::Positive.check("clip", p.clip.unwrap_or(4.0))?;
                 ScoreClip::new("clip", -c, 0.0)?
             }
             Score::LogLikelihood => {
-                if params.contains_key("clip") {
+                if p.clip.is_some() {
                     return Err(Error::invalid(
                         "clip",
                         "given",
                         "absent with score = \"loglik\" (give loglik_range)",
                     ));
                 }
-                let [lo, hi] = range_param(params, "loglik_range", [-10.0, 2.0])?;
+                let [lo, hi] = p.loglik_range.unwrap_or([-10.0, 2.0]);
                 ScoreClip::new("loglik_range", lo, hi)?
             }
         };
-        let noise = number(params, "noise")?
+        let noise = p
+            .noise
             .map(|z| Range::Positive.check("noise", z))
             .transpose()?;
         let out = GpRegressionSpec {
@@ -639,40 +614,67 @@ impl GpRegressionSpec {
     }
 }
 
-fn synthetic_params(params: &toml::Table) -> Result<SyntheticData> {
-    use crate::params::{check_keys, integer, integer_in, number, string};
-    let empty = toml::Table::new();
-    let t = match params.get("synthetic") {
-        None => &empty,
-        Some(toml::Value::Table(t)) => t,
-        Some(v) => return Err(Error::invalid("synthetic", v, "a table")),
-    };
-    check_keys(
-        "workload `gp-regression` table `synthetic`",
-        t,
-        &["n", "dim", "kernel", "lengthscale", "noise_sd", "features"],
-    )?;
-    let dim = integer(t, "dim", 1)?.unwrap_or(3) as usize;
-    if dim > 100 {
-        return Err(Error::invalid("dim", dim, "an integer in [1, 100]"));
+/// A `[workload]` table of kind `gp-regression`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    data: Option<OneOrMany<String>>,
+    validation: Option<f64>,
+    test: Option<f64>,
+    kernel: Option<String>,
+    signal_variance: Option<f64>,
+    lengthscales: Option<String>,
+    lengthscale_range: Option<[f64; 2]>,
+    lengthscale_points: Option<Count>,
+    noise_variance_range: Option<[f64; 2]>,
+    noise_variance_points: Option<Count>,
+    score: Option<String>,
+    clip: Option<f64>,
+    loglik_range: Option<[f64; 2]>,
+    noise: Option<f64>,
+    #[serde(default)]
+    synthetic: SyntheticParams,
+}
+
+/// The `synthetic` table of a `gp-regression` workload.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SyntheticParams {
+    n: Option<Count>,
+    dim: Option<Count>,
+    kernel: Option<String>,
+    lengthscale: Option<f64>,
+    noise_sd: Option<f64>,
+    features: Option<Count>,
+}
+
+impl SyntheticParams {
+    fn data(&self) -> Result<SyntheticData> {
+        let dim = match self.dim {
+            Some(d) => d.within("dim", 1, 100, "the dimension of the synthetic inputs")? as usize,
+            None => 3,
+        };
+        Ok(SyntheticData {
+            // An exact GP holds an n × n kernel: 20,000 points are 3.2 GB.
+            n: match self.n {
+                Some(n) => n.within(
+                    "n",
+                    4,
+                    20_000,
+                    "an exact GP's n × n kernel must fit in memory",
+                )? as usize,
+                None => 300,
+            },
+            dim,
+            kernel: KernelFamily::parse(self.kernel.as_deref().unwrap_or("matern52"))?,
+            lengthscale: Range::Positive.check("lengthscale", self.lengthscale.unwrap_or(0.3))?,
+            noise_sd: Range::NonNegative.check("noise_sd", self.noise_sd.unwrap_or(0.3))?,
+            features: match self.features {
+                Some(f) => f.at_least("features", 1)? as usize,
+                None => 512,
+            },
+        })
     }
-    Ok(SyntheticData {
-        // An exact GP holds an n × n kernel: 20,000 points are 3.2 GB.
-        n: integer_in(
-            t,
-            "n",
-            4,
-            20_000,
-            "an exact GP's n × n kernel must fit in memory",
-        )?
-        .unwrap_or(300) as usize,
-        dim,
-        kernel: KernelFamily::parse(string(t, "kernel")?.unwrap_or("matern52"))?,
-        lengthscale: Range::Positive
-            .check("lengthscale", number(t, "lengthscale")?.unwrap_or(0.3))?,
-        noise_sd: Range::NonNegative.check("noise_sd", number(t, "noise_sd")?.unwrap_or(0.3))?,
-        features: integer(t, "features", 1)?.unwrap_or(512) as usize,
-    })
 }
 
 impl WorkloadSpec for GpRegressionSpec {

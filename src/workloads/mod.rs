@@ -381,6 +381,37 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
     ("dpsgd-task", dpsgd_tuning::spec),
 ];
 
+/// Reads the `[workload]` table of kind `kind` (its `kind` key aside) into the typed
+/// parameters `T` (unknown keys refused).
+pub(crate) fn read<T: serde::de::DeserializeOwned>(kind: &str, params: &toml::Table) -> Result<T> {
+    let mut table = params.clone();
+    table.remove("kind");
+    crate::params::read(&format!("workload `{kind}`"), &table)
+}
+
+/// The `dims` parameter: integers in [1, 100], or `default` when absent (required when
+/// `default` is empty).
+pub(crate) fn dims(
+    given: Option<crate::params::OneOrMany<crate::params::Count>>,
+    default: &[usize],
+) -> Result<Vec<usize>> {
+    let Some(given) = given else {
+        if default.is_empty() {
+            return Err(crate::error::Error::invalid(
+                "dims",
+                "missing",
+                "a list of dimensions in [1, 100]",
+            ));
+        }
+        return Ok(default.to_vec());
+    };
+    given
+        .into_vec()
+        .into_iter()
+        .map(|d| Ok(d.within("dims", 1, 100, "a dimension of the search box")? as usize))
+        .collect()
+}
+
 /// The workload family `kind`, configured by `params`.
 pub fn build(kind: &str, params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
     crate::params::from_registry(REGISTRY, "kind", kind, params)

@@ -16,9 +16,7 @@
 //! i·|γ| + j is (C_i, γ_j)). Every grid point is fitted once per (data set, seed) and cached in
 //! the spec, so the harness's many `instance` calls cost no training.
 
-use super::validation_score::{
-    log_grid, range_param, strings_param, ClippedMeanRelease, PerKey, ScoreClip,
-};
+use super::validation_score::{log_grid, names, ClippedMeanRelease, PerKey, ScoreClip};
 use super::{
     Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
 };
@@ -27,6 +25,7 @@ use crate::data::uniform_below;
 use crate::data::{builtin, Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::learn::smo::{fit, SvmKernel, SvmParams};
+use crate::params::{Count, OneOrMany};
 use ndarray::{Array2, Axis};
 use rand::RngCore;
 use rayon::prelude::*;
@@ -296,6 +295,20 @@ pub struct RbfSvmSpec {
     grids: PerKey<(usize, u64), SvmGrid>,
 }
 
+/// A `[workload]` table of kind `rbf-svm`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    data: Option<OneOrMany<String>>,
+    validation: Option<f64>,
+    test: Option<f64>,
+    c_range: Option<[f64; 2]>,
+    c_points: Option<Count>,
+    gamma_range: Option<[f64; 2]>,
+    gamma_points: Option<Count>,
+    noise: Option<f64>,
+}
+
 /// Builds the spec from a `[workload]` table (kind = "rbf-svm").
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
     Ok(Box::new(RbfSvmSpec::from_params(params)?))
@@ -307,23 +320,8 @@ impl RbfSvmSpec {
     /// `gamma_range` ([1e-4, 1]), `gamma_points` (8), and `noise` (the noise multiplier z
     /// when no budget calibrates it).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        use crate::params::{check_keys, integer, number};
-        check_keys(
-            "workload `rbf-svm`",
-            params,
-            &[
-                "kind",
-                "data",
-                "validation",
-                "test",
-                "c_range",
-                "c_points",
-                "gamma_range",
-                "gamma_points",
-                "noise",
-            ],
-        )?;
-        let data = strings_param(params, "data", &["breast-cancer"])?
+        let p: Params = super::read("rbf-svm", params)?;
+        let data = names("data", p.data, &["breast-cancer"])?
             .iter()
             .map(|name| {
                 let d = builtin(name)?;
@@ -331,17 +329,16 @@ impl RbfSvmSpec {
                 Ok(d)
             })
             .collect::<Result<Vec<_>>>()?;
-        let validation = number(params, "validation")?.unwrap_or(0.25);
-        let test = number(params, "test")?.unwrap_or(0.25);
-        Range::OpenUnit.check("validation", validation)?;
-        Range::OpenUnit.check("test", test)?;
-        let c_range = range_param(params, "c_range", [1e-2, 1e3])?;
-        let gamma_range = range_param(params, "gamma_range", [1e-4, 1.0])?;
-        let c_points = integer(params, "c_points", 1)?.unwrap_or(8) as usize;
-        let gamma_points = integer(params, "gamma_points", 1)?.unwrap_or(8) as usize;
+        let validation = Range::OpenUnit.check("validation", p.validation.unwrap_or(0.25))?;
+        let test = Range::OpenUnit.check("test", p.test.unwrap_or(0.25))?;
+        let c_range = p.c_range.unwrap_or([1e-2, 1e3]);
+        let gamma_range = p.gamma_range.unwrap_or([1e-4, 1.0]);
+        let c_points = p.c_points.map_or(8, |c| c.0 as usize);
+        let gamma_points = p.gamma_points.map_or(8, |c| c.0 as usize);
         let c_grid = log_grid("c_range", c_range, "c_points", c_points)?;
         let gamma_grid = log_grid("gamma_range", gamma_range, "gamma_points", gamma_points)?;
-        let noise = number(params, "noise")?
+        let noise = p
+            .noise
             .map(|z| Range::Positive.check("noise", z))
             .transpose()?;
         Ok(RbfSvmSpec {

@@ -54,6 +54,7 @@ use crate::data::{shuffled_indices, Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::learn::smo::MAX_TRAIN_ROWS;
 use crate::learn::svr::{fit, ArdRbf, Svr, SvrParams};
+use crate::params::Count;
 use crate::rng::stream;
 use ndarray::{Array1, Array2, Axis};
 use rand::{Rng, RngCore};
@@ -503,6 +504,20 @@ pub struct SvrCtSlicesSpec {
     problems: PerKey<u64, SvrProblem>,
 }
 
+/// A `[workload]` table of kind `svr-ct-slices`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    path: Option<PathBuf>,
+    profile: Option<String>,
+    n_train: Option<Count>,
+    n_validation: Option<Count>,
+    features: Option<Count>,
+    clip: Option<f64>,
+    best_samples: Option<Count>,
+    noise: Option<f64>,
+}
+
 /// Builds the spec from a `[workload]` table (kind = "svr-ct-slices").
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
     Ok(Box::new(SvrCtSlicesSpec::from_params(params)?))
@@ -514,41 +529,24 @@ impl SvrCtSlicesSpec {
     /// `paper`, 19 for `code`), `clip` (R, 2), `best_samples` (32) and `noise` (the noise
     /// multiplier z when no budget calibrates it).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
-        use crate::params::{check_keys, integer, number, string};
-        check_keys(
-            "workload `svr-ct-slices`",
-            params,
-            &[
-                "kind",
-                "path",
-                "profile",
-                "n_train",
-                "n_validation",
-                "features",
-                "clip",
-                "best_samples",
-                "noise",
-            ],
-        )?;
-        let profile = Profile::parse(string(params, "profile")?.unwrap_or("paper"))?;
+        let p: Params = super::read("svr-ct-slices", params)?;
+        let profile = Profile::parse(p.profile.as_deref().unwrap_or("paper"))?;
         let defaults = SvrConfig::new(profile);
-        let size = |key: &'static str, default: usize| -> Result<usize> {
-            Ok(integer(params, key, 0)?.map_or(default, |v| v as usize))
-        };
+        let size = |given: Option<Count>, default: usize| given.map_or(default, |v| v.0 as usize);
         let config = SvrConfig {
             profile,
-            n_train: size("n_train", defaults.n_train)?,
-            n_validation: size("n_validation", defaults.n_validation)?,
-            features: size("features", defaults.features)?,
-            clip: number(params, "clip")?.unwrap_or(defaults.clip),
-            best_samples: size("best_samples", defaults.best_samples)?,
+            n_train: size(p.n_train, defaults.n_train),
+            n_validation: size(p.n_validation, defaults.n_validation),
+            features: size(p.features, defaults.features),
+            clip: p.clip.unwrap_or(defaults.clip),
+            best_samples: size(p.best_samples, defaults.best_samples),
         };
-        let noise = number(params, "noise")?
+        let noise = p
+            .noise
             .map(|z| Range::Positive.check("noise", z))
             .transpose()?;
-        let source = match string(params, "path")? {
+        let source = match p.path {
             Some(path) => {
-                let path = PathBuf::from(path);
                 let data = load_ct_slices(&path)?;
                 Source::File { path, data }
             }

@@ -10,6 +10,7 @@ use super::{
 use crate::accounting::{AdditiveNoise, Gaussian, Laplace, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use rand::{Rng, RngCore};
 
@@ -275,46 +276,39 @@ pub struct SyntheticGpSpec {
     pub shard_sd: f64,
 }
 
+/// A `[workload]` table of kind `synthetic-gp`.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    dims: OneOrMany<Count>,
+    kernel: Option<String>,
+    lengthscale: Option<f64>,
+    signal_sd: Option<f64>,
+    features: Option<Count>,
+    candidates: Option<Count>,
+    release: Option<String>,
+    sensitivity: Option<f64>,
+    noise: Option<f64>,
+    observation_sd: Option<f64>,
+    rho: Option<f64>,
+    shard_sd: Option<f64>,
+}
+
 /// Builds the spec from a `[workload]` table (kind = "synthetic-gp").
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
-    use crate::params::{check_keys, integer, number, numbers, string};
-    check_keys(
-        "workload `synthetic-gp`",
-        params,
-        &[
-            "kind",
-            "dims",
-            "kernel",
-            "lengthscale",
-            "signal_sd",
-            "features",
-            "candidates",
-            "release",
-            "sensitivity",
-            "noise",
-            "observation_sd",
-            "rho",
-            "shard_sd",
-        ],
-    )?;
-    let dims = numbers(params, "dims")?
-        .ok_or_else(|| Error::invalid("dims", "missing", "a list of dimensions in [1, 100]"))?
-        .into_iter()
-        .map(|d| {
-            if d.fract() == 0.0 && (1.0..=100.0).contains(&d) {
-                Ok(d as usize)
-            } else {
-                Err(Error::invalid("dims", d, "integers in [1, 100]"))
-            }
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let kernel = KernelFamily::parse(string(params, "kernel")?.unwrap_or("rbf"))?;
-    let lengthscale =
-        Range::Positive.check("lengthscale", number(params, "lengthscale")?.unwrap_or(0.2))?;
-    let signal_sd =
-        Range::Positive.check("signal_sd", number(params, "signal_sd")?.unwrap_or(1.0))?;
-    let features = integer(params, "features", 1)?.unwrap_or(256) as usize;
-    let candidates = integer(params, "candidates", 1)?.map(|c| c as usize);
+    let p: Params = super::read("synthetic-gp", params)?;
+    let dims = super::dims(Some(p.dims), &[])?;
+    let kernel = KernelFamily::parse(p.kernel.as_deref().unwrap_or("rbf"))?;
+    let lengthscale = Range::Positive.check("lengthscale", p.lengthscale.unwrap_or(0.2))?;
+    let signal_sd = Range::Positive.check("signal_sd", p.signal_sd.unwrap_or(1.0))?;
+    let features = match p.features {
+        Some(Count(0)) => return Err(Error::invalid("features", 0, "an integer >= 1")),
+        f => f.map_or(256, |f| f.0 as usize),
+    };
+    let candidates = match p.candidates {
+        Some(Count(0)) => return Err(Error::invalid("candidates", 0, "an integer >= 1")),
+        c => c.map(|c| c.0 as usize),
+    };
     // The objective is evaluated at every candidate through every random feature.
     if let Some(c) =
         candidates.filter(|&c| (c as u64).saturating_mul(features as u64) > 100_000_000)
@@ -325,11 +319,10 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             format!("at most 1e8 / features = {} with features = {features} (every candidate is evaluated through every feature)", 100_000_000 / features),
         ));
     }
-    let sensitivity =
-        Range::Positive.check("sensitivity", number(params, "sensitivity")?.unwrap_or(1.0))?;
-    let noise = number(params, "noise")?;
+    let sensitivity = Range::Positive.check("sensitivity", p.sensitivity.unwrap_or(1.0))?;
+    let noise = p.noise;
     let n = Range::Positive.check("noise", noise.unwrap_or(1.0))?;
-    let release = match string(params, "release")?.unwrap_or("gaussian") {
+    let release = match p.release.as_deref().unwrap_or("gaussian") {
         "gaussian" => ScoreRelease::Gaussian {
             sensitivity,
             sigma: n,
@@ -346,12 +339,11 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             ))
         }
     };
-    let observation_sd = Range::NonNegative.check(
-        "observation_sd",
-        number(params, "observation_sd")?.unwrap_or(0.1),
-    )?;
-    let rho =
-        number(params, "rho")?.unwrap_or(1.0 - sensitivity.powi(2) / (2.0 * signal_sd.powi(2)));
+    let observation_sd =
+        Range::NonNegative.check("observation_sd", p.observation_sd.unwrap_or(0.1))?;
+    let rho = p
+        .rho
+        .unwrap_or(1.0 - sensitivity.powi(2) / (2.0 * signal_sd.powi(2)));
     if !(0.0..=1.0).contains(&rho) {
         return Err(Error::invalid(
             "rho",
@@ -359,8 +351,7 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             "a number in [0, 1] (from rho, or from sensitivity <= signal_sd·√2)",
         ));
     }
-    let shard_sd =
-        Range::NonNegative.check("shard_sd", number(params, "shard_sd")?.unwrap_or(0.02))?;
+    let shard_sd = Range::NonNegative.check("shard_sd", p.shard_sd.unwrap_or(0.02))?;
     Ok(Box::new(SyntheticGpSpec {
         dims,
         kernel,

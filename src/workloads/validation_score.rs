@@ -6,6 +6,7 @@
 
 pub use crate::accounting::clipped_mean::{ClippedMeanRelease, ScoreClip};
 use crate::error::{Error, Result};
+use crate::params::OneOrMany;
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -54,35 +55,23 @@ pub fn log_grid(
     }
 }
 
-/// A `[lo, hi]` pair parameter, or `default` when absent.
-pub fn range_param(params: &toml::Table, key: &'static str, default: [f64; 2]) -> Result<[f64; 2]> {
-    match crate::params::numbers(params, key)? {
-        None => Ok(default),
-        Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
-        Some(v) => Err(Error::invalid(
-            key,
-            format!("{v:?}"),
-            "a pair [low, high] of numbers",
-        )),
-    }
-}
-
-/// A string or a non-empty list of distinct strings, or `default` when absent.
-pub fn strings_param(
-    params: &toml::Table,
+/// The names given (one or a non-empty list of distinct names), or `default` when absent.
+pub fn names(
     key: &'static str,
+    given: Option<OneOrMany<String>>,
     default: &[&str],
 ) -> Result<Vec<String>> {
-    let bad = |v: &toml::Value| Error::invalid(key, v, "a string or a non-empty list of strings");
-    let list: Vec<String> = match params.get(key) {
+    let list = match given {
         None => default.iter().map(|s| s.to_string()).collect(),
-        Some(toml::Value::String(s)) => vec![s.clone()],
-        Some(toml::Value::Array(a)) if !a.is_empty() => a
-            .iter()
-            .map(|v| v.as_str().map(str::to_string).ok_or_else(|| bad(v)))
-            .collect::<Result<_>>()?,
-        Some(v) => return Err(bad(v)),
+        Some(g) => g.into_vec(),
     };
+    if list.is_empty() {
+        return Err(Error::invalid(
+            key,
+            "[]",
+            "a name or a non-empty list of names",
+        ));
+    }
     if let Some((i, s)) = list
         .iter()
         .enumerate()

@@ -27,11 +27,12 @@
 //! about 0.04 against 0.1–0.4 for a uniform θ in [−2, 2]¹⁵ (tested), so tuning pays and the
 //! seed's qualitative claims can show. Everything else (ℓ = 1, s² = 1, the noise) is the spec's.
 
-use super::{dims_param, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
+use super::{read_with_common, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
 use crate::error::{Error, Result};
 use crate::gp::{cholesky_with_jitter, Jitter, Kernel, KernelFamily, Posterior};
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
-use crate::workloads::validation_score::{range_param, PerKey};
+use crate::workloads::validation_score::PerKey;
 use crate::workloads::{Variant, Workload, WorkloadSpec};
 use ndarray::{Array1, Array2, Axis, Zip};
 use rand::Rng;
@@ -307,14 +308,12 @@ pub struct GpLengthscalesSpec {
 /// (0; a list sweeps it: one variant per (dimension, sd) on the same data), `candidates`,
 /// `oracle_points` (32), `noise`.
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
-    use crate::params::{check_keys, integer, numbers};
-    let mut keys = vec!["kind", "dims", "train", "users", "bounds", "inputs"];
-    keys.extend(super::COMMON_KEYS);
-    check_keys("workload `gp-lengthscales`", params, &keys)?;
-    let [lo, hi] = range_param(params, "bounds", [-2.0, 2.0])?;
+    let (p, common): (Params, _) =
+        read_with_common("gp-lengthscales", params, &super::COMMON_KEYS)?;
+    let [lo, hi] = p.bounds.unwrap_or([-2.0, 2.0]);
     check_bounds((lo, hi))?;
-    let train = integer(params, "train", 1)?.unwrap_or(1000) as usize;
-    let users = integer(params, "users", 1)?.unwrap_or(1000) as usize;
+    let train = p.train.map_or(Ok(1000), |t| t.at_least("train", 1))? as usize;
+    let users = p.users.map_or(Ok(1000), |u| u.at_least("users", 1))? as usize;
     if train.saturating_add(users) > MAX_POINTS {
         return Err(Error::invalid(
             "users",
@@ -325,7 +324,7 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             ),
         ));
     }
-    let inputs = match crate::params::string(params, "inputs")? {
+    let inputs = match p.inputs.as_deref() {
         None | Some("normal") => Inputs::Normal,
         Some("uniform") => Inputs::Uniform,
         Some(other) => {
@@ -337,7 +336,10 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
         }
     };
     // `evaluation_sd` may be a list: checked one by one, then the common parse sees one value.
-    let evaluation_sds = numbers(params, "evaluation_sd")?.unwrap_or_else(|| vec![0.0]);
+    let evaluation_sds = common
+        .evaluation_sd
+        .clone()
+        .map_or(vec![0.0], OneOrMany::into_vec);
     for &sd in &evaluation_sds {
         crate::error::Range::NonNegative.check("evaluation_sd", sd)?;
     }
@@ -348,21 +350,27 @@ pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
             "distinct values (one variant each)",
         ));
     }
-    let mut single = params.clone();
-    single.insert(
-        "evaluation_sd".into(),
-        toml::Value::Float(evaluation_sds[0]),
-    );
     Ok(Box::new(GpLengthscalesSpec {
-        dims: dims_param(params, &[15])?,
+        common: CommonParams::new(&common, evaluation_sds[0], false, 2.0, 32)?,
+        dims: crate::workloads::dims(p.dims, &[15])?,
         train,
         users,
         bounds: (lo, hi),
         inputs,
         evaluation_sds,
-        common: CommonParams::parse(&single, false, 2.0, 32)?,
         prepared: PerKey::default(),
     }))
+}
+
+/// A `[workload]` table of kind `gp-lengthscales` (besides the common per-user keys).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    dims: Option<OneOrMany<Count>>,
+    train: Option<Count>,
+    users: Option<Count>,
+    bounds: Option<[f64; 2]>,
+    inputs: Option<String>,
 }
 
 impl GpLengthscalesSpec {

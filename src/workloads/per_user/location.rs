@@ -15,10 +15,11 @@
 //! Data: one set per (experiment seed, d), shared by every repetition, from
 //! `stream(seed, [d, tag])`, user by user (E.3: x_i; E.4: x_i then the noise of y_i).
 
-use super::{dims_param, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
+use super::{read_with_common, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
 use crate::error::{Error, Range, Result};
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
-use crate::workloads::validation_score::{range_param, PerKey};
+use crate::workloads::validation_score::PerKey;
 use crate::workloads::{Variant, Workload, WorkloadSpec};
 use ndarray::{Array1, Array2, Axis};
 use ndarray_linalg::Solve;
@@ -393,36 +394,49 @@ pub fn robust_regression_spec(params: &toml::Table) -> Result<Box<dyn WorkloadSp
     LocationSpec::from_params(params, "robust-regression")
 }
 
+/// A `[workload]` table of kind `normal-location` or `robust-regression` (besides the common
+/// per-user keys; `huber` is robust regression's).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    dims: Option<OneOrMany<Count>>,
+    users: Option<Count>,
+    bounds: Option<[f64; 2]>,
+    huber: Option<f64>,
+}
+
 impl LocationSpec {
     fn from_params(params: &toml::Table, kind: &'static str) -> Result<Box<dyn WorkloadSpec>> {
-        use crate::params::{check_keys, integer, number};
         let robust = kind == "robust-regression";
-        let mut keys = vec!["kind", "dims", "users", "bounds", "candidates"];
-        keys.extend(["evaluation_sd", "clip", "noise"]);
-        if robust {
-            keys.push("huber");
-        }
-        check_keys(&format!("workload `{kind}`"), params, &keys)?;
+        // No oracle: the exact best is known.
+        let common_keys = ["candidates", "evaluation_sd", "clip", "noise"];
+        let (p, common): (Params, _) = read_with_common(kind, params, &common_keys)?;
         let (dims, users, bounds, clip) = if robust {
             ([4], 100, [-3.0, 3.0], 5.0)
         } else {
             ([5], 50, [-2.0, 4.0], 10.0)
         };
-        let [lo, hi] = range_param(params, "bounds", bounds)?;
+        let [lo, hi] = p.bounds.unwrap_or(bounds);
         check_bounds((lo, hi))?;
-        let model = if robust {
-            Model::RobustRegression {
-                huber: Range::Positive.check("huber", number(params, "huber")?.unwrap_or(1.0))?,
+        let model = match (robust, p.huber) {
+            (true, huber) => Model::RobustRegression {
+                huber: Range::Positive.check("huber", huber.unwrap_or(1.0))?,
+            },
+            (false, None) => Model::NormalLocation,
+            (false, Some(_)) => {
+                return Err(Error::UnknownKey {
+                    owner: format!("workload `{kind}`"),
+                    key: "huber".into(),
+                    allowed: "dims, users, bounds, candidates, evaluation_sd, clip, noise".into(),
+                })
             }
-        } else {
-            Model::NormalLocation
         };
         Ok(Box::new(LocationSpec {
             model,
-            dims: dims_param(params, &dims)?,
-            users: integer(params, "users", 1)?.unwrap_or(users) as usize,
+            dims: crate::workloads::dims(p.dims, &dims)?,
+            users: p.users.map_or(Ok(users), |u| u.at_least("users", 1))? as usize,
             bounds: (lo, hi),
-            common: CommonParams::parse(params, false, clip, 0)?,
+            common: CommonParams::read(&common, false, clip, 0)?,
             prepared: PerKey::default(),
         }))
     }

@@ -37,6 +37,7 @@ use super::validation_score::{ClippedMeanRelease, PerKey, ScoreClip};
 use super::{Hyper, Oracle, PerUserLosses, PrivateTraining, Space, Workload};
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Range, Result};
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use ndarray::{Array1, Array2};
 use rand::{Rng, RngCore};
@@ -195,7 +196,19 @@ pub struct CommonParams {
     pub noise: Option<f64>,
 }
 
-/// The keys [`CommonParams::parse`] reads.
+/// The parameters every per-user workload takes, as written in its `[workload]` table.
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct CommonFields {
+    candidates: Option<Count>,
+    /// One sd, or (`gp-lengthscales`) a list swept as variants.
+    pub evaluation_sd: Option<OneOrMany<f64>>,
+    clip: Option<f64>,
+    oracle_points: Option<Count>,
+    noise: Option<f64>,
+}
+
+/// The keys of [`CommonFields`].
 pub const COMMON_KEYS: [&str; 5] = [
     "candidates",
     "evaluation_sd",
@@ -204,30 +217,81 @@ pub const COMMON_KEYS: [&str; 5] = [
     "noise",
 ];
 
+/// Reads a per-user workload's own parameters `T` and the common ones (those of `common`
+/// among [`COMMON_KEYS`]; a key of the others is refused as unknown).
+pub fn read_with_common<T: serde::de::DeserializeOwned>(
+    kind: &str,
+    params: &toml::Table,
+    common: &[&str],
+) -> Result<(T, CommonFields)> {
+    let (mut own, mut shared) = (params.clone(), toml::Table::new());
+    for &key in common {
+        if let Some(v) = own.remove(key) {
+            shared.insert(key.to_string(), v);
+        }
+    }
+    let own = super::read(kind, &own).map_err(|e| match e {
+        Error::UnknownKey {
+            owner,
+            key,
+            allowed,
+        } => Error::UnknownKey {
+            owner,
+            key,
+            allowed: format!("{allowed}, {}", common.join(", ")),
+        },
+        other => other,
+    })?;
+    Ok((own, super::read(kind, &shared)?))
+}
+
 impl CommonParams {
-    /// Reads the common keys; `clip` R (default `default_clip`) gives the loss range [−R, R]
-    /// when `signed`, else [0, R].
-    pub fn parse(
-        params: &toml::Table,
+    /// From the common fields at evaluation sd `evaluation_sd`; `clip` R (default
+    /// `default_clip`) gives the loss range [−R, R] when `signed`, else [0, R].
+    pub fn new(
+        fields: &CommonFields,
+        evaluation_sd: f64,
         signed: bool,
         default_clip: f64,
         default_oracle_points: usize,
     ) -> Result<Self> {
-        use crate::params::{integer, number};
-        let r = Range::Positive.check("clip", number(params, "clip")?.unwrap_or(default_clip))?;
+        let r = Range::Positive.check("clip", fields.clip.unwrap_or(default_clip))?;
         Ok(CommonParams {
-            candidates: integer(params, "candidates", 1)?.map(|c| c as usize),
-            evaluation_sd: Range::NonNegative.check(
-                "evaluation_sd",
-                number(params, "evaluation_sd")?.unwrap_or(0.0),
-            )?,
+            candidates: match fields.candidates {
+                Some(c) => Some(c.at_least("candidates", 1)? as usize),
+                None => None,
+            },
+            evaluation_sd: Range::NonNegative.check("evaluation_sd", evaluation_sd)?,
             loss_clip: ScoreClip::new("clip", if signed { -r } else { 0.0 }, r)?,
-            oracle_points: integer(params, "oracle_points", 0)?
-                .map_or(default_oracle_points, |p| p as usize),
-            noise: number(params, "noise")?
+            oracle_points: fields
+                .oracle_points
+                .map_or(default_oracle_points, |p| p.0 as usize),
+            noise: fields
+                .noise
                 .map(|z| Range::Positive.check("noise", z))
                 .transpose()?,
         })
+    }
+
+    /// From the common fields, whose `evaluation_sd` must be one number (default 0).
+    pub fn read(
+        fields: &CommonFields,
+        signed: bool,
+        default_clip: f64,
+        default_oracle_points: usize,
+    ) -> Result<Self> {
+        let sd = match &fields.evaluation_sd {
+            None => 0.0,
+            Some(OneOrMany::One(sd)) => *sd,
+            Some(OneOrMany::Many(v)) => {
+                return Err(Error::invalid(
+                    "evaluation_sd",
+                    format!("{v:?}"),
+                    "a number",
+                ))
+            }
+        };
+        Self::new(fields, sd, signed, default_clip, default_oracle_points)
     }
 
     /// The space of an instance: a random grid drawn from (seed, [grid tag, path…]), or the
@@ -257,23 +321,6 @@ impl CommonParams {
             self.loss_clip.lo(),
             self.loss_clip.hi(),
         )
-    }
-}
-
-/// The `dims` parameter: integers in [1, 100], or `default` when absent.
-pub fn dims_param(params: &toml::Table, default: &[usize]) -> Result<Vec<usize>> {
-    match crate::params::numbers(params, "dims")? {
-        None => Ok(default.to_vec()),
-        Some(v) => v
-            .into_iter()
-            .map(|d| {
-                if d.fract() == 0.0 && (1.0..=100.0).contains(&d) {
-                    Ok(d as usize)
-                } else {
-                    Err(Error::invalid("dims", d, "integers in [1, 100]"))
-                }
-            })
-            .collect(),
     }
 }
 
@@ -608,26 +655,39 @@ mod tests {
 
     #[test]
     fn common_parameters_are_validated() {
-        let parse = |s: &str| CommonParams::parse(&toml::from_str(s).unwrap(), false, 1.0, 8);
+        let fields = |s: &str| -> Result<CommonFields> {
+            crate::params::read("workload `t`", &toml::from_str(s).unwrap())
+        };
+        let parse = |s: &str| CommonParams::read(&fields(s)?, false, 1.0, 8);
         let c = parse("candidates = 5\nevaluation_sd = 0.1\nclip = 3").unwrap();
         assert_eq!(c.candidates, Some(5));
         assert_eq!((c.loss_clip.lo(), c.loss_clip.hi()), (0.0, 3.0));
-        let signed = CommonParams::parse(&toml::Table::new(), true, 2.0, 8).unwrap();
+        let signed = CommonParams::read(&CommonFields::default(), true, 2.0, 8).unwrap();
         assert_eq!((signed.loss_clip.lo(), signed.loss_clip.hi()), (-2.0, 2.0));
         for (bad, name) in [
             ("clip = 0", "clip"),
             ("evaluation_sd = -1", "evaluation_sd"),
+            ("evaluation_sd = [0, 1]", "evaluation_sd"),
             ("noise = 0", "noise"),
             ("candidates = 0", "candidates"),
+            ("clipp = 1", "clipp"),
         ] {
             let e = parse(bad).unwrap_err().to_string();
             assert!(e.contains(name), "{bad}: {e}");
         }
-        let t: toml::Table = toml::from_str("dims = [2, 101]").unwrap();
-        assert!(dims_param(&t, &[1])
+        let dims = |s: &str| {
+            #[derive(serde::Deserialize)]
+            struct D {
+                dims: Option<OneOrMany<Count>>,
+            }
+            let d: D = crate::params::read("workload `t`", &toml::from_str(s).unwrap()).unwrap();
+            crate::workloads::dims(d.dims, &[4])
+        };
+        assert!(dims("dims = [2, 101]")
             .unwrap_err()
             .to_string()
             .contains("dims"));
-        assert_eq!(dims_param(&toml::Table::new(), &[4]).unwrap(), vec![4]);
+        assert_eq!(dims("").unwrap(), vec![4]);
+        assert_eq!(dims("dims = 3").unwrap(), vec![3]);
     }
 }

@@ -22,8 +22,9 @@
 //! c (M normals), ξ (user-major); normals by [`crate::rng::normal`]. `tools/make_rff_golden.py`
 //! re-implements the draws in Python and wrote `tests/fixtures/per_user_rff_golden.json`.
 
-use super::{dims_param, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
+use super::{read_with_common, CommonParams, PerUserWorkload, Prepared, Source, UserObjective};
 use crate::error::{Error, Range, Result};
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use crate::workloads::{Variant, Workload, WorkloadSpec};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
@@ -258,36 +259,37 @@ pub struct PerUserGpSpec {
 /// losses clipped to [−R, R]), `evaluation_sd` (0), `candidates`, `oracle_points` (4096),
 /// `noise`.
 pub fn spec(params: &toml::Table) -> Result<Box<dyn WorkloadSpec>> {
-    use crate::params::{check_keys, integer, number};
-    let mut keys = vec![
-        "kind",
-        "dims",
-        "features",
-        "users",
-        "rho",
-        "signal_sd",
-        "lengthscale",
-    ];
-    keys.extend(super::COMMON_KEYS);
-    check_keys("workload `per-user-gp`", params, &keys)?;
-    if !params.contains_key("dims") {
-        return Err(Error::invalid(
-            "dims",
-            "missing",
-            "a list of dimensions in [1, 100]",
-        ));
-    }
-    let features = integer(params, "features", 1)?.unwrap_or(2048) as usize;
-    let users = integer(params, "users", 1)?.unwrap_or(1000) as usize;
-    let rho = number(params, "rho")?.unwrap_or(0.9);
-    let signal_sd = number(params, "signal_sd")?.unwrap_or(1.0);
-    let lengthscale = number(params, "lengthscale")?;
-    let configs = dims_param(params, &[])?
+    let (p, common): (Params, _) = read_with_common("per-user-gp", params, &super::COMMON_KEYS)?;
+    let features = p.features.map_or(Ok(2048), |f| f.at_least("features", 1))? as usize;
+    let users = p.users.map_or(Ok(1000), |u| u.at_least("users", 1))? as usize;
+    let signal_sd = p.signal_sd.unwrap_or(1.0);
+    let configs = crate::workloads::dims(p.dims, &[])?
         .into_iter()
-        .map(|d| RffConfig::new(d, features, users, rho, signal_sd, lengthscale))
+        .map(|d| {
+            RffConfig::new(
+                d,
+                features,
+                users,
+                p.rho.unwrap_or(0.9),
+                signal_sd,
+                p.lengthscale,
+            )
+        })
         .collect::<Result<Vec<_>>>()?;
-    let common = CommonParams::parse(params, true, 3.0 * signal_sd, 4096)?;
+    let common = CommonParams::read(&common, true, 3.0 * signal_sd, 4096)?;
     Ok(Box::new(PerUserGpSpec { configs, common }))
+}
+
+/// A `[workload]` table of kind `per-user-gp` (besides the common per-user keys).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    dims: Option<OneOrMany<Count>>,
+    features: Option<Count>,
+    users: Option<Count>,
+    rho: Option<f64>,
+    signal_sd: Option<f64>,
+    lengthscale: Option<f64>,
 }
 
 impl WorkloadSpec for PerUserGpSpec {
