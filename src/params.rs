@@ -16,7 +16,18 @@ pub fn read<T: DeserializeOwned>(owner: &str, table: &toml::Table) -> Result<T> 
             p if p == "." => String::new(),
             p => p,
         };
-        let reason = e.into_inner().message().trim().to_string();
+        // serde names Rust types ("expected u64"); a file's author reads words.
+        let reason = [
+            ("expected u64", "expected an integer >= 0"),
+            ("expected f64", "expected a number"),
+            ("expected a sequence", "expected a list"),
+            ("expected a borrowed string", "expected a string"),
+        ]
+        .iter()
+        .fold(
+            e.into_inner().message().trim().to_string(),
+            |r, (from, to)| r.replace(from, to),
+        );
         // serde words these two as "unknown field `k`, expected …" and "missing field `k`";
         // the path of a missing field stops at its table, so the key is taken from the words.
         let within = |key: &str| match path.as_str() {
@@ -119,22 +130,6 @@ impl<T> OneOrMany<T> {
     }
 }
 
-/// Rejects keys of `params` not in `allowed`; `owner` names the table, e.g. "tuner `naive`".
-pub fn check_keys(owner: &str, params: &toml::Table, allowed: &[&str]) -> Result<()> {
-    match params.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(Error::UnknownKey {
-            owner: owner.to_string(),
-            key: k.clone(),
-            allowed: if allowed.is_empty() {
-                "none".to_string()
-            } else {
-                allowed.join(", ")
-            },
-        }),
-        None => Ok(()),
-    }
-}
-
 /// A registry entry's constructor from experiment-file parameters.
 pub type Builder<T> = fn(&toml::Table) -> Result<T>;
 
@@ -164,67 +159,9 @@ pub fn given<T>(name: &'static str, value: Option<T>, what: &str) -> Result<T> {
     value.ok_or_else(|| Error::invalid(name, "missing", format!("{what} (required)")))
 }
 
-/// A numeric parameter (integers accepted), or None when absent.
-pub fn number(params: &toml::Table, key: &'static str) -> Result<Option<f64>> {
-    match params.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Float(x)) => Ok(Some(*x)),
-        Some(toml::Value::Integer(i)) => Ok(Some(*i as f64)),
-        Some(other) => Err(Error::invalid(key, other, "a number")),
-    }
-}
-
-/// A required numeric parameter.
-pub fn required(params: &toml::Table, key: &'static str) -> Result<f64> {
-    number(params, key)?.ok_or_else(|| Error::invalid(key, "missing", "a number (required)"))
-}
-
-/// An integer parameter ≥ `min`, or None when absent.
-pub fn integer(params: &toml::Table, key: &'static str, min: u64) -> Result<Option<u64>> {
-    // Sizes are bounded up front (a typo such as `candidates = 10000000000` fails here instead
-    // of allocating gigabytes); a random seed is any non-negative 64-bit integer.
-    let max = match key {
-        "seed" => u64::MAX,
-        "seeds" => MAX_REPETITIONS,
-        _ => MAX_COUNT,
-    };
-    match params.get(key) {
-        None => Ok(None),
-        Some(toml::Value::Integer(i)) if *i >= min as i64 && *i as u64 <= max => {
-            Ok(Some(*i as u64))
-        }
-        Some(toml::Value::Integer(i)) if *i >= min as i64 => Err(Error::invalid(
-            key,
-            i,
-            format!("at most {max}: {i} is too large (sizes are bounded so a run fits in memory and time)"),
-        )),
-        Some(other) => Err(Error::invalid(key, other, format!("an integer >= {min}"))),
-    }
-}
-
 /// The largest count (candidates, grid or sweep points, users, steps, …) a parameter may ask
 /// for: larger values are refused up front, before anything is allocated.
 pub const MAX_COUNT: u64 = 1_000_000;
-/// The largest number of repetitions (`seeds`) per configuration.
-pub const MAX_REPETITIONS: u64 = 100_000;
-
-/// An integer in [`min`, `max`], or None when absent; `why` says what the upper bound protects.
-pub fn integer_in(
-    params: &toml::Table,
-    key: &'static str,
-    min: u64,
-    max: u64,
-    why: &str,
-) -> Result<Option<u64>> {
-    match integer(params, key, min)? {
-        Some(v) if v > max => Err(Error::invalid(
-            key,
-            v,
-            format!("an integer from {min} to {max} ({why})"),
-        )),
-        v => Ok(v),
-    }
-}
 
 /// A string parameter, or None when absent.
 pub fn string<'a>(params: &'a toml::Table, key: &'static str) -> Result<Option<&'a str>> {
@@ -233,11 +170,6 @@ pub fn string<'a>(params: &'a toml::Table, key: &'static str) -> Result<Option<&
         Some(toml::Value::String(s)) => Ok(Some(s.as_str())),
         Some(other) => Err(Error::invalid(key, other, "a string")),
     }
-}
-
-/// A list of numbers, or a single number as a one-element list; None when absent.
-pub fn numbers(params: &toml::Table, key: &'static str) -> Result<Option<Vec<f64>>> {
-    params.get(key).map(|v| numbers_of(key, v)).transpose()
 }
 
 /// The value `v` of parameter `key` as a non-empty list of numbers (one number: a list of one).
@@ -338,7 +270,10 @@ mod tests {
         let huge = err("mean = 1\nruns = 10000000000").to_string();
         assert!(huge.contains("`runs`: at most 1000000"), "{huge}");
         let negative = err("mean = 1\nruns = -1").to_string();
-        assert!(negative.contains("`runs`: invalid value"), "{negative}");
+        assert!(
+            negative.ends_with("`runs`: invalid value: integer `-1`, expected an integer >= 0"),
+            "{negative}"
+        );
     }
 
     fn c(text: &str) -> String {

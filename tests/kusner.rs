@@ -130,7 +130,7 @@ fn malformed_gp_ucb_files_are_rejected() {
             "sims/kusner-suite.toml",
             "evaluations = 50",
             "evaluation = 50",
-            "evaluations: missing",
+            "evaluation: a `gp-ucb-suite` experiment has no parameter `evaluation`",
         ),
         (
             "sims/kusner-bounds.toml",

@@ -470,7 +470,7 @@ fn malformed_experiment_files_name_file_field_and_reason() {
             "unknown field",
             "seed = 7",
             "seed = 7\nsedes = 3",
-            "sedes: unknown field",
+            "sedes: a `tuning` experiment has no parameter `sedes`",
         ),
         (
             "unknown tuner parameter",
@@ -553,20 +553,20 @@ fn malformed_curve_files_are_rejected() {
             "sweep_tables",
             "delta = 1e-6",
             "delta = 1e-6\nsweep_tables = 3",
-            "sweep_tables: must be a non-empty array",
+            "sweep_tables: a `curves` experiment: invalid type: integer `3`, expected a list",
         ),
         (
             "series",
             "dist = \"geometric\"",
             "distr = \"geometric\"",
-            "series[2].dist: missing",
+            "series[2].distr: a `curves` experiment has no parameter `series[2].distr` (it takes: dist, mean, label)",
         ),
         ("plot", "y = \"mean\"", "y = \"means\"", "plot.y: one of"),
         (
             "scale",
             "scale = \"log\"",
             "scale = \"ln\"",
-            "sweep.scale: `linear` or `log`",
+            "sweep.scale: a `curves` experiment: unknown variant `ln`, expected `linear` or `log`",
         ),
     ] {
         assert!(base.contains(from), "{what}");

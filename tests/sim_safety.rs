@@ -362,7 +362,7 @@ fn bad_files_fail_up_front_with_a_located_error() {
     check(
         "profile-typo",
         base.replace("[profile.smoke]\nseeds = 2", "[profile.smoke]\nsedes = 2"),
-        "profile-typo.toml:19:1: profile.smoke.sedes: unknown field",
+        "profile-typo.toml:19:1: profile.smoke.sedes: a `tuning` experiment has no parameter `sedes`",
     );
     check(
         "capability",

@@ -142,10 +142,8 @@ impl Outputs {
     }
 }
 
-fn stem_name(f: &Fields, used: &mut Vec<String>) -> Result<String> {
-    let name = f
-        .string("name")?
-        .ok_or_else(|| f.missing("name", "the output file stem"))?;
+fn stem_name(f: &Fields, given: Option<&str>, used: &mut Vec<String>) -> Result<String> {
+    let name = given.ok_or_else(|| f.missing("name", "the output file stem"))?;
     if name.is_empty()
         || name.len() > 100
         || !name
@@ -161,14 +159,12 @@ fn stem_name(f: &Fields, used: &mut Vec<String>) -> Result<String> {
     Ok(name.to_string())
 }
 
-fn column(f: &Fields, key: &'static str) -> Result<String> {
-    f.string(key)?
-        .map(str::to_string)
-        .ok_or_else(|| f.missing(key, "a column of the table"))
+fn column(f: &Fields, key: &'static str, given: Option<String>) -> Result<String> {
+    given.ok_or_else(|| f.missing(key, "a column of the table"))
 }
 
-fn aggregate(f: &Fields) -> Result<Aggregate> {
-    match f.string("aggregate")? {
+fn aggregate(f: &Fields, given: Option<&str>) -> Result<Aggregate> {
+    match given {
         None => Ok(Aggregate::MeanCi),
         Some(a) => Aggregate::parse(a).ok_or_else(|| {
             f.bad(
@@ -179,21 +175,58 @@ fn aggregate(f: &Fields) -> Result<Aggregate> {
     }
 }
 
-fn filter(f: &Fields) -> Result<Filter> {
-    let Some(t) = f.table("filter")? else {
-        return Ok(Filter(Vec::new()));
-    };
-    t.table
-        .iter()
+fn filter(f: &Fields, given: Option<toml::Table>) -> Result<Filter> {
+    given
+        .unwrap_or_default()
+        .into_iter()
         .map(|(k, v)| match v {
-            toml::Value::String(s) => Ok((k.clone(), Cell::Str(s.clone()))),
-            toml::Value::Integer(i) => Ok((k.clone(), Cell::Num(*i as f64))),
-            toml::Value::Float(x) if x.is_finite() => Ok((k.clone(), Cell::Num(*x))),
-            toml::Value::Boolean(b) => Ok((k.clone(), Cell::Str(b.to_string()))),
-            _ => Err(t.bad(k, "a string, a finite number or a boolean")),
+            toml::Value::String(s) => Ok((k, Cell::Str(s))),
+            toml::Value::Integer(i) => Ok((k, Cell::Num(i as f64))),
+            toml::Value::Float(x) if x.is_finite() => Ok((k, Cell::Num(x))),
+            toml::Value::Boolean(b) => Ok((k, Cell::Str(b.to_string()))),
+            _ => Err(f.bad(
+                &format!("filter.{k}"),
+                "a string, a finite number or a boolean",
+            )),
         })
         .collect::<Result<_>>()
         .map(Filter)
+}
+
+/// A `[[plots]]` entry as written.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlotEntry {
+    name: Option<String>,
+    table: Option<String>,
+    filter: Option<toml::Table>,
+    x: Option<String>,
+    y: Option<String>,
+    series: Option<String>,
+    facet: Option<String>,
+    aggregate: Option<String>,
+    #[serde(default)]
+    x_scale: Scale,
+    #[serde(default)]
+    y_scale: Scale,
+    title: Option<String>,
+    x_label: Option<String>,
+    y_label: Option<String>,
+}
+
+/// A `[[tables]]` entry as written.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableEntry {
+    name: Option<String>,
+    table: Option<String>,
+    filter: Option<toml::Table>,
+    rows: Option<String>,
+    columns: Option<String>,
+    value: Option<String>,
+    aggregate: Option<String>,
+    digits: Option<f64>,
+    caption: Option<String>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -201,69 +234,42 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     let mut used = Vec::new();
     let mut out = Outputs::default();
     for p in f.array("plots", false)? {
-        let spec = PlotSpec {
-            name: stem_name(&p, &mut used)?,
-            table: p.string("table")?.map(str::to_string),
-            filter: filter(&p)?,
-            x: column(&p, "x")?,
-            y: column(&p, "y")?,
-            series: p.string("series")?.map(str::to_string),
-            facet: p.string("facet")?.map(str::to_string),
-            aggregate: aggregate(&p)?,
-            x_log: p.log_scale("x_scale")?,
-            y_log: p.log_scale("y_scale")?,
-            title: p.string("title")?.map(str::to_string),
-            x_label: p.string("x_label")?.map(str::to_string),
-            y_label: p.string("y_label")?.map(str::to_string),
-        };
-        p.finish(&[
-            "name",
-            "table",
-            "filter",
-            "x",
-            "y",
-            "series",
-            "facet",
-            "aggregate",
-            "x_scale",
-            "y_scale",
-            "title",
-            "x_label",
-            "y_label",
-        ])?;
-        out.plots.push(spec);
+        let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
+        out.plots.push(PlotSpec {
+            name: stem_name(&p, e.name.as_deref(), &mut used)?,
+            table: e.table,
+            filter: filter(&p, e.filter)?,
+            x: column(&p, "x", e.x)?,
+            y: column(&p, "y", e.y)?,
+            series: e.series,
+            facet: e.facet,
+            aggregate: aggregate(&p, e.aggregate.as_deref())?,
+            x_log: e.x_scale == Scale::Log,
+            y_log: e.y_scale == Scale::Log,
+            title: e.title,
+            x_label: e.x_label,
+            y_label: e.y_label,
+        });
     }
     for t in f.array("tables", false)? {
-        let aggregate = aggregate(&t)?;
+        let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
+        let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
         }
-        let spec = TableSpec {
-            name: stem_name(&t, &mut used)?,
-            table: t.string("table")?.map(str::to_string),
-            filter: filter(&t)?,
-            rows: column(&t, "rows")?,
-            columns: column(&t, "columns")?,
-            value: column(&t, "value")?,
+        out.tables.push(TableSpec {
+            name: stem_name(&t, e.name.as_deref(), &mut used)?,
+            table: e.table,
+            filter: filter(&t, e.filter)?,
+            rows: column(&t, "rows", e.rows)?,
+            columns: column(&t, "columns", e.columns)?,
+            value: column(&t, "value", e.value)?,
             aggregate,
             digits: t
-                .number("digits", Range::NonNegative)?
-                .unwrap_or(3.0)
+                .in_range("digits", e.digits.unwrap_or(3.0), Range::NonNegative)?
                 .min(12.0) as usize,
-            caption: t.string("caption")?.map(str::to_string),
-        };
-        t.finish(&[
-            "name",
-            "table",
-            "filter",
-            "rows",
-            "columns",
-            "value",
-            "aggregate",
-            "digits",
-            "caption",
-        ])?;
-        out.tables.push(spec);
+            caption: e.caption,
+        });
     }
     Ok(out)
 }

@@ -3,9 +3,8 @@
 
 use crate::accounting::{Accountant, Conversion, Orders};
 use crate::error::{Error, Range, Result};
+use crate::params::{Count, OneOrMany};
 use crate::workloads::WorkloadSpec;
-
-pub use crate::params::{MAX_COUNT, MAX_REPETITIONS};
 
 pub use super::code_graph::fnv1a;
 
@@ -58,10 +57,8 @@ impl<'a> Fields<'a> {
                 value,
                 allowed,
             } => self.bad(name, &format!("{value} is invalid: must be {allowed}")),
-            // Located at the unknown key itself, not at its table.
-            Error::UnknownKey { ref key, .. } if self.table.contains_key(key.as_str()) => {
-                fail(self.file, &self.path(key), &e.to_string())
-            }
+            // Located at the unknown key itself (a path within this table), not at its table.
+            Error::UnknownKey { ref key, .. } => fail(self.file, &self.path(key), &e.to_string()),
             Error::Parameter {
                 owner,
                 field,
@@ -71,57 +68,118 @@ impl<'a> Fields<'a> {
         }
     }
 
-    pub(crate) fn get(&self, key: &str) -> Option<&'a toml::Value> {
-        self.table.get(key)
+    /// Reads this table into its typed parameters `T` (a `#[derive(Deserialize)]` struct with
+    /// `#[serde(deny_unknown_fields)]`; `owner` names it in messages, e.g. "a `curves`
+    /// experiment"), leaving aside the keys `elsewhere` that other readers take (`[workload]`,
+    /// `[[tuners]]`) and, in the root table, the keys every experiment has. Errors are located
+    /// at the field.
+    pub(crate) fn read<T: serde::de::DeserializeOwned>(
+        &self,
+        owner: &str,
+        elsewhere: &[&str],
+    ) -> Result<T> {
+        let mut aside: Vec<&str> = elsewhere.to_vec();
+        if self.prefix.is_empty() {
+            aside.extend(ROOT_KEYS);
+        }
+        let mut table = self.table.clone();
+        for key in &aside {
+            table.remove(*key);
+        }
+        crate::params::read(owner, &table).map_err(|e| {
+            self.wrap(match e {
+                // A key of this table: the keys read elsewhere are allowed too.
+                Error::UnknownKey {
+                    owner,
+                    key,
+                    allowed,
+                } if !key.contains(['.', '[']) && !aside.is_empty() => Error::UnknownKey {
+                    owner,
+                    key,
+                    allowed: format!("{allowed}, {}", aside.join(", ")),
+                },
+                other => other,
+            })
+        })
+    }
+
+    /// Each of `values` if it lies in `range`, else an error located at `key`.
+    pub(crate) fn all_in_range(
+        &self,
+        key: &str,
+        values: OneOrMany<f64>,
+        range: Range,
+    ) -> Result<Vec<f64>> {
+        values
+            .into_vec()
+            .into_iter()
+            .map(|x| self.in_range(key, x, range))
+            .collect()
+    }
+
+    /// A `[low, high]` pair as read, checked: both finite, low < high.
+    pub(crate) fn interval(&self, key: &'static str, pair: [f64; 2]) -> Result<[f64; 2]> {
+        self.interval_at(key, pair)
+    }
+
+    /// Like `interval`, at a path within this table (`plot.y_range`).
+    pub(crate) fn interval_at(&self, key: &str, pair: [f64; 2]) -> Result<[f64; 2]> {
+        if pair.iter().all(|x| x.is_finite()) && pair[0] < pair[1] {
+            Ok(pair)
+        } else {
+            Err(self.bad(key, "a pair [low, high] with low < high"))
+        }
+    }
+
+    /// A count as read, if at least `min`, located at `key`.
+    pub(crate) fn count(&self, key: &str, given: Count, min: u64) -> Result<u64> {
+        if given.0 >= min {
+            Ok(given.0)
+        } else {
+            Err(self.bad(
+                key,
+                &format!("{} is invalid: must be an integer >= {min}", given.0),
+            ))
+        }
+    }
+
+    /// `value` if it lies in `range`, else an error located at `key` (a path within this
+    /// table, such as `noise_free.a`).
+    pub(crate) fn in_range(&self, key: &str, value: f64, range: Range) -> Result<f64> {
+        if range.contains(value) {
+            Ok(value)
+        } else {
+            Err(self.bad(
+                key,
+                &format!(
+                    "{} is invalid: must be {range}",
+                    crate::numeric::fmt_num(value)
+                ),
+            ))
+        }
+    }
+
+    /// The accountant of the `orders` and `conversion` fields as read (defaults: continuous,
+    /// cks).
+    pub(crate) fn accountant_of(
+        &self,
+        orders: Option<&str>,
+        conversion: Option<&str>,
+    ) -> Result<Accountant> {
+        let orders = match orders {
+            None => Orders::Continuous,
+            Some(o) => Orders::parse(o).map_err(|e| self.wrap(e))?,
+        };
+        let conversion = match conversion {
+            None | Some("cks") => Conversion::Cks,
+            Some("mironov") => Conversion::Mironov,
+            Some(_) => return Err(self.bad("conversion", "`cks` or `mironov`")),
+        };
+        Ok(Accountant::new(orders, conversion))
     }
 
     pub(crate) fn string(&self, key: &'static str) -> Result<Option<&'a str>> {
         crate::params::string(self.table, key).map_err(|e| self.wrap(e))
-    }
-
-    /// An integer >= `min`, bounded as [`crate::params::integer`] bounds sizes.
-    pub(crate) fn integer(&self, key: &'static str, min: u64) -> Result<Option<u64>> {
-        crate::params::integer(self.table, key, min).map_err(|e| self.wrap(e))
-    }
-
-    /// An integer in [`min`, `max`], `why` saying what the upper bound protects (memory or
-    /// time), for counts whose cost grows faster than the global size bound allows.
-    pub(crate) fn integer_in(
-        &self,
-        key: &'static str,
-        min: u64,
-        max: u64,
-        why: &str,
-    ) -> Result<Option<u64>> {
-        crate::params::integer_in(self.table, key, min, max, why).map_err(|e| self.wrap(e))
-    }
-
-    pub(crate) fn number(&self, key: &'static str, range: Range) -> Result<Option<f64>> {
-        match crate::params::number(self.table, key).map_err(|e| self.wrap(e))? {
-            Some(x) => range.check(key, x).map(Some).map_err(|e| self.wrap(e)),
-            None => Ok(None),
-        }
-    }
-
-    pub(crate) fn numbers(&self, key: &'static str, range: Range) -> Result<Option<Vec<f64>>> {
-        match crate::params::numbers(self.table, key).map_err(|e| self.wrap(e))? {
-            Some(v) => v
-                .into_iter()
-                .map(|x| range.check(key, x).map_err(|e| self.wrap(e)))
-                .collect::<Result<Vec<_>>>()
-                .map(Some),
-            None => Ok(None),
-        }
-    }
-
-    pub(crate) fn pair(&self, key: &'static str) -> Result<Option<[f64; 2]>> {
-        match crate::params::numbers(self.table, key).map_err(|e| self.wrap(e))? {
-            Some(v) if v.len() == 2 && v.iter().all(|x| x.is_finite()) && v[0] < v[1] => {
-                Ok(Some([v[0], v[1]]))
-            }
-            Some(_) => Err(self.bad(key, "a pair [low, high] with low < high")),
-            None => Ok(None),
-        }
     }
 
     /// The tables of an array of tables (`[[key]]`), each located as `key[i]`; an error when
@@ -154,15 +212,6 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
-    /// `linear` (the default) or `log`: true for log.
-    pub(crate) fn log_scale(&self, key: &'static str) -> Result<bool> {
-        match self.string(key)? {
-            None | Some("linear") => Ok(false),
-            Some("log") => Ok(true),
-            Some(_) => Err(self.bad(key, "`linear` or `log`")),
-        }
-    }
-
     pub(crate) fn table(&self, key: &'static str) -> Result<Option<Fields<'a>>> {
         match self.table.get(key) {
             None => Ok(None),
@@ -172,40 +221,6 @@ impl<'a> Fields<'a> {
                 table: t,
             })),
             Some(_) => Err(self.bad(key, "must be a table")),
-        }
-    }
-
-    /// A required non-empty list of numbers in `range`.
-    pub(crate) fn required_numbers(&self, key: &'static str, range: Range) -> Result<Vec<f64>> {
-        match self.numbers(key, range)? {
-            Some(v) if !v.is_empty() => Ok(v),
-            _ => Err(self.missing(key, "a non-empty list of numbers")),
-        }
-    }
-
-    /// A required non-empty list of integers >= `min`.
-    pub(crate) fn integers(&self, key: &'static str, min: f64) -> Result<Vec<u64>> {
-        self.required_numbers(key, Range::NonNegative)?
-            .into_iter()
-            .map(|x| {
-                if x.fract() == 0.0 && x >= min && x <= MAX_COUNT as f64 {
-                    Ok(x as u64)
-                } else {
-                    Err(self.bad(key, &format!("integers >= {min} and <= {MAX_COUNT}")))
-                }
-            })
-            .collect()
-    }
-
-    /// A required non-empty list of strings.
-    pub(crate) fn strings(&self, key: &'static str) -> Result<Vec<&'a str>> {
-        match self.get(key) {
-            Some(toml::Value::Array(a)) if !a.is_empty() => a
-                .iter()
-                .map(|v| v.as_str().ok_or_else(|| self.bad(key, "a list of strings")))
-                .collect(),
-            None => Err(self.missing(key, "a non-empty list of strings")),
-            Some(_) => Err(self.bad(key, "a non-empty list of strings")),
         }
     }
 
@@ -220,36 +235,7 @@ impl<'a> Fields<'a> {
         let spec = crate::workloads::build(kind, w.table).map_err(|e| w.wrap(e))?;
         Ok((spec, w))
     }
-
-    /// The accountant of the `orders` and `conversion` fields (defaults: continuous, cks).
-    pub(crate) fn accountant(&self) -> Result<Accountant> {
-        let orders = match self.string("orders")? {
-            None => Orders::Continuous,
-            Some(o) => Orders::parse(o).map_err(|e| self.wrap(e))?,
-        };
-        let conversion = match self.string("conversion")? {
-            None | Some("cks") => Conversion::Cks,
-            Some("mironov") => Conversion::Mironov,
-            Some(_) => return Err(self.bad("conversion", "`cks` or `mironov`")),
-        };
-        Ok(Accountant::new(orders, conversion))
-    }
-
-    /// Rejects keys not in `allowed` (a typo would otherwise be ignored).
-    pub(crate) fn finish(&self, allowed: &[&str]) -> Result<()> {
-        match self.table.keys().find(|k| !allowed.contains(&k.as_str())) {
-            Some(k) => Err(self.bad(
-                k,
-                &format!("unknown field (expected one of: {})", allowed.join(", ")),
-            )),
-            None => Ok(()),
-        }
-    }
-
-    /// Like `finish`, for the root table, whose common keys are checked by `load`.
-    pub(crate) fn finish_some(&self, allowed: &[&str]) -> Result<()> {
-        let mut all = vec!["name", "title", "kind", "description", "plots", "tables"];
-        all.extend_from_slice(allowed);
-        self.finish(&all)
-    }
 }
+
+/// The keys of every experiment file's root table, read by `load`: not a study's parameters.
+const ROOT_KEYS: [&str; 6] = ["name", "title", "kind", "description", "plots", "tables"];

@@ -377,6 +377,7 @@ mod tests {
     use super::study::{Header, Study};
     use super::table::{Table, Values};
     use super::*;
+    use crate::params::Count;
     use crate::rng::stream;
     use rand::Rng;
 
@@ -386,15 +387,19 @@ mod tests {
         name: "coin",
         about: "the share of heads in fair coin flips",
         parse: |f| {
-            let s = Coin {
-                seed: f.integer("seed", 0)?.unwrap_or(0),
-                seeds: f
-                    .integer("seeds", 1)?
-                    .ok_or_else(|| f.missing("seeds", "repetitions"))?,
-                flips: f.integer("flips", 1)?.unwrap_or(100),
-            };
-            f.finish_some(&["seed", "seeds", "flips"])?;
-            Ok(Box::new(s))
+            #[derive(serde::Deserialize)]
+            #[serde(deny_unknown_fields)]
+            struct Params {
+                seed: Option<u64>,
+                seeds: Count,
+                flips: Option<Count>,
+            }
+            let p: Params = f.read("a `coin` experiment", &[])?;
+            Ok(Box::new(Coin {
+                seed: p.seed.unwrap_or(0),
+                seeds: f.count("seeds", p.seeds, 1)?,
+                flips: p.flips.map_or(Ok(100), |n| f.count("flips", n, 1))?,
+            }))
         },
     };
     static COIN: StudyKind = KIND;

@@ -36,9 +36,11 @@ pub struct Series {
     pub scatter: bool,
 }
 
-/// How an axis maps values to positions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How an axis maps values to positions (`linear`, the default, or `log` in a file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Scale {
+    #[default]
     Linear,
     Log,
 }

@@ -10,6 +10,7 @@ use super::StudyKind;
 use crate::accounting::{Orders, RdpCurve};
 use crate::error::{Range, Result};
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::params::{Count, OneOrMany};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::three_point::ThreePoint;
 use crate::sim::fields::Fields;
@@ -41,28 +42,50 @@ pub struct ConditionalSampling {
     pub y_range: Option<[f64; 2]>,
 }
 
+/// A `conditional-sampling` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    rho: Option<f64>,
+    a: Option<OneOrMany<f64>>,
+    orders: Option<[f64; 2]>,
+    points: Option<Count>,
+    table_at: Option<OneOrMany<f64>>,
+    y_range: Option<[f64; 2]>,
+}
+
 fn parse(f: &Fields) -> Result<ConditionalSampling> {
-    let orders = f
-        .pair("orders")?
-        .ok_or_else(|| f.missing("orders", "[lowest, highest] order λ > 1"))?;
+    let p: Params = f.read("a `conditional-sampling` experiment", &[])?;
+    let orders = f.interval(
+        "orders",
+        p.orders
+            .ok_or_else(|| f.missing("orders", "[lowest, highest] order λ > 1"))?,
+    )?;
     if orders[0] <= 1.0 {
         return Err(f.bad("orders", "orders λ > 1"));
     }
-    let a = f.required_numbers("a", Range::Positive)?;
+    let a = f.all_in_range(
+        "a",
+        p.a.ok_or_else(|| f.missing("a", "a non-empty list of numbers"))?,
+        Range::Positive,
+    )?;
     if a.iter().any(|&x| x > 0.25) {
         return Err(f.bad("a", "numbers in (0, 1/4] (Appendix D.2)"));
     }
+    let points = p
+        .points
+        .ok_or_else(|| f.missing("points", "the number of orders, >= 2"))?
+        .within("points", 2, 10_000, "each order's bound is computed afresh")
+        .map_err(|e| f.wrap(e))?;
     let s = ConditionalSampling {
-        rho: f.number("rho", Range::Positive)?.unwrap_or(0.1),
+        rho: f.in_range("rho", p.rho.unwrap_or(0.1), Range::Positive)?,
         a,
-        orders: (
-            orders,
-            f.integer_in("points", 2, 10_000, "each order's bound is computed afresh")?
-                .ok_or_else(|| f.missing("points", "the number of orders, >= 2"))?
-                as usize,
-        ),
-        table_at: f.numbers("table_at", Range::Finite)?.unwrap_or_default(),
-        y_range: f.pair("y_range")?,
+        orders: (orders, points as usize),
+        table_at: match p.table_at {
+            Some(t) => f.all_in_range("table_at", t, Range::Finite)?,
+            None => Vec::new(),
+        },
+        y_range: p.y_range.map(|r| f.interval("y_range", r)).transpose()?,
     };
     if let Some(x) = s.table_at.iter().find(|&&x| x < orders[0] || x > orders[1]) {
         return Err(f.bad(
@@ -70,7 +93,6 @@ fn parse(f: &Fields) -> Result<ConditionalSampling> {
             &format!("orders inside `orders` ({} is not)", fmt_num(*x)),
         ));
     }
-    f.finish_some(&["rho", "a", "orders", "points", "table_at", "y_range"])?;
     Ok(s)
 }
 

@@ -6,6 +6,7 @@ use super::StudyKind;
 use crate::accounting::{Accountant, Orders, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::params::{Count, OneOrMany};
 use crate::selection::utility::{expected_quantile, success_probability};
 use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::sim::fields::Fields;
@@ -90,73 +91,157 @@ pub struct TableSpec {
 /// The quantities a curve experiment records (columns of its parquet).
 pub const CURVE_QUANTITIES: &[&str] = &["order", "mean", "rdp", "epsilon", "quantile", "success"];
 
+/// A `curves` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    base: Option<BaseParams>,
+    delta: Option<f64>,
+    orders: Option<String>,
+    conversion: Option<String>,
+    sweep: Option<SweepParams>,
+    success_m: Option<Count>,
+    series: Option<Vec<SeriesParams>>,
+    plot: Option<PlotParams>,
+    #[serde(default)]
+    sweep_tables: Vec<TableParams>,
+}
+
+/// The base run: ρ-zCDP.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BaseParams {
+    zcdp: Option<f64>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepParams {
+    param: Option<String>,
+    range: Option<[f64; 2]>,
+    points: Option<Count>,
+    #[serde(default)]
+    scale: Scale,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeriesParams {
+    dist: Option<String>,
+    mean: Option<f64>,
+    label: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlotParams {
+    x: Option<String>,
+    y: Option<String>,
+    #[serde(default)]
+    x_scale: Scale,
+    #[serde(default)]
+    y_scale: Scale,
+    x_range: Option<[f64; 2]>,
+    y_range: Option<[f64; 2]>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableParams {
+    quantity: Option<String>,
+    at: Option<OneOrMany<f64>>,
+    digits: Option<Count>,
+}
+
 fn parse(f: &Fields) -> Result<Curves> {
-    let base = f
-        .table("base")?
+    let p: Params = f.read("a `curves` experiment", &[])?;
+    let base = p
+        .base
         .ok_or_else(|| f.missing("base", "the base run, e.g. base = { zcdp = 0.1 }"))?;
-    let rho = base
-        .number("zcdp", Range::Positive)?
-        .ok_or_else(|| base.missing("zcdp", "ρ > 0 of the base run"))?;
-    base.finish(&["zcdp"])?;
-    let delta = f.number("delta", Range::OpenUnit)?.unwrap_or(1e-6);
-    let accountant = f.accountant()?;
-    let s = f
-        .table("sweep")?
+    let rho = f.in_range(
+        "base.zcdp",
+        base.zcdp
+            .ok_or_else(|| f.missing("base.zcdp", "ρ > 0 of the base run"))?,
+        Range::Positive,
+    )?;
+    let delta = f.in_range("delta", p.delta.unwrap_or(1e-6), Range::OpenUnit)?;
+    let accountant = f.accountant_of(p.orders.as_deref(), p.conversion.as_deref())?;
+    let s = p
+        .sweep
         .ok_or_else(|| f.missing("sweep", "a [sweep] table"))?;
-    let param = match s.string("param")? {
+    let param = match s.param.as_deref() {
         Some("order") => SweepParam::Order,
         Some("mean") => SweepParam::Mean,
-        _ => return Err(s.bad("param", "`order` or `mean`")),
+        _ => return Err(f.bad("sweep.param", "`order` or `mean`")),
     };
     let [from, to] = s
-        .pair("range")?
-        .ok_or_else(|| s.missing("range", "[from, to]"))?;
+        .range
+        .ok_or_else(|| f.missing("sweep.range", "[from, to]"))?;
     let low = if param == SweepParam::Order {
         1.0
     } else {
         1.0 - 1e-12
     };
     if !(from > low && to > from && to.is_finite()) {
-        return Err(s.bad(
-            "range",
+        return Err(f.bad(
+            "sweep.range",
             &format!("needs {low} < from < to (got [{from}, {to}])"),
         ));
     }
     let points = s
-        .integer_in(
+        .points
+        .ok_or_else(|| f.missing("sweep.points", "an integer >= 2"))?
+        .within(
             "points",
             2,
             MAX_POINTS,
             "each point accounts every series afresh",
-        )?
-        .ok_or_else(|| s.missing("points", "an integer >= 2"))?;
-    let log = s.log_scale("scale")?;
-    s.finish(&["param", "range", "points", "scale"])?;
-    let success_m = f.integer("success_m", 1)?.unwrap_or(100);
-    let mut series = Vec::new();
-    for sf in f.array("series", true)? {
-        let dist = sf.string("dist")?.ok_or_else(|| {
-            sf.missing("dist", "logarithmic, geometric, tnb:ETA, poisson or fixed")
+        )
+        .map_err(|e| match f.table("sweep") {
+            Ok(Some(s)) => s.wrap(e),
+            _ => f.wrap(e),
         })?;
-        let family = CountFamily::parse(dist).map_err(|e| sf.wrap(e))?;
-        let mean = sf.number("mean", Range::Positive)?;
+    let log = s.scale == Scale::Log;
+    let success_m = match p.success_m {
+        Some(m) => f.count("success_m", m, 1)?,
+        None => 100,
+    };
+    let mut series = Vec::new();
+    let given = p
+        .series
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| f.missing("series", "at least one [[series]] table"))?;
+    for (i, sp) in given.into_iter().enumerate() {
+        let at = |key: &str| format!("series[{i}].{key}");
+        let dist = sp.dist.ok_or_else(|| {
+            f.missing(
+                &at("dist"),
+                "logarithmic, geometric, tnb:ETA, poisson or fixed",
+            )
+        })?;
+        let family = CountFamily::parse(&dist).map_err(|e| f.bad(&at("dist"), &e.to_string()))?;
+        let mean = sp
+            .mean
+            .map(|m| f.in_range(&at("mean"), m, Range::Positive))
+            .transpose()?;
         if param == SweepParam::Order && mean.is_none() {
-            return Err(sf.missing("mean", "E[K] (the sweep is over the order)"));
+            return Err(f.missing(&at("mean"), "E[K] (the sweep is over the order)"));
         }
         if let Some(m) = mean {
-            family.with_mean(m, None).map_err(|e| sf.wrap(e))?;
+            family
+                .with_mean(m, None)
+                .map_err(|e| f.bad(&at("mean"), &e.to_string()))?;
         }
-        let label = match sf.string("label")? {
-            Some(l) => l.to_string(),
+        let label = match sp.label {
+            Some(l) => l,
             None => match mean {
                 Some(m) => format!("{} E[K]={}", family.name(), crate::numeric::fmt_num(m)),
                 None => family.name(),
             },
         };
-        sf.finish(&["dist", "mean", "label"])?;
         if series.iter().any(|s: &SeriesSpec| s.label == label) {
-            return Err(sf.bad(
-                "label",
+            return Err(f.bad(
+                &at("label"),
                 &format!("`{label}` is used twice; give each series a distinct label"),
             ));
         }
@@ -166,33 +251,38 @@ fn parse(f: &Fields) -> Result<Curves> {
             mean,
         });
     }
-    let p = f
-        .table("plot")?
+    let pp = p
+        .plot
         .ok_or_else(|| f.missing("plot", "a [plot] table with x and y"))?;
-    let plot = PlotSpec {
-        x: quantity(&p, "x")?,
-        y: quantity(&p, "y")?,
-        x_log: p.log_scale("x_scale")?,
-        y_log: p.log_scale("y_scale")?,
-        x_range: p.pair("x_range")?.map(|[a, b]| (a, b)),
-        y_range: p.pair("y_range")?.map(|[a, b]| (a, b)),
+    let interval = |key: &str, r: Option<[f64; 2]>| {
+        r.map(|r| f.interval_at(key, r).map(|[a, b]| (a, b)))
+            .transpose()
     };
-    p.finish(&["x", "y", "x_scale", "y_scale", "x_range", "y_range"])?;
+    let plot = PlotSpec {
+        x: quantity(f, "plot.x", pp.x)?,
+        y: quantity(f, "plot.y", pp.y)?,
+        x_log: pp.x_scale == Scale::Log,
+        y_log: pp.y_scale == Scale::Log,
+        x_range: interval("plot.x_range", pp.x_range)?,
+        y_range: interval("plot.y_range", pp.y_range)?,
+    };
     let mut tables = Vec::new();
     let mut table_at = Vec::new();
-    for tf in f.array("sweep_tables", false)? {
-        let quantity = quantity(&tf, "quantity")?;
-        let at = tf
-            .numbers("at", Range::Positive)?
-            .ok_or_else(|| tf.missing("at", "sweep values"))?;
+    for (i, tp) in p.sweep_tables.into_iter().enumerate() {
+        let key = |k: &str| format!("sweep_tables[{i}].{k}");
+        let quantity = quantity(f, &key("quantity"), tp.quantity)?;
+        let at = f.all_in_range(
+            &key("at"),
+            tp.at.ok_or_else(|| f.missing(&key("at"), "sweep values"))?,
+            Range::Positive,
+        )?;
         if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
-            return Err(tf.bad(
-                "at",
+            return Err(f.bad(
+                &key("at"),
                 &format!("{x} is outside the sweep range [{from}, {to}]"),
             ));
         }
-        let digits = tf.integer("digits", 0)?.unwrap_or(6) as u32;
-        tf.finish(&["quantity", "at", "digits"])?;
+        let digits = tp.digits.map_or(6, |d| d.0 as u32);
         table_at.extend(&at);
         tables.push(TableSpec {
             quantity,
@@ -200,17 +290,6 @@ fn parse(f: &Fields) -> Result<Curves> {
             digits,
         });
     }
-    f.finish_some(&[
-        "base",
-        "delta",
-        "orders",
-        "conversion",
-        "sweep",
-        "success_m",
-        "series",
-        "plot",
-        "sweep_tables",
-    ])?;
     Ok(Curves {
         rho,
         delta,
@@ -231,9 +310,9 @@ fn parse(f: &Fields) -> Result<Curves> {
 }
 
 /// One of the curve quantities (a column of `curves.parquet`).
-fn quantity(f: &Fields, key: &'static str) -> Result<String> {
-    match f.string(key)? {
-        Some(c) if CURVE_QUANTITIES.contains(&c) => Ok(c.to_string()),
+fn quantity(f: &Fields, key: &str, given: Option<String>) -> Result<String> {
+    match given {
+        Some(c) if CURVE_QUANTITIES.contains(&c.as_str()) => Ok(c),
         _ => Err(f.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
     }
 }

@@ -12,6 +12,7 @@ use crate::error::{Error, Range, Result};
 use crate::gp::ucb_bo::{self, UcbBoOptions};
 use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
+use crate::params::Count;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
@@ -70,8 +71,28 @@ pub struct GiboPaths {
     pub series: Vec<PathSeries>,
 }
 
+/// A `gibo-paths` experiment file's parameters (its `[workload]` and `[[series]]` aside).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    delta: Option<f64>,
+}
+
+/// A non-private baseline series: `random-search` or `ucb-bo` (its `label`, `method` aside).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Baseline {
+    evaluations: Option<Count>,
+    steps: Option<Count>,
+    refit_every: Option<Count>,
+    candidates: Option<Count>,
+}
+
 /// Parses a `gibo-paths` file.
 fn parse(f: &Fields) -> Result<GiboPaths> {
+    let p: Params = f.read("a `gibo-paths` experiment", &["workload", "series"])?;
     let (workload, _) = f.workload()?;
     let mut series = Vec::new();
     for sf in f.array("series", true)? {
@@ -87,36 +108,34 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
                 Method::Private(crate::tuners::build(name, &params).map_err(|e| sf.wrap(e))?)
             }
             Some(name @ ("random-search" | "ucb-bo")) => {
-                let n = match (sf.integer("evaluations", 1)?, sf.integer("steps", 1)?) {
-                    (Some(n), None) => Evaluations::Fixed(n),
-                    (None, Some(t)) => Evaluations::PerStep(t),
+                let b: Baseline = sf.read(&format!("a `{name}` series"), &["label", "method"])?;
+                let n = match (b.evaluations, b.steps) {
+                    (Some(n), None) => Evaluations::Fixed(sf.count("evaluations", n, 1)?),
+                    (None, Some(t)) => Evaluations::PerStep(sf.count("steps", t, 1)?),
                     _ => return Err(sf.bad(
                         "evaluations",
                         "exactly one of `evaluations` (points) or `steps` (T: T·(d + 1) points)",
                     )),
                 };
                 if name == "random-search" {
-                    sf.finish(&["label", "method", "evaluations", "steps"])?;
+                    if b.refit_every.is_some() || b.candidates.is_some() {
+                        return Err(sf.bad(
+                            "refit_every",
+                            "`refit_every` and `candidates` are for `ucb-bo`, not `random-search`",
+                        ));
+                    }
                     Method::RandomSearch(n)
                 } else {
                     let defaults = UcbBoOptions::default();
+                    let option = |key, given: Option<Count>, default: usize| match given {
+                        Some(c) => sf.count(key, c, 1).map(|v| v as usize),
+                        None => Ok(default),
+                    };
                     let options = UcbBoOptions {
-                        refit_every: sf
-                            .integer("refit_every", 1)?
-                            .map_or(defaults.refit_every, |v| v as usize),
-                        candidates: sf
-                            .integer("candidates", 1)?
-                            .map_or(defaults.candidates, |v| v as usize),
+                        refit_every: option("refit_every", b.refit_every, defaults.refit_every)?,
+                        candidates: option("candidates", b.candidates, defaults.candidates)?,
                         ..defaults
                     };
-                    sf.finish(&[
-                        "label",
-                        "method",
-                        "evaluations",
-                        "steps",
-                        "refit_every",
-                        "candidates",
-                    ])?;
                     Method::UcbBo(n, options)
                 }
             }
@@ -132,17 +151,18 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
         }
         series.push(PathSeries { label, method });
     }
-    let p = GiboPaths {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f
-            .integer("seeds", 1)?
-            .ok_or_else(|| f.missing("seeds", "the number of repetitions"))?,
-        delta: f.number("delta", Range::OpenUnit)?.unwrap_or(1e-5),
+    Ok(GiboPaths {
+        seed: p.seed.unwrap_or(0),
+        seeds: f.count(
+            "seeds",
+            p.seeds
+                .ok_or_else(|| f.missing("seeds", "the number of repetitions"))?,
+            1,
+        )?,
+        delta: f.in_range("delta", p.delta.unwrap_or(1e-5), Range::OpenUnit)?,
         workload,
         series,
-    };
-    f.finish_some(&["seed", "seeds", "delta", "workload", "series"])?;
-    Ok(p)
+    })
 }
 
 /// One row of `iterations.parquet`.

@@ -19,6 +19,7 @@ use crate::gp_ucb::bounds::{
 };
 use crate::gp_ucb::{GpUcb, NoiseFree, Release};
 use crate::numeric::fmt_num;
+use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Scale, Series};
@@ -132,56 +133,135 @@ pub struct Suite {
     pub tail: f64,
 }
 
-fn kernels(f: &Fields) -> Result<Vec<KernelFamily>> {
-    f.strings("kernels")?
+/// A `gp-ucb-bounds` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BoundsParams {
+    t: Option<OneOrMany<Count>>,
+    n: Option<OneOrMany<Count>>,
+    epsilon: Option<OneOrMany<f64>>,
+    delta: Option<OneOrMany<f64>>,
+    rho: Option<OneOrMany<f64>>,
+    sigma: Option<OneOrMany<f64>>,
+    kernels: Option<OneOrMany<String>>,
+    lengthscale: Option<f64>,
+    profiles: Option<OneOrMany<String>>,
+    gamma: Option<f64>,
+    noise_free: Option<NoiseFreeParams>,
+    lipschitz: Option<LipschitzParams>,
+    tail: Option<f64>,
+}
+
+/// A `gp-ucb-suite` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SuiteParams {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    grids: Option<OneOrMany<String>>,
+    kernels: Option<OneOrMany<String>>,
+    lengthscales: Option<OneOrMany<f64>>,
+    sigmas: Option<OneOrMany<f64>>,
+    deltas: Option<OneOrMany<f64>>,
+    rho: Option<OneOrMany<f64>>,
+    evaluations: Option<Count>,
+    epsilons: Option<OneOrMany<f64>>,
+    constants: Option<String>,
+    noise_free: Option<NoiseFreeParams>,
+    tail: Option<f64>,
+}
+
+/// de Freitas et al.'s constants of the noise-free gain bound.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoiseFreeParams {
+    a: f64,
+    tau: f64,
+}
+
+/// Algorithm 3's constants.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LipschitzParams {
+    g_star: f64,
+    l: f64,
+    m: Count,
+    lambda_min: f64,
+    lambda_max: f64,
+}
+
+/// A required list of numbers in `range`.
+fn numbers(
+    f: &Fields,
+    key: &'static str,
+    given: Option<OneOrMany<f64>>,
+    range: Range,
+) -> Result<Vec<f64>> {
+    f.all_in_range(
+        key,
+        given.ok_or_else(|| f.missing(key, "a non-empty list of numbers"))?,
+        range,
+    )
+}
+
+/// A required list of integers ≥ `min`.
+fn counts(
+    f: &Fields,
+    key: &'static str,
+    given: Option<OneOrMany<Count>>,
+    min: u64,
+) -> Result<Vec<u64>> {
+    given
+        .ok_or_else(|| f.missing(key, &format!("a non-empty list of integers >= {min}")))?
+        .into_vec()
         .into_iter()
+        .map(|c| f.count(key, c, min))
+        .collect()
+}
+
+fn kernels(f: &Fields, given: Option<OneOrMany<String>>) -> Result<Vec<KernelFamily>> {
+    given
+        .ok_or_else(|| f.missing("kernels", "a non-empty list of strings"))?
+        .into_vec()
+        .iter()
         .map(|k| KernelFamily::parse(k).map_err(|e| f.wrap(e)))
         .collect()
 }
 
-fn rhos(f: &Fields, key: &'static str) -> Result<Vec<f64>> {
-    let v = f.required_numbers(key, Range::NonNegative)?;
+fn rhos(f: &Fields, given: Option<OneOrMany<f64>>) -> Result<Vec<f64>> {
+    let v = numbers(f, "rho", given, Range::NonNegative)?;
     match v.iter().find(|r| **r > 1.0) {
-        Some(_) => Err(f.bad(key, "numbers in [0, 1]")),
+        Some(_) => Err(f.bad("rho", "numbers in [0, 1]")),
         None => Ok(v),
     }
 }
 
-fn noise_free(f: &Fields) -> Result<(f64, f64)> {
-    let t = f
-        .table("noise_free")?
-        .ok_or_else(|| f.missing("noise_free", "{ a = A, tau = τ } (de Freitas et al.)"))?;
-    let a = t
-        .number("a", Range::Positive)?
-        .ok_or_else(|| t.missing("a", "A > 0"))?;
-    let tau = t
-        .number("tau", Range::Positive)?
-        .ok_or_else(|| t.missing("tau", "τ > 0"))?;
-    t.finish(&["a", "tau"])?;
-    Ok((a, tau))
+fn noise_free(f: &Fields, given: Option<NoiseFreeParams>) -> Result<(f64, f64)> {
+    let t =
+        given.ok_or_else(|| f.missing("noise_free", "{ a = A, tau = τ } (de Freitas et al.)"))?;
+    Ok((
+        f.in_range("noise_free.a", t.a, Range::Positive)?,
+        f.in_range("noise_free.tau", t.tau, Range::Positive)?,
+    ))
 }
 
 /// Parses a `gp-ucb-bounds` file.
 fn parse_bounds(f: &Fields) -> Result<Bounds> {
-    let l = f.table("lipschitz")?.ok_or_else(|| {
+    let p: BoundsParams = f.read("a `gp-ucb-bounds` experiment", &[])?;
+    let l = p.lipschitz.ok_or_else(|| {
         f.missing(
             "lipschitz",
             "Algorithm 3's { g_star, l, m, lambda_min, lambda_max }",
         )
     })?;
-    let num = |key: &'static str| -> Result<f64> {
-        l.number(key, Range::Positive)?
-            .ok_or_else(|| l.missing(key, "a number > 0"))
-    };
+    let num = |key: &str, v: f64| f.in_range(&format!("lipschitz.{key}"), v, Range::Positive);
     let lipschitz = Lipschitz {
-        g_star: num("g_star")?,
-        l: num("l")?,
-        m: l.integer("m", 1)?
-            .ok_or_else(|| l.missing("m", "the validation set size"))? as usize,
-        lambda_min: num("lambda_min")?,
-        lambda_max: num("lambda_max")?,
+        g_star: num("g_star", l.g_star)?,
+        l: num("l", l.l)?,
+        m: f.count("lipschitz.m", l.m, 1)? as usize,
+        lambda_min: num("lambda_min", l.lambda_min)?,
+        lambda_max: num("lambda_max", l.lambda_max)?,
     };
-    l.finish(&["g_star", "l", "m", "lambda_min", "lambda_max"])?;
     lipschitz_delta_f(
         lipschitz.g_star,
         lipschitz.l,
@@ -189,57 +269,54 @@ fn parse_bounds(f: &Fields) -> Result<Bounds> {
         lipschitz.lambda_min,
         lipschitz.lambda_max,
     )
-    .map_err(|e| l.wrap(e))?;
-    let profiles = f
-        .strings("profiles")?
-        .into_iter()
+    .map_err(|e| match f.table("lipschitz") {
+        Ok(Some(l)) => l.wrap(e),
+        _ => f.wrap(e),
+    })?;
+    let profiles = p
+        .profiles
+        .ok_or_else(|| f.missing("profiles", "a non-empty list of strings"))?
+        .into_vec()
+        .iter()
         .map(|p| Profile::parse(p).map_err(|e| f.wrap(e)))
         .collect::<Result<Vec<_>>>()?;
-    let b = Bounds {
-        t: f.integers("t", 2.0)?,
-        n: f.integers("n", 1.0)?
+    Ok(Bounds {
+        t: counts(f, "t", p.t, 2)?,
+        n: counts(f, "n", p.n, 1)?
             .into_iter()
             .map(|n| n as usize)
             .collect(),
-        epsilon: f.required_numbers("epsilon", Range::Positive)?,
-        delta: f.required_numbers("delta", Range::OpenUnit)?,
-        rho: rhos(f, "rho")?,
-        sigma: f.required_numbers("sigma", Range::Positive)?,
-        kernels: kernels(f)?,
-        lengthscale: f
-            .number("lengthscale", Range::Positive)?
-            .ok_or_else(|| f.missing("lengthscale", "ℓ of k2"))?,
+        epsilon: numbers(f, "epsilon", p.epsilon, Range::Positive)?,
+        delta: numbers(f, "delta", p.delta, Range::OpenUnit)?,
+        rho: rhos(f, p.rho)?,
+        sigma: numbers(f, "sigma", p.sigma, Range::Positive)?,
+        kernels: kernels(f, p.kernels)?,
+        lengthscale: f.in_range(
+            "lengthscale",
+            p.lengthscale
+                .ok_or_else(|| f.missing("lengthscale", "ℓ of k2"))?,
+            Range::Positive,
+        )?,
         profiles,
-        gamma: f
-            .number("gamma", Range::NonNegative)?
-            .ok_or_else(|| f.missing("gamma", "a given γ_T"))?,
-        noise_free: noise_free(f)?,
+        gamma: f.in_range(
+            "gamma",
+            p.gamma.ok_or_else(|| f.missing("gamma", "a given γ_T"))?,
+            Range::NonNegative,
+        )?,
+        noise_free: noise_free(f, p.noise_free)?,
         lipschitz,
-        tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
-    };
-    f.finish_some(&[
-        "t",
-        "n",
-        "epsilon",
-        "delta",
-        "rho",
-        "sigma",
-        "kernels",
-        "lengthscale",
-        "profiles",
-        "gamma",
-        "noise_free",
-        "lipschitz",
-        "tail",
-    ])?;
-    Ok(b)
+        tail: f.in_range("tail", p.tail.unwrap_or(DEFAULT_TAIL), Range::Positive)?,
+    })
 }
 
 /// Parses a `gp-ucb-suite` file.
 fn parse_suite(f: &Fields) -> Result<Suite> {
-    let grids = f
-        .strings("grids")?
-        .into_iter()
+    let p: SuiteParams = f.read("a `gp-ucb-suite` experiment", &[])?;
+    let grids = p
+        .grids
+        .ok_or_else(|| f.missing("grids", "a non-empty list of strings"))?
+        .into_vec()
+        .iter()
         .map(|g| {
             GridSpec::parse(g).ok_or_else(|| {
                 f.bad(
@@ -249,46 +326,36 @@ fn parse_suite(f: &Fields) -> Result<Suite> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let rho = rhos(f, "rho")?;
+    let rho = rhos(f, p.rho)?;
     if rho.len() != 1 {
         return Err(f.bad("rho", "one number in [0, 1]"));
     }
-    let s = Suite {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f
-            .integer("seeds", 1)?
-            .ok_or_else(|| f.missing("seeds", "the number of neighbouring pairs"))?,
+    Ok(Suite {
+        seed: p.seed.unwrap_or(0),
+        seeds: f.count(
+            "seeds",
+            p.seeds
+                .ok_or_else(|| f.missing("seeds", "the number of neighbouring pairs"))?,
+            1,
+        )?,
         grids,
-        kernels: kernels(f)?,
-        lengthscales: f.required_numbers("lengthscales", Range::Positive)?,
-        sigmas: f.required_numbers("sigmas", Range::NonNegative)?,
-        deltas: f.required_numbers("deltas", Range::OpenUnit)?,
+        kernels: kernels(f, p.kernels)?,
+        lengthscales: numbers(f, "lengthscales", p.lengthscales, Range::Positive)?,
+        sigmas: numbers(f, "sigmas", p.sigmas, Range::NonNegative)?,
+        deltas: numbers(f, "deltas", p.deltas, Range::OpenUnit)?,
         rho: rho[0],
-        evaluations: f
-            .integer("evaluations", 2)?
-            .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
-        epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        profile: Profile::parse(f.string("constants")?.unwrap_or("paper"))
+        evaluations: f.count(
+            "evaluations",
+            p.evaluations
+                .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
+            2,
+        )?,
+        epsilons: numbers(f, "epsilons", p.epsilons, Range::Positive)?,
+        profile: Profile::parse(p.constants.as_deref().unwrap_or("paper"))
             .map_err(|e| f.wrap(e))?,
-        noise_free: noise_free(f)?,
-        tail: f.number("tail", Range::Positive)?.unwrap_or(DEFAULT_TAIL),
-    };
-    f.finish_some(&[
-        "seed",
-        "seeds",
-        "grids",
-        "kernels",
-        "lengthscales",
-        "sigmas",
-        "deltas",
-        "rho",
-        "evaluations",
-        "epsilons",
-        "constants",
-        "noise_free",
-        "tail",
-    ])?;
-    Ok(s)
+        noise_free: noise_free(f, p.noise_free)?,
+        tail: f.in_range("tail", p.tail.unwrap_or(DEFAULT_TAIL), Range::Positive)?,
+    })
 }
 
 /// The kernel matrix function of a unit-variance kernel on a grid.

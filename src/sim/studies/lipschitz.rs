@@ -13,6 +13,7 @@ use crate::accounting::Laplace;
 use crate::data::{self, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Series};
@@ -97,13 +98,34 @@ pub struct LipschitzSuite {
     pub releases: u64,
 }
 
+/// A `lipschitz-gain-suite` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    data: Option<String>,
+    losses: Option<OneOrMany<String>>,
+    validation: Option<f64>,
+    pool: Option<f64>,
+    grids: Option<OneOrMany<String>>,
+    evaluations: Option<Count>,
+    lengthscale: Option<f64>,
+    beta: Option<f64>,
+    epsilons: Option<OneOrMany<f64>>,
+    releases: Option<Count>,
+}
+
 /// Parses a `lipschitz-gain-suite` file.
 fn parse(f: &Fields) -> Result<LipschitzSuite> {
-    let grids = f
-        .strings("grids")?
+    let p: Params = f.read("a `lipschitz-gain-suite` experiment", &[])?;
+    let grids = p
+        .grids
+        .ok_or_else(|| f.missing("grids", "a non-empty list of strings"))?
+        .into_vec()
         .into_iter()
         .map(|g| {
-            LambdaGrid::parse(g).ok_or_else(|| {
+            LambdaGrid::parse(&g).ok_or_else(|| {
                 f.bad(
                     "grids",
                     &format!("`{g}` is not `log:λ_min:λ_max:N` (0 < λ_min < λ_max, 2 ≤ N ≤ 200)"),
@@ -111,32 +133,51 @@ fn parse(f: &Fields) -> Result<LipschitzSuite> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let losses = f
-        .strings("losses")?
+    let losses = p
+        .losses
+        .ok_or_else(|| f.missing("losses", "a non-empty list of strings"))?
+        .into_vec()
         .into_iter()
-        .map(|l| ErmLoss::parse(l).map_err(|e| f.wrap(e)))
+        .map(|l| ErmLoss::parse(&l).map_err(|e| f.wrap(e)))
         .collect::<Result<Vec<_>>>()?;
-    let data = f.string("data")?.unwrap_or("breast-cancer").to_string();
     let s = LipschitzSuite {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f
-            .integer("seeds", 1)?
-            .ok_or_else(|| f.missing("seeds", "the number of random splits"))?,
-        data,
+        seed: p.seed.unwrap_or(0),
+        seeds: f.count(
+            "seeds",
+            p.seeds
+                .ok_or_else(|| f.missing("seeds", "the number of random splits"))?,
+            1,
+        )?,
+        data: p.data.unwrap_or_else(|| "breast-cancer".to_string()),
         losses,
-        validation: f.number("validation", Range::OpenUnit)?.unwrap_or(0.3),
-        pool: f.number("pool", Range::OpenUnit)?.unwrap_or(0.2),
+        validation: f.in_range("validation", p.validation.unwrap_or(0.3), Range::OpenUnit)?,
+        pool: f.in_range("pool", p.pool.unwrap_or(0.2), Range::OpenUnit)?,
         grids,
         tuner: LipschitzGain {
-            evaluations: f
-                .integer("evaluations", 1)?
-                .ok_or_else(|| f.missing("evaluations", "T >= 1"))?,
+            evaluations: f.count(
+                "evaluations",
+                p.evaluations
+                    .ok_or_else(|| f.missing("evaluations", "T >= 1"))?,
+                1,
+            )?,
             epsilon: 1.0,
-            lengthscale: f.number("lengthscale", Range::Positive)?.unwrap_or(0.2),
-            beta: f.number("beta", Range::NonNegative)?.unwrap_or(4.0),
+            lengthscale: f.in_range(
+                "lengthscale",
+                p.lengthscale.unwrap_or(0.2),
+                Range::Positive,
+            )?,
+            beta: f.in_range("beta", p.beta.unwrap_or(4.0), Range::NonNegative)?,
         },
-        epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        releases: f.integer("releases", 1)?.unwrap_or(100),
+        epsilons: f.all_in_range(
+            "epsilons",
+            p.epsilons
+                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
+            Range::Positive,
+        )?,
+        releases: match p.releases {
+            Some(r) => f.count("releases", r, 1)?,
+            None => 100,
+        },
     };
     if s.validation + s.pool >= 0.9 {
         return Err(f.bad(
@@ -144,20 +185,6 @@ fn parse(f: &Fields) -> Result<LipschitzSuite> {
             "validation + pool must leave at least 10% for training",
         ));
     }
-    f.finish_some(&[
-        "seed",
-        "seeds",
-        "data",
-        "losses",
-        "validation",
-        "pool",
-        "grids",
-        "evaluations",
-        "lengthscale",
-        "beta",
-        "epsilons",
-        "releases",
-    ])?;
     Ok(s)
 }
 

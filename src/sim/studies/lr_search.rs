@@ -16,6 +16,7 @@ use crate::error::{Error, Range, Result};
 use crate::learn::Device;
 use crate::numeric::stats::mean_interval;
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::selection::bounds::Base;
 use crate::selection::calibrate::largest_mean;
@@ -112,89 +113,112 @@ impl LrSearch {
     }
 }
 
+/// A `lr-search` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    data: Option<String>,
+    /// Two IDX files [train images, train labels] instead of the cache.
+    fashion_mnist: Option<[String; 2]>,
+    model: Option<String>,
+    validation: Option<f64>,
+    test: Option<f64>,
+    batch_size: Option<Count>,
+    epochs: Option<Count>,
+    clip: Option<f64>,
+    noise_multiplier: Option<f64>,
+    score_noise: Option<f64>,
+    learning_rates: Option<[f64; 2]>,
+    rates: Option<Count>,
+    runs_per_rate: Option<Count>,
+    distributions: Option<OneOrMany<String>>,
+    epsilons: Option<OneOrMany<f64>>,
+    delta: Option<f64>,
+    searches: Option<Count>,
+    orders: Option<String>,
+    device: Option<String>,
+}
+
 /// Parses a `lr-search` file.
 fn parse(f: &Fields) -> Result<LrSearch> {
-    let integer = |key: &'static str, what: &str| -> Result<u64> {
-        f.integer(key, 1)?.ok_or_else(|| f.missing(key, what))
+    let p: Params = f.read("a `lr-search` experiment", &[])?;
+    let integer = |key: &'static str, given: Option<Count>, what: &str| -> Result<u64> {
+        f.count(key, given.ok_or_else(|| f.missing(key, what))?, 1)
     };
-    let number = |key: &'static str, range: Range, what: &str| -> Result<f64> {
-        f.number(key, range)?.ok_or_else(|| f.missing(key, what))
+    let number = |key: &'static str, given: Option<f64>, range: Range, what: &str| {
+        f.in_range(key, given.ok_or_else(|| f.missing(key, what))?, range)
     };
-    let rates = f
-        .pair("learning_rates")?
-        .ok_or_else(|| f.missing("learning_rates", "[lowest, highest]"))?;
+    let rates = f.interval(
+        "learning_rates",
+        p.learning_rates
+            .ok_or_else(|| f.missing("learning_rates", "[lowest, highest]"))?,
+    )?;
     if rates[0] <= 0.0 {
         return Err(f.bad("learning_rates", "positive learning rates"));
     }
     let s = LrSearch {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        data: f.string("data")?.unwrap_or("digits").to_string(),
-        fashion_mnist: match f.get("fashion_mnist") {
-            None => None,
-            Some(_) => match f.strings("fashion_mnist")?.as_slice() {
-                [images, labels] => Some([images.to_string(), labels.to_string()]),
-                _ => {
-                    return Err(f.bad(
-                        "fashion_mnist",
-                        "two IDX files [train images, train labels]",
-                    ))
-                }
-            },
-        },
-        model: Architecture::parse(f.string("model")?.unwrap_or("logistic"))
+        seed: p.seed.unwrap_or(0),
+        data: p.data.unwrap_or_else(|| "digits".to_string()),
+        fashion_mnist: p.fashion_mnist,
+        model: Architecture::parse(p.model.as_deref().unwrap_or("logistic"))
             .map_err(|e| f.wrap(e))?,
-        validation: f.number("validation", Range::OpenUnit)?.unwrap_or(0.2),
-        test: f.number("test", Range::OpenUnit)?.unwrap_or(0.2),
+        validation: f.in_range("validation", p.validation.unwrap_or(0.2), Range::OpenUnit)?,
+        test: f.in_range("test", p.test.unwrap_or(0.2), Range::OpenUnit)?,
         settings: DpSgdSettings {
-            batch_size: integer("batch_size", "the expected batch size")? as usize,
-            epochs: integer("epochs", "the number of epochs")?,
-            clip: number("clip", Range::Positive, "the clipping norm C")?,
-            noise_multiplier: number("noise_multiplier", Range::Positive, "DP-SGD's σ")?,
+            batch_size: integer("batch_size", p.batch_size, "the expected batch size")? as usize,
+            epochs: integer("epochs", p.epochs, "the number of epochs")?,
+            clip: number("clip", p.clip, Range::Positive, "the clipping norm C")?,
+            noise_multiplier: number(
+                "noise_multiplier",
+                p.noise_multiplier,
+                Range::Positive,
+                "DP-SGD's σ",
+            )?,
             score_noise: number(
                 "score_noise",
+                p.score_noise,
                 Range::Positive,
                 "z: the validation accuracy is released with noise sd z/m",
             )?,
-            device: Device::parse(f.string("device")?.unwrap_or("cpu")).map_err(|e| f.wrap(e))?,
+            device: Device::parse(p.device.as_deref().unwrap_or("cpu")).map_err(|e| f.wrap(e))?,
         },
         rates: (
             rates,
-            integer("rates", "the number of learning rates")? as usize,
+            integer("rates", p.rates, "the number of learning rates")? as usize,
         ),
-        runs_per_rate: integer("runs_per_rate", "pool runs per learning rate")?,
-        distributions: f
-            .strings("distributions")?
-            .into_iter()
+        runs_per_rate: integer(
+            "runs_per_rate",
+            p.runs_per_rate,
+            "pool runs per learning rate",
+        )?,
+        distributions: p
+            .distributions
+            .ok_or_else(|| f.missing("distributions", "a non-empty list of strings"))?
+            .into_vec()
+            .iter()
             .map(|d| CountFamily::parse(d).map_err(|e| f.wrap(e)))
             .collect::<Result<Vec<_>>>()?,
-        epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        delta: number("delta", Range::OpenUnit, "δ of the total guarantee")?,
-        searches: integer("searches", "resampled searches per (distribution, ε)")?,
-        orders: Orders::parse(f.string("orders")?.unwrap_or("dp-accounting"))
+        epsilons: f.all_in_range(
+            "epsilons",
+            p.epsilons
+                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
+            Range::Positive,
+        )?,
+        delta: number(
+            "delta",
+            p.delta,
+            Range::OpenUnit,
+            "δ of the total guarantee",
+        )?,
+        searches: integer(
+            "searches",
+            p.searches,
+            "resampled searches per (distribution, ε)",
+        )?,
+        orders: Orders::parse(p.orders.as_deref().unwrap_or("dp-accounting"))
             .map_err(|e| f.wrap(e))?,
     };
-    f.finish_some(&[
-        "seed",
-        "data",
-        "fashion_mnist",
-        "model",
-        "validation",
-        "test",
-        "batch_size",
-        "epochs",
-        "clip",
-        "noise_multiplier",
-        "score_noise",
-        "learning_rates",
-        "rates",
-        "runs_per_rate",
-        "distributions",
-        "epsilons",
-        "delta",
-        "searches",
-        "orders",
-        "device",
-    ])?;
     // The data set and the split are checked now, not when the first unit runs, except the
     // cached Fashion-MNIST (a file that reads it can be checked where the cache is absent).
     if !(s.data == "fashion-mnist" && s.fashion_mnist.is_none()) {

@@ -30,10 +30,11 @@
 
 use super::StudyKind;
 use crate::data::TrainTest;
-use crate::error::{Error, Range, Result};
+use crate::error::{Error, Result};
 use crate::learn::Device;
 use crate::numeric::fmt_num;
 use crate::numeric::stats::{mean, mean_interval, one_sample_t, welch_t, TTest};
+use crate::params::{Count, OneOrMany};
 use crate::pareto::designs::Design;
 use crate::pareto::dpareto::{
     dpareto_after, grid_search, sample, Acquisition, Dimension, DparetoOptions, Evaluation,
@@ -151,33 +152,71 @@ struct Unit {
     seed: u64,
 }
 
-fn design(f: &Fields, key: &'static str) -> Result<Design> {
-    Design::parse(f.string(key)?.unwrap_or("uniform")).map_err(|e| f.wrap(e))
+/// One `[[tuners]]` entry of a `pareto-front` file: `method` and the fields of that method
+/// (`dpareto`: initial … initial_design; `random`: count, design; `grid`: points, box).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TunerParams {
+    method: Option<String>,
+    label: Option<String>,
+    initial: Option<Count>,
+    iterations: Option<Count>,
+    candidates: Option<Count>,
+    fit_restarts: Option<Count>,
+    privacy: Option<String>,
+    acquisition: Option<String>,
+    initial_design: Option<String>,
+    count: Option<Count>,
+    design: Option<String>,
+    points: Option<Count>,
+    #[serde(rename = "box")]
+    within: Option<String>,
+}
+
+fn design(f: &Fields, key: &'static str, given: Option<&str>) -> Result<Design> {
+    Design::parse(given.unwrap_or("uniform")).map_err(|e| f.bad(key, &e.to_string()))
 }
 
 fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
-    let method = t
-        .string("method")?
+    let p: TunerParams = t.read("a `pareto-front` tuner", &[])?;
+    let method = p
+        .method
+        .as_deref()
         .ok_or_else(|| t.missing("method", "`dpareto`, `random` or `grid`"))?;
-    let count = |key: &'static str, what: &str| -> Result<usize> {
-        Ok(t.integer(key, 1)?.ok_or_else(|| t.missing(key, what))? as usize)
+    let count = |key: &'static str, given: Option<Count>, what: &str| -> Result<usize> {
+        Ok(t.count(key, given.ok_or_else(|| t.missing(key, what))?, 1)? as usize)
     };
+    let optional = |key: &'static str, given: Option<Count>, min: u64, default: usize| match given {
+        Some(c) => t.count(key, c, min).map(|v| v as usize),
+        None => Ok(default),
+    };
+    let given = [
+        ("initial", p.initial.is_some()),
+        ("iterations", p.iterations.is_some()),
+        ("candidates", p.candidates.is_some()),
+        ("fit_restarts", p.fit_restarts.is_some()),
+        ("privacy", p.privacy.is_some()),
+        ("acquisition", p.acquisition.is_some()),
+        ("initial_design", p.initial_design.is_some()),
+        ("count", p.count.is_some()),
+        ("design", p.design.is_some()),
+        ("points", p.points.is_some()),
+        ("box", p.within.is_some()),
+    ];
     let (method, keys): (Method, &[&str]) = match method {
         "dpareto" => {
             let d = DparetoOptions::default();
             let options = DparetoOptions {
-                initial: t.integer("initial", 2)?.map_or(d.initial, |v| v as usize),
-                iterations: count("iterations", "the number of proposals after k₀")?,
-                candidates: t.integer("candidates", 1)?.map_or(d.candidates, |v| v as usize),
-                fit_restarts: t
-                    .integer("fit_restarts", 0)?
-                    .map_or(d.fit_restarts, |v| v as usize),
-                privacy: match t.string("privacy")?.unwrap_or("gp") {
+                initial: optional("initial", p.initial, 2, d.initial)?,
+                iterations: count("iterations", p.iterations, "the number of proposals after k₀")?,
+                candidates: optional("candidates", p.candidates, 1, d.candidates)?,
+                fit_restarts: optional("fit_restarts", p.fit_restarts, 0, d.fit_restarts)?,
+                privacy: match p.privacy.as_deref().unwrap_or("gp") {
                     "gp" => PrivacyModel::Gp,
                     "exact" => PrivacyModel::Exact,
                     _ => return Err(t.bad("privacy", "`gp` (the paper's) or `exact`")),
                 },
-                acquisition: match t.string("acquisition")?.unwrap_or("hvpoi") {
+                acquisition: match p.acquisition.as_deref().unwrap_or("hvpoi") {
                     "hvpoi" => Acquisition::HvPoi,
                     "ehvi" => Acquisition::Ehvi,
                     _ => return Err(t.bad("acquisition", "`hvpoi` (the paper's) or `ehvi`")),
@@ -187,7 +226,7 @@ fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
             (
                 Method::Dpareto {
                     options,
-                    initial: design(t, "initial_design")?,
+                    initial: design(t, "initial_design", p.initial_design.as_deref())?,
                 },
                 &[
                     "initial",
@@ -202,15 +241,15 @@ fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
         }
         "random" => (
             Method::Random {
-                count: count("count", "the number of random points")?,
-                design: design(t, "design")?,
+                count: count("count", p.count, "the number of random points")?,
+                design: design(t, "design", p.design.as_deref())?,
             },
             &["count", "design"],
         ),
         "grid" => (
             Method::Grid {
-                points: count("points", "the number of values per dimension")?,
-                within: match t.string("box")?.unwrap_or("table1") {
+                points: count("points", p.points, "the number of values per dimension")?,
+                within: match p.within.as_deref().unwrap_or("table1") {
                     "table1" => Design::Uniform,
                     other => match Design::parse(other) {
                         Ok(d) => d,
@@ -227,47 +266,74 @@ fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
         ),
         _ => return Err(t.bad("method", "`dpareto`, `random` or `grid`")),
     };
-    let mut allowed = vec!["method", "label"];
-    allowed.extend_from_slice(keys);
-    t.finish(&allowed)?;
+    // Fields of another method are typos here, not silently ignored settings.
+    if let Some((other, _)) = given.iter().find(|(k, g)| *g && !keys.contains(k)) {
+        return Err(t.bad(
+            other,
+            &format!(
+                "not a field of method `{}` (it takes: {})",
+                p.method.unwrap_or_default(),
+                keys.join(", ")
+            ),
+        ));
+    }
+    let label = p.label;
     let tuner = FrontTuner {
         label: String::new(),
         method,
     };
     Ok(FrontTuner {
-        label: t
-            .string("label")?
-            .map_or_else(|| tuner.method_name().to_string(), str::to_string),
+        label: label.unwrap_or_else(|| tuner.method_name().to_string()),
         ..tuner
     })
 }
 
+/// A `pareto-front` experiment file's parameters (its `[[tuners]]` aside): `queries`,
+/// `true_queries` and `orders` are the SVT oracle's, the rest from `tasks` on the DP-SGD tasks'.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    oracle: Option<String>,
+    reevaluate: Option<Count>,
+    queries: Option<Count>,
+    true_queries: Option<Count>,
+    orders: Option<Count>,
+    tasks: Option<OneOrMany<String>>,
+    adult: Option<Vec<String>>,
+    fashion_mnist: Option<Vec<String>>,
+    /// [training rows, test rows]: the first rows of each part.
+    rows: Option<[Count; 2]>,
+    max_epochs: Option<Count>,
+    replicates: Option<Count>,
+    device: Option<String>,
+}
+
 fn parse(f: &Fields) -> Result<ParetoFront> {
-    let oracle = match f.string("oracle")? {
+    let p: Params = f.read("a `pareto-front` experiment", &["tuners"])?;
+    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| match given {
+        Some(c) => f.count(key, c, min),
+        None => Ok(default),
+    };
+    let oracle = match p.oracle.as_deref() {
         Some("svt") => FrontOracle::Svt(SvtOracle {
-            queries: f.integer("queries", 1)?.map_or(100, |v| v as usize),
-            true_queries: f.integer("true_queries", 1)?.map_or(10, |v| v as usize),
-            orders: f.integer("orders", 1)?.map_or(50, |v| v as usize),
+            queries: count("queries", p.queries, 1, 100)? as usize,
+            true_queries: count("true_queries", p.true_queries, 1, 10)? as usize,
+            orders: count("orders", p.orders, 1, 50)? as usize,
         }),
         Some("dpsgd-task") => {
-            let tasks = f
-                .strings("tasks")?
+            let tasks = p
+                .tasks
+                .clone()
+                .ok_or_else(|| f.missing("tasks", "a non-empty list of strings"))?
+                .into_vec()
                 .iter()
                 .map(|t| TaskId::parse(t).map_err(|e| f.wrap(e)))
                 .collect::<Result<Vec<_>>>()?;
-            let files = |key: &'static str| -> Result<Option<Vec<String>>> {
-                match f.get(key) {
-                    None => Ok(None),
-                    Some(_) => Ok(Some(
-                        f.strings(key)?.iter().map(|s| s.to_string()).collect(),
-                    )),
-                }
-            };
-            let rows = match f.numbers("rows", Range::Positive)? {
+            let rows = match p.rows {
                 None => None,
-                Some(v) if v.len() == 2 && v.iter().all(|x| x.fract() == 0.0 && *x >= 2.0) => {
-                    Some([v[0] as usize, v[1] as usize])
-                }
+                Some([a, b]) if a.0 >= 2 && b.0 >= 2 => Some([a.0 as usize, b.0 as usize]),
                 Some(_) => {
                     return Err(f.bad(
                         "rows",
@@ -277,12 +343,15 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
             };
             FrontOracle::Tasks {
                 tasks,
-                adult: files("adult")?,
-                fashion_mnist: files("fashion_mnist")?,
+                adult: p.adult.clone(),
+                fashion_mnist: p.fashion_mnist.clone(),
                 rows,
-                max_epochs: f.integer("max_epochs", 1)?,
-                replicates: f.integer("replicates", 1)?.map_or(10, |v| v as usize),
-                device: Device::parse(f.string("device")?.unwrap_or("cpu"))
+                max_epochs: p
+                    .max_epochs
+                    .map(|m| f.count("max_epochs", m, 1))
+                    .transpose()?,
+                replicates: count("replicates", p.replicates, 1, 10)? as usize,
+                device: Device::parse(p.device.as_deref().unwrap_or("cpu"))
                     .map_err(|e| f.wrap(e))?,
             }
         }
@@ -293,6 +362,36 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
             ))
         }
     };
+    // Fields of the other oracle are typos here, not silently ignored settings.
+    let (svt, tasks) = (
+        [
+            ("queries", p.queries.is_some()),
+            ("true_queries", p.true_queries.is_some()),
+            ("orders", p.orders.is_some()),
+        ],
+        [
+            ("tasks", p.tasks.is_some()),
+            ("adult", p.adult.is_some()),
+            ("fashion_mnist", p.fashion_mnist.is_some()),
+            ("rows", p.rows.is_some()),
+            ("max_epochs", p.max_epochs.is_some()),
+            ("replicates", p.replicates.is_some()),
+            ("device", p.device.is_some()),
+        ],
+    );
+    let foreign = match oracle {
+        FrontOracle::Svt(_) => tasks.as_slice(),
+        FrontOracle::Tasks { .. } => svt.as_slice(),
+    };
+    if let Some((key, _)) = foreign.iter().find(|(_, given)| *given) {
+        return Err(f.bad(
+            key,
+            &format!(
+                "not a field of oracle `{}`",
+                p.oracle.as_deref().unwrap_or_default()
+            ),
+        ));
+    }
     let tuners = f
         .array("tuners", true)?
         .iter()
@@ -303,30 +402,14 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
             return Err(f.bad("tuners", &format!("two tuners are labelled `{}`", t.label)));
         }
     }
-    let s = ParetoFront {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f.integer("seeds", 1)?.unwrap_or(1),
+    Ok(ParetoFront {
+        seed: p.seed.unwrap_or(0),
+        seeds: count("seeds", p.seeds, 1, 1)?,
         oracle,
         tuners,
-        reevaluate: f.integer("reevaluate", 0)?.unwrap_or(0) as usize,
+        reevaluate: p.reevaluate.map_or(0, |r| r.0 as usize),
         data: Mutex::new(HashMap::new()),
-    };
-    let mut keys = vec!["seed", "seeds", "oracle", "tuners", "reevaluate"];
-    keys.extend(match s.oracle {
-        FrontOracle::Svt(_) => ["queries", "true_queries", "orders"].as_slice(),
-        FrontOracle::Tasks { .. } => [
-            "tasks",
-            "adult",
-            "fashion_mnist",
-            "rows",
-            "max_epochs",
-            "replicates",
-            "device",
-        ]
-        .as_slice(),
-    });
-    f.finish_some(&keys)?;
-    Ok(s)
+    })
 }
 
 /// The oracle, timed and journaled: the wall time of each evaluation and the time the tuner

@@ -10,6 +10,7 @@
 use super::StudyKind;
 use crate::data::TrainTest;
 use crate::error::{Error, Result};
+use crate::params::Count;
 use crate::pareto::dpareto::{Dimension, Observation, Oracle};
 use crate::pareto::maps::{maps, MapOptions, MapPoint};
 use crate::pareto::oracles::SvtOracle;
@@ -69,19 +70,43 @@ pub struct ParetoMaps {
 /// The largest grid per axis (the grid is evaluated in full).
 const MAX_GRID: u64 = 200;
 
+/// A `pareto-maps` experiment file's parameters (`orders` are SVT's; `runs`, `epochs` and
+/// `data` output perturbation's).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    oracle: Option<String>,
+    orders: Option<Count>,
+    runs: Option<Count>,
+    epochs: Option<Count>,
+    /// "cached" or two UCI-format files [train, test].
+    data: Option<toml::Value>,
+    seed: Option<u64>,
+    grid: Option<Count>,
+    initial: Option<Count>,
+    fit_restarts: Option<Count>,
+    reference: Option<String>,
+}
+
 fn parse(f: &Fields) -> Result<ParetoMaps> {
-    let name = f
-        .string("oracle")?
+    let p: Params = f.read("a `pareto-maps` experiment", &[])?;
+    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| match given {
+        Some(c) => f.count(key, c, min).map(|v| v as usize),
+        None => Ok(default as usize),
+    };
+    let name = p
+        .oracle
+        .as_deref()
         .ok_or_else(|| f.missing("oracle", "`svt` or `output-perturbation`"))?;
     let oracle =
         match name {
             "svt" => MapOracle::Svt {
-                orders: f.integer("orders", 1)?.unwrap_or(50) as usize,
+                orders: count("orders", p.orders, 1, 50)?,
             },
             "output-perturbation" => MapOracle::OutputPerturbation {
-                runs: f.integer("runs", 1)?.unwrap_or(50) as usize,
-                epochs: f.integer("epochs", 1)?.unwrap_or(10) as usize,
-                data: match f.get("data") {
+                runs: count("runs", p.runs, 1, 50)?,
+                epochs: count("epochs", p.epochs, 1, 10)?,
+                data: match &p.data {
                     None => MapData::Cached,
                     Some(toml::Value::String(s)) if s == "cached" => MapData::Cached,
                     Some(toml::Value::Array(a))
@@ -104,23 +129,27 @@ fn parse(f: &Fields) -> Result<ParetoMaps> {
             _ => return Err(f.bad("oracle", "`svt` or `output-perturbation`")),
         };
     // Fields of the other oracle are typos here, not silently ignored settings.
+    let given = [
+        ("orders", p.orders.is_some()),
+        ("runs", p.runs.is_some()),
+        ("epochs", p.epochs.is_some()),
+        ("data", p.data.is_some()),
+    ];
     let own: &[&str] = match oracle {
         MapOracle::Svt { .. } => &["orders"],
         MapOracle::OutputPerturbation { .. } => &["runs", "epochs", "data"],
     };
-    for other in ["orders", "runs", "epochs", "data"] {
-        if !own.contains(&other) && f.get(other).is_some() {
-            return Err(f.bad(other, &format!("not a field of oracle `{name}`")));
-        }
+    if let Some((other, _)) = given.iter().find(|(k, g)| *g && !own.contains(k)) {
+        return Err(f.bad(other, &format!("not a field of oracle `{name}`")));
     }
-    let grid = f.integer("grid", 2)?.unwrap_or(40);
+    let grid = count("grid", p.grid, 2, 40)? as u64;
     if grid > MAX_GRID {
         return Err(f.bad(
             "grid",
             &format!("{grid} is too large: at most {MAX_GRID} points per axis"),
         ));
     }
-    let reference = match f.string("reference")? {
+    let reference = match p.reference.as_deref() {
         None | Some("paper") => Reference::paper(),
         Some("auto") => Reference::Auto,
         Some(_) => {
@@ -130,27 +159,14 @@ fn parse(f: &Fields) -> Result<ParetoMaps> {
             ))
         }
     };
-    let s = ParetoMaps {
+    Ok(ParetoMaps {
         reference,
         oracle,
-        seed: f.integer("seed", 0)?.unwrap_or(0),
+        seed: p.seed.unwrap_or(0),
         grid: grid as usize,
-        initial: f.integer("initial", 2)?.unwrap_or(250) as usize,
-        fit_restarts: f.integer("fit_restarts", 0)?.unwrap_or(2) as usize,
-    };
-    f.finish_some(&[
-        "oracle",
-        "orders",
-        "runs",
-        "epochs",
-        "data",
-        "seed",
-        "grid",
-        "initial",
-        "fit_restarts",
-        "reference",
-    ])?;
-    Ok(s)
+        initial: count("initial", p.initial, 2, 250)?,
+        fit_restarts: count("fit_restarts", p.fit_restarts, 0, 2)?,
+    })
 }
 
 /// SVT with λ = (b, C): spec Fig. 2's axes (x = b, y = C) as hp1, hp2.

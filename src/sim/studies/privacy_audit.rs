@@ -10,6 +10,7 @@ use crate::accounting::Accountant;
 use crate::audit::{audit, Audit, AuditSettings};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::params::Count;
 use crate::sim::fields::Fields;
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
@@ -40,38 +41,45 @@ pub struct PrivacyAudit {
     pub tuners: Vec<TunerEntry>,
 }
 
+/// A `privacy-audit` experiment file's parameters (its `[[tuners]]` aside).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    delta: Option<f64>,
+    orders: Option<String>,
+    conversion: Option<String>,
+    noise: Option<f64>,
+    dim: Option<Count>,
+    users: Option<Count>,
+    slope: Option<f64>,
+    trials: Option<Count>,
+    calibration: Option<Count>,
+    confidence: Option<f64>,
+}
+
 fn parse(f: &Fields) -> Result<PrivacyAudit> {
-    let count = |key: &'static str, default: u64| -> Result<usize> {
-        Ok(f.integer(key, 1)?.unwrap_or(default) as usize)
+    let p: Params = f.read("a `privacy-audit` experiment", &["tuners"])?;
+    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| {
+        match given {
+            Some(c) => c.at_least(key, min).map_err(|e| f.wrap(e)),
+            None => Ok(default),
+        }
+        .map(|c| c as usize)
     };
-    let a = PrivacyAudit {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        delta: f.number("delta", Range::OpenUnit)?.unwrap_or(1e-5),
-        accountant: f.accountant()?,
-        noise: f.number("noise", Range::Positive)?.unwrap_or(1.0),
-        dim: count("dim", 2)?,
-        users: f.integer("users", 2)?.unwrap_or(10) as usize,
-        slope: f.number("slope", Range::Positive)?.unwrap_or(100.0),
-        trials: count("trials", 100_000)?,
-        calibration: count("calibration", 20_000)?,
-        confidence: f.number("confidence", Range::OpenUnit)?.unwrap_or(0.95),
+    Ok(PrivacyAudit {
+        seed: p.seed.unwrap_or(0),
+        delta: f.in_range("delta", p.delta.unwrap_or(1e-5), Range::OpenUnit)?,
+        accountant: f.accountant_of(p.orders.as_deref(), p.conversion.as_deref())?,
+        noise: f.in_range("noise", p.noise.unwrap_or(1.0), Range::Positive)?,
+        dim: count("dim", p.dim, 1, 2)?,
+        users: count("users", p.users, 2, 10)?,
+        slope: f.in_range("slope", p.slope.unwrap_or(100.0), Range::Positive)?,
+        trials: count("trials", p.trials, 1, 100_000)?,
+        calibration: count("calibration", p.calibration, 1, 20_000)?,
+        confidence: f.in_range("confidence", p.confidence.unwrap_or(0.95), Range::OpenUnit)?,
         tuners: tuner_entries(f)?,
-    };
-    f.finish_some(&[
-        "seed",
-        "delta",
-        "orders",
-        "conversion",
-        "noise",
-        "dim",
-        "users",
-        "slope",
-        "trials",
-        "calibration",
-        "confidence",
-        "tuners",
-    ])?;
-    Ok(a)
+    })
 }
 
 impl PrivacyAudit {

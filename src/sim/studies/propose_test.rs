@@ -12,6 +12,7 @@ use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::{Accountant, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
+use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
@@ -63,27 +64,62 @@ pub struct Walks {
     pub delta_prime: f64,
 }
 
+/// A `propose-test-walks` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WalksParams {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    candidates: Option<Count>,
+    shards: Option<Count>,
+    eps0: Option<f64>,
+    u0: Option<f64>,
+    granularities: Option<OneOrMany<f64>>,
+    trace_granularity: Option<f64>,
+    scan: Option<String>,
+    delta_prime: Option<f64>,
+}
+
 /// Parses a `propose-test-walks` file.
 fn parse_walks(f: &Fields) -> Result<Walks> {
+    let p: WalksParams = f.read("a `propose-test-walks` experiment", &[])?;
+    let count = |key: &'static str, given: Option<Count>, default: u64| match given {
+        Some(c) => f.count(key, c, 1).map(|v| v as usize),
+        None => Ok(default as usize),
+    };
     let w = Walks {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f
-            .integer("seeds", 1)?
-            .ok_or_else(|| f.missing("seeds", "the number of walks per granularity"))?,
-        candidates: f.integer("candidates", 1)?.unwrap_or(100) as usize,
-        shards: f.integer("shards", 1)?.unwrap_or(10) as usize,
-        eps0: f.number("eps0", Range::Positive)?.unwrap_or(0.1),
-        u0: f.number("u0", Range::NonNegative)?.unwrap_or(0.0),
-        granularities: f.required_numbers("granularities", Range::OpenUnit)?,
-        trace_granularity: f
-            .number("trace_granularity", Range::OpenUnit)?
-            .unwrap_or(0.01),
-        shuffle: match f.string("scan")?.unwrap_or("as-given") {
+        seed: p.seed.unwrap_or(0),
+        seeds: f.count(
+            "seeds",
+            p.seeds
+                .ok_or_else(|| f.missing("seeds", "the number of walks per granularity"))?,
+            1,
+        )?,
+        candidates: count("candidates", p.candidates, 100)?,
+        shards: count("shards", p.shards, 10)?,
+        eps0: f.in_range("eps0", p.eps0.unwrap_or(0.1), Range::Positive)?,
+        u0: f.in_range("u0", p.u0.unwrap_or(0.0), Range::NonNegative)?,
+        granularities: f.all_in_range(
+            "granularities",
+            p.granularities
+                .ok_or_else(|| f.missing("granularities", "a non-empty list of numbers"))?,
+            Range::OpenUnit,
+        )?,
+        trace_granularity: f.in_range(
+            "trace_granularity",
+            p.trace_granularity.unwrap_or(0.01),
+            Range::OpenUnit,
+        )?,
+        shuffle: match p.scan.as_deref().unwrap_or("as-given") {
             "as-given" => false,
             "shuffle" => true,
             _ => return Err(f.bad("scan", "`as-given` (the paper) or `shuffle`")),
         },
-        delta_prime: f.number("delta_prime", Range::OpenUnit)?.unwrap_or(1e-5),
+        delta_prime: f.in_range(
+            "delta_prime",
+            p.delta_prime.unwrap_or(1e-5),
+            Range::OpenUnit,
+        )?,
     };
     for &g in w.granularities.iter().chain([&w.trace_granularity]) {
         Ticks::new(w.u0, g, 1.0).map_err(|e| f.wrap(e))?;
@@ -94,18 +130,6 @@ fn parse_walks(f: &Fields) -> Result<Walks> {
             "one of `granularities` (Figure 1 draws those walks)",
         ));
     }
-    f.finish_some(&[
-        "seed",
-        "seeds",
-        "candidates",
-        "shards",
-        "eps0",
-        "u0",
-        "granularities",
-        "trace_granularity",
-        "scan",
-        "delta_prime",
-    ])?;
     Ok(w)
 }
 
@@ -495,25 +519,49 @@ pub struct Budgets {
     pub u0: f64,
 }
 
+/// A `propose-test-budgets` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BudgetsParams {
+    sizes: Option<OneOrMany<Count>>,
+    epsilons: Option<OneOrMany<f64>>,
+    delta_prime: Option<f64>,
+    eps0: Option<f64>,
+    granularity: Option<f64>,
+    u0: Option<f64>,
+}
+
 /// Parses a `propose-test-budgets` file.
 fn parse_budgets(f: &Fields) -> Result<Budgets> {
+    let p: BudgetsParams = f.read("a `propose-test-budgets` experiment", &[])?;
     let b = Budgets {
-        sizes: f.integers("sizes", 1.0)?,
-        epsilons: f.required_numbers("epsilons", Range::Positive)?,
-        delta_prime: f.number("delta_prime", Range::OpenUnit)?.unwrap_or(1e-5),
-        eps0: f.number("eps0", Range::Positive)?.unwrap_or(0.1),
-        granularity: f.number("granularity", Range::OpenUnit)?.unwrap_or(0.01),
-        u0: f.number("u0", Range::NonNegative)?.unwrap_or(0.0),
+        sizes: p
+            .sizes
+            .ok_or_else(|| f.missing("sizes", "a non-empty list of integers >= 1"))?
+            .into_vec()
+            .into_iter()
+            .map(|c| f.count("sizes", c, 1))
+            .collect::<Result<_>>()?,
+        epsilons: f.all_in_range(
+            "epsilons",
+            p.epsilons
+                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
+            Range::Positive,
+        )?,
+        delta_prime: f.in_range(
+            "delta_prime",
+            p.delta_prime.unwrap_or(1e-5),
+            Range::OpenUnit,
+        )?,
+        eps0: f.in_range("eps0", p.eps0.unwrap_or(0.1), Range::Positive)?,
+        granularity: f.in_range(
+            "granularity",
+            p.granularity.unwrap_or(0.01),
+            Range::OpenUnit,
+        )?,
+        u0: f.in_range("u0", p.u0.unwrap_or(0.0), Range::NonNegative)?,
     };
     Ticks::new(b.u0, b.granularity, 1.0).map_err(|e| f.wrap(e))?;
-    f.finish_some(&[
-        "sizes",
-        "epsilons",
-        "delta_prime",
-        "eps0",
-        "granularity",
-        "u0",
-    ])?;
     Ok(b)
 }
 

@@ -13,6 +13,7 @@ use crate::error::{Range, Result};
 use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
 use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
+use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
@@ -52,60 +53,81 @@ pub struct AlphaSweep {
     pub penalty: WeightPenalty,
 }
 
-fn point(f: &Fields, key: &'static str, default: [f64; 2]) -> Result<[f64; 2]> {
-    match f.numbers(key, Range::Finite)? {
-        None => Ok(default),
-        Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
-        Some(_) => Err(f.bad(key, "a point [x, y]")),
-    }
+/// A `svm-alpha-sweep` experiment file's parameters.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    alphas: Option<OneOrMany<f64>>,
+    per_class: Option<Count>,
+    sd: Option<f64>,
+    centre_negative: Option<[f64; 2]>,
+    centre_positive: Option<[f64; 2]>,
+    outlier: Option<[f64; 2]>,
+    outliers: Option<Count>,
+    learning_rate: Option<f64>,
+    epochs: Option<Count>,
+    batch_size: Option<Count>,
+    penalty: Option<String>,
 }
 
 /// Parses a `svm-alpha-sweep` file.
 fn parse(f: &Fields) -> Result<AlphaSweep> {
-    let penalty = match f.string("penalty")?.unwrap_or("squared") {
+    let p: Params = f.read("a `svm-alpha-sweep` experiment", &[])?;
+    let penalty = match p.penalty.as_deref().unwrap_or("squared") {
         "squared" => WeightPenalty::SquaredNorm,
         "half-squared" => WeightPenalty::HalfSquaredNorm,
         _ => return Err(f.bad("penalty", "`squared` (‖w‖², the seed) or `half-squared`")),
     };
-    let s = AlphaSweep {
-        seed: f.integer("seed", 0)?.unwrap_or(0),
-        seeds: f
-            .integer("seeds", 1)?
-            .ok_or_else(|| f.missing("seeds", "the number of data draws"))?,
-        alphas: f.required_numbers("alphas", Range::Positive)?,
-        per_class: f.integer("per_class", 1)?.unwrap_or(20) as usize,
-        sd: f.number("sd", Range::Positive)?.unwrap_or(1.0),
-        centres: [
-            point(f, "centre_negative", [7.86, 3.36])?,
-            point(f, "centre_positive", [6.42, 9.17])?,
-        ],
-        outlier: point(f, "outlier", [7.9, 8.0])?,
-        outliers: f.integer("outliers", 1)?.unwrap_or(8) as usize,
-        learning_rate: f.number("learning_rate", Range::Positive)?.ok_or_else(|| {
-            f.missing("learning_rate", "the SGD step size (unstated in the seed)")
-        })?,
-        epochs: f.integer("epochs", 1)?.ok_or_else(|| {
-            f.missing("epochs", "the number of SGD epochs (unstated in the seed)")
-        })?,
-        batch_size: f.integer("batch_size", 1)?.unwrap_or(1) as usize,
-        penalty,
+    let point = |key: &'static str, given: Option<[f64; 2]>, default: [f64; 2]| match given {
+        Some(v) if v.iter().all(|x| x.is_finite()) => Ok(v),
+        Some(_) => Err(f.bad(key, "a point [x, y] of finite numbers")),
+        None => Ok(default),
     };
-    f.finish_some(&[
-        "seed",
-        "seeds",
-        "alphas",
-        "per_class",
-        "sd",
-        "centre_negative",
-        "centre_positive",
-        "outlier",
-        "outliers",
-        "learning_rate",
-        "epochs",
-        "batch_size",
-        "penalty",
-    ])?;
-    Ok(s)
+    let count = |key: &'static str, given: Option<Count>, default: u64| match given {
+        Some(c) => f.count(key, c, 1),
+        None => Ok(default),
+    };
+    Ok(AlphaSweep {
+        seed: p.seed.unwrap_or(0),
+        seeds: f.count(
+            "seeds",
+            p.seeds
+                .ok_or_else(|| f.missing("seeds", "the number of data draws"))?,
+            1,
+        )?,
+        alphas: f.all_in_range(
+            "alphas",
+            p.alphas
+                .ok_or_else(|| f.missing("alphas", "a non-empty list of numbers"))?,
+            Range::Positive,
+        )?,
+        per_class: count("per_class", p.per_class, 20)? as usize,
+        sd: f.in_range("sd", p.sd.unwrap_or(1.0), Range::Positive)?,
+        centres: [
+            point("centre_negative", p.centre_negative, [7.86, 3.36])?,
+            point("centre_positive", p.centre_positive, [6.42, 9.17])?,
+        ],
+        outlier: point("outlier", p.outlier, [7.9, 8.0])?,
+        outliers: count("outliers", p.outliers, 8)? as usize,
+        learning_rate: f.in_range(
+            "learning_rate",
+            p.learning_rate.ok_or_else(|| {
+                f.missing("learning_rate", "the SGD step size (unstated in the seed)")
+            })?,
+            Range::Positive,
+        )?,
+        epochs: f.count(
+            "epochs",
+            p.epochs.ok_or_else(|| {
+                f.missing("epochs", "the number of SGD epochs (unstated in the seed)")
+            })?,
+            1,
+        )?,
+        batch_size: count("batch_size", p.batch_size, 1)? as usize,
+        penalty,
+    })
 }
 
 /// D for `seed` (class 0 = −1 first, then class 1 = +1) and D′ = D plus the outliers.

@@ -14,6 +14,7 @@ use crate::accounting::{smallest_meeting, Accountant, DpBound};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
+use crate::params::{Count, OneOrMany};
 use crate::pareto::front::StepFront;
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
@@ -204,27 +205,55 @@ pub(crate) fn tuner_entries(f: &Fields) -> Result<Vec<TunerEntry>> {
     Ok(tuners)
 }
 
+/// A `tuning` experiment file's parameters (its `[workload]` and `[[tuners]]` aside).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    seed: Option<u64>,
+    seeds: Option<Count>,
+    delta: Option<f64>,
+    orders: Option<String>,
+    conversion: Option<String>,
+    budget: Option<Budget>,
+    /// A reference front (CSV) to measure the tuners' accuracies against.
+    front: Option<String>,
+}
+
+/// The `[budget]` table: the target ε of each equal-budget column.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Budget {
+    epsilons: OneOrMany<f64>,
+}
+
 fn parse(f: &Fields) -> Result<Tuning> {
-    let seed = f.integer("seed", 0)?.unwrap_or(0);
-    let seeds = f
-        .integer("seeds", 1)?
-        .ok_or_else(|| f.missing("seeds", "the number of repetitions, >= 1"))?;
-    let delta = f.number("delta", Range::OpenUnit)?.unwrap_or(1e-6);
-    let accountant = f.accountant()?;
-    let budgets = match f.table("budget")? {
+    let p: Params = f.read("a `tuning` experiment", &["workload", "tuners"])?;
+    let seed = p.seed.unwrap_or(0);
+    let seeds = f.count(
+        "seeds",
+        p.seeds
+            .ok_or_else(|| f.missing("seeds", "the number of repetitions, >= 1"))?,
+        1,
+    )?;
+    let delta = f.in_range("delta", p.delta.unwrap_or(1e-6), Range::OpenUnit)?;
+    let accountant = f.accountant_of(p.orders.as_deref(), p.conversion.as_deref())?;
+    let budgets = match p.budget {
         None => vec![None],
         Some(b) => {
-            let eps = b
-                .numbers("epsilons", Range::Positive)?
-                .ok_or_else(|| b.missing("epsilons", "a list of target ε > 0"))?;
-            b.finish(&["epsilons"])?;
+            let eps = b.epsilons.into_vec();
+            if let Some(e) = eps.iter().find(|e| !Range::Positive.contains(**e)) {
+                return Err(f.bad(
+                    "budget.epsilons",
+                    &format!("{} is invalid: must be {}", fmt_num(*e), Range::Positive),
+                ));
+            }
             if let Some(e) = eps
                 .iter()
                 .enumerate()
                 .find_map(|(i, e)| eps[..i].contains(e).then_some(e))
             {
-                return Err(b.bad(
-                    "epsilons",
+                return Err(f.bad(
+                    "budget.epsilons",
                     &format!(
                         "{} is listed twice; each budget is one column of the results",
                         fmt_num(*e)
@@ -242,7 +271,7 @@ fn parse(f: &Fields) -> Result<Tuning> {
         ));
     }
     let tuners = tuner_entries(f)?;
-    let front = match f.string("front")? {
+    let front = match p.front {
         None => None,
         Some(_) if workload.kind() != "dpsgd-task" => {
             return Err(f.bad(
@@ -252,20 +281,9 @@ fn parse(f: &Fields) -> Result<Tuning> {
         }
         Some(path) => {
             let tasks: Vec<String> = workload.variants().into_iter().map(|v| v.label).collect();
-            Some(ReferenceFront::load(path, &tasks).map_err(|e| f.wrap(e))?)
+            Some(ReferenceFront::load(&path, &tasks).map_err(|e| f.wrap(e))?)
         }
     };
-    f.finish_some(&[
-        "seed",
-        "seeds",
-        "delta",
-        "orders",
-        "conversion",
-        "budget",
-        "workload",
-        "tuners",
-        "front",
-    ])?;
     Ok(Tuning {
         seed,
         seeds,
