@@ -168,8 +168,9 @@ fn merge_coinciding(fig: &Figure) -> Figure {
 /// Size of both outputs in pixels.
 const SIZE: (u32, u32) = (1024, 640);
 pub(crate) const FONT: &str = "sans-serif";
-/// matplotlib's "tab10" colours, cycled over the series.
-const PALETTE: [RGBColor; 10] = [
+/// matplotlib's "tab10" colours and two more (black, maroon), so that up to 12 series (the
+/// DP-SGD benchmark draws ten tuners and a reference) never share a colour; cycled beyond.
+const PALETTE: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -180,6 +181,8 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(128, 0, 0),
 ];
 
 /// Draws `fig` to `<stem>.png` (1024×640) and `<stem>.svg`; returns both paths.

@@ -937,6 +937,16 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                     Some(r.map_or((a, a), |(lo, hi)| (lo.min(a), hi.max(a))))
                 })
                 .map(|(lo, hi)| ((lo - 0.1).max(0.0), (hi + 0.01).min(1.0)));
+            // Series left (partly) below the window are named in the title, not hidden.
+            let below: Vec<&str> = series
+                .iter()
+                .filter(|s| y_range.is_some_and(|(lo, _)| s.points.iter().any(|p| p.1 < lo)))
+                .map(|s| s.label.as_str())
+                .collect();
+            let below = match below.as_slice() {
+                [] => String::new(),
+                names => format!("; below the axis (see the table): {}", names.join(", ")),
+            };
             series.push(Series {
                 label: reference.into(),
                 points: front_points,
@@ -944,7 +954,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 errors: None,
             });
             let fig = Figure {
-                title: format!("{} ({})", exp.title, variant.label),
+                title: format!("{} ({}){below}", exp.title, variant.label),
                 x_label: format!(
                     "ε of (ε, {})-DP for the whole tuning run",
                     fmt_num(tu.delta)
