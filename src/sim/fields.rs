@@ -117,6 +117,28 @@ impl<'a> Fields<'a> {
             .collect()
     }
 
+    /// A required list of numbers (one number: a list of one), each in `range`.
+    pub(crate) fn numbers_in(
+        &self,
+        key: &'static str,
+        given: Option<OneOrMany<f64>>,
+        range: Range,
+    ) -> Result<Vec<f64>> {
+        let given = given.ok_or_else(|| self.missing(key, "a non-empty list of numbers"))?;
+        self.all_in_range(key, given, range)
+    }
+
+    /// A count at least `min`, or `default` when absent.
+    pub(crate) fn count_or(
+        &self,
+        key: &str,
+        given: Option<Count>,
+        min: u64,
+        default: u64,
+    ) -> Result<u64> {
+        given.map_or(Ok(default), |c| self.count(key, c, min))
+    }
+
     /// A `[low, high]` pair as read, checked: both finite, low < high.
     pub(crate) fn interval(&self, key: &'static str, pair: [f64; 2]) -> Result<[f64; 2]> {
         self.interval_at(key, pair)

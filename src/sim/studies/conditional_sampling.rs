@@ -64,11 +64,7 @@ fn parse(f: &Fields) -> Result<ConditionalSampling> {
     if orders[0] <= 1.0 {
         return Err(f.bad("orders", "orders λ > 1"));
     }
-    let a = f.all_in_range(
-        "a",
-        p.a.ok_or_else(|| f.missing("a", "a non-empty list of numbers"))?,
-        Range::Positive,
-    )?;
+    let a = f.numbers_in("a", p.a, Range::Positive)?;
     if a.iter().any(|&x| x > 0.25) {
         return Err(f.bad("a", "numbers in (0, 1/4] (Appendix D.2)"));
     }

@@ -127,9 +127,9 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
                     Method::RandomSearch(n)
                 } else {
                     let defaults = UcbBoOptions::default();
-                    let option = |key, given: Option<Count>, default: usize| match given {
-                        Some(c) => sf.count(key, c, 1).map(|v| v as usize),
-                        None => Ok(default),
+                    let option = |key, given, default: usize| {
+                        sf.count_or(key, given, 1, default as u64)
+                            .map(|v| v as usize)
                     };
                     let options = UcbBoOptions {
                         refit_every: option("refit_every", b.refit_every, defaults.refit_every)?,

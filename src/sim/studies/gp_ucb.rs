@@ -190,20 +190,6 @@ struct LipschitzParams {
     lambda_max: f64,
 }
 
-/// A required list of numbers in `range`.
-fn numbers(
-    f: &Fields,
-    key: &'static str,
-    given: Option<OneOrMany<f64>>,
-    range: Range,
-) -> Result<Vec<f64>> {
-    f.all_in_range(
-        key,
-        given.ok_or_else(|| f.missing(key, "a non-empty list of numbers"))?,
-        range,
-    )
-}
-
 /// A required list of integers ≥ `min`.
 fn counts(
     f: &Fields,
@@ -229,7 +215,7 @@ fn kernels(f: &Fields, given: Option<OneOrMany<String>>) -> Result<Vec<KernelFam
 }
 
 fn rhos(f: &Fields, given: Option<OneOrMany<f64>>) -> Result<Vec<f64>> {
-    let v = numbers(f, "rho", given, Range::NonNegative)?;
+    let v = f.numbers_in("rho", given, Range::NonNegative)?;
     match v.iter().find(|r| **r > 1.0) {
         Some(_) => Err(f.bad("rho", "numbers in [0, 1]")),
         None => Ok(v),
@@ -286,10 +272,10 @@ fn parse_bounds(f: &Fields) -> Result<Bounds> {
             .into_iter()
             .map(|n| n as usize)
             .collect(),
-        epsilon: numbers(f, "epsilon", p.epsilon, Range::Positive)?,
-        delta: numbers(f, "delta", p.delta, Range::OpenUnit)?,
+        epsilon: f.numbers_in("epsilon", p.epsilon, Range::Positive)?,
+        delta: f.numbers_in("delta", p.delta, Range::OpenUnit)?,
         rho: rhos(f, p.rho)?,
-        sigma: numbers(f, "sigma", p.sigma, Range::Positive)?,
+        sigma: f.numbers_in("sigma", p.sigma, Range::Positive)?,
         kernels: kernels(f, p.kernels)?,
         lengthscale: f.in_range(
             "lengthscale",
@@ -340,9 +326,9 @@ fn parse_suite(f: &Fields) -> Result<Suite> {
         )?,
         grids,
         kernels: kernels(f, p.kernels)?,
-        lengthscales: numbers(f, "lengthscales", p.lengthscales, Range::Positive)?,
-        sigmas: numbers(f, "sigmas", p.sigmas, Range::NonNegative)?,
-        deltas: numbers(f, "deltas", p.deltas, Range::OpenUnit)?,
+        lengthscales: f.numbers_in("lengthscales", p.lengthscales, Range::Positive)?,
+        sigmas: f.numbers_in("sigmas", p.sigmas, Range::NonNegative)?,
+        deltas: f.numbers_in("deltas", p.deltas, Range::OpenUnit)?,
         rho: rho[0],
         evaluations: f.count(
             "evaluations",
@@ -350,7 +336,7 @@ fn parse_suite(f: &Fields) -> Result<Suite> {
                 .ok_or_else(|| f.missing("evaluations", "T >= 2"))?,
             2,
         )?,
-        epsilons: numbers(f, "epsilons", p.epsilons, Range::Positive)?,
+        epsilons: f.numbers_in("epsilons", p.epsilons, Range::Positive)?,
         profile: Profile::parse(p.constants.as_deref().unwrap_or("paper"))
             .map_err(|e| f.wrap(e))?,
         noise_free: noise_free(f, p.noise_free)?,

@@ -168,12 +168,7 @@ fn parse(f: &Fields) -> Result<LipschitzSuite> {
             )?,
             beta: f.in_range("beta", p.beta.unwrap_or(4.0), Range::NonNegative)?,
         },
-        epsilons: f.all_in_range(
-            "epsilons",
-            p.epsilons
-                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
-            Range::Positive,
-        )?,
+        epsilons: f.numbers_in("epsilons", p.epsilons, Range::Positive)?,
         releases: match p.releases {
             Some(r) => f.count("releases", r, 1)?,
             None => 100,

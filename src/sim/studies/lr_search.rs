@@ -199,12 +199,7 @@ fn parse(f: &Fields) -> Result<LrSearch> {
             .iter()
             .map(|d| CountFamily::parse(d).map_err(|e| f.wrap(e)))
             .collect::<Result<Vec<_>>>()?,
-        epsilons: f.all_in_range(
-            "epsilons",
-            p.epsilons
-                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
-            Range::Positive,
-        )?,
+        epsilons: f.numbers_in("epsilons", p.epsilons, Range::Positive)?,
         delta: number(
             "delta",
             p.delta,

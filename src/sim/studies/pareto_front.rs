@@ -186,9 +186,9 @@ fn parse_tuner(t: &Fields) -> Result<FrontTuner> {
     let count = |key: &'static str, given: Option<Count>, what: &str| -> Result<usize> {
         Ok(t.count(key, given.ok_or_else(|| t.missing(key, what))?, 1)? as usize)
     };
-    let optional = |key: &'static str, given: Option<Count>, min: u64, default: usize| match given {
-        Some(c) => t.count(key, c, min).map(|v| v as usize),
-        None => Ok(default),
+    let optional = |key, given, min, default: usize| {
+        t.count_or(key, given, min, default as u64)
+            .map(|v| v as usize)
     };
     let given = [
         ("initial", p.initial.is_some()),
@@ -312,15 +312,11 @@ struct Params {
 
 fn parse(f: &Fields) -> Result<ParetoFront> {
     let p: Params = f.read("a `pareto-front` experiment", &["tuners"])?;
-    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| match given {
-        Some(c) => f.count(key, c, min),
-        None => Ok(default),
-    };
     let oracle = match p.oracle.as_deref() {
         Some("svt") => FrontOracle::Svt(SvtOracle {
-            queries: count("queries", p.queries, 1, 100)? as usize,
-            true_queries: count("true_queries", p.true_queries, 1, 10)? as usize,
-            orders: count("orders", p.orders, 1, 50)? as usize,
+            queries: f.count_or("queries", p.queries, 1, 100)? as usize,
+            true_queries: f.count_or("true_queries", p.true_queries, 1, 10)? as usize,
+            orders: f.count_or("orders", p.orders, 1, 50)? as usize,
         }),
         Some("dpsgd-task") => {
             let tasks = p
@@ -350,7 +346,7 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
                     .max_epochs
                     .map(|m| f.count("max_epochs", m, 1))
                     .transpose()?,
-                replicates: count("replicates", p.replicates, 1, 10)? as usize,
+                replicates: f.count_or("replicates", p.replicates, 1, 10)? as usize,
                 device: Device::parse(p.device.as_deref().unwrap_or("cpu"))
                     .map_err(|e| f.wrap(e))?,
             }
@@ -404,7 +400,7 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
     }
     Ok(ParetoFront {
         seed: p.seed.unwrap_or(0),
-        seeds: count("seeds", p.seeds, 1, 1)?,
+        seeds: f.count_or("seeds", p.seeds, 1, 1)?,
         oracle,
         tuners,
         reevaluate: p.reevaluate.map_or(0, |r| r.0 as usize),

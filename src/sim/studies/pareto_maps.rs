@@ -90,10 +90,7 @@ struct Params {
 
 fn parse(f: &Fields) -> Result<ParetoMaps> {
     let p: Params = f.read("a `pareto-maps` experiment", &[])?;
-    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| match given {
-        Some(c) => f.count(key, c, min).map(|v| v as usize),
-        None => Ok(default as usize),
-    };
+    let count = |key, given, min, default| f.count_or(key, given, min, default).map(|v| v as usize);
     let name = p
         .oracle
         .as_deref()

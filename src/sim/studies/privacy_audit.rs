@@ -60,13 +60,7 @@ struct Params {
 
 fn parse(f: &Fields) -> Result<PrivacyAudit> {
     let p: Params = f.read("a `privacy-audit` experiment", &["tuners"])?;
-    let count = |key: &'static str, given: Option<Count>, min: u64, default: u64| {
-        match given {
-            Some(c) => c.at_least(key, min).map_err(|e| f.wrap(e)),
-            None => Ok(default),
-        }
-        .map(|c| c as usize)
-    };
+    let count = |key, given, min, default| f.count_or(key, given, min, default).map(|c| c as usize);
     Ok(PrivacyAudit {
         seed: p.seed.unwrap_or(0),
         delta: f.in_range("delta", p.delta.unwrap_or(1e-5), Range::OpenUnit)?,

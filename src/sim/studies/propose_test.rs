@@ -83,10 +83,7 @@ struct WalksParams {
 /// Parses a `propose-test-walks` file.
 fn parse_walks(f: &Fields) -> Result<Walks> {
     let p: WalksParams = f.read("a `propose-test-walks` experiment", &[])?;
-    let count = |key: &'static str, given: Option<Count>, default: u64| match given {
-        Some(c) => f.count(key, c, 1).map(|v| v as usize),
-        None => Ok(default as usize),
-    };
+    let count = |key, given, default| f.count_or(key, given, 1, default).map(|v| v as usize);
     let w = Walks {
         seed: p.seed.unwrap_or(0),
         seeds: f.count(
@@ -99,12 +96,7 @@ fn parse_walks(f: &Fields) -> Result<Walks> {
         shards: count("shards", p.shards, 10)?,
         eps0: f.in_range("eps0", p.eps0.unwrap_or(0.1), Range::Positive)?,
         u0: f.in_range("u0", p.u0.unwrap_or(0.0), Range::NonNegative)?,
-        granularities: f.all_in_range(
-            "granularities",
-            p.granularities
-                .ok_or_else(|| f.missing("granularities", "a non-empty list of numbers"))?,
-            Range::OpenUnit,
-        )?,
+        granularities: f.numbers_in("granularities", p.granularities, Range::OpenUnit)?,
         trace_granularity: f.in_range(
             "trace_granularity",
             p.trace_granularity.unwrap_or(0.01),
@@ -542,12 +534,7 @@ fn parse_budgets(f: &Fields) -> Result<Budgets> {
             .into_iter()
             .map(|c| f.count("sizes", c, 1))
             .collect::<Result<_>>()?,
-        epsilons: f.all_in_range(
-            "epsilons",
-            p.epsilons
-                .ok_or_else(|| f.missing("epsilons", "a non-empty list of numbers"))?,
-            Range::Positive,
-        )?,
+        epsilons: f.numbers_in("epsilons", p.epsilons, Range::Positive)?,
         delta_prime: f.in_range(
             "delta_prime",
             p.delta_prime.unwrap_or(1e-5),

@@ -85,10 +85,7 @@ fn parse(f: &Fields) -> Result<AlphaSweep> {
         Some(_) => Err(f.bad(key, "a point [x, y] of finite numbers")),
         None => Ok(default),
     };
-    let count = |key: &'static str, given: Option<Count>, default: u64| match given {
-        Some(c) => f.count(key, c, 1),
-        None => Ok(default),
-    };
+    let count = |key, given, default| f.count_or(key, given, 1, default);
     Ok(AlphaSweep {
         seed: p.seed.unwrap_or(0),
         seeds: f.count(
@@ -97,12 +94,7 @@ fn parse(f: &Fields) -> Result<AlphaSweep> {
                 .ok_or_else(|| f.missing("seeds", "the number of data draws"))?,
             1,
         )?,
-        alphas: f.all_in_range(
-            "alphas",
-            p.alphas
-                .ok_or_else(|| f.missing("alphas", "a non-empty list of numbers"))?,
-            Range::Positive,
-        )?,
+        alphas: f.numbers_in("alphas", p.alphas, Range::Positive)?,
         per_class: count("per_class", p.per_class, 20)? as usize,
         sd: f.in_range("sd", p.sd.unwrap_or(1.0), Range::Positive)?,
         centres: [
