@@ -54,7 +54,90 @@ pub fn finite(x: f64) -> Option<f64> {
     x.is_finite().then_some(x)
 }
 
+/// The field names of one serialised row, in field order (serde_json's maps sort their keys;
+/// the text keeps the order).
+struct FieldOrder(Vec<String>);
+
+impl<'de> serde::Deserialize<'de> for FieldOrder {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = FieldOrder;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a row (a struct of cells)")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<FieldOrder, A::Error> {
+                let mut names = Vec::new();
+                while let Some((name, _)) = map.next_entry::<String, serde::de::IgnoredAny>()? {
+                    names.push(name);
+                }
+                Ok(FieldOrder(names))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
 impl Table {
+    /// The table of `rows`, a `#[derive(Serialize)]` struct per row: one column per field, in
+    /// field order; strings, unsigned integers (`u64`, `usize`), booleans, and floats (`f64`
+    /// or `Option<f64>`; `None` and non-finite values are nulls). Every row has the same
+    /// fields; an empty slice is the empty table.
+    pub fn from_rows<T: serde::Serialize>(rows: &[T]) -> Result<Table> {
+        use serde_json::Value;
+        let mut table = Table::default();
+        for (r, row) in rows.iter().enumerate() {
+            let fail = |e: serde_json::Error| Error::Numerical(format!("row {r}: {e}"));
+            // The values exactly (no text round trip), the order from the text.
+            let Value::Object(mut values) = serde_json::to_value(row).map_err(fail)? else {
+                return Err(Error::Numerical(format!("row {r} is not a struct")));
+            };
+            let text = serde_json::to_string(row).map_err(fail)?;
+            let order: FieldOrder = serde_json::from_str(&text).map_err(fail)?;
+            let cells: Vec<(String, Value)> = order
+                .0
+                .into_iter()
+                .map(|name| {
+                    let cell = values.remove(&name).unwrap_or(Value::Null);
+                    (name, cell)
+                })
+                .collect();
+            if r > 0 && cells.len() != table.columns.len() {
+                return Err(Error::Numerical(format!(
+                    "row {r} has {} cells, the first {}",
+                    cells.len(),
+                    table.columns.len()
+                )));
+            }
+            for (c, (name, cell)) in cells.into_iter().enumerate() {
+                let value = match cell {
+                    Value::String(s) => Values::Str(vec![s]),
+                    Value::Bool(b) => Values::Bool(vec![b]),
+                    Value::Number(n) if n.is_u64() => Values::U64(vec![n.as_u64().unwrap_or(0)]),
+                    Value::Number(n) if n.is_f64() => Values::F64(vec![n.as_f64().and_then(finite)]),
+                    Value::Null => Values::F64(vec![None]),
+                    other => {
+                        return Err(Error::Numerical(format!(
+                            "column `{name}`: {other} is not a cell (string, unsigned integer, number or boolean)"
+                        )))
+                    }
+                };
+                if r == 0 {
+                    table.columns.push((name, value));
+                } else if table.columns[c].0 != name || !table.columns[c].1.extend(&value) {
+                    return Err(Error::Numerical(format!(
+                        "row {r}: column `{name}` does not match the first row's `{}`",
+                        table.columns[c].0
+                    )));
+                }
+            }
+        }
+        Ok(table)
+    }
+
     /// Adds a column (builder style).
     pub fn with(mut self, name: &str, values: Values) -> Self {
         self.columns.push((name.to_string(), values));
@@ -324,6 +407,57 @@ impl Grid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[derive(serde::Serialize)]
+    struct Row {
+        name: String,
+        runs: usize,
+        seed: u64,
+        epsilon: f64,
+        score: Option<f64>,
+        released: bool,
+    }
+
+    #[test]
+    fn typed_rows_make_the_same_table_as_columns() {
+        let tiny = f64::from_bits(1); // the smallest subnormal: exact, not through text
+        let rows = [
+            Row {
+                name: "a".into(),
+                runs: 3,
+                seed: u64::MAX,
+                epsilon: 0.1 + 0.2,
+                score: None,
+                released: true,
+            },
+            Row {
+                name: "b".into(),
+                runs: 0,
+                seed: 7,
+                epsilon: f64::NAN,
+                score: Some(tiny),
+                released: false,
+            },
+        ];
+        let expected = Table::default()
+            .with("name", Values::Str(vec!["a".into(), "b".into()]))
+            .with("runs", Values::U64(vec![3, 0]))
+            .with("seed", Values::U64(vec![u64::MAX, 7]))
+            .with("epsilon", Values::F64(vec![Some(0.1 + 0.2), None]))
+            .with("score", Values::F64(vec![None, Some(tiny)]))
+            .with("released", Values::Bool(vec![true, false]));
+        assert_eq!(Table::from_rows(&rows).unwrap(), expected);
+        assert_eq!(Table::from_rows::<Row>(&[]).unwrap(), Table::default());
+        // A negative integer is no cell type of the harness's tables.
+        #[derive(serde::Serialize)]
+        struct Bad {
+            delta: i64,
+        }
+        let e = Table::from_rows(&[Bad { delta: -1 }])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("column `delta`"), "{e}");
+    }
 
     #[test]
     fn parquet_round_trip_keeps_types_and_nulls() {

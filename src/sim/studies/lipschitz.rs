@@ -19,7 +19,7 @@ use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{Grid, Table};
 use crate::tuners::lipschitz_gain::LipschitzGain;
 use crate::workloads::regularised_erm::{
     signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
@@ -279,7 +279,7 @@ fn jobs(s: &LipschitzSuite) -> Vec<(u64, ErmLoss, &LambdaGrid)> {
 fn run_job(experiment: &str, s: &LipschitzSuite, job: usize) -> Result<Table> {
     let (seed, loss, grid) = jobs(s)[job];
     let c = case(s, s.seed.wrapping_add(seed), loss, grid)?;
-    let mut t = Columns::default();
+    let mut rows = Vec::new();
     let key = format!("{} | {} | {}", c.loss.name(), c.grid.name(), c.seed);
     for &eps in &s.epsilons {
         let scale = c.delta_f / eps;
@@ -287,78 +287,58 @@ fn run_job(experiment: &str, s: &LipschitzSuite, job: usize) -> Result<Table> {
         let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
         for r in 0..s.releases {
             let released = c.f_bo + mechanism.noise(&mut rng);
-            t.push(&c, r, eps, released, scale);
+            rows.push(Row::new(experiment, &c, r, eps, released, scale));
         }
     }
-    Ok(t.table(experiment))
+    Table::from_rows(&rows)
 }
 
-#[derive(Default)]
-struct Columns {
-    seed: Vec<u64>,
-    release: Vec<u64>,
-    loss: Vec<String>,
-    grid: Vec<String>,
-    m: Vec<u64>,
-    f: [Vec<Option<f64>>; 11],
-    neighbour: Vec<String>,
+/// One Laplace release of f_BO at one ε, with the case it came from.
+#[derive(serde::Serialize)]
+struct Row {
+    experiment: String,
+    seed: u64,
+    release: u64,
+    loss: String,
+    grid: String,
+    m: u64,
+    epsilon: f64,
+    lambda_min: f64,
+    lambda_max: f64,
+    f_bo: f64,
+    f_released: f64,
+    abs_error: f64,
+    delta_f: f64,
+    laplace_scale: f64,
+    sens_f_bo: f64,
+    sens_pointwise: f64,
+    fixed_lambda_term: f64,
+    neighbour: String,
 }
 
-const F64_COLUMNS: [&str; 11] = [
-    "epsilon",
-    "lambda_min",
-    "lambda_max",
-    "f_bo",
-    "f_released",
-    "abs_error",
-    "delta_f",
-    "laplace_scale",
-    "sens_f_bo",
-    "sens_pointwise",
-    "fixed_lambda_term",
-];
-
-impl Columns {
-    fn push(&mut self, c: &Case, release: u64, eps: f64, released: f64, scale: f64) {
-        self.seed.push(c.seed);
-        self.release.push(release);
-        self.loss.push(c.loss.name().into());
-        self.grid.push(c.grid.name());
-        self.m.push(c.m as u64);
-        self.neighbour.push(c.neighbour.clone());
-        // min{g*/m, L/(m λ_min)} with g* = L = 1: the fixed-λ part of Δ_f.
-        let fixed = (1.0 / c.m as f64).min(1.0 / (c.m as f64 * c.grid.min));
-        let values = [
-            eps,
-            c.grid.min,
-            c.grid.max,
-            c.f_bo,
-            released,
-            (released - c.f_bo).abs(),
-            c.delta_f,
-            scale,
-            c.sens_bo,
-            c.sens_pointwise,
-            fixed,
-        ];
-        for (col, v) in self.f.iter_mut().zip(values) {
-            col.push(finite(v));
+impl Row {
+    fn new(experiment: &str, c: &Case, release: u64, eps: f64, released: f64, scale: f64) -> Row {
+        Row {
+            experiment: experiment.to_string(),
+            seed: c.seed,
+            release,
+            loss: c.loss.name().into(),
+            grid: c.grid.name(),
+            m: c.m as u64,
+            epsilon: eps,
+            lambda_min: c.grid.min,
+            lambda_max: c.grid.max,
+            f_bo: c.f_bo,
+            f_released: released,
+            abs_error: (released - c.f_bo).abs(),
+            delta_f: c.delta_f,
+            laplace_scale: scale,
+            sens_f_bo: c.sens_bo,
+            sens_pointwise: c.sens_pointwise,
+            // min{g*/m, L/(m λ_min)} with g* = L = 1: the fixed-λ part of Δ_f.
+            fixed_lambda_term: (1.0 / c.m as f64).min(1.0 / (c.m as f64 * c.grid.min)),
+            neighbour: c.neighbour.clone(),
         }
-    }
-
-    fn table(self, experiment: &str) -> Table {
-        let n = self.seed.len();
-        let mut t = Table::default()
-            .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-            .with("seed", Values::U64(self.seed))
-            .with("release", Values::U64(self.release))
-            .with("loss", Values::Str(self.loss))
-            .with("grid", Values::Str(self.grid))
-            .with("m", Values::U64(self.m));
-        for (name, col) in F64_COLUMNS.iter().zip(self.f) {
-            t = t.with(name, Values::F64(col));
-        }
-        t.with("neighbour", Values::Str(self.neighbour))
     }
 }
 

@@ -14,7 +14,7 @@ use crate::params::Count;
 use crate::sim::fields::Fields;
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{Grid, Table};
 use crate::workloads::canary::{Canary, Side};
 use std::path::{Path, PathBuf};
 
@@ -98,6 +98,25 @@ fn test_text(a: &Audit) -> String {
     }
 }
 
+/// One audited tuner: its claim, the attack's test and the ε its error rates prove.
+#[derive(serde::Serialize)]
+struct Row {
+    experiment: String,
+    tuner: String,
+    method: String,
+    params: String,
+    theorem: String,
+    claimed_epsilon: f64,
+    claimed_delta: f64,
+    lower_epsilon: f64,
+    /// The attack's test in words ("released score > 3.228").
+    statistic: String,
+    threshold: f64,
+    trials: u64,
+    false_positive_rate: f64,
+    false_negative_rate: f64,
+}
+
 impl Study for PrivacyAudit {
     fn units(&self) -> Vec<String> {
         self.tuners.iter().map(|t| t.label.clone()).collect()
@@ -131,29 +150,21 @@ impl Study for PrivacyAudit {
             )));
         }
         let n = a.trials as f64;
-        Ok(Table::default()
-            .with("experiment", Values::Str(vec![experiment.to_string()]))
-            .with("tuner", Values::Str(vec![entry.label.clone()]))
-            .with("method", Values::Str(vec![entry.tuner.name().to_string()]))
-            .with("params", Values::Str(vec![entry.tuner.params()]))
-            .with("theorem", Values::Str(vec![a.claimed.theorem.clone()]))
-            .with(
-                "claimed_epsilon",
-                Values::F64(vec![finite(a.claimed.epsilon)]),
-            )
-            .with("claimed_delta", Values::F64(vec![finite(a.claimed.delta)]))
-            .with("lower_epsilon", Values::F64(vec![finite(a.lower)]))
-            .with("statistic", Values::Str(vec![test_text(&a)]))
-            .with("threshold", Values::F64(vec![finite(a.threshold)]))
-            .with("trials", Values::U64(vec![a.trials as u64]))
-            .with(
-                "false_positive_rate",
-                Values::F64(vec![Some(a.false_positives as f64 / n)]),
-            )
-            .with(
-                "false_negative_rate",
-                Values::F64(vec![Some(a.false_negatives as f64 / n)]),
-            ))
+        Table::from_rows(&[Row {
+            experiment: experiment.to_string(),
+            tuner: entry.label.clone(),
+            method: entry.tuner.name().to_string(),
+            params: entry.tuner.params(),
+            theorem: a.claimed.theorem.clone(),
+            claimed_epsilon: a.claimed.epsilon,
+            claimed_delta: a.claimed.delta,
+            lower_epsilon: a.lower,
+            statistic: test_text(&a),
+            threshold: a.threshold,
+            trials: a.trials as u64,
+            false_positive_rate: a.false_positives as f64 / n,
+            false_negative_rate: a.false_negatives as f64 / n,
+        }])
     }
 
     fn output(&self) -> &'static str {
