@@ -17,7 +17,7 @@ use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{Grid, Table};
 use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
@@ -106,45 +106,56 @@ impl ConditionalSampling {
     }
 }
 
+/// One order of one `a`: the example's three-point solution (s, t, q(s); none where it has
+/// none), the conditional-sampling bound and the example's exact divergence.
+#[derive(serde::Serialize)]
+struct Row {
+    experiment: String,
+    a: f64,
+    rho: f64,
+    order: f64,
+    s: Option<f64>,
+    t: Option<f64>,
+    q_s: Option<f64>,
+    upper: Option<f64>,
+    exact_example: Option<f64>,
+    gap: Option<f64>,
+}
+
 /// One unit: every order for one `a`.
 fn unit(s: &ConditionalSampling, experiment: &str, a: f64) -> Result<Table> {
     let base = Base::symmetric(RdpCurve::zcdp(s.rho)?);
-    let orders = s.order_grid();
-    let mut rows: Vec<[Option<f64>; 6]> = Vec::with_capacity(orders.len());
-    for &order in &orders {
-        let row = match ThreePoint::solve(order, s.rho, a)? {
-            Some(x) => {
-                let upper =
-                    conditional_sampling(&base, x.q_of_s(), &Orders::Continuous)?.eval(order)?;
-                [
-                    Some(x.s),
-                    Some(x.t),
-                    Some(x.q_of_s()),
-                    finite(upper),
-                    finite(x.conditional_divergence(order)),
-                    finite(upper - x.conditional_divergence(order)),
-                ]
-            }
-            None => [None; 6],
+    let mut rows = Vec::new();
+    for order in s.order_grid() {
+        let mut row = Row {
+            experiment: experiment.to_string(),
+            a,
+            rho: s.rho,
+            order,
+            s: None,
+            t: None,
+            q_s: None,
+            upper: None,
+            exact_example: None,
+            gap: None,
         };
+        if let Some(x) = ThreePoint::solve(order, s.rho, a)? {
+            let upper =
+                conditional_sampling(&base, x.q_of_s(), &Orders::Continuous)?.eval(order)?;
+            let exact = x.conditional_divergence(order);
+            row = Row {
+                s: Some(x.s),
+                t: Some(x.t),
+                q_s: Some(x.q_of_s()),
+                upper: Some(upper),
+                exact_example: Some(exact),
+                gap: Some(upper - exact),
+                ..row
+            };
+        }
         rows.push(row);
     }
-    let n = orders.len();
-    let col = |k: usize| Values::F64(rows.iter().map(|r| r[k]).collect());
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with("a", Values::F64(vec![Some(a); n]))
-        .with("rho", Values::F64(vec![Some(s.rho); n]))
-        .with(
-            "order",
-            Values::F64(orders.iter().map(|&o| Some(o)).collect()),
-        )
-        .with("s", col(0))
-        .with("t", col(1))
-        .with("q_s", col(2))
-        .with("upper", col(3))
-        .with("exact_example", col(4))
-        .with("gap", col(5)))
+    Table::from_rows(&rows)
 }
 
 impl Study for ConditionalSampling {
