@@ -19,7 +19,7 @@ use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{Grid, Table};
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -147,9 +147,6 @@ pub fn datasets(s: &AlphaSweep, seed: u64) -> [(Array2<f64>, Vec<usize>); 2] {
     [(x, labels), (with, with_labels)]
 }
 
-/// One training run's result: (seed, data set index, α, training accuracy; None if diverged).
-type Run = (u64, usize, f64, Option<f64>);
-
 /// The mean training accuracy at one α, its 95% half-width and the sd over seeds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AlphaPoint {
@@ -170,6 +167,17 @@ pub struct Curve {
 /// The data sets' names in the table.
 pub const DATASETS: [&str; 2] = ["D", "D′ (with outliers)"];
 
+/// One SVM trained at one α on one data set of one seed.
+#[derive(serde::Serialize)]
+struct Row {
+    experiment: String,
+    seed: u64,
+    dataset: String,
+    alpha: f64,
+    /// None for a diverged run.
+    train_accuracy: Option<f64>,
+}
+
 /// The rows of one seed: one per (α, data set), the training accuracy on the set trained on.
 pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
     let config = DpSgdConfig::new(
@@ -182,7 +190,7 @@ pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
     )?;
     let rows = (0..s.alphas.len())
         .into_par_iter()
-        .map(|a| -> Result<Vec<Run>> {
+        .map(|a| -> Result<Vec<Row>> {
             let alpha = s.alphas[a];
             let model = LinearSvm::new(2, alpha, s.penalty)?;
             datasets(s, seed)
@@ -196,28 +204,19 @@ pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
                         .train(&model, x.view(), labels, &mut rng)
                         .and_then(|t| accuracy(&model, &t.params, x.view(), labels))
                         .ok();
-                    Ok((seed, d, alpha, acc))
+                    Ok(Row {
+                        experiment: experiment.to_string(),
+                        seed,
+                        dataset: DATASETS[d].to_string(),
+                        alpha,
+                        train_accuracy: acc,
+                    })
                 })
                 .collect()
         })
         .collect::<Result<Vec<_>>>()?;
-    let rows: Vec<_> = rows.into_iter().flatten().collect();
-    let n = rows.len();
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with("seed", Values::U64(rows.iter().map(|r| r.0).collect()))
-        .with(
-            "dataset",
-            Values::Str(rows.iter().map(|r| DATASETS[r.1].to_string()).collect()),
-        )
-        .with(
-            "alpha",
-            Values::F64(rows.iter().map(|r| finite(r.2)).collect()),
-        )
-        .with(
-            "train_accuracy",
-            Values::F64(rows.iter().map(|r| r.3.and_then(finite)).collect()),
-        ))
+    let rows: Vec<Row> = rows.into_iter().flatten().collect();
+    Table::from_rows(&rows)
 }
 
 /// The curve of each data set, in [`DATASETS`] order.
