@@ -13,7 +13,7 @@ use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -363,51 +363,35 @@ pub fn run(experiment: &str, c: &Curves, only: Option<usize>) -> Result<Table> {
     let base = Base::symmetric(RdpCurve::zcdp(c.rho)?);
     let rows = points
         .par_iter()
-        .map(|p| row(c, &base, p))
+        .map(|p| row(experiment, c, &base, p))
         .collect::<Result<Vec<Row>>>()?;
-    let n = rows.len();
-    let col = |f: fn(&Row) -> Option<f64>| Values::F64(rows.iter().map(f).collect());
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with(
-            "series",
-            Values::Str(
-                points
-                    .iter()
-                    .map(|p| c.series[p.series].label.clone())
-                    .collect(),
-            ),
-        )
-        .with(
-            "dist",
-            Values::Str(
-                points
-                    .iter()
-                    .map(|p| c.series[p.series].family.name())
-                    .collect(),
-            ),
-        )
-        .with("mean", col(|r| r.mean))
-        .with("order", col(|r| r.order))
-        .with("rdp", col(|r| r.rdp))
-        .with("epsilon", col(|r| r.epsilon))
-        .with("delta", Values::F64(vec![Some(c.delta); n]))
-        .with("quantile", col(|r| r.quantile))
-        .with("success", col(|r| r.success)))
+    Table::from_rows(&rows)
 }
 
-#[derive(Default)]
+/// One point of one series (the sweep's quantities; the others none).
+#[derive(Default, serde::Serialize)]
 struct Row {
+    experiment: String,
+    series: String,
+    dist: String,
     mean: Option<f64>,
     order: Option<f64>,
     rdp: Option<f64>,
     epsilon: Option<f64>,
+    delta: f64,
     quantile: Option<f64>,
     success: Option<f64>,
 }
 
-fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
+fn row(experiment: &str, c: &Curves, base: &Base, p: &Point) -> Result<Row> {
     let s = &c.series[p.series];
+    let blank = || Row {
+        experiment: experiment.to_string(),
+        series: s.label.clone(),
+        dist: s.family.name(),
+        delta: c.delta,
+        ..Row::default()
+    };
     let at = |e: Error| e.context(&format!("series `{}` at {}", s.label, p.value));
     match c.sweep.param {
         SweepParam::Order => {
@@ -423,7 +407,7 @@ fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
                 mean: finite(law.mean()),
                 order: Some(p.value),
                 rdp: finite(curve.eval(p.value).map_err(at)?),
-                ..Row::default()
+                ..blank()
             })
         }
         SweepParam::Mean => {
@@ -434,7 +418,7 @@ fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
                 epsilon: finite(c.accountant.epsilon(&curve, c.delta).map_err(at)?.epsilon),
                 quantile: finite(expected_quantile(&law)),
                 success: finite(success_probability(&law, c.success_m).map_err(at)?),
-                ..Row::default()
+                ..blank()
             })
         }
     }
