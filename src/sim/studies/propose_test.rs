@@ -20,7 +20,7 @@ use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{quantile, up, write_grid};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{Grid, Table};
 use crate::tuners::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
@@ -164,67 +164,70 @@ pub fn run_walks(experiment: &str, w: &Walks, only: Option<usize>) -> Result<Tab
             .collect();
         runs.extend(batch);
     }
-    let mut cols = Columns::default();
+    let mut rows = Vec::new();
     for r in &runs {
         let ticks = Ticks::new(w.u0, r.g, 1.0)?;
         let certified = tuning_cost(w.eps0, &ticks, w.delta_prime, Composition::Smallest)?.epsilon;
         let passes = r.walk.passes.len() as u64;
         let expost = passes_cost(w.eps0, passes, w.delta_prime, Composition::Smallest)?.epsilon;
         for (t, p) in r.walk.passes.iter().enumerate() {
-            cols.g.push(Some(r.g));
-            cols.cap.push(ticks.cap());
-            cols.max_passes.push(ticks.max_passes());
-            cols.seed.push(r.seed);
-            cols.pass.push(t as u64 + 1);
-            cols.step_before.push(p.step_before);
-            cols.m_before.push(p.m_before);
-            cols.accepted.push(p.hit.is_some());
-            cols.step_after.push(p.step_after);
-            cols.m_after.push(p.m_after);
-            cols.passes.push(passes);
-            cols.stop.push(r.walk.stop.name().to_string());
-            cols.selected.push(r.selected_utility);
-            cols.certified.push(finite(certified));
-            cols.expost.push(finite(expost));
+            rows.push(PassRow {
+                experiment: experiment.to_string(),
+                granularity: r.g,
+                cap: ticks.cap(),
+                max_passes: ticks.max_passes(),
+                seed: r.seed,
+                pass: t as u64 + 1,
+                step_before: p.step_before,
+                m_before: p.m_before,
+                accepted: p.hit.is_some(),
+                step_after: p.step_after,
+                m_after: p.m_after,
+                passes_data_dependent: passes,
+                stop: r.walk.stop.name().to_string(),
+                selected_true_utility: r.selected_utility,
+                eps_tune_certified: certified,
+                eps_tune_expost_non_dp: expost,
+            });
         }
     }
-    let n = cols.seed.len();
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with("granularity", Values::F64(cols.g))
-        .with("M", Values::U64(cols.cap))
-        .with("T_max", Values::U64(cols.max_passes))
-        .with("seed", Values::U64(cols.seed))
-        .with("pass", Values::U64(cols.pass))
-        .with("step_before", Values::U64(cols.step_before))
-        .with("m_before", Values::U64(cols.m_before))
-        .with("accepted", Values::Bool(cols.accepted))
-        .with("step_after", Values::U64(cols.step_after))
-        .with("m_after", Values::U64(cols.m_after))
-        .with("passes_data_dependent", Values::U64(cols.passes))
-        .with("stop", Values::Str(cols.stop))
-        .with("selected_true_utility", Values::F64(cols.selected))
-        .with("eps_tune_certified", Values::F64(cols.certified))
-        .with("eps_tune_expost_non_dp", Values::F64(cols.expost)))
+    Table::from_rows(&rows)
 }
 
-#[derive(Default)]
-struct Columns {
-    g: Vec<Option<f64>>,
-    cap: Vec<u64>,
-    max_passes: Vec<u64>,
-    seed: Vec<u64>,
-    pass: Vec<u64>,
-    step_before: Vec<u64>,
-    m_before: Vec<u64>,
-    accepted: Vec<bool>,
-    step_after: Vec<u64>,
-    m_after: Vec<u64>,
-    passes: Vec<u64>,
-    stop: Vec<String>,
-    selected: Vec<Option<f64>>,
-    certified: Vec<Option<f64>>,
-    expost: Vec<Option<f64>>,
+/// One pass of one walk, with its run's outcome and costs.
+#[derive(serde::Serialize)]
+struct PassRow {
+    experiment: String,
+    granularity: f64,
+    /// M, the walk's cap in ticks.
+    #[serde(rename = "M")]
+    cap: u64,
+    #[serde(rename = "T_max")]
+    max_passes: u64,
+    seed: u64,
+    pass: u64,
+    step_before: u64,
+    m_before: u64,
+    accepted: bool,
+    step_after: u64,
+    m_after: u64,
+    passes_data_dependent: u64,
+    stop: String,
+    selected_true_utility: Option<f64>,
+    eps_tune_certified: f64,
+    eps_tune_expost_non_dp: f64,
+}
+
+/// One (method, accountant, |S|, ε) total of Table 1.
+#[derive(serde::Serialize)]
+struct BudgetRow {
+    experiment: String,
+    method: String,
+    accountant: String,
+    candidates: u64,
+    epsilon_run: f64,
+    eps_total: f64,
+    delta_total: f64,
 }
 
 /// One run read back from the table: (granularity, seed) → its passes' rows.
@@ -556,11 +559,19 @@ fn parse_budgets(f: &Fields) -> Result<Budgets> {
 pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
     let acc = Accountant::default();
     let ticks = Ticks::new(b.u0, b.granularity, 1.0)?;
-    let mut rows: Vec<(String, String, u64, f64, f64, f64)> = Vec::new();
+    let mut rows: Vec<BudgetRow> = Vec::new();
     for &s in &b.sizes {
         for &eps in &b.epsilons {
             let mut push = |method: &str, accountant: &str, total: f64, delta: f64| {
-                rows.push((method.into(), accountant.into(), s, eps, total, delta));
+                rows.push(BudgetRow {
+                    experiment: experiment.to_string(),
+                    method: method.into(),
+                    accountant: accountant.into(),
+                    candidates: s,
+                    epsilon_run: eps,
+                    eps_total: total,
+                    delta_total: delta,
+                });
             };
             let adv = advanced_epsilon(eps, s, b.delta_prime)?;
             push(
@@ -618,33 +629,7 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
             }
         }
     }
-    let n = rows.len();
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with(
-            "method",
-            Values::Str(rows.iter().map(|r| r.0.clone()).collect()),
-        )
-        .with(
-            "accountant",
-            Values::Str(rows.iter().map(|r| r.1.clone()).collect()),
-        )
-        .with(
-            "candidates",
-            Values::U64(rows.iter().map(|r| r.2).collect()),
-        )
-        .with(
-            "epsilon_run",
-            Values::F64(rows.iter().map(|r| finite(r.3)).collect()),
-        )
-        .with(
-            "eps_total",
-            Values::F64(rows.iter().map(|r| finite(r.4)).collect()),
-        )
-        .with(
-            "delta_total",
-            Values::F64(rows.iter().map(|r| finite(r.5)).collect()),
-        ))
+    Table::from_rows(&rows)
 }
 
 /// Table 1: one row per (method, accountant), one column per (|S|, ε).
