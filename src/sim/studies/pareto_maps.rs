@@ -21,7 +21,7 @@ use crate::sim::heatmap::{self, Heatmap};
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::dpsgd_tasks::TaskData;
 use rand::RngCore;
 use std::path::{Path, PathBuf};
@@ -261,29 +261,54 @@ impl ParetoMaps {
     }
 }
 
+/// One point of a map: the oracle's and the GPs' objectives and the HVPoI there.
+#[derive(serde::Serialize)]
+struct MapRow<'a> {
+    experiment: &'a str,
+    oracle: &'a str,
+    set: &'a str,
+    hp1: f64,
+    hp2: f64,
+    epsilon: f64,
+    error: f64,
+    gp_epsilon: f64,
+    gp_error: f64,
+    hvpoi: f64,
+}
+
+/// One row of `points`: a point tagged by the set it belongs to.
+#[derive(serde::Serialize)]
+struct PointRow<'a> {
+    experiment: &'a str,
+    set: &'a str,
+    hp1: f64,
+    hp2: f64,
+    epsilon: f64,
+    error: f64,
+    gp_epsilon: Option<f64>,
+    gp_error: Option<f64>,
+    hvpoi: Option<f64>,
+}
+
 /// The rows of the maps: the grid (`set = grid`, first hyperparameter slowest) then the k₀
 /// sampled points (`set = sampled`, in draw order).
-fn rows(experiment: &str, oracle: &str, grid: &[MapPoint], sampled: &[MapPoint]) -> Table {
-    let all: Vec<(&str, &MapPoint)> = (grid.iter().map(|p| ("grid", p)))
+fn rows(experiment: &str, oracle: &str, grid: &[MapPoint], sampled: &[MapPoint]) -> Result<Table> {
+    let all: Vec<MapRow> = (grid.iter().map(|p| ("grid", p)))
         .chain(sampled.iter().map(|p| ("sampled", p)))
+        .map(|(set, p)| MapRow {
+            experiment,
+            oracle,
+            set,
+            hp1: p.lambda[0],
+            hp2: p.lambda[1],
+            epsilon: p.epsilon,
+            error: p.error,
+            gp_epsilon: p.gp_epsilon,
+            gp_error: p.gp_error,
+            hvpoi: p.hvpoi,
+        })
         .collect();
-    let n = all.len();
-    let col =
-        |f: fn(&MapPoint) -> f64| Values::F64(all.iter().map(|(_, p)| finite(f(p))).collect());
-    Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with("oracle", Values::Str(vec![oracle.to_string(); n]))
-        .with(
-            "set",
-            Values::Str(all.iter().map(|(s, _)| s.to_string()).collect()),
-        )
-        .with("hp1", col(|p| p.lambda[0]))
-        .with("hp2", col(|p| p.lambda[1]))
-        .with("epsilon", col(|p| p.epsilon))
-        .with("error", col(|p| p.error))
-        .with("gp_epsilon", col(|p| p.gp_epsilon))
-        .with("gp_error", col(|p| p.gp_error))
-        .with("hvpoi", col(|p| p.hvpoi))
+    Table::from_rows(&all)
 }
 
 /// One row of the merged table, read back.
@@ -360,21 +385,21 @@ fn points(experiment: &str, merged: &Table) -> Result<Table> {
             .map(|i| ("empirical-front", sampled[i])),
     );
     out.extend(argmax(&grid).map(|i| ("hvpoi-argmax", grid[i])));
-    let n = out.len();
-    let col = |f: fn(&Row) -> Option<f64>| Values::F64(out.iter().map(|(_, r)| f(r)).collect());
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with(
-            "set",
-            Values::Str(out.iter().map(|(s, _)| s.to_string()).collect()),
-        )
-        .with("hp1", col(|r| finite(r.hp[0])))
-        .with("hp2", col(|r| finite(r.hp[1])))
-        .with("epsilon", col(|r| finite(r.objectives[0])))
-        .with("error", col(|r| finite(r.objectives[1])))
-        .with("gp_epsilon", col(|r| r.gp[0]))
-        .with("gp_error", col(|r| r.gp[1]))
-        .with("hvpoi", col(|r| r.hvpoi)))
+    let rows: Vec<PointRow> = out
+        .iter()
+        .map(|(set, r)| PointRow {
+            experiment,
+            set,
+            hp1: r.hp[0],
+            hp2: r.hp[1],
+            epsilon: r.objectives[0],
+            error: r.objectives[1],
+            gp_epsilon: r.gp[0],
+            gp_error: r.gp[1],
+            hvpoi: r.hvpoi,
+        })
+        .collect();
+    Table::from_rows(&rows)
 }
 
 /// The distinct values of one hyperparameter over the grid rows, ascending.
@@ -733,7 +758,7 @@ impl Study for ParetoMaps {
 
     fn run_unit(&self, experiment: &str, _i: usize) -> Result<Table> {
         let m = self.compute()?;
-        Ok(rows(experiment, self.oracle_name(), &m.grid, &m.sampled))
+        rows(experiment, self.oracle_name(), &m.grid, &m.sampled)
     }
 
     fn output(&self) -> &'static str {
