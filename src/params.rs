@@ -70,6 +70,32 @@ pub fn read<T: DeserializeOwned>(owner: &str, table: &toml::Table) -> Result<T> 
     })
 }
 
+/// Like [`read`], with the keys `aside` left out (other readers take them: a workload's
+/// `kind`, an experiment's `[[tuners]]`); an unknown key's message lists them as allowed too.
+pub fn read_except<T: DeserializeOwned>(
+    owner: &str,
+    table: &toml::Table,
+    aside: &[&str],
+) -> Result<T> {
+    let mut rest = table.clone();
+    for key in aside {
+        rest.remove(*key);
+    }
+    read(owner, &rest).map_err(|e| match e {
+        // A key of this table (not of a table inside it).
+        Error::UnknownKey {
+            owner,
+            key,
+            allowed,
+        } if !key.contains(['.', '[']) && !aside.is_empty() => Error::UnknownKey {
+            owner,
+            key,
+            allowed: format!("{allowed}, {}", aside.join(", ")),
+        },
+        other => other,
+    })
+}
+
 /// A count read from a parameter file (candidates, evaluations, steps, users, …): an integer
 /// from 0 to [`MAX_COUNT`], so a typo such as `candidates = 10000000000` fails when read
 /// instead of allocating gigabytes. Lower bounds are the constructors'.
@@ -222,7 +248,7 @@ fn canonical_value(v: &toml::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::{canonical, read, Count};
-    use crate::error::Error;
+    use crate::error::{Error, Result};
 
     #[derive(serde::Deserialize, Debug)]
     #[serde(deny_unknown_fields)]
@@ -269,6 +295,15 @@ mod tests {
         );
         let huge = err("mean = 1\nruns = 10000000000").to_string();
         assert!(huge.contains("`runs`: at most 1000000"), "{huge}");
+        let aside: Result<Example> = super::read_except(
+            "tuner `x`",
+            &toml::from_str("mean = 1\ntuner = \"x\"\nmaen = 2").unwrap(),
+            &["tuner"],
+        );
+        assert_eq!(
+            aside.unwrap_err().to_string(),
+            "tuner `x` has no parameter `maen` (it takes: mean, runs, inner, tuner)"
+        );
         let negative = err("mean = 1\nruns = -1").to_string();
         assert!(
             negative.ends_with("`runs`: invalid value: integer `-1`, expected an integer >= 0"),

@@ -82,25 +82,7 @@ impl<'a> Fields<'a> {
         if self.prefix.is_empty() {
             aside.extend(ROOT_KEYS);
         }
-        let mut table = self.table.clone();
-        for key in &aside {
-            table.remove(*key);
-        }
-        crate::params::read(owner, &table).map_err(|e| {
-            self.wrap(match e {
-                // A key of this table: the keys read elsewhere are allowed too.
-                Error::UnknownKey {
-                    owner,
-                    key,
-                    allowed,
-                } if !key.contains(['.', '[']) && !aside.is_empty() => Error::UnknownKey {
-                    owner,
-                    key,
-                    allowed: format!("{allowed}, {}", aside.join(", ")),
-                },
-                other => other,
-            })
-        })
+        crate::params::read_except(owner, self.table, &aside).map_err(|e| self.wrap(e))
     }
 
     /// Each of `values` if it lies in `range`, else an error located at `key`.
@@ -140,12 +122,7 @@ impl<'a> Fields<'a> {
     }
 
     /// A `[low, high]` pair as read, checked: both finite, low < high.
-    pub(crate) fn interval(&self, key: &'static str, pair: [f64; 2]) -> Result<[f64; 2]> {
-        self.interval_at(key, pair)
-    }
-
-    /// Like `interval`, at a path within this table (`plot.y_range`).
-    pub(crate) fn interval_at(&self, key: &str, pair: [f64; 2]) -> Result<[f64; 2]> {
+    pub(crate) fn interval(&self, key: &str, pair: [f64; 2]) -> Result<[f64; 2]> {
         if pair.iter().all(|x| x.is_finite()) && pair[0] < pair[1] {
             Ok(pair)
         } else {

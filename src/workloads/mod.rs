@@ -384,9 +384,7 @@ pub const REGISTRY: &[(&str, SpecBuilder)] = &[
 /// Reads the `[workload]` table of kind `kind` (its `kind` key aside) into the typed
 /// parameters `T` (unknown keys refused).
 pub(crate) fn read<T: serde::de::DeserializeOwned>(kind: &str, params: &toml::Table) -> Result<T> {
-    let mut table = params.clone();
-    table.remove("kind");
-    crate::params::read(&format!("workload `{kind}`"), &table)
+    crate::params::read_except(&format!("workload `{kind}`"), params, &["kind"])
 }
 
 /// The `dims` parameter: integers in [1, 100], or `default` when absent (required when

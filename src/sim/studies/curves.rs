@@ -255,7 +255,7 @@ fn parse(f: &Fields) -> Result<Curves> {
         .plot
         .ok_or_else(|| f.missing("plot", "a [plot] table with x and y"))?;
     let interval = |key: &str, r: Option<[f64; 2]>| {
-        r.map(|r| f.interval_at(key, r).map(|[a, b]| (a, b)))
+        r.map(|r| f.interval(key, r).map(|[a, b]| (a, b)))
             .transpose()
     };
     let plot = PlotSpec {

@@ -224,25 +224,15 @@ pub fn read_with_common<T: serde::de::DeserializeOwned>(
     params: &toml::Table,
     common: &[&str],
 ) -> Result<(T, CommonFields)> {
-    let (mut own, mut shared) = (params.clone(), toml::Table::new());
-    for &key in common {
-        if let Some(v) = own.remove(key) {
-            shared.insert(key.to_string(), v);
-        }
-    }
-    let own = super::read(kind, &own).map_err(|e| match e {
-        Error::UnknownKey {
-            owner,
-            key,
-            allowed,
-        } => Error::UnknownKey {
-            owner,
-            key,
-            allowed: format!("{allowed}, {}", common.join(", ")),
-        },
-        other => other,
-    })?;
-    Ok((own, super::read(kind, &shared)?))
+    let owner = format!("workload `{kind}`");
+    let mut aside = vec!["kind"];
+    aside.extend(common);
+    let own = crate::params::read_except(&owner, params, &aside)?;
+    let shared: toml::Table = common
+        .iter()
+        .filter_map(|&k| params.get(k).map(|v| (k.to_string(), v.clone())))
+        .collect();
+    Ok((own, crate::params::read(&owner, &shared)?))
 }
 
 impl CommonParams {
