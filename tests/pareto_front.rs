@@ -326,14 +326,21 @@ fn a_unit_killed_midway_resumes_from_its_journal() {
             "{tamper}: other points"
         );
         // The records kept were answered from the journal: their wall times are the recorded
-        // ones, in one unit's rows (and no other evaluation took exactly those times).
+        // ones, from the first trial of the unit whose first ε is the record's. (Times alone
+        // can coincide: they are whole nanoseconds, and the oracle takes microseconds.)
         let wall: Vec<f64> = resumed
             .f64("wall_ms")
             .unwrap()
             .iter()
             .map(|v| v.unwrap())
             .collect();
+        let (trial, eps) = (
+            resumed.u64("trial").unwrap(),
+            resumed.f64("epsilon").unwrap(),
+        );
+        let first_eps = f64::from_bits(record(lines[0])["epsilon"].as_u64().unwrap());
         let hits = (0..wall.len())
+            .filter(|&i| trial[i] == 0 && eps[i] == Some(first_eps))
             .filter(|&i| wall[i..].starts_with(&recorded[..replayed]))
             .count();
         assert_eq!(hits, 1, "{tamper}: the recorded evaluations were redone");
