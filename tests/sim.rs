@@ -690,8 +690,8 @@ fn a_flipped_bit_in_a_journal_is_caught_and_recomputed() {
         .expect("a journal");
     let text = std::fs::read_to_string(&journal).unwrap();
     assert!(text.lines().count() >= 2, "{text}");
-    // The fifth digit of the first record's utility bits, its lowest bit flipped.
-    let at = text.find("\"utility\":").expect("a utility") + "\"utility\":".len() + 4;
+    // The third decimal of the first record's utility, its lowest bit flipped.
+    let at = text.find("\"utility\":0.").expect("a utility") + "\"utility\":0.".len() + 2;
     let mut bytes = text.into_bytes();
     assert!(bytes[at].is_ascii_digit());
     bytes[at] ^= 1;
@@ -732,7 +732,7 @@ fn a_tuning_cell_killed_between_repetitions_resumes_from_its_journal() {
                 .lines()
                 .map(|l| {
                     let v = dptune::sim::store::checked_record(l).expect("a checked record");
-                    v["wall"].as_u64().unwrap()
+                    v[1]["wall_ms"].as_f64().unwrap().to_bits()
                 })
                 .collect()
         })

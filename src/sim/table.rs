@@ -138,6 +138,48 @@ impl Table {
         Ok(table)
     }
 
+    /// [`Table::from_rows`] with the experiment's name in front: the first column of every
+    /// study's table.
+    pub fn from_experiment_rows<T: serde::Serialize>(
+        experiment: &str,
+        rows: &[T],
+    ) -> Result<Table> {
+        #[derive(serde::Serialize)]
+        struct Tagged<'a, T> {
+            experiment: &'a str,
+            #[serde(flatten)]
+            row: &'a T,
+        }
+        let tagged: Vec<Tagged<T>> = rows.iter().map(|row| Tagged { experiment, row }).collect();
+        Table::from_rows(&tagged)
+    }
+
+    /// The rows as `#[derive(Deserialize)]` structs, by column name (the inverse of
+    /// [`Table::from_rows`]; columns the struct does not name are passed over). A null
+    /// meets only an `Option`; an error names the row and the column.
+    pub fn rows<T: serde::de::DeserializeOwned>(&self) -> Result<Vec<T>> {
+        use serde_json::Value;
+        (0..self.height())
+            .map(|i| {
+                let row: serde_json::Map<String, Value> = self
+                    .columns
+                    .iter()
+                    .map(|(name, values)| {
+                        let cell = match values {
+                            Values::Str(v) => Value::from(v[i].as_str()),
+                            Values::U64(v) => Value::from(v[i]),
+                            Values::F64(v) => v[i].map_or(Value::Null, Value::from),
+                            Values::Bool(v) => Value::from(v[i]),
+                        };
+                        (name.clone(), cell)
+                    })
+                    .collect();
+                serde_path_to_error::deserialize(Value::Object(row))
+                    .map_err(|e| Error::Numerical(format!("row {i}: {}: {}", e.path(), e.inner())))
+            })
+            .collect()
+    }
+
     /// Adds a column (builder style).
     pub fn with(mut self, name: &str, values: Values) -> Self {
         self.columns.push((name.to_string(), values));
@@ -457,6 +499,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("column `delta`"), "{e}");
+    }
+
+    /// `rows` reads back what `from_rows` wrote, exactly, by name (a column the struct does
+    /// not name is passed over); a null meets only an `Option` and the error names where.
+    #[test]
+    fn typed_rows_read_back_exactly_by_name() {
+        #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+        struct Back {
+            seed: u64,
+            score: Option<f64>,
+            name: String,
+            released: bool,
+        }
+        let rows = [
+            Back {
+                seed: u64::MAX,
+                score: Some(f64::from_bits(1)),
+                name: "a".into(),
+                released: true,
+            },
+            Back {
+                seed: 0,
+                score: None,
+                name: "b".into(),
+                released: false,
+            },
+        ];
+        let t = Table::from_rows(&rows)
+            .unwrap()
+            .with("extra", Values::F64(vec![Some(0.1 + 0.2), None]));
+        assert_eq!(t.rows::<Back>().unwrap(), rows);
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Strict {
+            extra: f64,
+        }
+        let e = t.rows::<Strict>().unwrap_err().to_string();
+        assert!(e.contains("row 1") && e.contains("extra"), "{e}");
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::sim::fields::Fields;
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{best_known, error_bars, pm, write_grid};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::tuners::{TraceRow, Tuner, MU, NOISE_STD};
 use crate::workloads::{Workload, WorkloadSpec};
 use rand::Rng;
@@ -165,23 +165,46 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
     })
 }
 
-/// One row of `iterations.parquet`.
-#[derive(Default, Clone)]
-struct Row {
+/// One iteration of a path: its part of a row of `iterations.parquet`.
+#[derive(Default, Clone, serde::Serialize)]
+struct Iteration {
     t: u64,
     evaluations: u64,
-    loss: Option<f64>,
-    batch: Option<f64>,
-    trace: Option<f64>,
+    oracle_loss: Option<f64>,
+    /// The loss above the best known on the objective ([`run_paths`] fills it in).
+    excess_loss: Option<f64>,
+    batch_size: Option<f64>,
+    posterior_trace: Option<f64>,
     g_norm: Option<f64>,
     noise_norm: Option<f64>,
-    clipped: Option<f64>,
+    frac_clipped: Option<f64>,
     /// Against the exact gradients, when the workload has them.
     bias_norm: Option<f64>,
     clip_bias_norm: Option<f64>,
     grad_true_norm: Option<f64>,
-    /// θ_t in the unit box.
+    /// θ_t in the unit box, as space-separated numbers.
+    #[serde(serialize_with = "spaced")]
     theta: Vec<f64>,
+}
+
+fn spaced<S: serde::Serializer>(v: &[f64], s: S) -> std::result::Result<S::Ok, S::Error> {
+    let v: Vec<String> = v.iter().map(|x| format!("{x}")).collect();
+    s.serialize_str(&v.join(" "))
+}
+
+/// One row of `iterations.parquet`.
+#[derive(serde::Serialize)]
+struct PathRow<'a> {
+    experiment: &'a str,
+    series: &'a str,
+    variant: &'a str,
+    dim: u64,
+    rep: u64,
+    mu: Option<f64>,
+    epsilon: Option<f64>,
+    noise_std: Option<f64>,
+    #[serde(flatten)]
+    iteration: Iteration,
 }
 
 fn oracle_loss(w: &dyn Workload, unit: &[f64]) -> Option<f64> {
@@ -189,17 +212,18 @@ fn oracle_loss(w: &dyn Workload, unit: &[f64]) -> Option<f64> {
 }
 
 /// The row of one observed iteration (`evaluations` counts the points before it).
-fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Row {
+fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Iteration {
     let count = |name| it.value(name).unwrap_or(0.0) as u64;
-    Row {
+    Iteration {
         t: count("t"),
         evaluations: count("evaluations") - count("batch_size"),
-        loss: oracle_loss(w, it.point),
-        batch: it.value("batch_size"),
-        trace: it.value("posterior_trace").and_then(finite),
+        oracle_loss: oracle_loss(w, it.point),
+        excess_loss: None,
+        batch_size: it.value("batch_size"),
+        posterior_trace: it.value("posterior_trace").and_then(finite),
         g_norm: it.value("g_norm").and_then(finite),
         noise_norm: it.value("noise_norm").and_then(finite),
-        clipped: it.value("frac_clipped").and_then(finite),
+        frac_clipped: it.value("frac_clipped").and_then(finite),
         bias_norm: it.value("bias_norm").and_then(finite),
         clip_bias_norm: it.value("clip_bias_norm").and_then(finite),
         grad_true_norm: it.value("grad_true_norm").and_then(finite),
@@ -208,17 +232,17 @@ fn diagnostics(w: &dyn Workload, it: &TraceRow) -> Row {
 }
 
 /// The rows of a non-private baseline: one per evaluation, the best loss so far.
-fn best_so_far(losses: impl Iterator<Item = f64>) -> Vec<Row> {
+fn best_so_far(losses: impl Iterator<Item = f64>) -> Vec<Iteration> {
     let mut best = f64::INFINITY;
     losses
         .enumerate()
         .map(|(i, l)| {
             best = best.min(l);
-            Row {
+            Iteration {
                 t: i as u64,
                 evaluations: i as u64 + 1,
-                loss: finite(best),
-                ..Row::default()
+                oracle_loss: finite(best),
+                ..Iteration::default()
             }
         })
         .collect()
@@ -229,7 +253,7 @@ fn run_series(
     s: &PathSeries,
     w: &dyn Workload,
     rng: &mut dyn rand::RngCore,
-) -> Result<(Vec<Row>, Option<f64>, Option<f64>)> {
+) -> Result<(Vec<Iteration>, Option<f64>, Option<f64>)> {
     let mut rows = Vec::new();
     let dim = w.space().dim();
     let count = |n: Evaluations| match n {
@@ -268,11 +292,11 @@ fn run_series(
             "tuner `{name}` released no iterate (it always releases θ_T)"
         ))
     })?;
-    rows.push(Row {
+    rows.push(Iteration {
         t: rows.len() as u64,
         evaluations: outcome.runs,
-        loss: oracle_loss(w, chosen),
-        ..Row::default()
+        oracle_loss: oracle_loss(w, chosen),
+        ..Iteration::default()
     });
     let diagnostic = |d| outcome.diagnostic(d).and_then(finite);
     Ok((rows, diagnostic(NOISE_STD), diagnostic(MU)))
@@ -307,75 +331,28 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
                 .map_err(|e| e.context(&p.series[s].label))
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut t = Columns::default();
-    for (&(v, s, rep), ((rows, noise_std, mu), best)) in jobs.iter().zip(&results) {
-        let eps = match mu {
-            Some(m) => finite(crate::accounting::convert::gdp_epsilon(*m, p.delta)?.epsilon),
+    let mut table = Vec::new();
+    for (&(v, s, rep), ((rows, noise_std, mu), best)) in jobs.iter().zip(results) {
+        let epsilon = match mu {
+            Some(m) => finite(crate::accounting::convert::gdp_epsilon(m, p.delta)?.epsilon),
             None => None,
         };
-        for r in rows {
-            t.label.push(p.series[s].label.clone());
-            t.variant.push(variants[v].label.clone());
-            t.dim.push(variants[v].dim);
-            t.rep.push(rep);
-            t.mu.push(*mu);
-            t.eps.push(eps);
-            t.noise_std.push(*noise_std);
-            t.excess.push(r.loss.zip(*best).map(|(l, b)| l - b));
-            t.row.push(r.clone());
+        for mut iteration in rows {
+            iteration.excess_loss = iteration.oracle_loss.zip(best).map(|(l, b)| l - b);
+            table.push(PathRow {
+                experiment,
+                series: &p.series[s].label,
+                variant: &variants[v].label,
+                dim: variants[v].dim,
+                rep,
+                mu,
+                epsilon,
+                noise_std,
+                iteration,
+            });
         }
     }
-    let n = t.rep.len();
-    let col = |f: &dyn Fn(&Row) -> Option<f64>| Values::F64(t.row.iter().map(f).collect());
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with("series", Values::Str(t.label.clone()))
-        .with("variant", Values::Str(t.variant.clone()))
-        .with("dim", Values::U64(t.dim.clone()))
-        .with("rep", Values::U64(t.rep.clone()))
-        .with("mu", Values::F64(t.mu.clone()))
-        .with("epsilon", Values::F64(t.eps.clone()))
-        .with("noise_std", Values::F64(t.noise_std.clone()))
-        .with("t", Values::U64(t.row.iter().map(|r| r.t).collect()))
-        .with(
-            "evaluations",
-            Values::U64(t.row.iter().map(|r| r.evaluations).collect()),
-        )
-        .with("oracle_loss", col(&|r| r.loss))
-        .with("excess_loss", Values::F64(t.excess.clone()))
-        .with("batch_size", col(&|r| r.batch))
-        .with("posterior_trace", col(&|r| r.trace))
-        .with("g_norm", col(&|r| r.g_norm))
-        .with("noise_norm", col(&|r| r.noise_norm))
-        .with("frac_clipped", col(&|r| r.clipped))
-        .with("bias_norm", col(&|r| r.bias_norm))
-        .with("clip_bias_norm", col(&|r| r.clip_bias_norm))
-        .with("grad_true_norm", col(&|r| r.grad_true_norm))
-        .with(
-            "theta",
-            Values::Str(
-                t.row
-                    .iter()
-                    .map(|r| {
-                        let v: Vec<String> = r.theta.iter().map(|x| format!("{x}")).collect();
-                        v.join(" ")
-                    })
-                    .collect(),
-            ),
-        ))
-}
-
-#[derive(Default)]
-struct Columns {
-    label: Vec<String>,
-    variant: Vec<String>,
-    dim: Vec<u64>,
-    rep: Vec<u64>,
-    mu: Vec<Option<f64>>,
-    eps: Vec<Option<f64>>,
-    noise_std: Vec<Option<f64>>,
-    excess: Vec<Option<f64>>,
-    row: Vec<Row>,
+    Table::from_rows(&table)
 }
 
 /// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% t-interval),

@@ -25,7 +25,7 @@ use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Scale, Series};
 use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::grid_gain::{line_grid, neighbouring_pair, square_grid, GridGain};
 use crate::workloads::{GainPrior, Hyper};
 use rand::RngCore;
@@ -429,7 +429,7 @@ pub fn run_bounds(experiment: &str, b: &Bounds) -> Result<Table> {
             bounds
         })
         .collect::<Result<_>>()?;
-    let mut cols = BoundsColumns::default();
+    let mut rows = Vec::new();
     for profile in &b.profiles {
         for (key, gammas) in keys.iter().zip(&greedy) {
             let (kernel, n, sigma) = *key;
@@ -443,16 +443,22 @@ pub fn run_bounds(experiment: &str, b: &Bounds) -> Result<Table> {
                             {
                                 let values = bound_values(b, &c, gamma)?;
                                 for (q, v) in BOUND_QUANTITIES.iter().zip(values) {
-                                    cols.push(
-                                        profile.name(),
-                                        kernel,
-                                        n,
+                                    rows.push(BoundRow {
+                                        profile: profile.name(),
+                                        kernel: kernel.name(),
+                                        lengthscale: b.lengthscale,
+                                        d: 1,
+                                        n: n as u64,
                                         t,
-                                        [eps, delta, rho, sigma, gamma],
-                                        source,
-                                        q,
-                                        v,
-                                    );
+                                        epsilon: eps,
+                                        delta,
+                                        rho,
+                                        sigma,
+                                        gamma_t: gamma,
+                                        gamma_source: source,
+                                        quantity: q,
+                                        value: v,
+                                    });
                                 }
                             }
                         }
@@ -461,66 +467,26 @@ pub fn run_bounds(experiment: &str, b: &Bounds) -> Result<Table> {
             }
         }
     }
-    Ok(cols.table(experiment, b.lengthscale))
+    Table::from_experiment_rows(experiment, &rows)
 }
 
-#[derive(Default)]
-struct BoundsColumns {
-    profile: Vec<String>,
-    kernel: Vec<String>,
-    n: Vec<u64>,
-    t: Vec<u64>,
-    reals: [Vec<Option<f64>>; 5],
-    source: Vec<String>,
-    quantity: Vec<String>,
-    value: Vec<Option<f64>>,
-}
-
-impl BoundsColumns {
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        profile: &str,
-        kernel: KernelFamily,
-        n: usize,
-        t: u64,
-        reals: [f64; 5],
-        source: &str,
-        quantity: &str,
-        value: Option<f64>,
-    ) {
-        self.profile.push(profile.into());
-        self.kernel.push(kernel.name().into());
-        self.n.push(n as u64);
-        self.t.push(t);
-        for (col, x) in self.reals.iter_mut().zip(reals) {
-            col.push(Some(x));
-        }
-        self.source.push(source.into());
-        self.quantity.push(quantity.into());
-        self.value.push(value);
-    }
-
-    fn table(self, experiment: &str, lengthscale: f64) -> Table {
-        let rows = self.n.len();
-        let [eps, delta, rho, sigma, gamma] = self.reals;
-        Table::default()
-            .with("experiment", Values::Str(vec![experiment.into(); rows]))
-            .with("profile", Values::Str(self.profile))
-            .with("kernel", Values::Str(self.kernel))
-            .with("lengthscale", Values::F64(vec![Some(lengthscale); rows]))
-            .with("d", Values::U64(vec![1; rows]))
-            .with("n", Values::U64(self.n))
-            .with("t", Values::U64(self.t))
-            .with("epsilon", Values::F64(eps))
-            .with("delta", Values::F64(delta))
-            .with("rho", Values::F64(rho))
-            .with("sigma", Values::F64(sigma))
-            .with("gamma_t", Values::F64(gamma))
-            .with("gamma_source", Values::Str(self.source))
-            .with("quantity", Values::Str(self.quantity))
-            .with("value", Values::F64(self.value))
-    }
+/// One row of the bounds table: one quantity of one configuration.
+#[derive(serde::Serialize)]
+struct BoundRow<'a> {
+    profile: &'a str,
+    kernel: &'a str,
+    lengthscale: f64,
+    d: u64,
+    n: u64,
+    t: u64,
+    epsilon: f64,
+    delta: f64,
+    rho: f64,
+    sigma: f64,
+    gamma_t: f64,
+    gamma_source: &'a str,
+    quantity: &'a str,
+    value: Option<f64>,
 }
 
 /// One configuration of the suite.
@@ -633,6 +599,17 @@ fn suite_rows(
     let best = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let max_mu = run.final_mean[run.argmax_mean];
     let mut release_rng = stream(s.seed, &[SUITE_STREAM, id, rep, 3]);
+    let head = SuiteHead {
+        grid: c.grid.name(),
+        n: grid.len() as u64,
+        kernel: c.kernel.name().into(),
+        lengthscale: c.lengthscale,
+        sigma: c.sigma,
+        delta: c.delta,
+        rho: s.rho,
+        evaluations: s.evaluations,
+        seed: rep,
+    };
     let mut rows = Vec::new();
     for &eps in &s.epsilons {
         let c_eps = GpUcbConfig::new(
@@ -660,8 +637,7 @@ fn suite_rows(
         };
         let released = gain + Laplace::new(1.0, scale)?.noise(&mut release_rng);
         rows.push(SuiteRow {
-            config: c.clone(),
-            rep,
+            head: head.clone(),
             epsilon: eps,
             sens_mu,
             delta_lambda: c_eps.delta_lambda(),
@@ -684,9 +660,25 @@ fn sample(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
     crate::accounting::exponential::sample_log_weights(log_w, rng)
 }
 
+/// A suite configuration and repetition: the first columns of its rows.
+#[derive(Clone, serde::Serialize)]
+struct SuiteHead {
+    grid: String,
+    n: u64,
+    kernel: String,
+    lengthscale: f64,
+    sigma: f64,
+    delta: f64,
+    rho: f64,
+    evaluations: u64,
+    seed: u64,
+}
+
+/// One row of the suite's table: one repetition at one ε.
+#[derive(serde::Serialize)]
 struct SuiteRow {
-    config: SuiteConfig,
-    rep: u64,
+    #[serde(flatten)]
+    head: SuiteHead,
     epsilon: f64,
     sens_mu: f64,
     delta_lambda: f64,
@@ -726,43 +718,7 @@ fn run_suite_config(experiment: &str, s: &Suite, ci: usize) -> Result<Table> {
         .map(|rep| suite_rows(s, c, grid_of(c), gamma, rep))
         .collect::<Result<_>>()?;
     let rows: Vec<SuiteRow> = rows.into_iter().flatten().collect();
-    let n = rows.len();
-    let str_col = |f: &dyn Fn(&SuiteRow) -> String| Values::Str(rows.iter().map(f).collect());
-    let f64_col =
-        |f: &dyn Fn(&SuiteRow) -> f64| Values::F64(rows.iter().map(|r| finite(f(r))).collect());
-    Ok(Table::default()
-        .with("experiment", Values::Str(vec![experiment.into(); n]))
-        .with("grid", str_col(&|r| r.config.grid.name()))
-        .with(
-            "n",
-            Values::U64(
-                rows.iter()
-                    .map(|r| grid_of(&r.config).len() as u64)
-                    .collect(),
-            ),
-        )
-        .with("kernel", str_col(&|r| r.config.kernel.name().into()))
-        .with("lengthscale", f64_col(&|r| r.config.lengthscale))
-        .with("sigma", f64_col(&|r| r.config.sigma))
-        .with("delta", f64_col(&|r| r.config.delta))
-        .with("rho", Values::F64(vec![Some(s.rho); n]))
-        .with("evaluations", Values::U64(vec![s.evaluations; n]))
-        .with("seed", Values::U64(rows.iter().map(|r| r.rep).collect()))
-        .with("epsilon", f64_col(&|r| r.epsilon))
-        .with("sens_mu", f64_col(&|r| r.sens_mu))
-        .with("delta_lambda", f64_col(&|r| r.delta_lambda))
-        .with("sens_gain", f64_col(&|r| r.sens_gain))
-        .with("delta_gain", f64_col(&|r| r.delta_gain))
-        .with("p_argmax", f64_col(&|r| r.p_argmax))
-        .with(
-            "chose_argmax",
-            Values::Bool(rows.iter().map(|r| r.chose_argmax).collect()),
-        )
-        .with("mu_gap", f64_col(&|r| r.mu_gap))
-        .with("thm2_bound", f64_col(&|r| r.thm2_bound))
-        .with("regret", f64_col(&|r| r.regret))
-        .with("gain_error", f64_col(&|r| r.gain_error))
-        .with("gain_bound", f64_col(&|r| r.gain_bound)))
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 // ---------------------------------------------------------------------------------------------

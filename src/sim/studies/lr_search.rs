@@ -25,7 +25,7 @@ use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, pm, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
 use crate::workloads::PrivateTraining;
 use rand::Rng;
@@ -222,14 +222,18 @@ fn parse(f: &Fields) -> Result<LrSearch> {
     Ok(s)
 }
 
-/// One pool run: (rate index, run, learning rate, validation acc., released, test acc.).
-#[derive(Clone, Copy, Debug)]
+/// One pool run: a row of `pool.parquet`.
+#[derive(Clone, Copy, Debug, serde::Serialize, serde::Deserialize)]
 struct PoolRun {
+    #[serde(rename = "rate_index")]
     rate: usize,
     run: u64,
     learning_rate: f64,
+    #[serde(rename = "validation_accuracy")]
     validation: f64,
+    #[serde(rename = "released_score")]
     released: f64,
+    #[serde(rename = "test_accuracy")]
     test: f64,
 }
 
@@ -257,28 +261,11 @@ fn pool_run(s: &LrSearch, task: &DpSgdTask, rate: usize, run: u64) -> Result<Poo
 
 /// The pool read back from its merged table.
 fn pool_of(t: &Table) -> Result<Vec<PoolRun>> {
-    let (rate, run) = (t.u64("rate_index")?, t.u64("run")?);
-    let (lr, val, rel, test) = (
-        t.f64("learning_rate")?,
-        t.f64("validation_accuracy")?,
-        t.f64("released_score")?,
-        t.f64("test_accuracy")?,
-    );
-    (0..t.height())
-        .map(|i| match (lr[i], val[i], rel[i], test[i]) {
-            (Some(learning_rate), Some(validation), Some(released), Some(test)) => Ok(PoolRun {
-                rate: rate[i] as usize,
-                run: run[i],
-                learning_rate,
-                validation,
-                released,
-                test,
-            }),
-            _ => Err(Error::Infeasible(format!(
-                "pool run {i} has a missing value: it cannot be searched"
-            ))),
-        })
-        .collect()
+    t.rows().map_err(|e| {
+        Error::Infeasible(format!(
+            "a pool run has a missing value: it cannot be searched ({e})"
+        ))
+    })
 }
 
 /// The searches over the pool: every (distribution, ε) × `searches` trials.
@@ -293,13 +280,13 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
     // K = 0 tries nothing, so it outputs nothing learned from the data (⊥): the model at its
     // initial parameters, never trained, drawn once from a public stream.
     let untrained_test = task.untrained_test_accuracy(&mut stream(s.seed, &[UNTRAINED_STREAM]))?;
-    let mut rows = SearchRows::default();
+    let mut rows = Vec::new();
     for &family in &s.distributions {
         for &eps in &s.epsilons {
             let calibrated = largest_mean(&base, family, None, eps, s.delta, &s.orders);
             let Ok(c) = calibrated else {
                 // Even one run costs more than ε: no search is possible at this budget.
-                rows.infeasible(family, eps);
+                rows.push(SearchRow::infeasible(family, eps));
                 continue;
             };
             let law = family.with_mean(c.value, None)?;
@@ -315,21 +302,21 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
                         (Some(run.learning_rate), run.test)
                     }
                 };
-                rows.push(
-                    family,
-                    eps,
-                    c.value,
-                    c.bound.epsilon,
+                rows.push(SearchRow {
+                    distribution: family.name(),
+                    target_epsilon: finite(eps),
+                    mean_k: finite(c.value),
+                    epsilon: finite(c.bound.epsilon),
                     trial,
                     k,
-                    learning_rate,
-                    test,
-                    k == 0,
-                );
+                    learning_rate: learning_rate.and_then(finite),
+                    test_accuracy: finite(test),
+                    fallback: k == 0,
+                });
             }
         }
     }
-    Ok(rows.table(experiment))
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// The smallest rank among `k` ≥ 1 uniform draws from `n` ranks, by inversion of
@@ -341,86 +328,34 @@ fn best_rank(n: usize, k: u64, u: f64) -> usize {
         .unwrap_or(n - 1)
 }
 
-fn pool_table(experiment: &str, runs: &[PoolRun]) -> Table {
-    let n = runs.len();
-    let col = |f: fn(&PoolRun) -> f64| Values::F64(runs.iter().map(|r| finite(f(r))).collect());
-    Table::default()
-        .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-        .with(
-            "rate_index",
-            Values::U64(runs.iter().map(|r| r.rate as u64).collect()),
-        )
-        .with("run", Values::U64(runs.iter().map(|r| r.run).collect()))
-        .with("learning_rate", col(|r| r.learning_rate))
-        .with("validation_accuracy", col(|r| r.validation))
-        .with("released_score", col(|r| r.released))
-        .with("test_accuracy", col(|r| r.test))
+/// One search's row of `searches.parquet`.
+#[derive(serde::Serialize)]
+struct SearchRow {
+    distribution: String,
+    target_epsilon: Option<f64>,
+    mean_k: Option<f64>,
+    epsilon: Option<f64>,
+    trial: u64,
+    k: u64,
+    learning_rate: Option<f64>,
+    test_accuracy: Option<f64>,
+    fallback: bool,
 }
 
-#[derive(Default)]
-struct SearchRows {
-    distribution: Vec<String>,
-    target: Vec<Option<f64>>,
-    mean: Vec<Option<f64>>,
-    epsilon: Vec<Option<f64>>,
-    trial: Vec<u64>,
-    k: Vec<u64>,
-    learning_rate: Vec<Option<f64>>,
-    test: Vec<Option<f64>>,
-    fallback: Vec<bool>,
-}
-
-impl SearchRows {
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        family: CountFamily,
-        target: f64,
-        mean: f64,
-        epsilon: f64,
-        trial: u64,
-        k: u64,
-        learning_rate: Option<f64>,
-        test: f64,
-        fallback: bool,
-    ) {
-        self.distribution.push(family.name());
-        self.target.push(finite(target));
-        self.mean.push(finite(mean));
-        self.epsilon.push(finite(epsilon));
-        self.trial.push(trial);
-        self.k.push(k);
-        self.learning_rate.push(learning_rate.and_then(finite));
-        self.test.push(finite(test));
-        self.fallback.push(fallback);
-    }
-
+impl SearchRow {
     /// A budget below one run's cost: one row with no mean and no accuracy.
-    fn infeasible(&mut self, family: CountFamily, target: f64) {
-        self.distribution.push(family.name());
-        self.target.push(finite(target));
-        self.mean.push(None);
-        self.epsilon.push(None);
-        self.trial.push(0);
-        self.k.push(0);
-        self.learning_rate.push(None);
-        self.test.push(None);
-        self.fallback.push(true);
-    }
-
-    fn table(self, experiment: &str) -> Table {
-        let n = self.trial.len();
-        Table::default()
-            .with("experiment", Values::Str(vec![experiment.to_string(); n]))
-            .with("distribution", Values::Str(self.distribution))
-            .with("target_epsilon", Values::F64(self.target))
-            .with("mean_k", Values::F64(self.mean))
-            .with("epsilon", Values::F64(self.epsilon))
-            .with("trial", Values::U64(self.trial))
-            .with("k", Values::U64(self.k))
-            .with("learning_rate", Values::F64(self.learning_rate))
-            .with("test_accuracy", Values::F64(self.test))
-            .with("fallback", Values::Bool(self.fallback))
+    fn infeasible(family: CountFamily, target: f64) -> SearchRow {
+        SearchRow {
+            distribution: family.name(),
+            target_epsilon: finite(target),
+            mean_k: None,
+            epsilon: None,
+            trial: 0,
+            k: 0,
+            learning_rate: None,
+            test_accuracy: None,
+            fallback: true,
+        }
     }
 }
 
@@ -639,11 +574,11 @@ impl Study for LrSearch {
                     test: r.test_accuracy,
                 })
                 .collect();
-            return Ok(pool_table(experiment, &runs));
+            return Table::from_experiment_rows(experiment, &runs);
         }
         let (rate, run) = pool_jobs(self)[i];
         let r = pool_run(self, &task, rate, run)?;
-        Ok(pool_table(experiment, &[r]))
+        Table::from_experiment_rows(experiment, &[r])
     }
 
     fn output(&self) -> &'static str {

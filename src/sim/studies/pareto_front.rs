@@ -50,7 +50,7 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, pm, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId, TaskOracle};
 use rand::RngCore;
 use std::collections::{BTreeMap, HashMap};
@@ -787,31 +787,12 @@ fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> R
         fresh,
     } = s.run(u, journal)?;
     let tuner = &s.tuners[u.tuner];
-    let n = run.len();
-    let same = |v: &str| Values::Str(vec![v.to_string(); n]);
-    let column = |f: &dyn Fn(&Evaluation) -> Option<f64>| {
-        Values::F64(run.iter().map(|e| f(e).and_then(finite)).collect())
-    };
     let phase = |e: &Evaluation| match tuner.method {
         Method::Dpareto { .. } if e.random => "init",
         Method::Dpareto { .. } => "acq",
         Method::Random { .. } => "rs",
         Method::Grid { .. } => "grid",
     };
-    let mut t = Table::default()
-        .with("experiment", same(experiment))
-        .with("task", same(s.task_names()[u.task]))
-        .with("tuner", same(&tuner.label))
-        .with("method", same(tuner.method_name()))
-        .with("seed", Values::U64(vec![u.seed; n]))
-        .with("trial", Values::U64((0..n as u64).collect()))
-        .with(
-            "phase",
-            Values::Str(run.iter().map(|e| phase(e).to_string()).collect()),
-        );
-    for (j, name) in s.dimension_names().iter().enumerate() {
-        t = t.with(name, column(&|e| Some(e.lambda[j])));
-    }
     let sd = |e: &Evaluation| {
         let k = e.errors.len();
         (k > 1).then(|| {
@@ -820,55 +801,94 @@ fn rows(s: &ParetoFront, experiment: &str, u: &Unit, journal: &mut Journal) -> R
         })
     };
     let fold = |e: &Evaluation, f: fn(f64, f64) -> f64| e.errors.iter().copied().reduce(f);
-    let t = t
-        .with("epsilon", column(&|e| Some(e.objectives[0])))
-        .with("error", column(&|e| Some(e.objectives[1])))
-        .with("err_min", column(&|e| fold(e, f64::min)))
-        .with("err_max", column(&|e| fold(e, f64::max)))
-        .with("err_std", column(&sd))
-        .with(
-            "n_rep",
-            Values::U64(run.iter().map(|e| e.errors.len() as u64).collect()),
-        )
-        .with("acquisition", column(&|e| e.acquisition))
-        .with("pred_log_eps", column(&|e| e.prediction.map(|p| p.0[0])))
-        .with("pred_sd_log_eps", column(&|e| e.prediction.map(|p| p.1[0])))
-        .with("pred_logit_err", column(&|e| e.prediction.map(|p| p.0[1])))
-        .with(
-            "pred_sd_logit_err",
-            column(&|e| e.prediction.map(|p| p.1[1])),
-        )
-        .with(
-            "wall_ms",
-            Values::F64(oracle_ms.into_iter().map(finite).collect()),
-        )
-        .with(
-            "tuner_wall_ms",
-            Values::F64(tuner_ms.into_iter().map(finite).collect()),
-        );
-    if s.reevaluate == 0 {
-        // Files without re-evaluations keep their schema (committed results unchanged).
-        return Ok(t);
+    let (task, dimensions) = (s.task_names()[u.task], s.dimension_names());
+    let rows: Vec<PointRow> = run
+        .iter()
+        .zip(oracle_ms)
+        .zip(tuner_ms)
+        .zip(fresh)
+        .enumerate()
+        .map(|(trial, (((e, wall_ms), tuner_wall_ms), fresh))| PointRow {
+            task,
+            tuner: &tuner.label,
+            method: tuner.method_name(),
+            seed: u.seed,
+            trial: trial as u64,
+            phase: phase(e),
+            lambda: Named(&dimensions, &e.lambda),
+            epsilon: e.objectives[0],
+            error: e.objectives[1],
+            err_min: fold(e, f64::min),
+            err_max: fold(e, f64::max),
+            err_std: sd(e),
+            n_rep: e.errors.len() as u64,
+            acquisition: e.acquisition,
+            pred_log_eps: e.prediction.map(|p| p.0[0]),
+            pred_sd_log_eps: e.prediction.map(|p| p.1[0]),
+            pred_logit_err: e.prediction.map(|p| p.0[1]),
+            pred_sd_logit_err: e.prediction.map(|p| p.1[1]),
+            wall_ms,
+            tuner_wall_ms,
+            // Files without re-evaluations keep their schema (committed results unchanged).
+            reevaluated: (s.reevaluate > 0).then(|| PointReevaluated {
+                reeval_error: fresh.as_ref().map(|x| x.error),
+                reeval_n_rep: fresh.as_ref().map_or(0, |x| x.replicates as u64),
+                reeval_wall_ms: fresh.as_ref().map(|x| x.ms),
+            }),
+        })
+        .collect();
+    Table::from_experiment_rows(experiment, &rows)
+}
+
+/// A row of `points.parquet`: one evaluation.
+#[derive(serde::Serialize)]
+struct PointRow<'a> {
+    task: &'a str,
+    tuner: &'a str,
+    method: &'a str,
+    seed: u64,
+    trial: u64,
+    phase: &'a str,
+    /// λ, one column per dimension of the search space.
+    #[serde(flatten)]
+    lambda: Named<'a>,
+    epsilon: f64,
+    error: f64,
+    err_min: Option<f64>,
+    err_max: Option<f64>,
+    err_std: Option<f64>,
+    n_rep: u64,
+    acquisition: Option<f64>,
+    pred_log_eps: Option<f64>,
+    pred_sd_log_eps: Option<f64>,
+    pred_logit_err: Option<f64>,
+    pred_sd_logit_err: Option<f64>,
+    wall_ms: f64,
+    tuner_wall_ms: f64,
+    #[serde(flatten)]
+    reevaluated: Option<PointReevaluated>,
+}
+
+/// A front point's fresh evaluations (`reevaluate`); other points have none.
+#[derive(serde::Serialize)]
+struct PointReevaluated {
+    reeval_error: Option<f64>,
+    reeval_n_rep: u64,
+    reeval_wall_ms: Option<f64>,
+}
+
+/// Values serialised as fields of the given names (the search space's dimensions).
+struct Named<'a>(&'a [&'a str], &'a [f64]);
+
+impl serde::Serialize for Named<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (name, value) in self.0.iter().zip(self.1) {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
     }
-    let of = |f: &dyn Fn(&Fresh) -> f64| {
-        Values::F64(
-            fresh
-                .iter()
-                .map(|x| x.as_ref().map(f).and_then(finite))
-                .collect(),
-        )
-    };
-    Ok(t.with("reeval_error", of(&|x| x.error))
-        .with(
-            "reeval_n_rep",
-            Values::U64(
-                fresh
-                    .iter()
-                    .map(|x| x.as_ref().map_or(0, |x| x.replicates as u64))
-                    .collect(),
-            ),
-        )
-        .with("reeval_wall_ms", of(&|x| x.ms)))
 }
 
 /// One run read back from `points.parquet`: (ε, mean error) per evaluation, the best and
@@ -956,79 +976,107 @@ fn trace(points: &[Objectives]) -> Result<Trace> {
         .collect()
 }
 
-/// Columns of a derived table being built.
-#[derive(Default)]
-struct Columns {
-    names: Vec<&'static str>,
-    values: Vec<Values>,
+/// A row of `hv_trace.parquet`: a run's hypervolumes after its first `n_evals` evaluations.
+#[derive(serde::Serialize)]
+struct TraceRow<'a> {
+    task: &'a str,
+    tuner: &'a str,
+    seed: u64,
+    n_evals: u64,
+    hv_lin: f64,
+    hv_log: f64,
+    hv_norm: f64,
 }
 
-impl Columns {
-    fn str(&mut self, name: &'static str, v: &str) {
-        self.push(
-            name,
-            |c| match c {
-                Values::Str(x) => x.push(v.to_string()),
-                _ => unreachable!(),
-            },
-            || Values::Str(Vec::new()),
-        );
-    }
-    fn u64(&mut self, name: &'static str, v: u64) {
-        self.push(
-            name,
-            |c| match c {
-                Values::U64(x) => x.push(v),
-                _ => unreachable!(),
-            },
-            || Values::U64(Vec::new()),
-        );
-    }
-    fn f64(&mut self, name: &'static str, v: Option<f64>) {
-        self.push(
-            name,
-            |c| match c {
-                Values::F64(x) => x.push(v.and_then(finite)),
-                _ => unreachable!(),
-            },
-            || Values::F64(Vec::new()),
-        );
-    }
-    fn push(
-        &mut self,
-        name: &'static str,
-        add: impl FnOnce(&mut Values),
-        new: impl FnOnce() -> Values,
-    ) {
-        let i = match self.names.iter().position(|n| *n == name) {
-            Some(i) => i,
-            None => {
-                self.names.push(name);
-                self.values.push(new());
-                self.names.len() - 1
-            }
-        };
-        add(&mut self.values[i]);
-    }
-    fn table(self) -> Table {
-        self.names
-            .into_iter()
-            .zip(self.values)
-            .fold(Table::default(), |t, (n, v)| t.with(n, v))
-    }
+/// A row of `front.parquet`: a corner of one run's front (a `variant` of its points).
+#[derive(serde::Serialize)]
+struct FrontRow<'a> {
+    task: &'a str,
+    tuner: &'a str,
+    seed: u64,
+    variant: &'a str,
+    epsilon: f64,
+    error: f64,
+}
+
+/// A row of `summary.parquet`: one (task, tuner) over its seeds.
+#[derive(serde::Serialize)]
+struct SummaryRow<'a> {
+    task: &'a str,
+    tuner: &'a str,
+    seeds: u64,
+    evals: u64,
+    hv_lin: f64,
+    hv_lin_ci: Option<f64>,
+    hv_log: f64,
+    hv_log_ci: Option<f64>,
+    hv_union_95: f64,
+    evals_to_95: Option<f64>,
+    seeds_reaching_95: u64,
+    near_front_share: Option<f64>,
+    err_sd_eps_below_1: Option<f64>,
+    err_sd_eps_from_1: Option<f64>,
+    /// The mean best error within each of [`BEST_ERROR_EPSILONS`].
+    #[serde(rename = "best_err_eps_0.1")]
+    best_err_eps_0_1: Option<f64>,
+    #[serde(rename = "best_err_eps_0.5")]
+    best_err_eps_0_5: Option<f64>,
+    best_err_eps_1: Option<f64>,
+    best_err_eps_2: Option<f64>,
+    best_err_eps_4: Option<f64>,
+    best_err_eps_8: Option<f64>,
+    /// Only files with `reevaluate`.
+    #[serde(flatten)]
+    reevaluated: Option<SummaryReevaluated>,
+}
+
+#[derive(serde::Serialize)]
+struct SummaryReevaluated {
+    reeval_points: Option<f64>,
+    hv_lin_reeval: f64,
+    hv_lin_reeval_ci: Option<f64>,
+    hv_log_reeval: f64,
+    hv_log_reeval_ci: Option<f64>,
+    best_err_eps_1_reeval: Option<f64>,
+}
+
+/// A row of `hv_diff.parquet` (Table 2): DPareto's hypervolume against random sampling's.
+#[derive(serde::Serialize)]
+struct DiffRow<'a> {
+    task: &'a str,
+    dpareto: &'a str,
+    random: &'a str,
+    comparison: String,
+    n_chunks: u64,
+    chunk_size: u64,
+    mean_diff: f64,
+    ci_lo: Option<f64>,
+    ci_hi: Option<f64>,
+    t: Option<f64>,
+    df: f64,
+    p: Option<f64>,
+}
+
+/// A row of `efficiency.parquet`: how many random evaluations match DPareto's.
+#[derive(serde::Serialize)]
+struct EfficiencyRow<'a> {
+    task: &'a str,
+    dpareto: &'a str,
+    random: &'a str,
+    dpareto_evals: u64,
+    dpareto_hv_lin: f64,
+    random_hv_lin_same_evals: Option<f64>,
+    random_evals_run: u64,
+    random_evals_to_match: Option<f64>,
+    dpareto_ahead_share: Option<f64>,
 }
 
 /// The derived tables (module docs).
 fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
     let runs = runs(merged)?;
     let reevaluated = merged.names().contains(&"reeval_error");
-    let (mut trace_t, mut front_t, mut summary_t, mut diff_t, mut eff_t) = (
-        Columns::default(),
-        Columns::default(),
-        Columns::default(),
-        Columns::default(),
-        Columns::default(),
-    );
+    let (mut trace_t, mut front_t, mut summary_t, mut diff_t, mut eff_t) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     // The union front's hypervolume per task: the reference of evals_to_95.
     let mut union: HashMap<usize, Vec<Objectives>> = HashMap::new();
     for ((task, _), (_, _, _, seeds)) in &runs {
@@ -1069,16 +1117,15 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         let mut evals = 0;
         for (&seed, r) in seeds {
             let tr = trace(&r.points)?;
-            for (k, &(l, g)) in tr.iter().enumerate() {
-                trace_t.str("experiment", experiment);
-                trace_t.str("task", task_name);
-                trace_t.str("tuner", label);
-                trace_t.u64("seed", seed);
-                trace_t.u64("n_evals", k as u64 + 1);
-                trace_t.f64("hv_lin", Some(l));
-                trace_t.f64("hv_log", Some(g));
-                trace_t.f64("hv_norm", Some(l / HV_REFERENCE[0]));
-            }
+            trace_t.extend(tr.iter().enumerate().map(|(k, &(l, g))| TraceRow {
+                task: task_name,
+                tuner: label,
+                seed,
+                n_evals: k as u64 + 1,
+                hv_lin: l,
+                hv_log: g,
+                hv_norm: l / HV_REFERENCE[0],
+            }));
             let &(l, g) = tr.last().expect("a run has evaluations");
             lin.push(l);
             log.push(g);
@@ -1103,59 +1150,55 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 ("worst", &r.worst),
                 ("reevaluated", &r.reevaluated),
             ] {
-                for c in StepFront::new(pts)?.corners() {
-                    front_t.str("experiment", experiment);
-                    front_t.str("task", task_name);
-                    front_t.str("tuner", label);
-                    front_t.u64("seed", seed);
-                    front_t.str("variant", variant);
-                    front_t.f64("epsilon", Some(c[0]));
-                    front_t.f64("error", Some(c[1]));
-                }
+                front_t.extend(StepFront::new(pts)?.corners().iter().map(|c| FrontRow {
+                    task: task_name,
+                    tuner: label,
+                    seed,
+                    variant,
+                    epsilon: c[0],
+                    error: c[1],
+                }));
             }
             traces.entry((task, tuner)).or_default().insert(seed, tr);
         }
         let (lm, lh) = mean_interval(&lin);
         let (gm, gh) = mean_interval(&log);
-        summary_t.str("experiment", experiment);
-        summary_t.str("task", task_name);
-        summary_t.str("tuner", label);
-        summary_t.u64("seeds", seeds.len() as u64);
-        summary_t.u64("evals", evals as u64);
-        summary_t.f64("hv_lin", Some(lm));
-        summary_t.f64("hv_lin_ci", lh);
-        summary_t.f64("hv_log", Some(gm));
-        summary_t.f64("hv_log_ci", gh);
-        summary_t.f64("hv_union_95", Some(target));
-        summary_t.f64("evals_to_95", mean(&to95));
-        summary_t.u64("seeds_reaching_95", to95.len() as u64);
-        summary_t.f64(
-            "near_front_share",
-            (counted > 0).then(|| near as f64 / counted as f64),
-        );
-        summary_t.f64("err_sd_eps_below_1", mean(&sd_low));
-        summary_t.f64("err_sd_eps_from_1", mean(&sd_high));
-        const BEST_NAMES: [&str; 6] = [
-            "best_err_eps_0.1",
-            "best_err_eps_0.5",
-            "best_err_eps_1",
-            "best_err_eps_2",
-            "best_err_eps_4",
-            "best_err_eps_8",
-        ];
-        for (j, name) in BEST_NAMES.iter().enumerate() {
-            summary_t.f64(name, mean(&best_at[j]));
-        }
-        if reevaluated {
+        let best = |j: usize| mean(&best_at[j]);
+        let reevaluated = reevaluated.then(|| {
             let (fm, fh) = mean_interval(&fresh_lin);
             let (gm, gh) = mean_interval(&fresh_log);
-            summary_t.f64("reeval_points", mean(&fresh_points));
-            summary_t.f64("hv_lin_reeval", Some(fm));
-            summary_t.f64("hv_lin_reeval_ci", fh);
-            summary_t.f64("hv_log_reeval", Some(gm));
-            summary_t.f64("hv_log_reeval_ci", gh);
-            summary_t.f64("best_err_eps_1_reeval", mean(&fresh_best));
-        }
+            SummaryReevaluated {
+                reeval_points: mean(&fresh_points),
+                hv_lin_reeval: fm,
+                hv_lin_reeval_ci: fh,
+                hv_log_reeval: gm,
+                hv_log_reeval_ci: gh,
+                best_err_eps_1_reeval: mean(&fresh_best),
+            }
+        });
+        summary_t.push(SummaryRow {
+            task: task_name,
+            tuner: label,
+            seeds: seeds.len() as u64,
+            evals: evals as u64,
+            hv_lin: lm,
+            hv_lin_ci: lh,
+            hv_log: gm,
+            hv_log_ci: gh,
+            hv_union_95: target,
+            evals_to_95: mean(&to95),
+            seeds_reaching_95: to95.len() as u64,
+            near_front_share: (counted > 0).then(|| near as f64 / counted as f64),
+            err_sd_eps_below_1: mean(&sd_low),
+            err_sd_eps_from_1: mean(&sd_high),
+            best_err_eps_0_1: best(0),
+            best_err_eps_0_5: best(1),
+            best_err_eps_1: best(2),
+            best_err_eps_2: best(3),
+            best_err_eps_4: best(4),
+            best_err_eps_8: best(5),
+            reevaluated,
+        });
     }
     // Table 2 and sample efficiency: every (DPareto, random) pair of a task.
     for (&(task, bo), (task_name, bo_label, bo_method, bo_seeds)) in &runs {
@@ -1199,19 +1242,20 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 },
             ) in tests
             {
-                diff_t.str("experiment", experiment);
-                diff_t.str("task", task_name);
-                diff_t.str("dpareto", bo_label);
-                diff_t.str("random", rs_label);
-                diff_t.str("comparison", &comparison);
-                diff_t.u64("n_chunks", chunks.len() as u64);
-                diff_t.u64("chunk_size", size as u64);
-                diff_t.f64("mean_diff", Some(m));
-                diff_t.f64("ci_lo", lo);
-                diff_t.f64("ci_hi", hi);
-                diff_t.f64("t", t);
-                diff_t.f64("df", Some(df));
-                diff_t.f64("p", p);
+                diff_t.push(DiffRow {
+                    task: task_name,
+                    dpareto: bo_label,
+                    random: rs_label,
+                    comparison,
+                    n_chunks: chunks.len() as u64,
+                    chunk_size: size as u64,
+                    mean_diff: m,
+                    ci_lo: lo,
+                    ci_hi: hi,
+                    t,
+                    df,
+                    p,
+                });
             }
             // The random runs' mean trace (over seeds that reached n) against DPareto's mean
             // final hypervolume.
@@ -1248,27 +1292,40 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                     .map(|&a| f64::from(u8::from(a)))
                     .collect::<Vec<_>>(),
             );
-            eff_t.str("experiment", experiment);
-            eff_t.str("task", task_name);
-            eff_t.str("dpareto", bo_label);
-            eff_t.str("random", rs_label);
-            eff_t.u64("dpareto_evals", size as u64);
-            eff_t.f64("dpareto_hv_lin", Some(bo_mean));
-            eff_t.f64(
-                "random_hv_lin_same_evals",
-                (size <= longest).then(|| rs_mean_at(size)).flatten(),
-            );
-            eff_t.u64("random_evals_run", longest as u64);
-            eff_t.f64("random_evals_to_match", to_match.map(|n| n as f64));
-            eff_t.f64("dpareto_ahead_share", ahead);
+            eff_t.push(EfficiencyRow {
+                task: task_name,
+                dpareto: bo_label,
+                random: rs_label,
+                dpareto_evals: size as u64,
+                dpareto_hv_lin: bo_mean,
+                random_hv_lin_same_evals: (size <= longest).then(|| rs_mean_at(size)).flatten(),
+                random_evals_run: longest as u64,
+                random_evals_to_match: to_match.map(|n| n as f64),
+                dpareto_ahead_share: ahead,
+            });
         }
     }
     Ok(vec![
-        ("hv_trace.parquet", trace_t.table()),
-        ("front.parquet", front_t.table()),
-        ("summary.parquet", summary_t.table()),
-        ("hv_diff.parquet", diff_t.table()),
-        ("efficiency.parquet", eff_t.table()),
+        (
+            "hv_trace.parquet",
+            Table::from_experiment_rows(experiment, &trace_t)?,
+        ),
+        (
+            "front.parquet",
+            Table::from_experiment_rows(experiment, &front_t)?,
+        ),
+        (
+            "summary.parquet",
+            Table::from_experiment_rows(experiment, &summary_t)?,
+        ),
+        (
+            "hv_diff.parquet",
+            Table::from_experiment_rows(experiment, &diff_t)?,
+        ),
+        (
+            "efficiency.parquet",
+            Table::from_experiment_rows(experiment, &eff_t)?,
+        ),
     ])
 }
 

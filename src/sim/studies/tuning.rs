@@ -22,7 +22,7 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{best_known, error_bars, pm, quantile, up, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::table::{finite, Grid, Table};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
 use crate::workloads::{Declarations, WorkloadSpec};
 use std::path::{Path, PathBuf};
@@ -435,19 +435,20 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell, journal: &mut Journal
             )));
         }
     }
-    let n = t.seeds as usize;
-    let mut rows = Rows::with_capacity(n);
+    let mut outcomes = Vec::with_capacity(t.seeds as usize);
     for rep in 0..t.seeds {
-        if let Some(row) = journal
-            .records()
-            .get(rep as usize)
-            .and_then(|r| RepRow::from_record(r, rep))
-        {
-            rows.push(row);
+        // A record is `[rep, outcome]`; one that is not this repetition's (a changed file or
+        // dptune) is dropped with those after it.
+        let recorded = journal.records().get(rep as usize).and_then(|r| {
+            serde_json::from_value::<(u64, Outcome)>(r.clone())
+                .ok()
+                .filter(|(seed, _)| *seed == rep)
+        });
+        if let Some((_, outcome)) = recorded {
+            outcomes.push(outcome);
             continue;
         }
         if journal.records().len() > rep as usize {
-            // A record that is not this repetition's (a changed file or dptune): from here on.
             journal.truncate(rep as usize)?;
         }
         let w = t.workload.instance(cell.variant, t.seed, rep, noise)?;
@@ -455,140 +456,86 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell, journal: &mut Journal
         let start = Instant::now();
         let outcome = tuner.tune(w.as_ref(), &mut rng)?;
         let wall = start.elapsed().as_secs_f64() * 1e3;
-        let fallback = outcome.chosen.is_none() || outcome.fallback;
-        let passes = outcome.diagnostic(PASSES);
         // Nothing released (K = 0, a halt) is ⊥, never a model trained on the private data.
         let (utility, chosen) = match &outcome.chosen {
             Some(h) => (w.oracle().utility(h), chosen_text(&w.coordinates(h))),
             None => (w.utility_of_nothing(), NOTHING.to_string()),
         };
         let best = w.oracle().best_utility();
-        let row = RepRow {
-            seed: rep,
+        let row = Outcome {
             chosen,
             utility: finite(utility),
-            best: finite(best),
+            best_utility: finite(best),
             regret: finite(best - utility),
-            released: outcome.released_score.and_then(finite),
+            released_score: outcome.released_score.and_then(finite),
             runs: outcome.runs,
-            passes,
-            fallback,
-            wall: finite(wall),
+            passes_data_dependent: outcome.diagnostic(PASSES),
+            fallback: outcome.chosen.is_none() || outcome.fallback,
+            wall_ms: finite(wall),
         };
-        journal.append(row.record())?;
-        rows.push(row);
+        journal.append(serde_json::json!([rep, row]))?;
+        outcomes.push(row);
     }
-    let same_str = |s: &str| Values::Str(vec![s.to_string(); n]);
-    let same_f64 = |x: Option<f64>| Values::F64(vec![x; n]);
-    Ok(Table::default()
-        .with("experiment", same_str(experiment))
-        .with("cell", same_str(&format!("{:016x}", cell.id)))
-        .with("tuner", same_str(tuner.name()))
-        .with("tuner_params", same_str(&tuner.params()))
-        .with("label", same_str(&entry.label))
-        .with("workload", same_str(t.workload.kind()))
-        .with("workload_params", same_str(&t.workload.params()))
-        .with("variant", same_str(&variant.label))
-        .with("dim", Values::U64(vec![variant.dim; n]))
-        .with("target_epsilon", same_f64(t.budgets[cell.budget]))
-        .with("noise", same_f64(setup.noise.and_then(finite)))
-        .with("seed", Values::U64(rows.seed))
-        .with("epsilon", same_f64(finite(g.epsilon)))
-        .with("delta", same_f64(finite(g.delta)))
-        .with("theorem", same_str(&g.theorem))
-        .with("chosen", Values::Str(rows.chosen))
-        .with("utility", Values::F64(rows.utility))
-        .with("best_utility", Values::F64(rows.best))
-        .with("regret", Values::F64(rows.regret))
-        .with("released_score", Values::F64(rows.released))
-        .with("runs", Values::U64(rows.runs))
-        .with("passes_data_dependent", Values::F64(rows.passes))
-        .with("fallback", Values::Bool(rows.fallback))
-        .with("wall_ms", Values::F64(rows.wall)))
+    let cell_id = format!("{:016x}", cell.id);
+    let (tuner_params, workload_params) = (tuner.params(), t.workload.params());
+    let rows: Vec<Row> = (0..)
+        .zip(outcomes)
+        .map(|(seed, outcome)| Row {
+            experiment,
+            cell: &cell_id,
+            tuner: tuner.name(),
+            tuner_params: &tuner_params,
+            label: &entry.label,
+            workload: t.workload.kind(),
+            workload_params: &workload_params,
+            variant: &variant.label,
+            dim: variant.dim,
+            target_epsilon: t.budgets[cell.budget],
+            noise: setup.noise.and_then(finite),
+            seed,
+            epsilon: finite(g.epsilon),
+            delta: finite(g.delta),
+            theorem: &g.theorem,
+            outcome,
+        })
+        .collect();
+    Table::from_rows(&rows)
 }
 
-/// One repetition's row, as `run_cell` makes it and its journal keeps it (floats as bits).
-struct RepRow {
+/// One row of a tuning table: one repetition of one cell.
+#[derive(serde::Serialize)]
+struct Row<'a> {
+    experiment: &'a str,
+    cell: &'a str,
+    tuner: &'a str,
+    tuner_params: &'a str,
+    label: &'a str,
+    workload: &'a str,
+    workload_params: &'a str,
+    variant: &'a str,
+    dim: u64,
+    target_epsilon: Option<f64>,
+    noise: Option<f64>,
     seed: u64,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    theorem: &'a str,
+    #[serde(flatten)]
+    outcome: Outcome,
+}
+
+/// What one repetition found, as its journal keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Outcome {
     chosen: String,
     utility: Option<f64>,
-    best: Option<f64>,
+    best_utility: Option<f64>,
     regret: Option<f64>,
-    released: Option<f64>,
+    released_score: Option<f64>,
     runs: u64,
-    passes: Option<f64>,
+    passes_data_dependent: Option<f64>,
     fallback: bool,
-    wall: Option<f64>,
-}
-
-impl RepRow {
-    fn record(&self) -> serde_json::Value {
-        let bits = |x: Option<f64>| x.map(f64::to_bits);
-        serde_json::json!({
-            "seed": self.seed, "chosen": self.chosen, "utility": bits(self.utility),
-            "best": bits(self.best), "regret": bits(self.regret),
-            "released": bits(self.released), "runs": self.runs, "passes": bits(self.passes),
-            "fallback": self.fallback, "wall": bits(self.wall),
-        })
-    }
-
-    /// The row a record holds, when it is repetition `seed`'s and whole.
-    fn from_record(r: &serde_json::Value, seed: u64) -> Option<RepRow> {
-        let float = |k: &str| -> Option<Option<f64>> {
-            match &r[k] {
-                serde_json::Value::Null => Some(None),
-                v => v.as_u64().map(|b| Some(f64::from_bits(b))),
-            }
-        };
-        (r["seed"].as_u64()? == seed).then_some(())?;
-        Some(RepRow {
-            seed,
-            chosen: r["chosen"].as_str()?.to_string(),
-            utility: float("utility")?,
-            best: float("best")?,
-            regret: float("regret")?,
-            released: float("released")?,
-            runs: r["runs"].as_u64()?,
-            passes: float("passes")?,
-            fallback: r["fallback"].as_bool()?,
-            wall: float("wall")?,
-        })
-    }
-}
-
-#[derive(Default)]
-struct Rows {
-    seed: Vec<u64>,
-    chosen: Vec<String>,
-    utility: Vec<Option<f64>>,
-    best: Vec<Option<f64>>,
-    regret: Vec<Option<f64>>,
-    released: Vec<Option<f64>>,
-    runs: Vec<u64>,
-    passes: Vec<Option<f64>>,
-    fallback: Vec<bool>,
-    wall: Vec<Option<f64>>,
-}
-
-impl Rows {
-    fn with_capacity(n: usize) -> Self {
-        let mut r = Rows::default();
-        r.seed.reserve(n);
-        r
-    }
-
-    fn push(&mut self, row: RepRow) {
-        self.seed.push(row.seed);
-        self.chosen.push(row.chosen);
-        self.utility.push(row.utility);
-        self.best.push(row.best);
-        self.regret.push(row.regret);
-        self.released.push(row.released);
-        self.runs.push(row.runs);
-        self.passes.push(row.passes);
-        self.fallback.push(row.fallback);
-        self.wall.push(row.wall);
-    }
+    wall_ms: Option<f64>,
 }
 
 /// Per (variant, budget, tuner): mean and the half-width of the 95% Student-t interval over repetitions.
