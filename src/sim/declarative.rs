@@ -440,15 +440,14 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 Aggregate::Quantile(_) | Aggregate::None => "",
             };
             let fig = Figure {
-                title: fig_title,
-                x_label: p.x_label.clone().unwrap_or_else(|| p.x.clone()),
-                y_label: format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y)),
                 x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
                 y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
-                x_range: None,
-                y_range: None,
-                series: curves,
-                hline: None,
+                ..Figure::new(
+                    fig_title,
+                    p.x_label.clone().unwrap_or_else(|| p.x.clone()),
+                    format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y)),
+                    curves,
+                )
             };
             files.extend(
                 plot::draw(&fig, &dir.join(&stem))

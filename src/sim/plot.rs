@@ -36,6 +36,31 @@ pub struct Series {
     pub scatter: bool,
 }
 
+impl Series {
+    /// A curve through `points`, without intervals.
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            label: label.into(),
+            points,
+            errors: None,
+            scatter: false,
+        }
+    }
+
+    /// Markers at `points`, unconnected.
+    pub fn scatter(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            scatter: true,
+            ..Series::line(label, points)
+        }
+    }
+
+    /// The same with an interval (lo, hi) per point (None: no intervals).
+    pub fn with_errors(self, errors: Option<Vec<(f64, f64)>>) -> Series {
+        Series { errors, ..self }
+    }
+}
+
 /// How an axis maps values to positions (`linear`, the default, or `log` in a file).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -62,6 +87,26 @@ pub struct Figure {
 }
 
 impl Figure {
+    /// A figure on linear axes fitted to the data, without a reference line.
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+        series: Vec<Series>,
+    ) -> Figure {
+        Figure {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+            x_range: None,
+            y_range: None,
+            series,
+            hline: None,
+        }
+    }
+
     /// Fits the y axis to the bulk of the points when a few lie far from the rest (one tuner
     /// that mostly releases nothing would squeeze nine others into a sliver): points beyond
     /// three interquartile ranges of the quartiles, if they are at most a quarter of all, are

@@ -212,15 +212,10 @@ pub(crate) fn figure(
     y_log: bool,
 ) -> Figure {
     Figure {
-        title,
-        x_label: x_label.into(),
-        y_label: y_label.into(),
         x_scale: Scale::Log,
         y_scale: if y_log { Scale::Log } else { Scale::Linear },
-        x_range: None,
-        y_range: None,
-        series,
         hline,
+        ..Figure::new(title, x_label, y_label, series)
     }
 }
 

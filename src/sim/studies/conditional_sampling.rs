@@ -14,7 +14,7 @@ use crate::params::{Count, OneOrMany};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::three_point::ThreePoint;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::plot::{self, Figure, Series};
 use crate::sim::report::write_grid;
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{Grid, Table};
@@ -190,12 +190,10 @@ impl Study for ConditionalSampling {
                     .collect()
             };
             for (what, c) in [("Corollary 16(2) bound", upper), ("exact example", exact)] {
-                series.push(Series {
-                    label: format!("{what}, a = {}", fmt_num(want)),
-                    points: points(c),
-                    errors: None,
-                    scatter: false,
-                });
+                series.push(Series::line(
+                    format!("{what}, a = {}", fmt_num(want)),
+                    points(c),
+                ));
             }
             for &at in &self.table_at {
                 let Some(&i) = rows.iter().find(|&&i| order[i] == Some(at)) else {
@@ -222,18 +220,16 @@ impl Study for ConditionalSampling {
             }
         }
         let fig = Figure {
-            title: header.title.clone(),
-            x_label: "Rényi order λ".into(),
-            y_label: format!(
-                "D_λ of conditional sampling ({}-zCDP base)",
-                fmt_num(self.rho)
-            ),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            x_range: None,
             y_range: self.y_range.map(|[lo, hi]| (lo, hi)),
-            series,
-            hline: None,
+            ..Figure::new(
+                header.title.clone(),
+                "Rényi order λ",
+                format!(
+                    "D_λ of conditional sampling ({}-zCDP base)",
+                    fmt_num(self.rho)
+                ),
+                series,
+            )
         };
         let mut files = plot::draw(&fig, &dir.join("bound-vs-example"))?;
         write_grid(

@@ -449,9 +449,6 @@ fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf
     })?;
     let mut files = Vec::new();
     let mut fig = Figure {
-        title: exp.title.clone(),
-        x_label: axis_label(&c.plot.x, c),
-        y_label: axis_label(&c.plot.y, c),
         x_scale: if c.plot.x_log {
             Scale::Log
         } else {
@@ -464,8 +461,12 @@ fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf
         },
         x_range: c.plot.x_range,
         y_range: c.plot.y_range,
-        series: Vec::new(),
-        hline: None,
+        ..Figure::new(
+            exp.title.clone(),
+            axis_label(&c.plot.x, c),
+            axis_label(&c.plot.y, c),
+            Vec::new(),
+        )
     };
     for s in &c.series {
         let mut points: Vec<(f64, f64)> = (0..t.height())
@@ -473,12 +474,7 @@ fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf
             .filter_map(|i| Some((x[i]?, y[i]?)))
             .collect();
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        fig.series.push(Series {
-            label: s.label.clone(),
-            points,
-            scatter: false,
-            errors: None,
-        });
+        fig.series.push(Series::line(&s.label, points));
     }
     files.extend(plot::draw(&fig, &dir.join(&exp.name))?);
     for (k, spec) in c.tables.iter().enumerate() {

@@ -435,23 +435,16 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
                 pm(fin, 4),
                 pm(gap, 4),
             ]);
-            curves.push(Series {
-                label: s.label.clone(),
-                points,
-                scatter: false,
-                errors: error_bars(&errors),
-            });
+            curves.push(Series::line(&s.label, points).with_errors(error_bars(&errors)));
         }
         let fig = Figure {
-            title: format!("Validation loss against evaluations ({})", v.label),
-            x_label: "function evaluations".into(),
-            y_label: "noise-free validation loss (mean, 95% t-interval)".into(),
             x_scale: Scale::Log,
-            y_scale: Scale::Linear,
-            x_range: None,
-            y_range: None,
-            series: curves,
-            hline: None,
+            ..Figure::new(
+                format!("Validation loss against evaluations ({})", v.label),
+                "function evaluations",
+                "noise-free validation loss (mean, 95% t-interval)",
+                curves,
+            )
         };
         let tag = v.label.replace(['=', ' ', ','], "").replace('σ', "sigma");
         files.extend(plot::draw(&fig, &dir.join(format!("loss-{tag}")))?);
@@ -512,14 +505,10 @@ fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Ve
             .collect();
         rows.sort_by_key(|r| r.0);
         if !rows.is_empty() {
-            curves.push(Series {
-                label: s.label.clone(),
-                points: rows.into_iter().map(|r| r.1).collect(),
-                // Markers only: the bitmap backend's thick-line joins spike where a path
-                // doubles back, drawing segments nobody walked.
-                scatter: true,
-                errors: None,
-            });
+            // Markers only: the bitmap backend's thick-line joins spike where a path doubles
+            // back, drawing segments nobody walked.
+            let points = rows.into_iter().map(|r| r.1).collect();
+            curves.push(Series::scatter(&s.label, points));
         }
     }
     if curves.is_empty() {
@@ -527,15 +516,14 @@ fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Ve
     }
     plot::draw(
         &Figure {
-            title: format!("Path of θ_t, coordinates 1 and 2, repetition 0 ({variant})"),
-            x_label: "θ₁ (unit box)".into(),
-            y_label: "θ₂ (unit box)".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
             x_range: Some((0.0, 1.0)),
             y_range: Some((0.0, 1.0)),
-            series: curves,
-            hline: None,
+            ..Figure::new(
+                format!("Path of θ_t, coordinates 1 and 2, repetition 0 ({variant})"),
+                "θ₁ (unit box)",
+                "θ₂ (unit box)",
+                curves,
+            )
         },
         stem,
     )

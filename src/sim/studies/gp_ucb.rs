@@ -766,40 +766,27 @@ fn report_bounds(exp: &Header, b: &Bounds, t: &Table, dir: &Path) -> Result<Vec<
         b.profiles[0].name()
     );
     let series = vec![
-        Series {
-            label: "Δ_λ (exp. mech. sensitivity)".into(),
-            points: curve(&greedy, "delta_lambda"),
-            scatter: false,
-            errors: None,
-        },
-        Series {
-            label: "Laplace scale of ṽ (greedy γ_T bound)".into(),
-            points: curve(&greedy, "lap_scale_v"),
-            scatter: false,
-            errors: None,
-        },
-        Series {
-            label: format!("Laplace scale of ṽ (γ_T = {})", fmt_num(b.gamma)),
-            points: curve(&given, "lap_scale_v"),
-            scatter: false,
-            errors: None,
-        },
-        Series {
-            label: format!(
+        Series::line(
+            "Δ_λ (exp. mech. sensitivity)",
+            curve(&greedy, "delta_lambda"),
+        ),
+        Series::line(
+            "Laplace scale of ṽ (greedy γ_T bound)",
+            curve(&greedy, "lap_scale_v"),
+        ),
+        Series::line(
+            format!("Laplace scale of ṽ (γ_T = {})", fmt_num(b.gamma)),
+            curve(&given, "lap_scale_v"),
+        ),
+        Series::line(
+            format!(
                 "noise-free scale (A = {}, τ = {})",
                 fmt_num(b.noise_free.0),
                 fmt_num(b.noise_free.1)
             ),
-            points: curve(&greedy, "lap_scale_nf"),
-            scatter: false,
-            errors: None,
-        },
-        Series {
-            label: "Δ_f of Algorithm 3".into(),
-            points: curve(&greedy, "delta_f_alg3"),
-            scatter: false,
-            errors: None,
-        },
+            curve(&greedy, "lap_scale_nf"),
+        ),
+        Series::line("Δ_f of Algorithm 3", curve(&greedy, "delta_f_alg3")),
     ];
     let fig = figure(
         format!("F1: noise scales vs T ({setting})"),
@@ -826,12 +813,10 @@ fn report_bounds(exp: &Header, b: &Bounds, t: &Table, dir: &Path) -> Result<Vec<
             .epsilon
             .iter()
             .map(|&e| -> Result<Series> {
-                Ok(Series {
-                    label: format!("ε = {}", fmt_num(e)),
-                    points: curve(&select(t, &focus(e, "greedy_ub"))?, quantity),
-                    scatter: false,
-                    errors: None,
-                })
+                Ok(Series::line(
+                    format!("ε = {}", fmt_num(e)),
+                    curve(&select(t, &focus(e, "greedy_ub"))?, quantity),
+                ))
             })
             .collect::<Result<Vec<_>>>()?;
         let fig = figure(
@@ -958,9 +943,9 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
             for x in v {
                 counts[((x / top * bins as f64) as usize).min(bins - 1)] += 1;
             }
-            Series {
-                label: label.clone(),
-                points: counts
+            Series::line(
+                label,
+                counts
                     .iter()
                     .enumerate()
                     .map(|(k, &c)| {
@@ -970,9 +955,7 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
                         )
                     })
                     .collect(),
-                scatter: false,
-                errors: None,
-            }
+            )
         })
         .collect();
     let mut fig = figure(
@@ -1011,18 +994,11 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
             pts.push((e, v.iter().sum::<f64>() / v.len().max(1) as f64));
         }
         let n = g.points().len() as f64;
-        f4.push(Series {
-            label: format!("{} (N = {})", g.name(), n),
-            points: pts,
-            scatter: false,
-            errors: None,
-        });
-        f4.push(Series {
-            label: format!("1/N = {:.4}", 1.0 / n),
-            points: s.epsilons.iter().map(|&e| (e, 1.0 / n)).collect(),
-            scatter: false,
-            errors: None,
-        });
+        f4.push(Series::line(format!("{} (N = {})", g.name(), n), pts));
+        f4.push(Series::line(
+            format!("1/N = {:.4}", 1.0 / n),
+            s.epsilons.iter().map(|&e| (e, 1.0 / n)).collect(),
+        ));
     }
     let c0 = focus(&s.grids[0]);
     let fig = figure(
@@ -1101,12 +1077,7 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
         &mut files,
     )?;
     let [l0, l1, l2, l3, l4, l5] = lines;
-    let mk = |label: &str, points: Vec<(f64, f64)>| Series {
-        label: label.into(),
-        points,
-        scatter: false,
-        errors: None,
-    };
+    let mk = |label: &str, points| Series::line(label, points);
     let fig = figure(
         format!("F2: max μ_T − μ_T(λ̃) vs ε ({setting})"),
         "ε",

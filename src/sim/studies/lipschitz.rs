@@ -398,12 +398,7 @@ fn report(exp: &Header, s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec
             (format!("Theorem 8, a = ln 2, {}", g.name()), band2),
             (format!("Theorem 8, a = ln 20, {}", g.name()), band20),
         ] {
-            series.push(Series {
-                label,
-                points,
-                scatter: false,
-                errors: None,
-            });
+            series.push(Series::line(label, points));
         }
     }
     let fig = figure(
@@ -475,22 +470,12 @@ fn report(exp: &Header, s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec
         "Δ_f",
         "max |f_BO − f′_BO| over substitutions",
         vec![
-            Series {
-                label: "splits × losses × grids".into(),
-                points: points.clone(),
-                scatter: true,
-                errors: None,
-            },
-            Series {
-                label: "y = Δ_f".into(),
-                points: {
-                    let mut d: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
-                    d.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    d
-                },
-                scatter: false,
-                errors: None,
-            },
+            Series::scatter("splits × losses × grids", points.clone()),
+            Series::line("y = Δ_f", {
+                let mut d: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
+                d.sort_by(|a, b| a.0.total_cmp(&b.0));
+                d
+            }),
         ],
         None,
         true,

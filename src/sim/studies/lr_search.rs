@@ -408,28 +408,25 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
                 b
             }
         });
-    let series = |label: &str, pts: &[(f64, f64, Option<f64>)]| Series {
-        label: label.into(),
-        points: pts.iter().map(|p| (p.0, p.1)).collect(),
-        scatter: false,
-        errors: error_bars(&pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>()),
+    let series = |label: &str, pts: &[(f64, f64, Option<f64>)]| {
+        Series::line(label, pts.iter().map(|p| (p.0, p.1)).collect()).with_errors(error_bars(
+            &pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>(),
+        ))
     };
     let fig = Figure {
-        title: format!(
-            "The pool: {} DP-SGD runs per learning rate",
-            s.runs_per_rate
-        ),
-        x_label: "learning rate".into(),
-        y_label: "accuracy (mean, 95% t-interval over runs)".into(),
         x_scale: Scale::Log,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
-        series: vec![
-            series("test accuracy", &test_curve),
-            series("validation accuracy (not released)", &val_curve),
-        ],
-        hline: None,
+        ..Figure::new(
+            format!(
+                "The pool: {} DP-SGD runs per learning rate",
+                s.runs_per_rate
+            ),
+            "learning rate",
+            "accuracy (mean, 95% t-interval over runs)",
+            vec![
+                series("test accuracy", &test_curve),
+                series("validation accuracy (not released)", &val_curve),
+            ],
+        )
     };
     files.extend(plot::draw(
         &fig,
@@ -484,22 +481,9 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
                 format!("{fb:.3}"),
             ]);
         }
-        plot_series.push(Series {
-            label: family.label(),
-            points,
-            scatter: false,
-            errors: error_bars(&errors),
-        });
+        plot_series.push(Series::line(family.label(), points).with_errors(error_bars(&errors)));
     }
     let mut fig = Figure {
-        title: format!("{}: test accuracy of the chosen run", exp.title),
-        x_label: format!("total ε (δ = {})", fmt_num(s.delta)),
-        y_label: "test accuracy (mean, 95% t-interval over searches)".into(),
-        x_scale: Scale::Linear,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
-        series: plot_series,
         hline: Some((
             best_rate.1,
             format!(
@@ -507,6 +491,12 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
                 crate::sim::plot::sig_label(best_rate.0, 3)
             ),
         )),
+        ..Figure::new(
+            format!("{}: test accuracy of the chosen run", exp.title),
+            format!("total ε (δ = {})", fmt_num(s.delta)),
+            "test accuracy (mean, 95% t-interval over searches)",
+            plot_series,
+        )
     };
     fig.focus_on_the_bulk();
     files.extend(plot::draw(&fig, &dir.join("accuracy-vs-epsilon"))?);

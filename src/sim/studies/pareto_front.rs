@@ -1380,15 +1380,13 @@ fn front_right(series: &[Series], cap: f64) -> f64 {
 
 fn front_figure(title: String, series: Vec<Series>) -> Figure {
     Figure {
-        title,
-        x_label: "ε (log scale)".into(),
-        y_label: "error (mean test error, or 1 − F1)".into(),
         x_scale: Scale::Log,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
-        series,
-        hline: None,
+        ..Figure::new(
+            title,
+            "ε (log scale)",
+            "error (mean test error, or 1 − F1)",
+            series,
+        )
     }
 }
 
@@ -1441,21 +1439,16 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 scatter: grid,
             });
         }
-        let fig = Figure {
-            title: task_title(
+        let fig = Figure::new(
+            task_title(
                 &h.title,
                 task,
                 "hypervolume of the (ε, error) front, reference (10, 1)",
             ),
-            x_label: "evaluations".into(),
-            y_label: "hypervolume of the front (linear ε; mean, 95% t-interval)".into(),
-            x_scale: Scale::Linear,
-            y_scale: Scale::Linear,
-            x_range: None,
-            y_range: None,
-            series: hv_series,
-            hline: None,
-        };
+            "evaluations",
+            "hypervolume of the front (linear ε; mean, 95% t-interval)",
+            hv_series,
+        );
         files.extend(plot::draw(&fig, &dir.join(format!("hv-{task}")))?);
         // Fig. 5 (bottom): the points and step fronts of the searches that draw points
         // (DPareto and random sampling; seed 0, ε ≤ 1000), DPareto's initial points marked on
@@ -1476,37 +1469,23 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                     .collect()
             };
             let shared = shown(Some(true));
-            clouds.push(Series {
-                label: format!("{label}: points"),
-                points: if shared.is_empty() {
-                    shown(None)
-                } else {
-                    shown(Some(false))
-                },
-                errors: None,
-                scatter: true,
-            });
+            let own = shown((!shared.is_empty()).then_some(false));
+            clouds.push(Series::scatter(format!("{label}: points"), own));
             if !shared.is_empty() {
-                marks.push(Series {
-                    label: format!("{label}: initial random points"),
-                    points: shared,
-                    errors: None,
-                    scatter: true,
-                });
+                marks.push(Series::scatter(
+                    format!("{label}: initial random points"),
+                    shared,
+                ));
             }
-            steps.push(Series {
-                label: format!("{label}: front"),
-                points: staircase(StepFront::new(&r.points)?.corners()),
-                errors: None,
-                scatter: false,
-            });
+            steps.push(Series::line(
+                format!("{label}: front"),
+                staircase(StepFront::new(&r.points)?.corners()),
+            ));
             if !r.reevaluated.is_empty() {
-                steps.push(Series {
-                    label: format!("{label}: front re-evaluated on fresh runs"),
-                    points: staircase(StepFront::new(&r.reevaluated)?.corners()),
-                    errors: None,
-                    scatter: false,
-                });
+                steps.push(Series::line(
+                    format!("{label}: front re-evaluated on fresh runs"),
+                    staircase(StepFront::new(&r.reevaluated)?.corners()),
+                ));
             }
         }
         clouds.extend(marks);
@@ -1525,12 +1504,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             .iter()
             .filter_map(|(_, (_, label, _, seeds))| {
                 seeds.values().next().map(|r| {
-                    Ok(Series {
-                        label: label.clone(),
-                        points: staircase(StepFront::new(&r.points)?.corners()),
-                        errors: None,
-                        scatter: false,
-                    })
+                    Ok(Series::line(
+                        label.as_str(),
+                        staircase(StepFront::new(&r.points)?.corners()),
+                    ))
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -1552,11 +1529,8 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                     .values()
                     .next()
                     .filter(|r| !r.reevaluated.is_empty())?;
-                Some(StepFront::new(&r.reevaluated).map(|f| Series {
-                    label: format!("{label}: re-evaluated"),
-                    points: staircase(f.corners()),
-                    errors: None,
-                    scatter: false,
+                Some(StepFront::new(&r.reevaluated).map(|f| {
+                    Series::line(format!("{label}: re-evaluated"), staircase(f.corners()))
                 }))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -1586,12 +1560,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 ]
                 .iter()
                 .map(|(name, pts)| {
-                    Ok(Series {
-                        label: format!("{label}: {name}"),
-                        points: staircase(StepFront::new(pts)?.corners()),
-                        errors: None,
-                        scatter: false,
-                    })
+                    Ok(Series::line(
+                        format!("{label}: {name}"),
+                        staircase(StepFront::new(pts)?.corners()),
+                    ))
                 })
                 .collect::<Result<Vec<_>>>()?;
                 files.extend(plot::draw(
@@ -1615,12 +1587,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             .filter(|((_, u), _)| *u == 0)
             .filter_map(|(_, (task, label, _, seeds))| {
                 seeds.values().next().map(|r| {
-                    Ok(Series {
-                        label: format!("{task} ({label})"),
-                        points: staircase(StepFront::new(&r.points)?.corners()),
-                        errors: None,
-                        scatter: false,
-                    })
+                    Ok(Series::line(
+                        format!("{task} ({label})"),
+                        staircase(StepFront::new(&r.points)?.corners()),
+                    ))
                 })
             })
             .collect::<Result<Vec<_>>>()?;

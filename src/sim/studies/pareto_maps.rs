@@ -531,76 +531,54 @@ fn report(h: &Header, s: &ParetoMaps, dir: &Path) -> Result<Vec<PathBuf>> {
         pts
     };
     let mut series = vec![
-        Series {
-            label: format!("exact front ({g})"),
-            points: step(&exact_front),
-            errors: None,
-            scatter: false,
-        },
-        Series {
-            label: format!("empirical front (k0 = {k0})"),
-            points: step(&empirical_front),
-            errors: None,
-            scatter: false,
-        },
-        Series {
-            label: format!("the k0 = {k0} sampled points"),
-            points: empirical.iter().map(|p| (p[0], p[1])).collect(),
-            errors: None,
-            scatter: true,
-        },
+        Series::line(format!("exact front ({g})"), step(&exact_front)),
+        Series::line(
+            format!("empirical front (k0 = {k0})"),
+            step(&empirical_front),
+        ),
+        Series::scatter(
+            format!("the k0 = {k0} sampled points"),
+            empirical.iter().map(|p| (p[0], p[1])).collect(),
+        ),
     ];
     if let Some(b) = best {
         if let [Some(e), Some(r)] = b.gp {
-            series.push(Series {
-                label: "HVPoI argmax: GP prediction".into(),
-                points: vec![(e, r)],
-                errors: None,
-                scatter: true,
-            });
+            series.push(Series::scatter("HVPoI argmax: GP prediction", vec![(e, r)]));
         }
-        series.push(Series {
-            label: "HVPoI argmax: oracle".into(),
-            points: vec![(b.objectives[0], b.objectives[1])],
-            errors: None,
-            scatter: true,
-        });
+        series.push(Series::scatter(
+            "HVPoI argmax: oracle",
+            vec![(b.objectives[0], b.objectives[1])],
+        ));
     }
     let fig = Figure {
-        title: format!("{}: exact vs empirical front", h.title),
-        x_label: "ε".into(),
-        y_label: axes.error.into(),
         x_scale: Scale::Log,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
-        series,
-        hline: None,
+        ..Figure::new(
+            format!("{}: exact vs empirical front", h.title),
+            "ε",
+            axes.error,
+            series,
+        )
     };
     files.extend(plot::draw(&fig, &dir.join("fronts"))?);
     let exact_idx = front_of(&grid)?;
-    let hp_series = |k: usize| Series {
-        label: axes.names[k].to_string(),
-        points: exact_idx
+    let hp_series = |k: usize| {
+        let points = exact_idx
             .iter()
-            .map(|&i| (grid[i].objectives[0], grid[i].hp[k]))
-            .collect(),
-        errors: None,
-        scatter: false,
+            .map(|&i| (grid[i].objectives[0], grid[i].hp[k]));
+        Series::line(axes.names[k], points.collect())
     };
     let fig = Figure {
-        title: format!(
-            "{}: the hyperparameters of the exact front's points",
-            h.title
-        ),
-        x_label: "ε".into(),
-        y_label: "hyperparameter value".into(),
         x_scale: Scale::Log,
         y_scale: Scale::Log,
-        x_range: None,
-        y_range: None,
-        series: vec![hp_series(0), hp_series(1)],
-        hline: None,
+        ..Figure::new(
+            format!(
+                "{}: the hyperparameters of the exact front's points",
+                h.title
+            ),
+            "ε",
+            "hyperparameter value",
+            vec![hp_series(0), hp_series(1)],
+        )
     };
     files.extend(plot::draw(&fig, &dir.join("front-hyperparameters"))?);
     write_grid(

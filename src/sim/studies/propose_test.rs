@@ -313,58 +313,56 @@ fn report_walks(exp: &Header, w: &Walks, t: &Table, dir: &Path) -> Result<Vec<Pa
     files.extend(plot::draw(&walks_figure(w, t)?, &dir.join("fig1-walks"))?);
     let stats = pass_stats(w, t)?;
     let m: Vec<f64> = stats.iter().map(|s| s.cap as f64).collect();
-    let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| Series {
-        label: label.into(),
-        points: m.iter().zip(&stats).map(|(&x, s)| (x, y(s))).collect(),
-        scatter: false,
-        errors: None,
+    let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| {
+        Series::line(
+            label,
+            m.iter().zip(&stats).map(|(&x, s)| (x, y(s))).collect(),
+        )
     };
     let fig2 = Figure {
-        title: format!(
-            "Passes T against M ({} walks per g, k = {}, ε0 = {})",
-            w.seeds,
-            w.shards,
-            fmt_num(w.eps0)
-        ),
-        x_label: "M (utility ticks to the cap)".into(),
-        y_label: "passes T".into(),
         x_scale: Scale::Log,
         y_scale: Scale::Log,
-        x_range: None,
-        y_range: None,
-        series: vec![
-            series("mean T (data-dependent)", &|s| s.mean),
-            series("median T", &|s| s.median),
-            series("99% quantile of T", &|s| s.q99),
-            series("max T", &|s| s.max),
-            series("⌈log2(M + 1)⌉", &|s| ((s.cap + 1) as f64).log2().ceil()),
-            series("certified cap T_max = 2M − 1", &|s| s.max_passes as f64),
-        ],
-        hline: None,
+        ..Figure::new(
+            format!(
+                "Passes T against M ({} walks per g, k = {}, ε0 = {})",
+                w.seeds,
+                w.shards,
+                fmt_num(w.eps0)
+            ),
+            "M (utility ticks to the cap)",
+            "passes T",
+            vec![
+                series("mean T (data-dependent)", &|s| s.mean),
+                series("median T", &|s| s.median),
+                series("99% quantile of T", &|s| s.q99),
+                series("max T", &|s| s.max),
+                series("⌈log2(M + 1)⌉", &|s| ((s.cap + 1) as f64).log2().ceil()),
+                series("certified cap T_max = 2M − 1", &|s| s.max_passes as f64),
+            ],
+        )
     };
     files.extend(plot::draw(&fig2, &dir.join("fig2-passes"))?);
     let fig2b = Figure {
-        title: format!(
-            "Certified ε_tune against the ex-post value (not DP), δ′ = {}",
-            fmt_num(w.delta_prime)
-        ),
-        x_label: "M (utility ticks to the cap)".into(),
-        y_label: "ε_tune".into(),
         x_scale: Scale::Log,
         y_scale: Scale::Log,
-        x_range: None,
-        y_range: None,
-        series: vec![
-            series(
-                "certified ε_tune (smallest composition over T_max)",
-                &|s| s.certified,
+        ..Figure::new(
+            format!(
+                "Certified ε_tune against the ex-post value (not DP), δ′ = {}",
+                fmt_num(w.delta_prime)
             ),
-            series(
-                "mean ex-post ε_tune on realised T (NOT a DP guarantee)",
-                &|s| s.expost,
-            ),
-        ],
-        hline: None,
+            "M (utility ticks to the cap)",
+            "ε_tune",
+            vec![
+                series(
+                    "certified ε_tune (smallest composition over T_max)",
+                    &|s| s.certified,
+                ),
+                series(
+                    "mean ex-post ε_tune on realised T (NOT a DP guarantee)",
+                    &|s| s.expost,
+                ),
+            ],
+        )
     };
     files.extend(plot::draw(&fig2b, &dir.join("fig2-epsilon"))?);
     let rows = stats
@@ -455,11 +453,11 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
     let shown = ranked.len().min(8);
     let mut series: Vec<Series> = ranked[..shown]
         .iter()
-        .map(|(path, (count, pattern))| Series {
-            label: format!("{count} of {total} seeds: {pattern}"),
-            points: to_points(path),
-            scatter: false,
-            errors: None,
+        .map(|(path, (count, pattern))| {
+            Series::line(
+                format!("{count} of {total} seeds: {pattern}"),
+                to_points(path),
+            )
         })
         .collect();
     let passes = ranked.first().map_or(1, |r| r.0.len());
@@ -477,27 +475,23 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
         .take(passes)
         .map(|p| (p.step_after, p.m_after))
         .collect();
-    series.push(Series {
-        label: format!("worst case: alternating S, F over {passes} passes"),
-        points: to_points(&worst),
-        scatter: false,
-        errors: None,
-    });
+    series.push(Series::line(
+        format!("worst case: alternating S, F over {passes} passes"),
+        to_points(&worst),
+    ));
     Ok(Figure {
-        title: format!(
-            "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
-            fmt_num(g),
-            ranked.len(),
-            shown
-        ),
-        x_label: "step (successes double it, failures halve it)".into(),
-        y_label: "accumulated utility u".into(),
-        x_scale: Scale::Linear,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
-        series,
         hline: Some((1.0, "cap u = 1".into())),
+        ..Figure::new(
+            format!(
+                "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
+                fmt_num(g),
+                ranked.len(),
+                shown
+            ),
+            "step (successes double it, failures halve it)",
+            "accumulated utility u",
+            series,
+        )
     })
 }
 

@@ -16,7 +16,7 @@ use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::plot::{self, Figure, Series};
 use crate::sim::report::{error_bars, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{Grid, Table};
@@ -280,22 +280,17 @@ fn report(exp: &Header, s: &AlphaSweep, t: &Table, dir: &Path) -> Result<Vec<Pat
             ),
         })
         .collect();
-    let fig = Figure {
-        title: format!(
+    let fig = Figure::new(
+        format!(
             "Linear SVM: best α with and without outliers (lr = {}, {} epochs, {} seeds)",
             fmt_num(s.learning_rate),
             s.epochs,
             s.seeds
         ),
-        x_label: "α (weight of the hinge loss)".into(),
-        y_label: "training accuracy (mean, 95% t-interval over seeds)".into(),
-        x_scale: Scale::Linear,
-        y_scale: Scale::Linear,
-        x_range: None,
-        y_range: None,
+        "α (weight of the hinge loss)",
+        "training accuracy (mean, 95% t-interval over seeds)",
         series,
-        hline: None,
-    };
+    );
     files.extend(plot::draw(&fig, &dir.join("accuracy-vs-alpha"))?);
     let mut rows: Vec<Vec<String>> = (0..s.alphas.len())
         .map(|k| {

@@ -685,27 +685,23 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 .iter()
                 .map(|l| {
                     let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    Series {
-                        label: l.to_string(),
-                        points: mine.iter().map(|s| (x_of(s), metric(s).0)).collect(),
-                        scatter: false,
-                        errors: error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>()),
-                    }
+                    Series::line(*l, mine.iter().map(|s| (x_of(s), metric(s).0)).collect())
+                        .with_errors(error_bars(
+                            &mine.iter().map(|s| metric(s)).collect::<Vec<_>>(),
+                        ))
                 })
                 .collect();
             let mut fig = Figure {
-                title: format!("{} ({})", exp.title, variant.label),
-                x_label: format!(
-                    "ε of (ε, {})-DP for the whole tuning run",
-                    fmt_num(tu.delta)
-                ),
-                y_label: y_label.into(),
                 x_scale: Scale::Log,
-                y_scale: Scale::Linear,
-                x_range: None,
-                y_range: None,
-                series,
-                hline: None,
+                ..Figure::new(
+                    format!("{} ({})", exp.title, variant.label),
+                    format!(
+                        "ε of (ε, {})-DP for the whole tuning run",
+                        fmt_num(tu.delta)
+                    ),
+                    y_label,
+                    series,
+                )
             };
             fig.focus_on_the_bulk();
             let stem = dir.join(format!("{name}-{}", slug(&variant.label)));
@@ -863,12 +859,10 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 .iter()
                 .map(|l| {
                     let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    Series {
-                        label: l.to_string(),
-                        points: mine.iter().map(|s| (x_of(s), s.utility.0)).collect(),
-                        scatter: false,
-                        errors: error_bars(&mine.iter().map(|s| s.utility).collect::<Vec<_>>()),
-                    }
+                    Series::line(*l, mine.iter().map(|s| (x_of(s), s.utility.0)).collect())
+                        .with_errors(error_bars(
+                            &mine.iter().map(|s| s.utility).collect::<Vec<_>>(),
+                        ))
                 })
                 .collect();
             let front_points: Vec<(f64, f64)> = budgets
@@ -894,25 +888,19 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 [] => String::new(),
                 names => format!("; below the axis (see the table): {}", names.join(", ")),
             };
-            series.push(Series {
-                label: reference.into(),
-                points: front_points,
-                scatter: false,
-                errors: None,
-            });
+            series.push(Series::line(reference, front_points));
             let fig = Figure {
-                title: format!("{} ({}){below}", exp.title, variant.label),
-                x_label: format!(
-                    "ε of (ε, {})-DP for the whole tuning run",
-                    fmt_num(tu.delta)
-                ),
-                y_label: "test accuracy of the chosen hyperparameters".into(),
                 x_scale: Scale::Log,
-                y_scale: Scale::Linear,
-                x_range: None,
-                y_range,
-                series,
-                hline: None,
+                y_range: y_range,
+                ..Figure::new(
+                    format!("{} ({}){below}", exp.title, variant.label),
+                    format!(
+                        "ε of (ε, {})-DP for the whole tuning run",
+                        fmt_num(tu.delta)
+                    ),
+                    "test accuracy of the chosen hyperparameters",
+                    series,
+                )
             };
             let stem = dir.join(format!("accuracy-{}", slug(&variant.label)));
             files.extend(plot::draw(&fig, &stem)?);
