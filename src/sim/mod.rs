@@ -375,7 +375,7 @@ mod tests {
     use super::report::pm;
     use super::studies::StudyKind;
     use super::study::{Header, Study};
-    use super::table::{Table, Values};
+    use super::table::Table;
     use super::*;
     use crate::params::Count;
     use crate::rng::stream;
@@ -410,6 +410,13 @@ mod tests {
         flips: u64,
     }
 
+    #[derive(serde::Serialize)]
+    struct Row {
+        rep: u64,
+        flips: u64,
+        share: f64,
+    }
+
     impl Study for Coin {
         fn units(&self) -> Vec<String> {
             (0..self.seeds).map(|r| format!("rep {r}")).collect()
@@ -417,23 +424,19 @@ mod tests {
         fn run_unit(&self, experiment: &str, i: usize) -> Result<Table> {
             let mut rng = stream(self.seed, &[0x636f_696e, i as u64]);
             let heads = (0..self.flips).filter(|_| rng.random::<bool>()).count();
-            Ok(Table::default()
-                .with("experiment", Values::Str(vec![experiment.into()]))
-                .with("rep", Values::U64(vec![i as u64]))
-                .with("flips", Values::U64(vec![self.flips]))
-                .with(
-                    "share",
-                    Values::F64(vec![Some(heads as f64 / self.flips as f64)]),
-                ))
+            let share = heads as f64 / self.flips as f64;
+            let row = Row {
+                rep: i as u64,
+                flips: self.flips,
+                share,
+            };
+            Table::from_experiment_rows(experiment, &[row])
         }
         fn output(&self) -> &'static str {
             "flips.parquet"
         }
         fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
             Ok(Vec::new())
-        }
-        fn as_any(&self) -> &dyn std::any::Any {
-            self
         }
     }
 

@@ -44,8 +44,21 @@ pub struct Header {
 /// The most units one experiment may plan (each is a part file and a task for the runner).
 pub const MAX_UNITS: u64 = 1_000_000;
 
+/// The parsed configuration as `Any`, for tests and tools that need a known kind's
+/// (every study has it).
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+}
+
+// For studies only: a `Box<dyn Study>` must reach its study's `as_any`, not its own.
+impl<T: Study + 'static> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// One experiment kind, parsed from its file.
-pub trait Study: Send + Sync {
+pub trait Study: Send + Sync + AsAny {
     /// The units in canonical order (the order their rows are merged in). Each key names what
     /// the unit computes, not its position, and is unique in the study: a part file is found by
     /// its key's hash, so an edit that changes a unit never reuses another unit's rows.
@@ -98,7 +111,4 @@ pub trait Study: Send + Sync {
 
     /// Plots and tables from the parquet files in `dir` alone; returns the files written.
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>>;
-
-    /// For tests and tools that need the parsed configuration of a known kind.
-    fn as_any(&self) -> &dyn Any;
 }

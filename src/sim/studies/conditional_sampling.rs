@@ -250,7 +250,4 @@ impl Study for ConditionalSampling {
         )?;
         Ok(files)
     }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -559,10 +559,6 @@ impl Study for Curves {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -556,8 +556,4 @@ impl Study for GiboPaths {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report_paths(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

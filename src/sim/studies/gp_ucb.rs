@@ -1125,10 +1125,6 @@ impl Study for Bounds {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report_bounds(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// One unit per configuration (its γ_T bound once, its neighbouring pairs in parallel).
@@ -1159,9 +1155,5 @@ impl Study for Suite {
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report_suite(header, self, &t, dir)
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }

@@ -543,8 +543,4 @@ impl Study for LipschitzSuite {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }

@@ -589,10 +589,6 @@ impl Study for LrSearch {
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         report(header, self, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

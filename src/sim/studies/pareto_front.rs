@@ -1842,10 +1842,6 @@ impl Study for ParetoFront {
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         report(self, header, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

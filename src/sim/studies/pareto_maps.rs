@@ -754,10 +754,6 @@ impl Study for ParetoMaps {
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         report(header, self, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -234,10 +234,6 @@ impl Study for PrivacyAudit {
         )?;
         Ok(files)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

@@ -714,10 +714,6 @@ impl Study for Walks {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report_walks(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 /// One unit: closed-form totals.
@@ -737,9 +733,5 @@ impl Study for Budgets {
     fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report_budgets(header, self, &t, dir)
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
     }
 }

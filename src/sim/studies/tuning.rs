@@ -1071,10 +1071,6 @@ impl Study for Tuning {
         let t = Table::read_parquet(&dir.join(self.output()))?;
         report(header, self, &t, dir)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]
