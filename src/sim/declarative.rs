@@ -10,7 +10,7 @@
 //! facet = "variant"            # optional: one figure per value
 //! filter = { dim = 2 }         # optional: rows whose columns equal these values
 //! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), mean, median,
-//!                              # quantile:Q, or none (every row is a point)
+//!                              # sd, quantile:Q, or none (every row is a point)
 //! x_scale = "log"              # linear (default) or log; y_scale likewise
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title
@@ -23,6 +23,9 @@
 //! columns = "target_epsilon"
 //! value = "regret"
 //! aggregate = "mean-ci"        # as above; digits = 3 by default
+//! row_label = "α"              # header of the rows' column (default: its column's name)
+//! column_label = "ε"           # columns headed "ε=1", …; "" for the values alone
+//!                              # (default: the column's name)
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -34,7 +37,7 @@ use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
-use crate::numeric::stats::mean_interval;
+use crate::numeric::stats::{mean_interval, variance};
 use std::path::{Path, PathBuf};
 
 /// How the rows of one (facet, series, x) group become one value.
@@ -43,6 +46,8 @@ pub enum Aggregate {
     MeanCi,
     Mean,
     Median,
+    /// The sample standard deviation (n − 1), a spread, not an interval.
+    Sd,
     Quantile(f64),
     /// Every row is its own point (plots only).
     None,
@@ -54,6 +59,7 @@ impl Aggregate {
             "mean-ci" => Aggregate::MeanCi,
             "mean" => Aggregate::Mean,
             "median" => Aggregate::Median,
+            "sd" => Aggregate::Sd,
             "none" => Aggregate::None,
             q => {
                 let q: f64 = q.strip_prefix("quantile:")?.parse().ok()?;
@@ -71,6 +77,7 @@ impl Aggregate {
             Aggregate::MeanCi => mean_interval(ys),
             Aggregate::Mean => (mean_interval(ys).0, None),
             Aggregate::Median => (quantile(ys, 0.5), None),
+            Aggregate::Sd => (variance(ys).map_or(f64::NAN, f64::sqrt), None),
             Aggregate::Quantile(q) => (quantile(ys, *q), None),
             Aggregate::None => (ys[0], None),
         }
@@ -111,6 +118,8 @@ pub struct TableSpec {
     aggregate: Aggregate,
     digits: usize,
     caption: Option<String>,
+    row_label: Option<String>,
+    column_label: Option<String>,
 }
 
 /// The declarative outputs of one experiment file.
@@ -169,7 +178,7 @@ fn aggregate(f: &Fields, given: Option<&str>) -> Result<Aggregate> {
         Some(a) => Aggregate::parse(a).ok_or_else(|| {
             f.bad(
                 "aggregate",
-                "mean-ci, mean, median, quantile:Q (0 < Q <= 1) or none",
+                "mean-ci, mean, median, sd, quantile:Q (0 < Q <= 1) or none",
             )
         }),
     }
@@ -227,16 +236,20 @@ struct TableEntry {
     aggregate: Option<String>,
     digits: Option<f64>,
     caption: Option<String>,
+    row_label: Option<String>,
+    column_label: Option<String>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
 pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
-    let mut used = Vec::new();
+    // A plot and a table may share a stem (.png/.svg beside .md/.tex), two plots or two
+    // tables may not.
+    let (mut plot_names, mut table_names) = (Vec::new(), Vec::new());
     let mut out = Outputs::default();
     for p in f.array("plots", false)? {
         let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
         out.plots.push(PlotSpec {
-            name: stem_name(&p, e.name.as_deref(), &mut used)?,
+            name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
             filter: filter(&p, e.filter)?,
             x: column(&p, "x", e.x)?,
@@ -258,7 +271,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
         }
         out.tables.push(TableSpec {
-            name: stem_name(&t, e.name.as_deref(), &mut used)?,
+            name: stem_name(&t, e.name.as_deref(), &mut table_names)?,
             table: e.table,
             filter: filter(&t, e.filter)?,
             rows: column(&t, "rows", e.rows)?,
@@ -269,6 +282,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 .in_range("digits", e.digits.unwrap_or(3.0), Range::NonNegative)?
                 .min(12.0) as usize,
             caption: e.caption,
+            row_label: e.row_label,
+            column_label: e.column_label,
         });
     }
     Ok(out)
@@ -414,6 +429,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 let agg: Vec<(f64, (f64, Option<f64>))> = groups
                     .into_iter()
                     .map(|(xi, mut ys)| (xi, p.aggregate.apply(&mut ys)))
+                    .filter(|(_, (y, _))| y.is_finite())
                     .collect();
                 curves.push(Series {
                     label: s.label(),
@@ -437,6 +453,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 Aggregate::MeanCi => " (mean, 95% t-interval)",
                 Aggregate::Mean => " (mean)",
                 Aggregate::Median => " (median)",
+                Aggregate::Sd => " (standard deviation)",
                 Aggregate::Quantile(_) | Aggregate::None => "",
             };
             let fig = Figure {
@@ -465,12 +482,12 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             cells(&t, &s.value, &what, &file)?,
         );
         let (row_keys, col_keys) = (distinct(&r, &rows), distinct(&c, &rows));
-        let mut header = vec![s.rows.clone()];
-        header.extend(
-            col_keys
-                .iter()
-                .map(|k| format!("{}={}", s.columns, k.label())),
-        );
+        let mut header = vec![s.row_label.clone().unwrap_or_else(|| s.rows.clone())];
+        header.extend(col_keys.iter().map(|k| match s.column_label.as_deref() {
+            None => format!("{}={}", s.columns, k.label()),
+            Some("") => k.label(),
+            Some(l) => format!("{l}={}", k.label()),
+        }));
         let body = row_keys
             .iter()
             .map(|rk| {
@@ -485,6 +502,10 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                             return "–".into();
                         }
                         let a = s.aggregate.apply(&mut ys);
+                        if !a.0.is_finite() {
+                            // An sd of one value: there is none to show.
+                            return "–".into();
+                        }
                         if s.aggregate == Aggregate::MeanCi {
                             pm(a, s.digits)
                         } else {
@@ -498,6 +519,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             Aggregate::MeanCi => "mean ± 95% Student-t interval".to_string(),
             Aggregate::Mean => "mean".into(),
             Aggregate::Median => "median".into(),
+            Aggregate::Sd => "sample standard deviation".into(),
             Aggregate::Quantile(q) => format!("{q}-quantile"),
             Aggregate::None => unreachable!("rejected when parsed"),
         };
@@ -584,6 +606,14 @@ mod tests {
             "{md}"
         );
         assert!(!md.contains("| b |"), "{md}");
+        // Sample sd (n − 1) with the headers given: a at ε=1 of {1, 3} is √2; one value has
+        // no spread ("–", never NaN).
+        let sd = "[[tables]]\nname = \"v\"\nrows = \"label\"\ncolumns = \"eps\"\nvalue = \"regret\"\n\
+                  aggregate = \"sd\"\nfilter = { dim = 1 }\nrow_label = \"tuner\"\ncolumn_label = \"\"\n";
+        render(&outputs(sd).unwrap(), &dir, "runs.parquet", "T").unwrap();
+        let md = std::fs::read_to_string(dir.join("v.md")).unwrap();
+        assert!(md.contains("| tuner | 1 | 2 |"), "{md}");
+        assert!(md.contains("| a | 1.414 | – |"), "{md}");
         // A missing column is named, with the columns there are.
         let bad = outputs("[[plots]]\nname = \"q\"\nx = \"eps\"\ny = \"regrett\"\n").unwrap();
         let e = render(&bad, &dir, "runs.parquet", "T")
@@ -603,11 +633,14 @@ mod tests {
             ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\naggregate = \"mode\"\n", "plots[0].aggregate"),
             ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nz = 1\n", "plots[0].z"),
             ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\naggregate = \"none\"\n", "tables[0].aggregate"),
-            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n", "tables[0].name"),
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"d\"\n", "tables[1].name"),
             ("[[plots]]\nname = \"../p\"\nx = \"a\"\ny = \"b\"\n", "plots[0].name"),
         ] {
             let e = outputs(text).unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");
         }
+        // A plot and a table may share a stem: their files differ (.png/.svg, .md/.tex).
+        let shared = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n";
+        assert!(outputs(shared).is_ok());
     }
 }

@@ -276,17 +276,13 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
     }
 }
 
-/// The hash that keys an experiment's results: its whole parsed file, but for the axis labels
-/// of declared plots (`x_label`, `y_label`), which change how a figure reads, not what is
-/// computed (so labelling a plot does not make its results another configuration's).
+/// The hash that keys an experiment's results: its whole parsed file, but for its declared
+/// `[[plots]]` and `[[tables]]`, which say how results are drawn, not what is computed (every
+/// run and report draws them afresh from the tables, so editing one never reruns anything).
 fn config_hash(root: &toml::Table) -> u64 {
     let mut keyed = root.clone();
-    if let Some(toml::Value::Array(plots)) = keyed.get_mut("plots") {
-        for plot in plots.iter_mut().filter_map(toml::Value::as_table_mut) {
-            plot.remove("x_label");
-            plot.remove("y_label");
-        }
-    }
+    keyed.remove("plots");
+    keyed.remove("tables");
     fnv1a(toml::to_string(&keyed).unwrap_or_default().as_bytes())
 }
 
@@ -295,7 +291,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn plot_axis_labels_do_not_change_the_configuration() {
+    fn declared_outputs_do_not_change_the_configuration() {
         let file = |extra: &str| -> toml::Table {
             toml::from_str(&format!(
                 "name = \"x\"\n[[plots]]\nname = \"p\"\nx = \"t\"\ny = \"v\"\n{extra}"
@@ -305,8 +301,12 @@ mod tests {
         let plain = config_hash(&file(""));
         let labelled = file("y_label = \"value (mean)\"\nx_label = \"iteration\"\n");
         assert_eq!(plain, config_hash(&labelled));
-        // Anything else in a plot is part of the configuration.
-        assert_ne!(plain, config_hash(&file("y_scale = \"log\"\n")));
+        assert_eq!(plain, config_hash(&file("y_scale = \"log\"\n")));
+        let mut without: toml::Table = toml::from_str("name = \"x\"\n").unwrap();
+        assert_eq!(plain, config_hash(&without));
+        // Anything else is part of the configuration.
+        without.insert("seeds".into(), toml::Value::Integer(3));
+        assert_ne!(plain, config_hash(&without));
     }
 
     #[test]

@@ -7,19 +7,19 @@
 //! Gaussians (sd `sd`) centred at (7.86, 3.36) (class −1) and (6.42, 9.17) (class +1); D′ adds
 //! `outliers` copies of (7.9, 8.0) labelled −1. Each seed draws its own D; D and D′ share it.
 //! The seed leaves the learning rate, epochs and initialisation unstated: they are fields.
+//! Its figure and tables are declared in its experiment file (`[[plots]]`, `[[tables]]`).
 
 use super::StudyKind;
 use crate::error::{Range, Result};
 use crate::learn::{accuracy, DpSgdConfig, Length, LinearSvm, Sampling, WeightPenalty};
-use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Series};
-use crate::sim::report::{error_bars, select, write_grid, Key};
+
+use crate::sim::report::{select, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{Grid, Table};
+use crate::sim::table::Table;
 use ndarray::Array2;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -261,69 +261,6 @@ pub fn summary(s: &AlphaSweep, t: &Table) -> Result<Vec<Curve>> {
         .collect()
 }
 
-/// Accuracy against α (two curves, 95% intervals) and the reproduction table.
-fn report(exp: &Header, s: &AlphaSweep, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let sums = summary(s, t)?;
-    let series = DATASETS
-        .iter()
-        .zip(&sums)
-        .map(|(name, c)| Series {
-            label: format!("{name}: best α = {}", fmt_num(c.best_alpha)),
-            points: c.points.iter().map(|p| (p.alpha, p.mean)).collect(),
-            scatter: false,
-            errors: error_bars(
-                &c.points
-                    .iter()
-                    .map(|p| (p.mean, p.half_width))
-                    .collect::<Vec<_>>(),
-            ),
-        })
-        .collect();
-    let fig = Figure::new(
-        format!(
-            "Linear SVM: best α with and without outliers (lr = {}, {} epochs, {} seeds)",
-            fmt_num(s.learning_rate),
-            s.epochs,
-            s.seeds
-        ),
-        "α (weight of the hinge loss)",
-        "training accuracy (mean, 95% t-interval over seeds)",
-        series,
-    );
-    files.extend(plot::draw(&fig, &dir.join("accuracy-vs-alpha"))?);
-    let mut rows: Vec<Vec<String>> = (0..s.alphas.len())
-        .map(|k| {
-            let mut row = vec![fmt_num(s.alphas[k])];
-            for c in &sums {
-                let p = c.points[k];
-                row.push(format!("{:.4}", p.mean));
-                row.push(format!("{:.4}", p.sd));
-            }
-            row
-        })
-        .collect();
-    rows.push(
-        std::iter::once("argmax α".to_string())
-            .chain(
-                sums.iter()
-                    .flat_map(|c| [fmt_num(c.best_alpha), String::new()]),
-            )
-            .collect(),
-    );
-    let grid = Grid {
-        caption: format!(
-            "{}: training accuracy per α, mean and sd over {} seeds (lr = {}, {} epochs, batch {}); the argmax α differs when the outliers are present",
-            exp.title, s.seeds, fmt_num(s.learning_rate), s.epochs, s.batch_size
-        ),
-        header: ["α", "D mean", "D sd", "D′ mean", "D′ sd"].map(String::from).to_vec(),
-        rows,
-    };
-    write_grid(&grid, &dir.join("accuracy-vs-alpha"), &mut files)?;
-    Ok(files)
-}
-
-/// One unit per seed (its α sweep on D and D′ in parallel).
 impl Study for AlphaSweep {
     fn units(&self) -> Vec<String> {
         (0..self.seeds).map(|seed| format!("seed {seed}")).collect()
@@ -337,8 +274,8 @@ impl Study for AlphaSweep {
         "sweep.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report(header, self, &t, dir)
+    /// Its figure and tables are declared in the experiment file.
+    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
+        Ok(Vec::new())
     }
 }

@@ -891,7 +891,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             series.push(Series::line(reference, front_points));
             let fig = Figure {
                 x_scale: Scale::Log,
-                y_range: y_range,
+                y_range,
                 ..Figure::new(
                     format!("{} ({}){below}", exp.title, variant.label),
                     format!(
