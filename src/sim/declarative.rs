@@ -14,8 +14,7 @@
 //! x_scale = "log"              # linear (default) or log; y_scale likewise
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title
-//! x_label = "…"                # default: the column's name; y_label likewise (labels do not
-//!                              # change the configuration: results are not rerun for them)
+//! x_label = "…"                # default: the column's name; y_label likewise
 //!
 //! [[tables]]
 //! name = "regret-table"        # <name>.md and <name>.tex
@@ -29,7 +28,9 @@
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
-//! a missing column is an error naming the entry, the column and the columns there are.
+//! a missing column is an error naming the entry, the column and the columns there are. The
+//! declarations are not part of the experiment's configuration: every run and report draws
+//! them afresh, so editing one reruns nothing.
 
 use super::fields::Fields;
 use super::plot::{self, Figure, Scale, Series};
