@@ -109,8 +109,7 @@ fn tiny(dir: &Path) -> PathBuf {
     std::fs::write(
         &file,
         "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\n\
-         range = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\n\
-         y = \"epsilon\"\n",
+         range = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n",
     )
     .unwrap();
     file

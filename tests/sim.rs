@@ -538,22 +538,19 @@ fn malformed_experiment_files_name_file_field_and_reason() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Curve files: a `sweep_tables` entry that is not an array of tables, a series without its law, or
-/// an unknown plot column is an error, never ignored.
+/// Curve files: an extra sweep point outside the range, a series without its law, a `[plot]`
+/// table (the kind's own plot, before figures were declared), or an unknown scale is an
+/// error, never ignored.
 #[test]
 fn malformed_curve_files_are_rejected() {
     let dir = temp_dir("curves");
-    let file = std::fs::read_to_string("sims/ps-fig4-mean-vs-epsilon.toml").unwrap();
-    // Without its [[sweep_tables]] block, so that a root `sweep_tables = 3` is not a duplicate key.
-    let block = "[[sweep_tables]]\nquantity = \"epsilon\"\nat = [10, 100, 1000]\n";
-    assert!(file.contains(block));
-    let base = file.replacen(block, "", 1);
+    let base = std::fs::read_to_string("sims/ps-fig4-mean-vs-epsilon.toml").unwrap();
     for (what, from, to, expected) in [
         (
-            "sweep_tables",
-            "delta = 1e-6",
-            "delta = 1e-6\nsweep_tables = 3",
-            "sweep_tables: a `curves` experiment: invalid type: integer `3`, expected a list",
+            "at",
+            "at = [10, 100, 1000]",
+            "at = [10, 100, 1e7]",
+            "sweep.at: 10000000 is outside the sweep range [1.01, 1000000]",
         ),
         (
             "series",
@@ -561,7 +558,12 @@ fn malformed_curve_files_are_rejected() {
             "distr = \"geometric\"",
             "series[2].distr: a `curves` experiment has no parameter `series[2].distr` (it takes: dist, mean, label)",
         ),
-        ("plot", "y = \"mean\"", "y = \"means\"", "plot.y: one of"),
+        (
+            "plot",
+            "[[series]]",
+            "[plot]\nx = \"epsilon\"\n\n[[series]]",
+            "a `curves` experiment has no parameter `plot`",
+        ),
         (
             "scale",
             "scale = \"log\"",

@@ -122,7 +122,7 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
     let curves = dir.join("curves.toml");
     std::fs::write(
         &curves,
-        "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n",
+        "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n",
     )
     .unwrap();
     let o = report(curves.to_str().unwrap(), &out, None);
@@ -397,7 +397,7 @@ fn bad_files_fail_up_front_with_a_located_error() {
         paths.replacen("seeds = 10\n", "seeds = 100000\n", 1),
         "2000000 units planned",
     );
-    let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000\n[[series]]\ndist = \"logarithmic\"\n[plot]\nx = \"mean\"\ny = \"epsilon\"\n";
+    let sweep = "name = \"c\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\nrange = [2, 10]\npoints = 100000\n[[series]]\ndist = \"logarithmic\"\n";
     // Counts whose cost outgrows the global bound have their own (issue 37): time here, ...
     check(
         "huge-sweep",

@@ -8,12 +8,15 @@
 //! y = "regret"
 //! series = "label"             # optional: one curve per value (in order of first appearance)
 //! facet = "variant"            # optional: one figure per value
-//! filter = { dim = 2 }         # optional: rows whose columns equal these values
+//! filter = { dim = 2 }         # optional: rows whose columns equal these values (a list:
+//!                              # any of them, e.g. { mean = [10, 100] })
 //! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), mean, median,
 //!                              # sd, quantile:Q, or none (every row is a point)
 //! x_scale = "log"              # linear (default) or log; y_scale likewise
+//! x_range = [0, 8]             # optional axis limits; y_range likewise
+//! lines = true                 # join the points (default: unless aggregate = "none")
 //! table = "runs.parquet"       # default: the study's merged table
-//! title = "…"                  # default: the experiment's title
+//! title = "…"                  # default: the experiment's title ({title} stands for it)
 //! x_label = "…"                # default: the column's name; y_label likewise
 //!
 //! [[tables]]
@@ -22,6 +25,7 @@
 //! columns = "target_epsilon"
 //! value = "regret"
 //! aggregate = "mean-ci"        # as above; digits = 3 by default
+//! round = "up"                 # or "down": one value rounded that way (bounds: up)
 //! row_label = "α"              # header of the rows' column (default: its column's name)
 //! column_label = "ε"           # columns headed "ε=1", …; "" for the values alone
 //!                              # (default: the column's name)
@@ -37,12 +41,12 @@ use super::plot::{self, Figure, Scale, Series};
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
 use crate::numeric::stats::{mean_interval, variance};
+use crate::numeric::{fmt_num, round_up_decimals};
 use std::path::{Path, PathBuf};
 
 /// How the rows of one (facet, series, x) group become one value.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Aggregate {
     MeanCi,
     Mean,
@@ -85,9 +89,9 @@ impl Aggregate {
     }
 }
 
-/// Rows kept: every (column, value) must match.
+/// Rows kept: every column must hold one of its values.
 #[derive(Clone, Debug, PartialEq)]
-struct Filter(Vec<(String, Cell)>);
+struct Filter(Vec<(String, Vec<Cell>)>);
 
 /// One `[[plots]]` entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -102,6 +106,10 @@ pub struct PlotSpec {
     aggregate: Aggregate,
     x_log: bool,
     y_log: bool,
+    x_range: Option<(f64, f64)>,
+    y_range: Option<(f64, f64)>,
+    /// Markers only, no line.
+    scatter: bool,
     title: Option<String>,
     x_label: Option<String>,
     y_label: Option<String>,
@@ -121,6 +129,29 @@ pub struct TableSpec {
     caption: Option<String>,
     row_label: Option<String>,
     column_label: Option<String>,
+    round: Rounding,
+}
+
+/// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
+/// bound must stay one), values that must not be overstated rounded down.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Rounding {
+    #[default]
+    Nearest,
+    Up,
+    Down,
+}
+
+impl Rounding {
+    fn format(self, x: f64, digits: usize) -> String {
+        let r = match self {
+            Rounding::Nearest => x,
+            Rounding::Up => round_up_decimals(x, digits as i32),
+            Rounding::Down => -round_up_decimals(-x, digits as i32),
+        };
+        format!("{r:.digits$}")
+    }
 }
 
 /// The declarative outputs of one experiment file.
@@ -185,19 +216,39 @@ fn aggregate(f: &Fields, given: Option<&str>) -> Result<Aggregate> {
     }
 }
 
+fn range(f: &Fields, key: &str, given: Option<[f64; 2]>) -> Result<Option<(f64, f64)>> {
+    given
+        .map(|r| f.interval(key, r).map(|[a, b]| (a, b)))
+        .transpose()
+}
+
 fn filter(f: &Fields, given: Option<toml::Table>) -> Result<Filter> {
+    let bad = |k: &str| {
+        f.bad(
+            &format!("filter.{k}"),
+            "a string, a finite number, a boolean or a non-empty list of them",
+        )
+    };
+    let cell = |k: &str, v: toml::Value| match v {
+        toml::Value::String(s) => Ok(Cell::Str(s)),
+        toml::Value::Integer(i) => Ok(Cell::Num(i as f64)),
+        toml::Value::Float(x) if x.is_finite() => Ok(Cell::Num(x)),
+        toml::Value::Boolean(b) => Ok(Cell::Str(b.to_string())),
+        _ => Err(bad(k)),
+    };
     given
         .unwrap_or_default()
         .into_iter()
-        .map(|(k, v)| match v {
-            toml::Value::String(s) => Ok((k, Cell::Str(s))),
-            toml::Value::Integer(i) => Ok((k, Cell::Num(i as f64))),
-            toml::Value::Float(x) if x.is_finite() => Ok((k, Cell::Num(x))),
-            toml::Value::Boolean(b) => Ok((k, Cell::Str(b.to_string()))),
-            _ => Err(f.bad(
-                &format!("filter.{k}"),
-                "a string, a finite number or a boolean",
-            )),
+        .map(|(k, v)| {
+            let values = match v {
+                toml::Value::Array(list) if list.is_empty() => return Err(bad(&k)),
+                toml::Value::Array(list) => list
+                    .into_iter()
+                    .map(|v| cell(&k, v))
+                    .collect::<Result<_>>()?,
+                v => vec![cell(&k, v)?],
+            };
+            Ok((k, values))
         })
         .collect::<Result<_>>()
         .map(Filter)
@@ -219,6 +270,9 @@ struct PlotEntry {
     x_scale: Scale,
     #[serde(default)]
     y_scale: Scale,
+    x_range: Option<[f64; 2]>,
+    y_range: Option<[f64; 2]>,
+    lines: Option<bool>,
     title: Option<String>,
     x_label: Option<String>,
     y_label: Option<String>,
@@ -239,6 +293,8 @@ struct TableEntry {
     caption: Option<String>,
     row_label: Option<String>,
     column_label: Option<String>,
+    #[serde(default)]
+    round: Rounding,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -249,6 +305,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     let mut out = Outputs::default();
     for p in f.array("plots", false)? {
         let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
+        let aggregate = aggregate(&p, e.aggregate.as_deref())?;
         out.plots.push(PlotSpec {
             name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
@@ -257,9 +314,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             y: column(&p, "y", e.y)?,
             series: e.series,
             facet: e.facet,
-            aggregate: aggregate(&p, e.aggregate.as_deref())?,
+            aggregate,
             x_log: e.x_scale == Scale::Log,
             y_log: e.y_scale == Scale::Log,
+            x_range: range(&p, "x_range", e.x_range)?,
+            y_range: range(&p, "y_range", e.y_range)?,
+            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None),
             title: e.title,
             x_label: e.x_label,
             y_label: e.y_label,
@@ -270,6 +330,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
         let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
+        }
+        if aggregate == Aggregate::MeanCi && e.round != Rounding::Nearest {
+            return Err(t.bad(
+                "round",
+                "rounds one value (mean, median, sd, a quantile), not a mean ± interval",
+            ));
         }
         out.tables.push(TableSpec {
             name: stem_name(&t, e.name.as_deref(), &mut table_names)?,
@@ -285,6 +351,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             caption: e.caption,
             row_label: e.row_label,
             column_label: e.column_label,
+            round: e.round,
         });
     }
     Ok(out)
@@ -344,20 +411,43 @@ fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
     out
 }
 
+/// The cells of a column that groups rows (x, series, facet, table rows and columns), each
+/// number that a filter value matches taken as that value: rows kept as "E[K] = 10" group
+/// and read as 10, though each holds its own 10 ± a few ulps.
+fn keys(t: &Table, name: &str, filter: &Filter, what: &str, file: &str) -> Result<Vec<Cell>> {
+    let mut c = cells(t, name, what, file)?;
+    for (_, want) in filter.0.iter().filter(|(col, _)| col == name) {
+        for cell in c.iter_mut() {
+            if let Some(w) = want.iter().find(|w| matches(cell, w)) {
+                *cell = w.clone();
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// Whether a cell holds a filter's value (numbers to 1e-12 relative).
+fn matches(cell: &Cell, want: &Cell) -> bool {
+    match (cell, want) {
+        (Cell::Num(a), Cell::Num(b)) => (a - b).abs() <= 1e-12 * b.abs().max(1.0),
+        (a, b) => a == b,
+    }
+}
+
 fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result<Vec<usize>> {
     let mut rows: Vec<usize> = (0..t.height()).collect();
     for (col, want) in &filter.0 {
         let c = cells(t, col, what, file)?;
-        rows.retain(|&i| match (&c[i], want) {
-            (Cell::Num(a), Cell::Num(b)) => (a - b).abs() <= 1e-12 * b.abs().max(1.0),
-            (a, b) => a == b,
-        });
+        rows.retain(|&i| want.iter().any(|w| matches(&c[i], w)));
     }
     if rows.is_empty() && !filter.0.is_empty() {
         let wanted: Vec<String> = filter
             .0
             .iter()
-            .map(|(c, v)| format!("{c} = {}", v.label()))
+            .map(|(c, v)| {
+                let v: Vec<String> = v.iter().map(Cell::label).collect();
+                format!("{c} = {}", v.join(" or "))
+            })
             .collect();
         return Err(Error::Infeasible(format!(
             "{what}: no row of {file} has {} (the figure or table would be empty): check the \
@@ -387,15 +477,15 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let (t, file) = read(&p.table)?;
         let rows = kept(&t, &p.filter, &what, &file)?;
         let (x, y) = (
-            cells(&t, &p.x, &what, &file)?,
+            keys(&t, &p.x, &p.filter, &what, &file)?,
             cells(&t, &p.y, &what, &file)?,
         );
         let series = match &p.series {
-            Some(s) => cells(&t, s, &what, &file)?,
+            Some(s) => keys(&t, s, &p.filter, &what, &file)?,
             None => vec![Cell::Str(p.y.clone()); t.height()],
         };
         let facet = match &p.facet {
-            Some(f) => Some(cells(&t, f, &what, &file)?),
+            Some(f) => Some(keys(&t, f, &p.filter, &what, &file)?),
             None => None,
         };
         let facets = facet.as_ref().map_or(vec![None], |f| {
@@ -439,10 +529,13 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         &agg.iter().map(|(_, a)| *a).collect::<Vec<_>>(),
                     )
                     .filter(|_| p.aggregate == Aggregate::MeanCi),
-                    scatter: p.aggregate == Aggregate::None,
+                    scatter: p.scatter,
                 });
             }
-            let base = p.title.clone().unwrap_or_else(|| title.to_string());
+            let base = p
+                .title
+                .as_ref()
+                .map_or_else(|| title.to_string(), |t| t.replace("{title}", title));
             let (fig_title, stem) = match &fv {
                 Some(v) => (
                     format!("{base} ({})", v.label()),
@@ -460,6 +553,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             let fig = Figure {
                 x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
                 y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
+                x_range: p.x_range,
+                y_range: p.y_range,
                 ..Figure::new(
                     fig_title,
                     p.x_label.clone().unwrap_or_else(|| p.x.clone()),
@@ -478,8 +573,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let (t, file) = read(&s.table)?;
         let rows = kept(&t, &s.filter, &what, &file)?;
         let (r, c, v) = (
-            cells(&t, &s.rows, &what, &file)?,
-            cells(&t, &s.columns, &what, &file)?,
+            keys(&t, &s.rows, &s.filter, &what, &file)?,
+            keys(&t, &s.columns, &s.filter, &what, &file)?,
             cells(&t, &s.value, &what, &file)?,
         );
         let (row_keys, col_keys) = (distinct(&r, &rows), distinct(&c, &rows));
@@ -510,7 +605,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         if s.aggregate == Aggregate::MeanCi {
                             pm(a, s.digits)
                         } else {
-                            format!("{:.*}", s.digits, a.0)
+                            s.round.format(a.0, s.digits)
                         }
                     }))
                     .collect()
@@ -525,12 +620,15 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             Aggregate::None => unreachable!("rejected when parsed"),
         };
         let grid = Grid {
-            caption: s.caption.clone().unwrap_or_else(|| {
-                format!(
-                    "{title}: {} ({agg}) by {} and {}",
-                    s.value, s.rows, s.columns
-                )
-            }),
+            caption: s.caption.as_ref().map_or_else(
+                || {
+                    format!(
+                        "{title}: {} ({agg}) by {} and {}",
+                        s.value, s.rows, s.columns
+                    )
+                },
+                |c| c.replace("{title}", title),
+            ),
             header,
             rows: body,
         };
@@ -615,6 +713,21 @@ mod tests {
         let md = std::fs::read_to_string(dir.join("v.md")).unwrap();
         assert!(md.contains("| tuner | 1 | 2 |"), "{md}");
         assert!(md.contains("| a | 1.414 | – |"), "{md}");
+        // A list filter keeps rows holding any value and groups them as the listed value;
+        // one value is rounded in the direction asked (√2 = 1.41421…); `{title}` is the title.
+        for (round, shown) in [("up", "1.42"), ("down", "1.41")] {
+            let w = format!(
+                "[[tables]]\nname = \"w\"\nrows = \"label\"\ncolumns = \"eps\"\nvalue = \"regret\"\n\
+                 aggregate = \"sd\"\ndigits = 2\nround = \"{round}\"\nfilter = {{ eps = [1.0000000000001, 2] }}\n\
+                 column_label = \"ε\"\ncaption = \"{{title}}: sd\"\n"
+            );
+            render(&outputs(&w).unwrap(), &dir, "runs.parquet", "T").unwrap();
+            let md = std::fs::read_to_string(dir.join("w.md")).unwrap();
+            assert!(md.starts_with("**T: sd**"), "{md}");
+            assert!(md.contains("| label | ε=1.0000000000001 | ε=2 |"), "{md}");
+            assert!(md.contains(&format!("| a | {shown} | – |")), "{md}");
+            assert!(md.contains(&format!("| b | – | {shown} |")), "{md}");
+        }
         // A missing column is named, with the columns there are.
         let bad = outputs("[[plots]]\nname = \"q\"\nx = \"eps\"\ny = \"regrett\"\n").unwrap();
         let e = render(&bad, &dir, "runs.parquet", "T")
@@ -628,6 +741,15 @@ mod tests {
     }
 
     #[test]
+    fn bounds_round_up_and_other_values_to_nearest() {
+        assert_eq!(Rounding::Up.format(3.4508401, 6), "3.450841");
+        assert_eq!(Rounding::Up.format(2.5, 6), "2.500000");
+        assert_eq!(Rounding::Nearest.format(0.7510339, 6), "0.751034");
+        assert_eq!(Rounding::Down.format(0.7510339, 6), "0.751033");
+        assert_eq!(Rounding::Down.format(-0.5, 0), "-1");
+    }
+
+    #[test]
     fn bad_entries_are_rejected_when_parsed() {
         for (text, field) in [
             ("[[plots]]\nname = \"p\"\nx = \"a\"\n", "plots[0].y"),
@@ -636,6 +758,9 @@ mod tests {
             ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\naggregate = \"none\"\n", "tables[0].aggregate"),
             ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"d\"\n", "tables[1].name"),
             ("[[plots]]\nname = \"../p\"\nx = \"a\"\ny = \"b\"\n", "plots[0].name"),
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\nround = \"up\"\n", "tables[0].round"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nx_range = [2, 1]\n", "plots[0].x_range"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nfilter = { a = [] }\n", "plots[0].filter.a"),
         ] {
             let e = outputs(text).unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");

@@ -5,15 +5,13 @@
 use super::StudyKind;
 use crate::accounting::{Accountant, Orders, RdpCurve};
 use crate::error::{Error, Range, Result};
-use crate::numeric::{fmt_num, round_up_decimals};
 use crate::params::{Count, OneOrMany};
 use crate::selection::utility::{expected_quantile, success_probability};
 use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::write_grid;
+use crate::sim::plot::Scale;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::table::{finite, Table};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
@@ -36,13 +34,9 @@ pub struct Curves {
     pub delta: f64,
     pub accountant: Accountant,
     pub sweep: Sweep,
-    /// Sweep values always included (table columns).
-    pub table_at: Vec<f64>,
     pub series: Vec<SeriesSpec>,
     /// m of the success probability 1 − f(1 − 1/m).
     pub success_m: u64,
-    pub plot: PlotSpec,
-    pub tables: Vec<TableSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -60,6 +54,8 @@ pub struct Sweep {
     pub to: f64,
     pub points: u64,
     pub log: bool,
+    /// Sweep values always included, exactly (where tables read the curves).
+    pub at: Vec<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -68,28 +64,6 @@ pub struct SeriesSpec {
     pub family: CountFamily,
     pub mean: Option<f64>,
 }
-
-/// Which columns a curve plot shows.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlotSpec {
-    pub x: String,
-    pub y: String,
-    pub x_log: bool,
-    pub y_log: bool,
-    pub x_range: Option<(f64, f64)>,
-    pub y_range: Option<(f64, f64)>,
-}
-
-/// A table of one quantity: rows are series, columns the sweep values `at`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TableSpec {
-    pub quantity: String,
-    pub at: Vec<f64>,
-    pub digits: u32,
-}
-
-/// The quantities a curve experiment records (columns of its parquet).
-pub const CURVE_QUANTITIES: &[&str] = &["order", "mean", "rdp", "epsilon", "quantile", "success"];
 
 /// A `curves` experiment file's parameters.
 #[derive(serde::Deserialize)]
@@ -102,9 +76,6 @@ struct Params {
     sweep: Option<SweepParams>,
     success_m: Option<Count>,
     series: Option<Vec<SeriesParams>>,
-    plot: Option<PlotParams>,
-    #[serde(default)]
-    sweep_tables: Vec<TableParams>,
 }
 
 /// The base run: ρ-zCDP.
@@ -122,6 +93,7 @@ struct SweepParams {
     points: Option<Count>,
     #[serde(default)]
     scale: Scale,
+    at: Option<OneOrMany<f64>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -130,27 +102,6 @@ struct SeriesParams {
     dist: Option<String>,
     mean: Option<f64>,
     label: Option<String>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlotParams {
-    x: Option<String>,
-    y: Option<String>,
-    #[serde(default)]
-    x_scale: Scale,
-    #[serde(default)]
-    y_scale: Scale,
-    x_range: Option<[f64; 2]>,
-    y_range: Option<[f64; 2]>,
-}
-
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TableParams {
-    quantity: Option<String>,
-    at: Option<OneOrMany<f64>>,
-    digits: Option<Count>,
 }
 
 fn parse(f: &Fields) -> Result<Curves> {
@@ -251,44 +202,15 @@ fn parse(f: &Fields) -> Result<Curves> {
             mean,
         });
     }
-    let pp = p
-        .plot
-        .ok_or_else(|| f.missing("plot", "a [plot] table with x and y"))?;
-    let interval = |key: &str, r: Option<[f64; 2]>| {
-        r.map(|r| f.interval(key, r).map(|[a, b]| (a, b)))
-            .transpose()
+    let at = match s.at {
+        Some(at) => f.all_in_range("sweep.at", at, Range::Positive)?,
+        None => Vec::new(),
     };
-    let plot = PlotSpec {
-        x: quantity(f, "plot.x", pp.x)?,
-        y: quantity(f, "plot.y", pp.y)?,
-        x_log: pp.x_scale == Scale::Log,
-        y_log: pp.y_scale == Scale::Log,
-        x_range: interval("plot.x_range", pp.x_range)?,
-        y_range: interval("plot.y_range", pp.y_range)?,
-    };
-    let mut tables = Vec::new();
-    let mut table_at = Vec::new();
-    for (i, tp) in p.sweep_tables.into_iter().enumerate() {
-        let key = |k: &str| format!("sweep_tables[{i}].{k}");
-        let quantity = quantity(f, &key("quantity"), tp.quantity)?;
-        let at = f.all_in_range(
-            &key("at"),
-            tp.at.ok_or_else(|| f.missing(&key("at"), "sweep values"))?,
-            Range::Positive,
-        )?;
-        if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
-            return Err(f.bad(
-                &key("at"),
-                &format!("{x} is outside the sweep range [{from}, {to}]"),
-            ));
-        }
-        let digits = tp.digits.map_or(6, |d| d.0 as u32);
-        table_at.extend(&at);
-        tables.push(TableSpec {
-            quantity,
-            at,
-            digits,
-        });
+    if let Some(x) = at.iter().find(|&&x| x < from || x > to) {
+        return Err(f.bad(
+            "sweep.at",
+            &format!("{x} is outside the sweep range [{from}, {to}]"),
+        ));
     }
     Ok(Curves {
         rho,
@@ -300,21 +222,11 @@ fn parse(f: &Fields) -> Result<Curves> {
             to,
             points,
             log,
+            at,
         },
-        table_at,
         series,
         success_m,
-        plot,
-        tables,
     })
-}
-
-/// One of the curve quantities (a column of `curves.parquet`).
-fn quantity(f: &Fields, key: &str, given: Option<String>) -> Result<String> {
-    match given {
-        Some(c) if CURVE_QUANTITIES.contains(&c.as_str()) => Ok(c),
-        _ => Err(f.bad(key, &format!("one of {}", CURVE_QUANTITIES.join(", ")))),
-    }
 }
 
 /// The sweep's points (linear or log spaced) plus the table points, sorted, without repeats.
@@ -330,7 +242,7 @@ pub fn sweep_values(c: &Curves) -> Vec<f64> {
                 s.from + t * (s.to - s.from)
             }
         })
-        .chain(c.table_at.iter().copied())
+        .chain(c.sweep.at.iter().copied())
         .collect();
     v.sort_by(f64::total_cmp);
     v.dedup_by(|a, b| (*a - *b).abs() <= 1e-12 * b.abs());
@@ -425,123 +337,7 @@ fn row(experiment: &str, c: &Curves, base: &Base, p: &Point) -> Result<Row> {
 }
 
 /// A privacy bound shown with `digits` decimals is rounded up; other quantities to nearest.
-fn format_quantity(quantity: &str, x: Option<f64>, digits: u32) -> String {
-    match x {
-        None => "–".into(),
-        Some(v) if quantity == "epsilon" || quantity == "rdp" => {
-            format!(
-                "{:.*}",
-                digits as usize,
-                round_up_decimals(v, digits as i32)
-            )
-        }
-        Some(v) => format!("{v:.*}", digits as usize),
-    }
-}
-
-fn report(exp: &Header, c: &Curves, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let series = t.str("series")?;
-    let x = t.f64(&c.plot.x)?;
-    let y = t.f64(&c.plot.y)?;
-    let sweep = t.f64(match c.sweep.param {
-        SweepParam::Order => "order",
-        SweepParam::Mean => "mean",
-    })?;
-    let mut files = Vec::new();
-    let mut fig = Figure {
-        x_scale: if c.plot.x_log {
-            Scale::Log
-        } else {
-            Scale::Linear
-        },
-        y_scale: if c.plot.y_log {
-            Scale::Log
-        } else {
-            Scale::Linear
-        },
-        x_range: c.plot.x_range,
-        y_range: c.plot.y_range,
-        ..Figure::new(
-            exp.title.clone(),
-            axis_label(&c.plot.x, c),
-            axis_label(&c.plot.y, c),
-            Vec::new(),
-        )
-    };
-    for s in &c.series {
-        let mut points: Vec<(f64, f64)> = (0..t.height())
-            .filter(|&i| series[i] == s.label)
-            .filter_map(|i| Some((x[i]?, y[i]?)))
-            .collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
-        fig.series.push(Series::line(&s.label, points));
-    }
-    files.extend(plot::draw(&fig, &dir.join(&exp.name))?);
-    for (k, spec) in c.tables.iter().enumerate() {
-        let q = t.f64(&spec.quantity)?;
-        let param = match c.sweep.param {
-            SweepParam::Order => "λ",
-            SweepParam::Mean => "E[K]",
-        };
-        let mut header = vec!["series".to_string()];
-        header.extend(spec.at.iter().map(|a| format!("{param}={}", fmt_num(*a))));
-        let rows = c
-            .series
-            .iter()
-            .map(|s| {
-                let mut row = vec![s.label.clone()];
-                for &a in &spec.at {
-                    let hit = (0..t.height()).find(|&i| {
-                        series[i] == s.label
-                            && sweep[i].is_some_and(|v| (v - a).abs() <= 1e-9 * a.abs().max(1.0))
-                    });
-                    row.push(format_quantity(
-                        &spec.quantity,
-                        hit.and_then(|i| q[i]),
-                        spec.digits,
-                    ));
-                }
-                row
-            })
-            .collect();
-        let caption = format!(
-            "{}: {} (δ = {}, ρ = {} base)",
-            exp.title,
-            quantity_name(&spec.quantity, c),
-            fmt_num(c.delta),
-            fmt_num(c.rho)
-        );
-        let grid = Grid {
-            caption,
-            header,
-            rows,
-        };
-        write_grid(
-            &grid,
-            &dir.join(format!("table{}-{}", k + 1, spec.quantity)),
-            &mut files,
-        )?;
-    }
-    Ok(files)
-}
-
-fn quantity_name(q: &str, c: &Curves) -> String {
-    match q {
-        "order" => "Rényi order λ".into(),
-        "mean" => "mean number of runs E[K]".into(),
-        "rdp" => "RDP bound ε′(λ)".into(),
-        "epsilon" => format!("ε of (ε, {})-DP", fmt_num(c.delta)),
-        "quantile" => "expected quantile 1 − E[1/(K+1)]".into(),
-        "success" => format!("success probability 1 − f(1 − 1/{})", c.success_m),
-        other => other.into(),
-    }
-}
-
-fn axis_label(q: &str, c: &Curves) -> String {
-    quantity_name(q, c)
-}
-
-/// One unit per series (each series' points are closed-form and cheap).
+/// One unit per series/// One unit per series (each series' points are closed-form and cheap).
 impl Study for Curves {
     fn units(&self) -> Vec<String> {
         self.series.iter().map(|s| s.label.clone()).collect()
@@ -555,20 +351,8 @@ impl Study for Curves {
         "curves.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report(header, self, &t, dir)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bounds_round_up_and_missing_values_show_a_dash() {
-        assert_eq!(format_quantity("epsilon", Some(3.4508401), 6), "3.450841");
-        assert_eq!(format_quantity("quantile", Some(0.7510339), 6), "0.751034");
-        assert_eq!(format_quantity("rdp", None, 6), "–");
+    /// Its figures and tables are declared in its experiment files.
+    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
+        Ok(Vec::new())
     }
 }
