@@ -109,7 +109,9 @@ fn tiny(dir: &Path) -> PathBuf {
     std::fs::write(
         &file,
         "name = \"tiny\"\nkind = \"curves\"\nbase = { zcdp = 0.1 }\n[sweep]\nparam = \"mean\"\n\
-         range = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n",
+         range = [2, 10]\npoints = 3\n[[series]]\ndist = \"logarithmic\"\n\
+         [[plots]]\nname = \"eps\"\nx = \"mean\"\ny = \"epsilon\"\nseries = \"series\"\n\
+         aggregate = \"none\"\nlines = true\n",
     )
     .unwrap();
     file
