@@ -110,7 +110,6 @@ impl ConditionalSampling {
 /// none), the conditional-sampling bound and the example's exact divergence.
 #[derive(serde::Serialize)]
 struct Row {
-    experiment: String,
     a: f64,
     rho: f64,
     order: f64,
@@ -128,7 +127,6 @@ fn unit(s: &ConditionalSampling, experiment: &str, a: f64) -> Result<Table> {
     let mut rows = Vec::new();
     for order in s.order_grid() {
         let mut row = Row {
-            experiment: experiment.to_string(),
             a,
             rho: s.rho,
             order,
@@ -155,7 +153,7 @@ fn unit(s: &ConditionalSampling, experiment: &str, a: f64) -> Result<Table> {
         }
         rows.push(row);
     }
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 impl Study for ConditionalSampling {

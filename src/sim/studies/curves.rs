@@ -275,15 +275,14 @@ pub fn run(experiment: &str, c: &Curves, only: Option<usize>) -> Result<Table> {
     let base = Base::symmetric(RdpCurve::zcdp(c.rho)?);
     let rows = points
         .par_iter()
-        .map(|p| row(experiment, c, &base, p))
+        .map(|p| row(c, &base, p))
         .collect::<Result<Vec<Row>>>()?;
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// One point of one series (the sweep's quantities; the others none).
 #[derive(Default, serde::Serialize)]
 struct Row {
-    experiment: String,
     series: String,
     dist: String,
     mean: Option<f64>,
@@ -295,10 +294,9 @@ struct Row {
     success: Option<f64>,
 }
 
-fn row(experiment: &str, c: &Curves, base: &Base, p: &Point) -> Result<Row> {
+fn row(c: &Curves, base: &Base, p: &Point) -> Result<Row> {
     let s = &c.series[p.series];
     let blank = || Row {
-        experiment: experiment.to_string(),
         series: s.label.clone(),
         dist: s.family.name(),
         delta: c.delta,

@@ -195,7 +195,6 @@ fn spaced<S: serde::Serializer>(v: &[f64], s: S) -> std::result::Result<S::Ok, S
 /// One row of `iterations.parquet`.
 #[derive(serde::Serialize)]
 struct PathRow<'a> {
-    experiment: &'a str,
     series: &'a str,
     variant: &'a str,
     dim: u64,
@@ -340,7 +339,6 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
         for mut iteration in rows {
             iteration.excess_loss = iteration.oracle_loss.zip(best).map(|(l, b)| l - b);
             table.push(PathRow {
-                experiment,
                 series: &p.series[s].label,
                 variant: &variants[v].label,
                 dim: variants[v].dim,
@@ -352,7 +350,7 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
             });
         }
     }
-    Table::from_rows(&table)
+    Table::from_experiment_rows(experiment, &table)
 }
 
 /// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% t-interval),

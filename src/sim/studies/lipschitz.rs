@@ -287,16 +287,15 @@ fn run_job(experiment: &str, s: &LipschitzSuite, job: usize) -> Result<Table> {
         let mut rng = stream(s.seed, &[fnv1a(key.as_bytes()), eps.to_bits()]);
         for r in 0..s.releases {
             let released = c.f_bo + mechanism.noise(&mut rng);
-            rows.push(Row::new(experiment, &c, r, eps, released, scale));
+            rows.push(Row::new(&c, r, eps, released, scale));
         }
     }
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// One Laplace release of f_BO at one ε, with the case it came from.
 #[derive(serde::Serialize)]
 struct Row {
-    experiment: String,
     seed: u64,
     release: u64,
     loss: String,
@@ -317,9 +316,8 @@ struct Row {
 }
 
 impl Row {
-    fn new(experiment: &str, c: &Case, release: u64, eps: f64, released: f64, scale: f64) -> Row {
+    fn new(c: &Case, release: u64, eps: f64, released: f64, scale: f64) -> Row {
         Row {
-            experiment: experiment.to_string(),
             seed: c.seed,
             release,
             loss: c.loss.name().into(),

@@ -264,7 +264,6 @@ impl ParetoMaps {
 /// One point of a map: the oracle's and the GPs' objectives and the HVPoI there.
 #[derive(serde::Serialize)]
 struct MapRow<'a> {
-    experiment: &'a str,
     oracle: &'a str,
     set: &'a str,
     hp1: f64,
@@ -279,7 +278,6 @@ struct MapRow<'a> {
 /// One row of `points`: a point tagged by the set it belongs to.
 #[derive(serde::Serialize)]
 struct PointRow<'a> {
-    experiment: &'a str,
     set: &'a str,
     hp1: f64,
     hp2: f64,
@@ -296,7 +294,6 @@ fn rows(experiment: &str, oracle: &str, grid: &[MapPoint], sampled: &[MapPoint])
     let all: Vec<MapRow> = (grid.iter().map(|p| ("grid", p)))
         .chain(sampled.iter().map(|p| ("sampled", p)))
         .map(|(set, p)| MapRow {
-            experiment,
             oracle,
             set,
             hp1: p.lambda[0],
@@ -308,7 +305,7 @@ fn rows(experiment: &str, oracle: &str, grid: &[MapPoint], sampled: &[MapPoint])
             hvpoi: p.hvpoi,
         })
         .collect();
-    Table::from_rows(&all)
+    Table::from_experiment_rows(experiment, &all)
 }
 
 /// One row of the merged table, read back.
@@ -388,7 +385,6 @@ fn points(experiment: &str, merged: &Table) -> Result<Table> {
     let rows: Vec<PointRow> = out
         .iter()
         .map(|(set, r)| PointRow {
-            experiment,
             set,
             hp1: r.hp[0],
             hp2: r.hp[1],
@@ -399,7 +395,7 @@ fn points(experiment: &str, merged: &Table) -> Result<Table> {
             hvpoi: r.hvpoi,
         })
         .collect();
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// The distinct values of one hyperparameter over the grid rows, ascending.

@@ -101,7 +101,6 @@ fn test_text(a: &Audit) -> String {
 /// One audited tuner: its claim, the attack's test and the ε its error rates prove.
 #[derive(serde::Serialize)]
 struct Row {
-    experiment: String,
     tuner: String,
     method: String,
     params: String,
@@ -150,21 +149,23 @@ impl Study for PrivacyAudit {
             )));
         }
         let n = a.trials as f64;
-        Table::from_rows(&[Row {
-            experiment: experiment.to_string(),
-            tuner: entry.label.clone(),
-            method: entry.tuner.name().to_string(),
-            params: entry.tuner.params(),
-            theorem: a.claimed.theorem.clone(),
-            claimed_epsilon: a.claimed.epsilon,
-            claimed_delta: a.claimed.delta,
-            lower_epsilon: a.lower,
-            statistic: test_text(&a),
-            threshold: a.threshold,
-            trials: a.trials as u64,
-            false_positive_rate: a.false_positives as f64 / n,
-            false_negative_rate: a.false_negatives as f64 / n,
-        }])
+        Table::from_experiment_rows(
+            experiment,
+            &[Row {
+                tuner: entry.label.clone(),
+                method: entry.tuner.name().to_string(),
+                params: entry.tuner.params(),
+                theorem: a.claimed.theorem.clone(),
+                claimed_epsilon: a.claimed.epsilon,
+                claimed_delta: a.claimed.delta,
+                lower_epsilon: a.lower,
+                statistic: test_text(&a),
+                threshold: a.threshold,
+                trials: a.trials as u64,
+                false_positive_rate: a.false_positives as f64 / n,
+                false_negative_rate: a.false_negatives as f64 / n,
+            }],
+        )
     }
 
     fn output(&self) -> &'static str {

@@ -172,7 +172,6 @@ pub fn run_walks(experiment: &str, w: &Walks, only: Option<usize>) -> Result<Tab
         let expost = passes_cost(w.eps0, passes, w.delta_prime, Composition::Smallest)?.epsilon;
         for (t, p) in r.walk.passes.iter().enumerate() {
             rows.push(PassRow {
-                experiment: experiment.to_string(),
                 granularity: r.g,
                 cap: ticks.cap(),
                 max_passes: ticks.max_passes(),
@@ -191,13 +190,12 @@ pub fn run_walks(experiment: &str, w: &Walks, only: Option<usize>) -> Result<Tab
             });
         }
     }
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// One pass of one walk, with its run's outcome and costs.
 #[derive(serde::Serialize)]
 struct PassRow {
-    experiment: String,
     granularity: f64,
     /// M, the walk's cap in ticks.
     #[serde(rename = "M")]
@@ -221,7 +219,6 @@ struct PassRow {
 /// One (method, accountant, |S|, ε) total of Table 1.
 #[derive(serde::Serialize)]
 struct BudgetRow {
-    experiment: String,
     method: String,
     accountant: String,
     candidates: u64,
@@ -558,7 +555,6 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
         for &eps in &b.epsilons {
             let mut push = |method: &str, accountant: &str, total: f64, delta: f64| {
                 rows.push(BudgetRow {
-                    experiment: experiment.to_string(),
                     method: method.into(),
                     accountant: accountant.into(),
                     candidates: s,
@@ -623,7 +619,7 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
             }
         }
     }
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// Table 1: one row per (method, accountant), one column per (|S|, ε).

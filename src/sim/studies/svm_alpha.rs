@@ -170,7 +170,6 @@ pub const DATASETS: [&str; 2] = ["D", "D′ (with outliers)"];
 /// One SVM trained at one α on one data set of one seed.
 #[derive(serde::Serialize)]
 struct Row {
-    experiment: String,
     seed: u64,
     dataset: String,
     alpha: f64,
@@ -205,7 +204,6 @@ pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
                         .and_then(|t| accuracy(&model, &t.params, x.view(), labels))
                         .ok();
                     Ok(Row {
-                        experiment: experiment.to_string(),
                         seed,
                         dataset: DATASETS[d].to_string(),
                         alpha,
@@ -216,7 +214,7 @@ pub fn run(experiment: &str, s: &AlphaSweep, seed: u64) -> Result<Table> {
         })
         .collect::<Result<Vec<_>>>()?;
     let rows: Vec<Row> = rows.into_iter().flatten().collect();
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// The curve of each data set, in [`DATASETS`] order.

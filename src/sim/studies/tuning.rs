@@ -481,7 +481,6 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell, journal: &mut Journal
     let rows: Vec<Row> = (0..)
         .zip(outcomes)
         .map(|(seed, outcome)| Row {
-            experiment,
             cell: &cell_id,
             tuner: tuner.name(),
             tuner_params: &tuner_params,
@@ -499,13 +498,12 @@ pub fn run_cell(experiment: &str, t: &Tuning, cell: &Cell, journal: &mut Journal
             outcome,
         })
         .collect();
-    Table::from_rows(&rows)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// One row of a tuning table: one repetition of one cell.
 #[derive(serde::Serialize)]
 struct Row<'a> {
-    experiment: &'a str,
     cell: &'a str,
     tuner: &'a str,
     tuner_params: &'a str,
