@@ -5,8 +5,9 @@
 //! [[plots]]
 //! name = "regret-by-budget"    # output stem: <name>.png/.svg (one per facet value: <name>-<value>)
 //! x = "target_epsilon"         # columns of the table
-//! y = "regret"
+//! y = "regret"                 # or several: y = ["upper", "exact"], named by y_names = [...]
 //! series = "label"             # optional: one curve per value (in order of first appearance)
+//! series_label = "a = {}"      # optional: a series' legend entry, {} its value
 //! facet = "variant"            # optional: one figure per value
 //! filter = { dim = 2 }         # optional: rows whose columns equal these values (a list:
 //!                              # any of them, e.g. { mean = [10, 100] })
@@ -29,6 +30,12 @@
 //! row_label = "α"              # header of the rows' column (default: its column's name)
 //! column_label = "ε"           # columns headed "ε=1", …; "" for the values alone
 //!                              # (default: the column's name)
+//!
+//! [[tables]]                   # or a list: one line per (filtered) row, these columns
+//! name = "bounds"
+//! list = [{ column = "order", label = "λ" },
+//!         { column = "upper", label = "bound", digits = 4, round = "up",
+//!           missing = "– (no instance)" }]   # no digits: the value as it is
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -43,6 +50,7 @@ use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
 use crate::numeric::stats::{mean_interval, variance};
 use crate::numeric::{fmt_num, round_up_decimals};
+use crate::params::OneOrMany;
 use std::path::{Path, PathBuf};
 
 /// How the rows of one (facet, series, x) group become one value.
@@ -100,8 +108,10 @@ pub struct PlotSpec {
     table: Option<String>,
     filter: Filter,
     x: String,
-    y: String,
+    /// The y columns with their legend names (one: no name).
+    y: Vec<(String, Option<String>)>,
     series: Option<String>,
+    series_label: Option<String>,
     facet: Option<String>,
     aggregate: Aggregate,
     x_log: bool,
@@ -121,15 +131,43 @@ pub struct TableSpec {
     name: String,
     table: Option<String>,
     filter: Filter,
+    caption: Option<String>,
+    body: Body,
+}
+
+/// What a table shows.
+#[derive(Clone, Debug, PartialEq)]
+enum Body {
+    Pivot(Pivot),
+    /// The kept rows as they are, these columns.
+    List(Vec<ListColumn>),
+}
+
+/// One value aggregated per (row, column) pair of two grouping columns.
+#[derive(Clone, Debug, PartialEq)]
+struct Pivot {
     rows: String,
     columns: String,
     value: String,
     aggregate: Aggregate,
     digits: usize,
-    caption: Option<String>,
     row_label: Option<String>,
     column_label: Option<String>,
     round: Rounding,
+}
+
+/// One column of a list table.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListColumn {
+    column: String,
+    label: Option<String>,
+    /// Decimals; none: the value as it is.
+    digits: Option<usize>,
+    #[serde(default)]
+    round: Rounding,
+    /// What an empty cell shows (default "–").
+    missing: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -262,8 +300,10 @@ struct PlotEntry {
     table: Option<String>,
     filter: Option<toml::Table>,
     x: Option<String>,
-    y: Option<String>,
+    y: Option<OneOrMany<String>>,
+    y_names: Option<Vec<String>>,
     series: Option<String>,
+    series_label: Option<String>,
     facet: Option<String>,
     aggregate: Option<String>,
     #[serde(default)]
@@ -295,6 +335,7 @@ struct TableEntry {
     column_label: Option<String>,
     #[serde(default)]
     round: Rounding,
+    list: Option<Vec<ListColumn>>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -306,13 +347,24 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     for p in f.array("plots", false)? {
         let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
         let aggregate = aggregate(&p, e.aggregate.as_deref())?;
+        let ys =
+            e.y.ok_or_else(|| p.missing("y", "a column of the table, or a list of them"))?
+                .into_vec();
+        let y = match e.y_names {
+            None if ys.len() == 1 => ys.into_iter().map(|y| (y, None)).collect(),
+            Some(names) if names.len() == ys.len() => {
+                ys.into_iter().zip(names.into_iter().map(Some)).collect()
+            }
+            _ => return Err(p.bad("y_names", "one legend name per y column (none for one)")),
+        };
         out.plots.push(PlotSpec {
             name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
             filter: filter(&p, e.filter)?,
             x: column(&p, "x", e.x)?,
-            y: column(&p, "y", e.y)?,
+            y,
             series: e.series,
+            series_label: e.series_label,
             facet: e.facet,
             aggregate,
             x_log: e.x_scale == Scale::Log,
@@ -327,6 +379,35 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     }
     for t in f.array("tables", false)? {
         let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
+        let name = stem_name(&t, e.name.as_deref(), &mut table_names)?;
+        if let Some(list) = e.list {
+            let pivot_key = [
+                ("rows", e.rows.is_some()),
+                ("columns", e.columns.is_some()),
+                ("value", e.value.is_some()),
+                ("aggregate", e.aggregate.is_some()),
+                ("digits", e.digits.is_some()),
+                ("row_label", e.row_label.is_some()),
+                ("column_label", e.column_label.is_some()),
+                ("round", e.round != Rounding::Nearest),
+            ]
+            .into_iter()
+            .find(|(_, given)| *given);
+            if let Some((key, _)) = pivot_key {
+                return Err(t.bad(key, "not with `list` (a list table shows rows as they are)"));
+            }
+            if list.is_empty() {
+                return Err(t.bad("list", "at least one column"));
+            }
+            out.tables.push(TableSpec {
+                name,
+                table: e.table,
+                filter: filter(&t, e.filter)?,
+                caption: e.caption,
+                body: Body::List(list),
+            });
+            continue;
+        }
         let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
@@ -337,10 +418,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 "rounds one value (mean, median, sd, a quantile), not a mean ± interval",
             ));
         }
-        out.tables.push(TableSpec {
-            name: stem_name(&t, e.name.as_deref(), &mut table_names)?,
-            table: e.table,
-            filter: filter(&t, e.filter)?,
+        let body = Body::Pivot(Pivot {
             rows: column(&t, "rows", e.rows)?,
             columns: column(&t, "columns", e.columns)?,
             value: column(&t, "value", e.value)?,
@@ -348,10 +426,16 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             digits: t
                 .in_range("digits", e.digits.unwrap_or(3.0), Range::NonNegative)?
                 .min(12.0) as usize,
-            caption: e.caption,
             row_label: e.row_label,
             column_label: e.column_label,
             round: e.round,
+        });
+        out.tables.push(TableSpec {
+            name,
+            table: e.table,
+            filter: filter(&t, e.filter)?,
+            caption: e.caption,
+            body,
         });
     }
     Ok(out)
@@ -476,13 +560,14 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("plots[{k}] ({})", p.name);
         let (t, file) = read(&p.table)?;
         let rows = kept(&t, &p.filter, &what, &file)?;
-        let (x, y) = (
-            keys(&t, &p.x, &p.filter, &what, &file)?,
-            cells(&t, &p.y, &what, &file)?,
-        );
+        let x = keys(&t, &p.x, &p.filter, &what, &file)?;
+        let ys =
+            p.y.iter()
+                .map(|(col, name)| Ok((cells(&t, col, &what, &file)?, name.clone())))
+                .collect::<Result<Vec<_>>>()?;
         let series = match &p.series {
             Some(s) => keys(&t, s, &p.filter, &what, &file)?,
-            None => vec![Cell::Str(p.y.clone()); t.height()],
+            None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
         };
         let facet = match &p.facet {
             Some(f) => Some(keys(&t, f, &p.filter, &what, &file)?),
@@ -501,7 +586,12 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 })
                 .collect();
             let mut curves = Vec::new();
-            for s in distinct(&series, &here) {
+            // Each series value, then each y column within it.
+            let lines = distinct(&series, &here).into_iter().flat_map(|s| {
+                ys.iter()
+                    .map(move |(y, name)| (s.clone(), y, name.as_deref()))
+            });
+            for (s, y, y_name) in lines {
                 let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
                 let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
                 for &i in &mine {
@@ -522,8 +612,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     .map(|(xi, mut ys)| (xi, p.aggregate.apply(&mut ys)))
                     .filter(|(_, (y, _))| y.is_finite())
                     .collect();
+                let value = match &p.series_label {
+                    Some(l) => l.replace("{}", &s.label()),
+                    None => s.label(),
+                };
                 curves.push(Series {
-                    label: s.label(),
+                    label: match y_name {
+                        Some(n) if p.series.is_some() => format!("{n}, {value}"),
+                        Some(n) => n.to_string(),
+                        None => value,
+                    },
                     points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
                     errors: super::report::error_bars(
                         &agg.iter().map(|(_, a)| *a).collect::<Vec<_>>(),
@@ -558,7 +656,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 ..Figure::new(
                     fig_title,
                     p.x_label.clone().unwrap_or_else(|| p.x.clone()),
-                    format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y)),
+                    format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y[0].0)),
                     curves,
                 )
             };
@@ -572,69 +670,119 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
         let rows = kept(&t, &s.filter, &what, &file)?;
-        let (r, c, v) = (
-            keys(&t, &s.rows, &s.filter, &what, &file)?,
-            keys(&t, &s.columns, &s.filter, &what, &file)?,
-            cells(&t, &s.value, &what, &file)?,
-        );
-        let (row_keys, col_keys) = (distinct(&r, &rows), distinct(&c, &rows));
-        let mut header = vec![s.row_label.clone().unwrap_or_else(|| s.rows.clone())];
-        header.extend(col_keys.iter().map(|k| match s.column_label.as_deref() {
-            None => format!("{}={}", s.columns, k.label()),
-            Some("") => k.label(),
-            Some(l) => format!("{l}={}", k.label()),
-        }));
-        let body = row_keys
-            .iter()
-            .map(|rk| {
-                std::iter::once(rk.label())
-                    .chain(col_keys.iter().map(|ck| {
-                        let mut ys: Vec<f64> = rows
-                            .iter()
-                            .filter(|&&i| r[i] == *rk && c[i] == *ck)
-                            .filter_map(|&i| v[i].num())
-                            .collect();
-                        if ys.is_empty() {
-                            return "–".into();
-                        }
-                        let a = s.aggregate.apply(&mut ys);
-                        if !a.0.is_finite() {
-                            // An sd of one value: there is none to show.
-                            return "–".into();
-                        }
-                        if s.aggregate == Aggregate::MeanCi {
-                            pm(a, s.digits)
-                        } else {
-                            s.round.format(a.0, s.digits)
-                        }
-                    }))
-                    .collect()
-            })
-            .collect();
-        let agg = match s.aggregate {
-            Aggregate::MeanCi => "mean ± 95% Student-t interval".to_string(),
-            Aggregate::Mean => "mean".into(),
-            Aggregate::Median => "median".into(),
-            Aggregate::Sd => "sample standard deviation".into(),
-            Aggregate::Quantile(q) => format!("{q}-quantile"),
-            Aggregate::None => unreachable!("rejected when parsed"),
+        let (header, body, default_caption) = match &s.body {
+            Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
+            Body::List(list) => {
+                let columns = list
+                    .iter()
+                    .map(|c| cells(&t, &c.column, &what, &file))
+                    .collect::<Result<Vec<_>>>()?;
+                let body = rows
+                    .iter()
+                    .map(|&i| {
+                        list.iter()
+                            .zip(&columns)
+                            .map(|(c, v)| match (&v[i], c.digits) {
+                                (Cell::Missing, _) => {
+                                    c.missing.clone().unwrap_or_else(|| "–".into())
+                                }
+                                (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
+                                (cell, _) => cell.label(),
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let header = list
+                    .iter()
+                    .map(|c| c.label.clone().unwrap_or_else(|| c.column.clone()))
+                    .collect();
+                (header, body, format!("{title}: {file}"))
+            }
         };
         let grid = Grid {
-            caption: s.caption.as_ref().map_or_else(
-                || {
-                    format!(
-                        "{title}: {} ({agg}) by {} and {}",
-                        s.value, s.rows, s.columns
-                    )
-                },
-                |c| c.replace("{title}", title),
-            ),
+            caption: s
+                .caption
+                .clone()
+                .unwrap_or(default_caption)
+                .replace("{title}", title),
             header,
             rows: body,
         };
         write_grid(&grid, &dir.join(&s.name), &mut files)?;
     }
     Ok(files)
+}
+
+/// A pivot table's header, body and default caption.
+type Drawn = (Vec<String>, Vec<Vec<String>>, String);
+
+fn pivot(
+    p: &Pivot,
+    filter: &Filter,
+    t: &Table,
+    rows: &[usize],
+    what: &str,
+    file: &str,
+) -> Result<Drawn> {
+    let Pivot {
+        rows: row_col,
+        columns,
+        value,
+        aggregate,
+        digits,
+        row_label,
+        column_label,
+        round,
+    } = p;
+    let (r, c, v) = (
+        keys(t, row_col, filter, what, file)?,
+        keys(t, columns, filter, what, file)?,
+        cells(t, value, what, file)?,
+    );
+    let (row_keys, col_keys) = (distinct(&r, rows), distinct(&c, rows));
+    let mut header = vec![row_label.clone().unwrap_or_else(|| row_col.clone())];
+    header.extend(col_keys.iter().map(|k| match column_label.as_deref() {
+        None => format!("{columns}={}", k.label()),
+        Some("") => k.label(),
+        Some(l) => format!("{l}={}", k.label()),
+    }));
+    let body = row_keys
+        .iter()
+        .map(|rk| {
+            std::iter::once(rk.label())
+                .chain(col_keys.iter().map(|ck| {
+                    let mut ys: Vec<f64> = rows
+                        .iter()
+                        .filter(|&&i| r[i] == *rk && c[i] == *ck)
+                        .filter_map(|&i| v[i].num())
+                        .collect();
+                    if ys.is_empty() {
+                        return "–".into();
+                    }
+                    let a = aggregate.apply(&mut ys);
+                    if !a.0.is_finite() {
+                        // An sd of one value: there is none to show.
+                        return "–".into();
+                    }
+                    if *aggregate == Aggregate::MeanCi {
+                        pm(a, *digits)
+                    } else {
+                        round.format(a.0, *digits)
+                    }
+                }))
+                .collect()
+        })
+        .collect();
+    let agg = match aggregate {
+        Aggregate::MeanCi => "mean ± 95% Student-t interval".to_string(),
+        Aggregate::Mean => "mean".into(),
+        Aggregate::Median => "median".into(),
+        Aggregate::Sd => "sample standard deviation".into(),
+        Aggregate::Quantile(q) => format!("{q}-quantile"),
+        Aggregate::None => unreachable!("rejected when parsed"),
+    };
+    let caption = format!("{{title}}: {value} ({agg}) by {row_col} and {columns}");
+    Ok((header, body, caption))
 }
 
 #[cfg(test)]
@@ -728,6 +876,24 @@ mod tests {
             assert!(md.contains(&format!("| a | {shown} | – |")), "{md}");
             assert!(md.contains(&format!("| b | – | {shown} |")), "{md}");
         }
+        // A list table shows the kept rows as they are: numbers with digits rounded as asked,
+        // without digits as they are, a label per column; a plot may draw several y columns.
+        let list = "[[tables]]\nname = \"l\"\nfilter = { label = \"b\" }\nlist = [{ column = \"label\" }, \
+                    { column = \"eps\", label = \"ε\" }, { column = \"regret\", digits = 1, round = \"down\" }]\n\
+                    [[plots]]\nname = \"m\"\nx = \"eps\"\ny = [\"regret\", \"dim\"]\ny_names = [\"r\", \"d\"]\n\
+                    series = \"label\"\nseries_label = \"tuner {}\"\naggregate = \"none\"\n";
+        let files = render(&outputs(list).unwrap(), &dir, "runs.parquet", "T").unwrap();
+        assert_eq!(files.len(), 4);
+        let md = std::fs::read_to_string(dir.join("l.md")).unwrap();
+        assert!(md.starts_with("**T: runs.parquet**"), "{md}");
+        assert!(md.contains("| label | ε | regret |"), "{md}");
+        for row in ["| b | 1 | 7.0 |", "| b | 2 | 8.0 |", "| b | 2 | 10.0 |"] {
+            assert!(md.contains(row), "{row} in {md}");
+        }
+        let svg = std::fs::read_to_string(dir.join("m.svg")).unwrap();
+        for entry in ["r, tuner a", "d, tuner a", "r, tuner b", "d, tuner b"] {
+            assert!(svg.contains(entry), "{entry}");
+        }
         // A missing column is named, with the columns there are.
         let bad = outputs("[[plots]]\nname = \"q\"\nx = \"eps\"\ny = \"regrett\"\n").unwrap();
         let e = render(&bad, &dir, "runs.parquet", "T")
@@ -761,6 +927,9 @@ mod tests {
             ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\nround = \"up\"\n", "tables[0].round"),
             ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nx_range = [2, 1]\n", "plots[0].x_range"),
             ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\nfilter = { a = [] }\n", "plots[0].filter.a"),
+            ("[[plots]]\nname = \"p\"\nx = \"a\"\ny = [\"b\", \"c\"]\n", "plots[0].y_names"),
+            ("[[tables]]\nname = \"p\"\nvalue = \"c\"\nlist = [{ column = \"a\" }]\n", "tables[0].value"),
+            ("[[tables]]\nname = \"p\"\nlist = []\n", "tables[0].list"),
         ] {
             let e = outputs(text).unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");

@@ -109,6 +109,9 @@ pub trait Study: Send + Sync + AsAny {
         Ok(())
     }
 
-    /// Plots and tables from the parquet files in `dir` alone; returns the files written.
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>>;
+    /// Plots and tables from the parquet files in `dir` alone, beyond those the experiment
+    /// file declares (`[[plots]]`, `[[tables]]`); returns the files written. Default: none.
+    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
+        Ok(Vec::new())
+    }
 }

@@ -5,20 +5,18 @@
 //! ([`crate::selection::three_point`]); the bound is read with the example's own Q(S). The
 //! spec leaves a and Q(S) unstated: `a` is a list (one unit and one pair of curves each), and
 //! the figure is approximate (the example meets the two divergences at λ, not at every order).
+//! Its figure and table are declared in its experiment file.
 
 use super::StudyKind;
 use crate::accounting::{Orders, RdpCurve};
 use crate::error::{Range, Result};
-use crate::numeric::{fmt_num, round_up_decimals};
+use crate::numeric::fmt_num;
 use crate::params::{Count, OneOrMany};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::three_point::ThreePoint;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Series};
-use crate::sim::report::write_grid;
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{Grid, Table};
-use std::path::{Path, PathBuf};
+use crate::sim::study::Study;
+use crate::sim::table::Table;
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -38,8 +36,6 @@ pub struct ConditionalSampling {
     pub orders: ([f64; 2], usize),
     /// Orders always included (the table's rows).
     pub table_at: Vec<f64>,
-    /// The plot's y window (the bound grows without limit as λ → 1).
-    pub y_range: Option<[f64; 2]>,
 }
 
 /// A `conditional-sampling` experiment file's parameters.
@@ -51,7 +47,6 @@ struct Params {
     orders: Option<[f64; 2]>,
     points: Option<Count>,
     table_at: Option<OneOrMany<f64>>,
-    y_range: Option<[f64; 2]>,
 }
 
 fn parse(f: &Fields) -> Result<ConditionalSampling> {
@@ -81,7 +76,6 @@ fn parse(f: &Fields) -> Result<ConditionalSampling> {
             Some(t) => f.all_in_range("table_at", t, Range::Finite)?,
             None => Vec::new(),
         },
-        y_range: p.y_range.map(|r| f.interval("y_range", r)).transpose()?,
     };
     if let Some(x) = s.table_at.iter().find(|&&x| x < orders[0] || x > orders[1]) {
         return Err(f.bad(
@@ -168,84 +162,5 @@ impl Study for ConditionalSampling {
     }
     fn output(&self) -> &'static str {
         "bounds.parquet"
-    }
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        let (a, order, upper, exact, q_s) = (
-            t.f64("a")?,
-            t.f64("order")?,
-            t.f64("upper")?,
-            t.f64("exact_example")?,
-            t.f64("q_s")?,
-        );
-        let mut series = Vec::new();
-        let mut grid_rows = Vec::new();
-        for &want in &self.a {
-            let rows: Vec<usize> = (0..t.height()).filter(|&i| a[i] == Some(want)).collect();
-            let points = |c: &[Option<f64>]| -> Vec<(f64, f64)> {
-                rows.iter()
-                    .filter_map(|&i| Some((order[i]?, c[i]?)))
-                    .collect()
-            };
-            for (what, c) in [("Corollary 16(2) bound", upper), ("exact example", exact)] {
-                series.push(Series::line(
-                    format!("{what}, a = {}", fmt_num(want)),
-                    points(c),
-                ));
-            }
-            for &at in &self.table_at {
-                let Some(&i) = rows.iter().find(|&&i| order[i] == Some(at)) else {
-                    continue;
-                };
-                let show = |v: Option<f64>, up: bool| {
-                    v.map_or("– (no instance)".into(), |x| {
-                        // The bound is shown rounded up, the example's value rounded down.
-                        let r = if up {
-                            round_up_decimals(x, 4)
-                        } else {
-                            -round_up_decimals(-x, 4)
-                        };
-                        format!("{r:.4}")
-                    })
-                };
-                grid_rows.push(vec![
-                    fmt_num(want),
-                    fmt_num(at),
-                    q_s[i].map_or("–".into(), |q| format!("{q:.4}")),
-                    show(upper[i], true),
-                    show(exact[i], false),
-                ]);
-            }
-        }
-        let fig = Figure {
-            y_range: self.y_range.map(|[lo, hi]| (lo, hi)),
-            ..Figure::new(
-                header.title.clone(),
-                "Rényi order λ",
-                format!(
-                    "D_λ of conditional sampling ({}-zCDP base)",
-                    fmt_num(self.rho)
-                ),
-                series,
-            )
-        };
-        let mut files = plot::draw(&fig, &dir.join("bound-vs-example"))?;
-        write_grid(
-            &Grid {
-                caption: format!(
-                    "{}: Corollary 16(2)'s bound (rounded up) and the exact D_λ of the \
-                     three-outcome example (rounded down) whose D_λ(Q‖Q′) = ρλ and \
-                     D_λ−1(Q′‖Q) = ρ(λ−1), read with the example's own Q(S)",
-                    header.title
-                ),
-                header: ["a", "λ", "Q(S)", "bound", "exact example"]
-                    .map(String::from)
-                    .to_vec(),
-                rows: grid_rows,
-            },
-            &dir.join("bound-vs-example"),
-            &mut files,
-        )?;
-        Ok(files)
     }
 }

@@ -10,10 +10,9 @@ use crate::selection::utility::{expected_quantile, success_probability};
 use crate::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::sim::fields::Fields;
 use crate::sim::plot::Scale;
-use crate::sim::study::{Header, Study};
+use crate::sim::study::Study;
 use crate::sim::table::{finite, Table};
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 
 /// The most points on a curve's axis: 10,000 took 136 s on two cores (spec 000 Fig. 4).
 const MAX_POINTS: u64 = 10_000;
@@ -347,10 +346,5 @@ impl Study for Curves {
 
     fn output(&self) -> &'static str {
         "curves.parquet"
-    }
-
-    /// Its figures and tables are declared in its experiment files.
-    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
-        Ok(Vec::new())
     }
 }

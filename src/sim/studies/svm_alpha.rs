@@ -18,11 +18,10 @@ use crate::rng::{normal, stream};
 use crate::sim::fields::Fields;
 
 use crate::sim::report::{select, Key};
-use crate::sim::study::{Header, Study};
+use crate::sim::study::Study;
 use crate::sim::table::Table;
 use ndarray::Array2;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -270,10 +269,5 @@ impl Study for AlphaSweep {
 
     fn output(&self) -> &'static str {
         "sweep.parquet"
-    }
-
-    /// Its figure and tables are declared in the experiment file.
-    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
-        Ok(Vec::new())
     }
 }
