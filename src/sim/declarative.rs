@@ -17,7 +17,10 @@
 //! x_range = [0, 8]             # optional axis limits; y_range likewise
 //! lines = true                 # join the points (default: unless aggregate = "none")
 //! table = "runs.parquet"       # default: the study's merged table
-//! title = "…"                  # default: the experiment's title ({title} stands for it)
+//! title = "…"                  # default: the experiment's title ({title} stands for it;
+//!                              # {key}, any top-level number, string or boolean of the file,
+//!                              # as the profile sets it: "{seeds} walks" in titles, labels
+//!                              # and captions)
 //! x_label = "…"                # default: the column's name; y_label likewise
 //!
 //! [[tables]]
@@ -197,6 +200,31 @@ impl Rounding {
 pub struct Outputs {
     plots: Vec<PlotSpec>,
     tables: Vec<TableSpec>,
+    /// `{key}` → the file's top-level value, for titles, labels and captions.
+    values: Vec<(String, String)>,
+}
+
+impl Outputs {
+    /// `text` with `{title}` and each `{key}` of the file's top-level values filled in; a
+    /// `{key}` the file does not set (a default is not written there) is an error.
+    fn fill(&self, text: &str, title: &str, what: &str) -> Result<String> {
+        let mut out = text.replace("{title}", title);
+        for (key, value) in &self.values {
+            out = out.replace(&format!("{{{key}}}"), value);
+        }
+        let unfilled = out.split('{').skip(1).find_map(|rest| {
+            let key = rest.split('}').next().filter(|k| rest.len() > k.len())?;
+            let word = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
+            word.then(|| key.to_string())
+        });
+        match unfilled {
+            Some(key) => Err(Error::Infeasible(format!(
+                "{what}: `{{{key}}}` in \"{text}\": the file sets no top-level `{key}` (write it in \
+                 the file, even where it is the default)"
+            ))),
+            None => Ok(out),
+        }
+    }
 }
 
 impl Outputs {
@@ -344,6 +372,16 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     // tables may not.
     let (mut plot_names, mut table_names) = (Vec::new(), Vec::new());
     let mut out = Outputs::default();
+    for (key, value) in f.table {
+        let shown = match value {
+            toml::Value::String(s) => s.clone(),
+            toml::Value::Integer(i) => i.to_string(),
+            toml::Value::Float(x) => fmt_num(*x),
+            toml::Value::Boolean(b) => b.to_string(),
+            _ => continue,
+        };
+        out.values.push((key.clone(), shown));
+    }
     for p in f.array("plots", false)? {
         let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
         let aggregate = aggregate(&p, e.aggregate.as_deref())?;
@@ -633,7 +671,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             let base = p
                 .title
                 .as_ref()
-                .map_or_else(|| title.to_string(), |t| t.replace("{title}", title));
+                .map_or_else(|| Ok(title.to_string()), |t| o.fill(t, title, &what))?;
             let (fig_title, stem) = match &fv {
                 Some(v) => (
                     format!("{base} ({})", v.label()),
@@ -655,8 +693,11 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 y_range: p.y_range,
                 ..Figure::new(
                     fig_title,
-                    p.x_label.clone().unwrap_or_else(|| p.x.clone()),
-                    format!("{}{agg_name}", p.y_label.as_deref().unwrap_or(&p.y[0].0)),
+                    o.fill(p.x_label.as_deref().unwrap_or(&p.x), title, &what)?,
+                    format!(
+                        "{}{agg_name}",
+                        o.fill(p.y_label.as_deref().unwrap_or(&p.y[0].0), title, &what)?
+                    ),
                     curves,
                 )
             };
@@ -702,9 +743,10 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let grid = Grid {
             caption: s
                 .caption
-                .clone()
-                .unwrap_or(default_caption)
-                .replace("{title}", title),
+                .as_ref()
+                .map_or(Ok(default_caption.replace("{title}", title)), |c| {
+                    o.fill(c, title, &what)
+                })?,
             header,
             rows: body,
         };

@@ -17,7 +17,7 @@ use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::plot::{self, Figure, Series};
 use crate::sim::report::{quantile, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{Grid, Table};
@@ -240,20 +240,26 @@ fn runs_of(t: &Table) -> Result<RunRows> {
     Ok(runs)
 }
 
-/// Per-granularity statistics of the realised passes (Figure 2 and the table).
+/// Per-granularity statistics of the realised passes (`passes.parquet`, which Figure 2 and
+/// the table draw).
+#[derive(serde::Serialize)]
 struct PassStats {
-    g: f64,
+    granularity: f64,
+    #[serde(rename = "M")]
     cap: u64,
+    #[serde(rename = "T_max")]
     max_passes: u64,
-    mean: f64,
-    median: f64,
-    q99: f64,
-    max: f64,
-    at_cap: f64,
-    selected: f64,
-    fallback: f64,
-    certified: f64,
-    expost: f64,
+    mean_passes: f64,
+    median_passes: f64,
+    q99_passes: f64,
+    max_passes_seen: f64,
+    /// ⌈log2(M + 1)⌉, the passes of a walk that only succeeds.
+    log2_bound: f64,
+    share_at_cap: f64,
+    mean_selected_utility: f64,
+    share_fallback: f64,
+    eps_tune_certified: f64,
+    eps_tune_expost_non_dp: f64,
 }
 
 fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
@@ -286,136 +292,22 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
             let mean_of = |c: &[Option<f64>]| firsts.iter().filter_map(|&i| c[i]).sum::<f64>() / n;
             let chosen: Vec<f64> = firsts.iter().filter_map(|&i| selected[i]).collect();
             Ok(PassStats {
-                g,
+                granularity: g,
                 cap: cap[firsts[0]],
                 max_passes: tmax[firsts[0]],
-                mean: ts.iter().sum::<f64>() / n,
-                median: quantile(&mut ts, 0.5),
-                q99: quantile(&mut ts, 0.99),
-                max: quantile(&mut ts, 1.0),
-                at_cap: share(&|i| stop[i] == Stop::Cap.name()),
-                selected: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
-                fallback: share(&|i| selected[i].is_none()),
-                certified: certified[firsts[0]].unwrap_or(f64::NAN),
-                expost: mean_of(expost),
+                mean_passes: ts.iter().sum::<f64>() / n,
+                median_passes: quantile(&mut ts, 0.5),
+                q99_passes: quantile(&mut ts, 0.99),
+                max_passes_seen: quantile(&mut ts, 1.0),
+                log2_bound: ((cap[firsts[0]] + 1) as f64).log2().ceil(),
+                share_at_cap: share(&|i| stop[i] == Stop::Cap.name()),
+                mean_selected_utility: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
+                share_fallback: share(&|i| selected[i].is_none()),
+                eps_tune_certified: certified[firsts[0]].unwrap_or(f64::NAN),
+                eps_tune_expost_non_dp: mean_of(expost),
             })
         })
         .collect()
-}
-
-/// Figure 1 (the walks in the step–u plane, grouped by path), Figure 2 (passes against M, and
-/// certified against ex-post ε_tune) and the statistics table.
-fn report_walks(exp: &Header, w: &Walks, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    files.extend(plot::draw(&walks_figure(w, t)?, &dir.join("fig1-walks"))?);
-    let stats = pass_stats(w, t)?;
-    let m: Vec<f64> = stats.iter().map(|s| s.cap as f64).collect();
-    let series = |label: &str, y: &dyn Fn(&PassStats) -> f64| {
-        Series::line(
-            label,
-            m.iter().zip(&stats).map(|(&x, s)| (x, y(s))).collect(),
-        )
-    };
-    let fig2 = Figure {
-        x_scale: Scale::Log,
-        y_scale: Scale::Log,
-        ..Figure::new(
-            format!(
-                "Passes T against M ({} walks per g, k = {}, ε0 = {})",
-                w.seeds,
-                w.shards,
-                fmt_num(w.eps0)
-            ),
-            "M (utility ticks to the cap)",
-            "passes T",
-            vec![
-                series("mean T (data-dependent)", &|s| s.mean),
-                series("median T", &|s| s.median),
-                series("99% quantile of T", &|s| s.q99),
-                series("max T", &|s| s.max),
-                series("⌈log2(M + 1)⌉", &|s| ((s.cap + 1) as f64).log2().ceil()),
-                series("certified cap T_max = 2M − 1", &|s| s.max_passes as f64),
-            ],
-        )
-    };
-    files.extend(plot::draw(&fig2, &dir.join("fig2-passes"))?);
-    let fig2b = Figure {
-        x_scale: Scale::Log,
-        y_scale: Scale::Log,
-        ..Figure::new(
-            format!(
-                "Certified ε_tune against the ex-post value (not DP), δ′ = {}",
-                fmt_num(w.delta_prime)
-            ),
-            "M (utility ticks to the cap)",
-            "ε_tune",
-            vec![
-                series(
-                    "certified ε_tune (smallest composition over T_max)",
-                    &|s| s.certified,
-                ),
-                series(
-                    "mean ex-post ε_tune on realised T (NOT a DP guarantee)",
-                    &|s| s.expost,
-                ),
-            ],
-        )
-    };
-    files.extend(plot::draw(&fig2b, &dir.join("fig2-epsilon"))?);
-    let rows = stats
-        .iter()
-        .map(|s| {
-            vec![
-                fmt_num(s.g),
-                s.cap.to_string(),
-                s.max_passes.to_string(),
-                format!("{:.2}", s.mean),
-                fmt_num(s.median),
-                fmt_num(s.q99),
-                fmt_num(s.max),
-                format!("{:.3}", s.at_cap),
-                format!("{:.3}", s.selected),
-                format!("{:.3}", s.fallback),
-                up(Some(s.certified), 3),
-                format!("{:.3}", s.expost),
-            ]
-        })
-        .collect();
-    let grid =
-        Grid {
-            caption: format!(
-            "{}: {} walks per g over {} utilities ~ U(0, 1), k = {}, ε0 = {}, u0 = {}, scan {}; \
-             T is data-dependent; the certified ε_tune (rounded up) uses T_max = 2M − 1 and \
-             δ′ = {}; the ex-post column applies it to the realised T and is not a DP guarantee",
-            exp.title,
-            w.seeds,
-            w.candidates,
-            w.shards,
-            fmt_num(w.eps0),
-            fmt_num(w.u0),
-            if w.shuffle { "shuffled" } else { "in index order" },
-            fmt_num(w.delta_prime)
-        ),
-            header: [
-                "g",
-                "M",
-                "T_max",
-                "mean T",
-                "median T",
-                "q99 T",
-                "max T",
-                "share at cap",
-                "mean selected u",
-                "share fallback",
-                "certified ε_tune",
-                "ex-post ε_tune (non-DP)",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        };
-    write_grid(&grid, &dir.join("passes"), &mut files)?;
-    Ok(files)
 }
 
 /// The walks at the trace granularity: one curve per distinct path (the most frequent eight),
@@ -706,9 +598,20 @@ impl Study for Walks {
         "walks.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        let stats = Table::from_experiment_rows(experiment, &pass_stats(self, merged)?)?;
+        Ok(vec![("passes.parquet", stats)])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["passes.parquet"]
+    }
+
+    /// Figure 1 (the walks in the step–u plane, grouped by path); Figure 2 and the table are
+    /// declared in the experiment file.
+    fn report(&self, _header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
-        report_walks(header, self, &t, dir)
+        plot::draw(&walks_figure(self, &t)?, &dir.join("fig1-walks"))
     }
 }
 
