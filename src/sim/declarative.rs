@@ -38,7 +38,8 @@
 //! name = "bounds"
 //! list = [{ column = "order", label = "λ" },
 //!         { column = "upper", label = "bound", digits = 4, round = "up",
-//!           missing = "– (no instance)" }]   # no digits: the value as it is
+//!           missing = "– (no instance)" }]   # no digits: the value as it is;
+//!                                              # scientific = true: 1.23e-5
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -169,6 +170,9 @@ struct ListColumn {
     digits: Option<usize>,
     #[serde(default)]
     round: Rounding,
+    /// Shown as 1.23e-5 (with `digits`).
+    #[serde(default)]
+    scientific: bool,
     /// What an empty cell shows (default "–").
     missing: Option<String>,
 }
@@ -225,12 +229,11 @@ impl Outputs {
             None => Ok(out),
         }
     }
-}
 
-impl Outputs {
-    /// The first declared output whose files would take the name of one of `taken` (the
-    /// stems of the study's own outputs): its list (`plots` or `tables`), its name and the
-    /// stem it takes. A faceted plot writes `<name>-<facet>` files, so it also takes those.
+    /// The first declared output that would write over one of `taken` (the file names of
+    /// the study's own outputs): its list (`plots` or `tables`), its name and the file. A
+    /// plot writes `<name>.png/.svg` (faceted: `<name>-<facet>.png/.svg`), a table
+    /// `<name>.md/.tex`, so a plot and a table may share a stem.
     pub fn clash<'a>(&'a self, taken: &'a [String]) -> Option<(&'static str, &'a str, &'a str)> {
         let plots = self
             .plots
@@ -241,9 +244,20 @@ impl Outputs {
             .iter()
             .map(|t| ("tables", t.name.as_str(), false));
         plots.chain(tables).find_map(|(list, name, faceted)| {
+            let exts: &[&str] = if list == "plots" {
+                &["png", "svg"]
+            } else {
+                &["md", "tex"]
+            };
             taken
                 .iter()
-                .find(|t| t.as_str() == name || (faceted && t.starts_with(&format!("{name}-"))))
+                .find(|t| {
+                    let Some((stem, ext)) = t.rsplit_once('.') else {
+                        return false;
+                    };
+                    exts.contains(&ext)
+                        && (stem == name || (faceted && stem.starts_with(&format!("{name}-"))))
+                })
                 .map(|t| (list, name, t.as_str()))
         })
     }
@@ -726,6 +740,9 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                             .map(|(c, v)| match (&v[i], c.digits) {
                                 (Cell::Missing, _) => {
                                     c.missing.clone().unwrap_or_else(|| "–".into())
+                                }
+                                (Cell::Num(x), Some(d)) if c.scientific => {
+                                    format!("{x:.*e}", d.min(12))
                                 }
                                 (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
                                 (cell, _) => cell.label(),

@@ -322,7 +322,7 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
     // A declared output may not replace one of the study's own.
     let taken: Vec<String> = files
         .iter()
-        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().to_string()))
+        .filter_map(|f| f.file_name().map(|s| s.to_string_lossy().to_string()))
         .collect();
     if let Some((list, name, stem)) = exp.outputs.clash(&taken) {
         return Err(Error::Experiment {

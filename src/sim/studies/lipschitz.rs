@@ -17,9 +17,9 @@ use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Series};
-use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
+use crate::sim::report::{figure, quantile, select, Key};
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{Grid, Table};
+use crate::sim::table::Table;
 use crate::tuners::lipschitz_gain::LipschitzGain;
 use crate::workloads::regularised_erm::{
     signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
@@ -340,172 +340,151 @@ impl Row {
     }
 }
 
-/// F5 plots and tables from the suite's table.
-fn report(exp: &Header, s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let col = |name: &str| t.f64(name);
-    let (err, scale, dfs) = (col("abs_error")?, col("laplace_scale")?, col("delta_f")?);
-    let (sens, pointwise, fixed) = (
-        col("sens_f_bo")?,
-        col("sens_pointwise")?,
-        col("fixed_lambda_term")?,
-    );
-    let m = t.u64("m")?;
-    let values = |rows: &[usize], c: &[Option<f64>]| -> Vec<f64> {
-        rows.iter().filter_map(|&i| c[i]).collect()
-    };
-    let max = |xs: &[f64]| xs.iter().copied().fold(0.0, f64::max);
-    // Left: |f̃_L − f_BO| against ε, median and 95% per grid, with the Theorem 8 band.
-    let loss0 = s.losses[0].name();
-    let mut series = Vec::new();
-    let mut rows = Vec::new();
-    for g in &s.grids {
-        let (mut med, mut q95, mut band2, mut band20) = (vec![], vec![], vec![], vec![]);
+/// One (loss, grid, ε): |f̃_L − f_BO| over the splits' releases against the
+/// Theorem 8 bound (a/ε)·Δ_f, which holds with probability ≥ 1 − e^(−a).
+#[derive(serde::Serialize)]
+struct ReleaseErrorRow {
+    loss: String,
+    grid: String,
+    epsilon: f64,
+    releases: u64,
+    median_error: f64,
+    q95_error: f64,
+    bound_ln2: f64,
+    bound_ln20: f64,
+}
+
+/// One (loss, grid): the worst substitution of one validation record against Theorem 7.
+#[derive(serde::Serialize)]
+struct SensitivityRow {
+    loss: String,
+    grid: String,
+    splits: u64,
+    /// The smallest validation set over the splits.
+    m: u64,
+    delta_f: f64,
+    /// L(λmax − λmin)/(λmax·λmin).
+    range_term: f64,
+    /// min(g*, L/λmin)/m, the largest over the splits.
+    fixed_term: f64,
+    max_sens_f_bo: f64,
+    sens_over_delta_f: f64,
+    max_sens_pointwise: f64,
+    pointwise_over_fixed_term: f64,
+}
+
+fn release_errors(s: &LipschitzSuite, t: &Table) -> Result<Vec<ReleaseErrorRow>> {
+    let (err, scale) = (t.f64("abs_error")?, t.f64("laplace_scale")?);
+    let mut out = Vec::new();
+    for (loss, g) in s
+        .losses
+        .iter()
+        .flat_map(|l| s.grids.iter().map(move |g| (l, g)))
+    {
         for &eps in &s.epsilons {
-            let r = select(
-                t,
-                &[
-                    ("loss", Key::Str(loss0.into())),
-                    ("grid", Key::Str(g.name())),
-                    ("epsilon", Key::Num(eps)),
-                ],
-            )?;
-            let mut e = values(&r, err);
-            if e.is_empty() {
-                continue;
-            }
-            let b = max(&values(&r, scale));
-            let (q50, q95v) = (quantile(&mut e, 0.5), quantile(&mut e, 0.95));
-            med.push((eps, q50));
-            q95.push((eps, q95v));
-            band2.push((eps, std::f64::consts::LN_2 * b));
-            band20.push((eps, 20f64.ln() * b));
-            rows.push(vec![
-                g.name(),
-                fmt_num(eps),
-                e.len().to_string(),
-                format!("{q50:.4}"),
-                up(Some(std::f64::consts::LN_2 * b), 4),
-                format!("{q95v:.4}"),
-                up(Some(20f64.ln() * b), 4),
-            ]);
-        }
-        for (label, points) in [
-            (format!("median |f̃ − f_BO|, {}", g.name()), med),
-            (format!("95% |f̃ − f_BO|, {}", g.name()), q95),
-            (format!("Theorem 8, a = ln 2, {}", g.name()), band2),
-            (format!("Theorem 8, a = ln 20, {}", g.name()), band20),
-        ] {
-            series.push(Series::line(label, points));
-        }
-    }
-    let fig = figure(
-        format!("F5: Algorithm 3 release error against ε ({loss0} loss)"),
-        "ε",
-        "|f̃_L − f_BO|",
-        series,
-        None,
-        true,
-    );
-    files.extend(plot::draw(&fig, &dir.join("f5-release-error"))?);
-    write_grid(
-        &Grid {
-            caption: format!(
-                "{}: |f̃_L − f_BO| over the splits ({loss0} loss); with probability ≥ 1 − e^(−a) it is at most (a/ε)·Δ_f (Theorem 8; bounds rounded up)",
-                exp.title
-            ),
-            header: ["grid", "ε", "releases", "median", "bound a = ln 2", "95%", "bound a = ln 20"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-        },
-        &dir.join("f5-release-error"),
-        &mut files,
-    )?;
-    // Right: the worst neighbour's |f_BO − f′_BO| against Δ_f, per (loss, grid).
-    let eps0 = s.epsilons[0];
-    let mut rows = Vec::new();
-    let mut points = Vec::new();
-    for loss in &s.losses {
-        for g in &s.grids {
             let r = select(
                 t,
                 &[
                     ("loss", Key::Str(loss.name().into())),
                     ("grid", Key::Str(g.name())),
-                    ("epsilon", Key::Num(eps0)),
-                    ("release", Key::Int(0)),
+                    ("epsilon", Key::Num(eps)),
                 ],
             )?;
+            let mut e: Vec<f64> = r.iter().filter_map(|&i| err[i]).collect();
+            if e.is_empty() {
+                continue;
+            }
+            let b = r.iter().filter_map(|&i| scale[i]).fold(0.0, f64::max);
+            out.push(ReleaseErrorRow {
+                loss: loss.name().into(),
+                grid: g.name(),
+                epsilon: eps,
+                releases: e.len() as u64,
+                median_error: quantile(&mut e, 0.5),
+                q95_error: quantile(&mut e, 0.95),
+                bound_ln2: std::f64::consts::LN_2 * b,
+                bound_ln20: 20f64.ln() * b,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The rows of one (loss, grid) at one release (sensitivities do not depend on ε).
+fn sensitivity_rows(
+    s: &LipschitzSuite,
+    t: &Table,
+    loss: ErmLoss,
+    g: &LambdaGrid,
+) -> Result<Vec<usize>> {
+    select(
+        t,
+        &[
+            ("loss", Key::Str(loss.name().into())),
+            ("grid", Key::Str(g.name())),
+            ("epsilon", Key::Num(s.epsilons[0])),
+            ("release", Key::Int(0)),
+        ],
+    )
+}
+
+fn sensitivities(s: &LipschitzSuite, t: &Table) -> Result<Vec<SensitivityRow>> {
+    let col = |name: &str| t.f64(name);
+    let (dfs, sens) = (col("delta_f")?, col("sens_f_bo")?);
+    let (pointwise, fixed) = (col("sens_pointwise")?, col("fixed_lambda_term")?);
+    let m = t.u64("m")?;
+    let mut out = Vec::new();
+    for &loss in &s.losses {
+        for g in &s.grids {
+            let r = sensitivity_rows(s, t, loss, g)?;
             if r.is_empty() {
                 continue;
             }
-            let (se, pw, d) = (
-                max(&values(&r, sens)),
-                max(&values(&r, pointwise)),
-                max(&values(&r, dfs)),
-            );
-            let fx = max(&values(&r, fixed));
-            points.extend(r.iter().filter_map(|&i| Some((dfs[i]?, sens[i]?))));
-            let m_min = r.iter().map(|&i| m[i]).min().unwrap_or(0);
-            rows.push(vec![
-                loss.name().to_string(),
-                g.name(),
-                r.len().to_string(),
-                m_min.to_string(),
-                up(Some(d), 4),
-                up(Some((g.max - g.min) / (g.max * g.min)), 4),
-                up(Some(fx), 5),
-                format!("{se:.5}"),
-                format!("{:.2e}", se / d),
-                format!("{pw:.5}"),
-                format!("{:.3}", pw / fx),
-            ]);
+            let max = |c: &[Option<f64>]| r.iter().filter_map(|&i| c[i]).fold(0.0, f64::max);
+            let (se, pw, d, fx) = (max(sens), max(pointwise), max(dfs), max(fixed));
+            out.push(SensitivityRow {
+                loss: loss.name().into(),
+                grid: g.name(),
+                splits: r.len() as u64,
+                m: r.iter().map(|&i| m[i]).min().unwrap_or(0),
+                delta_f: d,
+                range_term: (g.max - g.min) / (g.max * g.min),
+                fixed_term: fx,
+                max_sens_f_bo: se,
+                sens_over_delta_f: se / d,
+                max_sens_pointwise: pw,
+                pointwise_over_fixed_term: pw / fx,
+            });
         }
     }
+    Ok(out)
+}
+
+/// F5 right: every split's worst-neighbour |f_BO − f′_BO| against its Δ_f, with the diagonal
+/// (a point above it would violate Theorem 7). Its tables and F5 left are declared.
+fn sensitivity_figure(s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
+    let (dfs, sens) = (t.f64("delta_f")?, t.f64("sens_f_bo")?);
+    let mut points = Vec::new();
+    for &loss in &s.losses {
+        for g in &s.grids {
+            let r = sensitivity_rows(s, t, loss, g)?;
+            points.extend(r.iter().filter_map(|&i| Some((dfs[i]?, sens[i]?))));
+        }
+    }
+    let mut diagonal: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
+    diagonal.sort_by(|a, b| a.0.total_cmp(&b.0));
     let fig = figure(
         "F5: worst-neighbour |f_BO − f′_BO| against Δ_f (violation: above the diagonal)".into(),
         "Δ_f",
         "max |f_BO − f′_BO| over substitutions",
         vec![
-            Series::scatter("splits × losses × grids", points.clone()),
-            Series::line("y = Δ_f", {
-                let mut d: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
-                d.sort_by(|a, b| a.0.total_cmp(&b.0));
-                d
-            }),
+            Series::scatter("splits × losses × grids", points),
+            Series::line("y = Δ_f", diagonal),
         ],
         None,
         true,
     );
-    files.extend(plot::draw(&fig, &dir.join("f5-sensitivity"))?);
-    write_grid(
-        &Grid {
-            caption: format!(
-                "{}: the worst substitution of one validation record (label flips and pool records) against Theorem 7; Δ_f = fixed-λ term + λ-range term (+ 2× solver error), rounded up",
-                exp.title
-            ),
-            header: [
-                "loss",
-                "grid",
-                "splits",
-                "m",
-                "Δ_f",
-                "λ-range term L(λmax−λmin)/(λmax·λmin)",
-                "fixed-λ term min(g*, L/λmin)/m",
-                "max |f_BO − f′_BO|",
-                "/ Δ_f",
-                "max_λ |f_V − f_V′|",
-                "/ fixed-λ term",
-            ]
-            .map(String::from)
-            .to_vec(),
-            rows,
-        },
-        &dir.join("f5-sensitivity"),
-        &mut files,
-    )?;
-    Ok(files)
+    plot::draw(&fig, &dir.join("f5-sensitivity"))
 }
 
 /// One unit per (split, loss, grid): each trains every grid λ and searches every neighbour.
@@ -537,8 +516,25 @@ impl Study for LipschitzSuite {
         "suite.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![
+            (
+                "release-error.parquet",
+                Table::from_experiment_rows(experiment, &release_errors(self, merged)?)?,
+            ),
+            (
+                "sensitivity.parquet",
+                Table::from_experiment_rows(experiment, &sensitivities(self, merged)?)?,
+            ),
+        ])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["release-error.parquet", "sensitivity.parquet"]
+    }
+
+    fn report(&self, _header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
-        report(header, self, &t, dir)
+        sensitivity_figure(self, &t, dir)
     }
 }
