@@ -966,6 +966,26 @@ mod tests {
     }
 
     #[test]
+    fn titles_and_captions_read_the_files_values() {
+        let o = outputs("seeds = 12\neps0 = 0.1\nscan = \"as-given\"\nshuffle = false\n").unwrap();
+        assert_eq!(
+            o.fill(
+                "{title}: {seeds} walks, ε0 = {eps0}, {scan}, {shuffle}; {} stays",
+                "T",
+                "w"
+            )
+            .unwrap(),
+            "T: 12 walks, ε0 = 0.1, as-given, false; {} stays"
+        );
+        // A key the file does not set is an error naming it, never left in the text.
+        let e = o
+            .fill("{seeds} of {runs}", "T", "tables[0] (w)")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tables[0] (w): `{runs}`"), "{e}");
+    }
+
+    #[test]
     fn bounds_round_up_and_other_values_to_nearest() {
         assert_eq!(Rounding::Up.format(3.4508401, 6), "3.450841");
         assert_eq!(Rounding::Up.format(2.5, 6), "2.500000");
