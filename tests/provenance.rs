@@ -237,9 +237,12 @@ fn verify_compares_file_by_file_and_adopts_provenance_on_a_match() {
     assert!(dptune(&["sim", "run", f, "--out", c, "--quiet"])
         .status
         .success());
-    // As if committed by an older dptune: no code record.
+    // As if committed by an older dptune (no code record) from a file since edited in a way
+    // that changes no result (another configuration hash).
     let mut m = read_manifest(&committed);
+    let config_hash = m["config_hash"].clone();
     m.as_object_mut().unwrap().remove("code");
+    m["config_hash"] = serde_json::json!("0000000000000000");
     std::fs::write(committed.join("tiny/manifest.json"), m.to_string()).unwrap();
     let doc = dir.join("reproducibility.md");
     let d = doc.to_str().unwrap();
@@ -267,6 +270,10 @@ fn verify_compares_file_by_file_and_adopts_provenance_on_a_match() {
         Code::of(dptune::sim::studies::curves::KIND.source).fingerprint
     );
     assert!(adopted["verified"]["compared"].is_string());
+    // Every file matched, so the committed results are this configuration's too.
+    assert_eq!(adopted["config_hash"], config_hash);
+    let status = text(&dptune(&["sim", "status", f, "--out", c]));
+    assert!(status.contains("tiny: complete"), "{status}");
     let summary = std::fs::read_to_string(&doc).unwrap();
     assert!(
         summary.contains("1 of 1 experiments regenerated so far; 1 match"),

@@ -386,8 +386,8 @@ pub fn verify(
     Ok(Some(record))
 }
 
-/// Gives the committed manifest of `exp` under `committed` the code and provenance of its
-/// regeneration under `scratch` (call only when every file matched: the committed results are
+/// Gives the committed manifest of `exp` under `committed` the code, configuration and
+/// provenance of its regeneration under `scratch` (call only when every file matched: the committed results are
 /// then exactly what this code makes).
 pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> Result<()> {
     let (ours, fresh) = (
@@ -400,7 +400,16 @@ pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> R
     ) else {
         return Err(Error::results(&ours, "no manifest to update"));
     };
-    for key in ["code", "provenance", "dptune", "files"] {
+    // Every file matched: the committed results are also what this configuration makes (an
+    // edit that changed no result, such as a parameter only the report read).
+    for key in [
+        "code",
+        "provenance",
+        "dptune",
+        "files",
+        "config_hash",
+        "title",
+    ] {
         m.value[key] = f.value[key].clone();
     }
     // The checksums of the committed tables (a timing column may differ from the fresh ones).
