@@ -3,6 +3,7 @@
 //! independent ⊥, so Q(S) ≥ p), otherwise runs once and stops at the first score ≥ threshold
 //! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
 
+use super::session::{drive, Threshold};
 use super::{
     given, read, repeat_select_guarantee, tighter_of, tune_repeat_select, Guarantee, Outcome, Tuner,
 };
@@ -12,7 +13,7 @@ use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
 use crate::workloads::Declarations;
 use crate::workloads::{require_private_training, Workload};
-use rand::{Rng, RngCore};
+use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum LiuTalwar {
@@ -125,33 +126,14 @@ impl Tuner for LiuTalwar {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let training = require_private_training(self.name(), workload)?;
         match self {
-            LiuTalwar::BestOf { law } => Ok(tune_repeat_select(workload, training, law, rng)),
+            LiuTalwar::BestOf { law } => tune_repeat_select(workload, training, law, rng),
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
             } => {
-                let mut runs = 0;
-                loop {
-                    if rng.random::<f64>() < *halt_probability {
-                        return Ok(Outcome {
-                            chosen: None,
-                            released_score: None,
-                            runs,
-                            ..Outcome::default()
-                        });
-                    }
-                    let h = workload.space().draw(rng);
-                    let s = training.train(&h, rng);
-                    runs += 1;
-                    if s >= *threshold {
-                        return Ok(Outcome {
-                            chosen: Some(h),
-                            released_score: Some(s),
-                            runs,
-                            ..Outcome::default()
-                        });
-                    }
-                }
+                let space = workload.space().clone();
+                let mut s = Threshold::new(space, *threshold, *halt_probability);
+                drive(&mut s, training, rng)
             }
         }
     }

@@ -12,6 +12,7 @@ pub mod liu_talwar;
 pub mod naive;
 pub mod papernot_steinke;
 pub mod propose_test;
+pub mod session;
 
 use crate::accounting::{Accountant, DpBound};
 use crate::error::Result;
@@ -175,37 +176,16 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
-/// Runs `k` trainings at candidates `pick(i, rng)` and keeps the best released score.
-fn best_of(
-    training: &dyn PrivateTraining,
-    k: u64,
-    mut pick: impl FnMut(u64, &mut dyn RngCore) -> Hyper,
-    rng: &mut dyn RngCore,
-) -> Outcome {
-    let mut best: Option<(Hyper, f64)> = None;
-    for i in 0..k {
-        let h = pick(i, rng);
-        let s = training.train(&h, rng);
-        if best.as_ref().is_none_or(|(_, b)| s > *b) {
-            best = Some((h, s));
-        }
-    }
-    Outcome {
-        released_score: best.as_ref().map(|b| b.1),
-        chosen: best.map(|b| b.0),
-        runs: k,
-        ..Outcome::default()
-    }
-}
-
-/// The best released score among k runs at candidates drawn uniformly (random search).
+/// The best released score among k runs at candidates drawn uniformly (random search), run
+/// as a [`session::BestOf`] session.
 fn best_of_random(
     space: &Space,
     training: &dyn PrivateTraining,
     k: u64,
     rng: &mut dyn RngCore,
-) -> Outcome {
-    best_of(training, k, |_, rng| space.draw(rng), rng)
+) -> Result<Outcome> {
+    let mut s = session::BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
+    session::drive(&mut s, training, rng)
 }
 
 /// Repeat-and-select over the workload's run: K ~ `law`, best of K random candidates.
@@ -214,7 +194,7 @@ fn tune_repeat_select(
     training: &dyn PrivateTraining,
     law: &RunCount,
     rng: &mut dyn RngCore,
-) -> Outcome {
+) -> Result<Outcome> {
     let k = law.sample(rng);
     best_of_random(workload.space(), training, k, rng)
 }

@@ -2,7 +2,8 @@
 //! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
 //! composition of Kairouz–Oh–Viswanath when that is smaller.
 
-use super::{best_of, best_of_random, read, tighter_of, Count, Guarantee, Outcome, Tuner};
+use super::session::{drive, BestOf, Candidates};
+use super::{best_of_random, read, tighter_of, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
@@ -92,13 +93,12 @@ impl Tuner for Naive {
         let training = require_private_training(self.name(), workload)?;
         let k = self.runs(workload.space())?;
         match (workload.space(), self.candidates) {
-            (Space::Finite(candidates), None) => Ok(best_of(
-                training,
-                k,
-                |i, _| candidates[i as usize].clone(),
-                rng,
-            )),
-            _ => Ok(best_of_random(workload.space(), training, k, rng)),
+            (Space::Finite(candidates), None) => {
+                let listed =
+                    Candidates::Listed(candidates.iter().take(k as usize).cloned().collect());
+                drive(&mut BestOf::new(k, listed)?, training, rng)
+            }
+            _ => best_of_random(workload.space(), training, k, rng),
         }
     }
 }

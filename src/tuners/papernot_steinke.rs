@@ -79,6 +79,6 @@ impl Tuner for PapernotSteinke {
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let training = require_private_training(self.name(), workload)?;
-        Ok(tune_repeat_select(workload, training, &self.law, rng))
+        tune_repeat_select(workload, training, &self.law, rng)
     }
 }

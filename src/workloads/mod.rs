@@ -29,7 +29,7 @@ use rand::{Rng, RngCore};
 pub type Hyper = Vec<f64>;
 
 /// Where candidates come from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Space {
     /// A finite list of candidates (a grid).
     Finite(Vec<Hyper>),

@@ -1,0 +1,357 @@
+//! Tuners as ask/tell state machines (issue 39). A session asks for one private training run at
+//! a time ([`Session::ask`]), is told the score that run released ([`Session::tell`]) and ends
+//! with the release ([`Session::finish`]). Its state is plain data (serde): a run can stop after
+//! any tell and resume from the saved state, not from replayed draws.
+//!
+//! The guarantee is the tuner's, known before the first ask ([`super::Tuner::guarantee`]): a
+//! session only decides *which* runs happen, every told score being a released one.
+//!
+//! [`drive`] runs a session over a workload's private training with one random stream, drawn
+//! from in the order the tuners' loops always drew (the session's draws for a run, then the
+//! run's own), so tuning through a session gives the same draws and the same release.
+
+use super::Outcome;
+use crate::error::{Error, Result};
+use crate::workloads::{Hyper, PrivateTraining, Space};
+use rand::{Rng, RngCore};
+use serde::{Deserialize, Serialize};
+
+/// One run a session asks for: its index (0, 1, … in asking order) and the candidate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub index: u64,
+    pub hyper: Hyper,
+}
+
+/// A tuning run as a state machine.
+pub trait Session {
+    /// The next run, or None once the tuner has decided. Draws what the tuner draws before
+    /// the run (a candidate, a halting coin) from `rng`. Asking again before the pending run
+    /// is told is an error.
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>>;
+    /// The score the pending run `index` released.
+    fn tell(&mut self, index: u64, score: f64) -> Result<()>;
+    /// The release, once [`Session::ask`] has returned None.
+    fn finish(&self) -> Result<Outcome>;
+}
+
+/// Runs `session` to its end over `training`, each run drawing from `rng` after the session's
+/// own draws for it.
+pub fn drive(
+    session: &mut dyn Session,
+    training: &dyn PrivateTraining,
+    rng: &mut dyn RngCore,
+) -> Result<Outcome> {
+    while let Some(trial) = session.ask(rng)? {
+        let score = training.train(&trial.hyper, rng);
+        session.tell(trial.index, score)?;
+    }
+    session.finish()
+}
+
+/// The runs asked and told so far, and the one pending.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+struct Progress {
+    told: u64,
+    pending: Option<Trial>,
+}
+
+impl Progress {
+    fn start(&mut self, hyper: Hyper) -> Result<Option<Trial>> {
+        if let Some(p) = &self.pending {
+            return Err(Error::Infeasible(format!(
+                "run {} was asked for and not yet told: tell its score before asking again",
+                p.index
+            )));
+        }
+        let trial = Trial {
+            index: self.told,
+            hyper,
+        };
+        self.pending = Some(trial.clone());
+        Ok(Some(trial))
+    }
+
+    /// The pending trial `index`, now told.
+    fn told(&mut self, index: u64, score: f64) -> Result<Hyper> {
+        match self.pending.take() {
+            Some(t) if t.index == index && score.is_finite() => {
+                self.told += 1;
+                Ok(t.hyper)
+            }
+            Some(t) if t.index == index => {
+                self.pending = Some(t);
+                Err(Error::invalid(
+                    "score",
+                    score,
+                    "a finite number (a failed run is told its worst score, never dropped)",
+                ))
+            }
+            other => {
+                let expected = other.as_ref().map(|t| t.index);
+                self.pending = other;
+                Err(Error::Infeasible(format!(
+                    "told run {index}, but the run waiting for its score is {}",
+                    expected.map_or("none".into(), |i| i.to_string())
+                )))
+            }
+        }
+    }
+}
+
+/// Where a best-of session's candidates come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Candidates {
+    /// Each drawn uniformly from the space, independently.
+    Drawn(Space),
+    /// These, in order (naive composition over a finite list).
+    Listed(Vec<Hyper>),
+}
+
+/// Best of k runs (naive composition, random search, and repeat-and-select once its count K
+/// is drawn): releases the candidate with the highest released score and that score (the
+/// first of equal ones), or nothing when k = 0.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BestOf {
+    k: u64,
+    candidates: Candidates,
+    progress: Progress,
+    best: Option<(Hyper, f64)>,
+}
+
+impl BestOf {
+    pub fn new(k: u64, candidates: Candidates) -> Result<BestOf> {
+        if let Candidates::Listed(list) = &candidates {
+            if (list.len() as u64) < k {
+                return Err(Error::invalid(
+                    "k",
+                    k,
+                    &format!("at most the {} listed candidates", list.len()),
+                ));
+            }
+        }
+        Ok(BestOf {
+            k,
+            candidates,
+            progress: Progress::default(),
+            best: None,
+        })
+    }
+}
+
+impl Session for BestOf {
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
+        if self.progress.told >= self.k && self.progress.pending.is_none() {
+            return Ok(None);
+        }
+        if self.progress.pending.is_some() {
+            return self.progress.start(Vec::new()); // the error of asking twice
+        }
+        let hyper = match &self.candidates {
+            Candidates::Drawn(space) => space.draw(rng),
+            Candidates::Listed(list) => list[self.progress.told as usize].clone(),
+        };
+        self.progress.start(hyper)
+    }
+
+    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
+        let hyper = self.progress.told(index, score)?;
+        if self.best.as_ref().is_none_or(|(_, b)| score > *b) {
+            self.best = Some((hyper, score));
+        }
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<Outcome> {
+        unfinished(&self.progress, self.progress.told < self.k)?;
+        Ok(Outcome {
+            released_score: self.best.as_ref().map(|b| b.1),
+            chosen: self.best.as_ref().map(|b| b.0.clone()),
+            runs: self.k,
+            ..Outcome::default()
+        })
+    }
+}
+
+fn unfinished(progress: &Progress, more: bool) -> Result<()> {
+    if progress.pending.is_some() || more {
+        return Err(Error::Infeasible(format!(
+            "the tuning run is not over ({} run(s) told): ask until it says it is done",
+            progress.told
+        )));
+    }
+    Ok(())
+}
+
+/// Liu–Talwar's threshold variant: before each run, halt with probability `halt` (releasing
+/// nothing); else run a drawn candidate and release it with its score if the score reaches the
+/// threshold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Threshold {
+    space: Space,
+    threshold: f64,
+    halt: f64,
+    progress: Progress,
+    halted: bool,
+    released: Option<(Hyper, f64)>,
+}
+
+impl Threshold {
+    pub fn new(space: Space, threshold: f64, halt: f64) -> Threshold {
+        Threshold {
+            space,
+            threshold,
+            halt,
+            progress: Progress::default(),
+            halted: false,
+            released: None,
+        }
+    }
+}
+
+impl Session for Threshold {
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
+        if self.halted || self.released.is_some() {
+            return Ok(None);
+        }
+        if self.progress.pending.is_some() {
+            return self.progress.start(Vec::new()); // the error of asking twice
+        }
+        if rng.random::<f64>() < self.halt {
+            self.halted = true;
+            return Ok(None);
+        }
+        let hyper = self.space.draw(rng);
+        self.progress.start(hyper)
+    }
+
+    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
+        let hyper = self.progress.told(index, score)?;
+        if score >= self.threshold {
+            self.released = Some((hyper, score));
+        }
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<Outcome> {
+        unfinished(&self.progress, !self.halted && self.released.is_none())?;
+        Ok(Outcome {
+            released_score: self.released.as_ref().map(|r| r.1),
+            chosen: self.released.as_ref().map(|r| r.0.clone()),
+            runs: self.progress.told,
+            ..Outcome::default()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::accounting::RdpCurve;
+    use crate::rng::stream;
+
+    /// Scores the first coordinate, with noise from the run's own draws.
+    struct Noisy(RdpCurve);
+    impl PrivateTraining for Noisy {
+        fn run_privacy(&self) -> &RdpCurve {
+            &self.0
+        }
+        fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
+            h[0] + 0.1 * rng.random::<f64>()
+        }
+    }
+
+    fn training() -> Noisy {
+        Noisy(RdpCurve::zcdp(0.1).unwrap())
+    }
+
+    /// A session saved as JSON after every tell and resumed from the text (with the stream's
+    /// position) ends with the release of the uninterrupted run.
+    fn resumed<S: Session + Serialize + serde::de::DeserializeOwned>(mut s: S) -> Outcome {
+        let mut rng = stream(3, &[1]);
+        while let Some(t) = s.ask(&mut rng).unwrap() {
+            let score = training().train(&t.hyper, &mut rng);
+            s.tell(t.index, score).unwrap();
+            let (text, pos) = (serde_json::to_string(&s).unwrap(), rng.get_word_pos());
+            s = serde_json::from_str(&text).unwrap();
+            rng = stream(3, &[1]);
+            rng.set_word_pos(pos);
+        }
+        s.finish().unwrap()
+    }
+
+    #[test]
+    fn best_of_releases_the_best_told_score_and_resumes_from_its_state() {
+        let space = Space::UnitBox { dim: 2 };
+        let mut s = BestOf::new(5, Candidates::Drawn(space.clone())).unwrap();
+        let whole = drive(&mut s, &training(), &mut stream(3, &[1])).unwrap();
+        assert_eq!(whole.runs, 5);
+        // The loop it replaces, drawn by hand: a candidate, then its run, five times.
+        let mut rng = stream(3, &[1]);
+        let mut best: Option<(Hyper, f64)> = None;
+        for _ in 0..5 {
+            let h = space.draw(&mut rng);
+            let score = training().train(&h, &mut rng);
+            if best.as_ref().is_none_or(|b| score > b.1) {
+                best = Some((h, score));
+            }
+        }
+        assert_eq!(whole.chosen, best.as_ref().map(|b| b.0.clone()));
+        assert_eq!(whole.released_score, best.map(|b| b.1));
+        let again = BestOf::new(5, Candidates::Drawn(space)).unwrap();
+        assert_eq!(resumed(again), whole);
+        // K = 0 releases nothing.
+        let mut none = BestOf::new(0, Candidates::Listed(vec![])).unwrap();
+        let out = drive(&mut none, &training(), &mut stream(3, &[1])).unwrap();
+        assert_eq!((out.chosen, out.runs), (None, 0));
+    }
+
+    #[test]
+    fn threshold_halts_or_releases_the_first_score_over_it_and_resumes() {
+        let space = Space::UnitBox { dim: 1 };
+        for seed in 0..20 {
+            let mut s = Threshold::new(space.clone(), 0.8, 0.1);
+            let out = drive(&mut s, &training(), &mut stream(seed, &[])).unwrap();
+            match out.released_score {
+                Some(score) => assert!(score >= 0.8 && out.chosen.is_some()),
+                None => assert!(out.chosen.is_none()),
+            }
+        }
+        let whole = drive(
+            &mut Threshold::new(space.clone(), 0.8, 0.1),
+            &training(),
+            &mut stream(3, &[1]),
+        )
+        .unwrap();
+        assert_eq!(resumed(Threshold::new(space, 0.8, 0.1)), whole);
+    }
+
+    #[test]
+    fn out_of_turn_calls_are_errors_not_panics() {
+        let mut s = BestOf::new(2, Candidates::Listed(vec![vec![0.1], vec![0.9]])).unwrap();
+        let mut rng = stream(1, &[]);
+        assert!(s.finish().is_err(), "finished before any run");
+        let t = s.ask(&mut rng).unwrap().unwrap();
+        assert_eq!(
+            t,
+            Trial {
+                index: 0,
+                hyper: vec![0.1]
+            }
+        );
+        assert!(s.ask(&mut rng).is_err(), "asked twice");
+        assert!(s.tell(1, 0.5).is_err(), "told the wrong run");
+        assert!(s.tell(0, f64::NAN).is_err(), "told NaN");
+        s.tell(0, 0.5).unwrap();
+        assert!(s.tell(0, 0.5).is_err(), "told twice");
+        let t = s.ask(&mut rng).unwrap().unwrap();
+        s.tell(t.index, 0.7).unwrap();
+        assert_eq!(s.ask(&mut rng).unwrap(), None);
+        let out = s.finish().unwrap();
+        assert_eq!(
+            (out.chosen, out.released_score),
+            (Some(vec![0.9]), Some(0.7))
+        );
+        assert!(BestOf::new(3, Candidates::Listed(vec![vec![0.1]])).is_err());
+    }
+}
