@@ -3,16 +3,17 @@
 //! independent ⊥, so Q(S) ≥ p), otherwise runs once and stops at the first score ≥ threshold
 //! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
 
-use super::session::{drive, Threshold};
+use super::session::{State, Threshold};
 use super::{
-    given, read, repeat_select_guarantee, tighter_of, tune_repeat_select, Guarantee, Outcome, Tuner,
+    given, read, repeat_select_guarantee, repeat_select_session, tighter_of, tune_by_session,
+    Guarantee, Outcome, Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
 use crate::workloads::Declarations;
-use crate::workloads::{require_private_training, Workload};
+use crate::workloads::{Space, Workload};
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -124,17 +125,15 @@ impl Tuner for LiuTalwar {
         }
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let training = require_private_training(self.name(), workload)?;
-        match self {
-            LiuTalwar::BestOf { law } => tune_repeat_select(workload, training, law, rng),
+        tune_by_session(self, workload, rng)
+    }
+    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        Ok(Some(match self {
+            LiuTalwar::BestOf { law } => repeat_select_session(space, law, rng)?,
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
-            } => {
-                let space = workload.space().clone();
-                let mut s = Threshold::new(space, *threshold, *halt_probability);
-                drive(&mut s, training, rng)
-            }
-        }
+            } => State::Threshold(Threshold::new(space.clone(), *threshold, *halt_probability)),
+        }))
     }
 }

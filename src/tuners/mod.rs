@@ -18,8 +18,8 @@ use crate::accounting::{Accountant, DpBound};
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
+use crate::workloads::{require_private_training, Hyper, Space, Workload};
 use crate::workloads::{Declarations, TrainingDeclaration};
-use crate::workloads::{Hyper, PrivateTraining, Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
 
@@ -78,6 +78,13 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Guarantee>;
     /// One tuning run with its own random stream.
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
+    /// This tuner's run over `space` as an ask/tell session ([`session`]), the draws it makes
+    /// before its first run (repeat-and-select's count K) taken from `rng`; its `tune` is this
+    /// session driven over the workload's runs. None for a tuner not (yet) run this way.
+    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<session::State>> {
+        let _ = (space, rng);
+        Ok(None)
+    }
     /// [`Tuner::tune`], reporting a row per iteration to `observer` (trace studies). Observing
     /// never changes the run: same draws, same outcome. The default reports no rows.
     fn tune_observed(
@@ -176,27 +183,31 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
-/// The best released score among k runs at candidates drawn uniformly (random search), run
-/// as a [`session::BestOf`] session.
-fn best_of_random(
-    space: &Space,
-    training: &dyn PrivateTraining,
-    k: u64,
+/// Tunes by `tuner`'s session, driven over the workload's private training.
+fn tune_by_session(
+    tuner: &dyn Tuner,
+    workload: &dyn Workload,
     rng: &mut dyn RngCore,
 ) -> Result<Outcome> {
-    let mut s = session::BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
+    let training = require_private_training(tuner.name(), workload)?;
+    let Some(mut s) = tuner.session(workload.space(), rng)? else {
+        return Err(crate::error::Error::Infeasible(format!(
+            "tuner `{}` has no ask/tell session",
+            tuner.name()
+        )));
+    };
     session::drive(&mut s, training, rng)
 }
 
-/// Repeat-and-select over the workload's run: K ~ `law`, best of K random candidates.
-fn tune_repeat_select(
-    workload: &dyn Workload,
-    training: &dyn PrivateTraining,
+/// Repeat-and-select: K ~ `law`, then the best of K candidates drawn uniformly.
+fn repeat_select_session(
+    space: &Space,
     law: &RunCount,
     rng: &mut dyn RngCore,
-) -> Result<Outcome> {
+) -> Result<session::State> {
     let k = law.sample(rng);
-    best_of_random(workload.space(), training, k, rng)
+    let s = session::BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
+    Ok(session::State::BestOf(s))
 }
 
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's

@@ -2,13 +2,13 @@
 //! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
 //! composition of Kairouz–Oh–Viswanath when that is smaller.
 
-use super::session::{drive, BestOf, Candidates};
-use super::{best_of_random, read, tighter_of, Count, Guarantee, Outcome, Tuner};
+use super::session::{BestOf, Candidates, State};
+use super::{read, tighter_of, tune_by_session, Count, Guarantee, Outcome, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::workloads::Declarations;
-use crate::workloads::{require_private_training, Space, Workload};
+use crate::workloads::{Space, Workload};
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -90,15 +90,17 @@ impl Tuner for Naive {
         ))
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let training = require_private_training(self.name(), workload)?;
-        let k = self.runs(workload.space())?;
-        match (workload.space(), self.candidates) {
-            (Space::Finite(candidates), None) => {
-                let listed =
-                    Candidates::Listed(candidates.iter().take(k as usize).cloned().collect());
-                drive(&mut BestOf::new(k, listed)?, training, rng)
+        tune_by_session(self, workload, rng)
+    }
+    /// Every listed candidate once, in order, or k drawn ones.
+    fn session(&self, space: &Space, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let k = self.runs(space)?;
+        let candidates = match (space, self.candidates) {
+            (Space::Finite(list), None) => {
+                Candidates::Listed(list.iter().take(k as usize).cloned().collect())
             }
-            _ => best_of_random(workload.space(), training, k, rng),
-        }
+            _ => Candidates::Drawn(space.clone()),
+        };
+        Ok(Some(State::BestOf(BestOf::new(k, candidates)?)))
     }
 }

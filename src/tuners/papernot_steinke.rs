@@ -1,12 +1,16 @@
 //! Papernot–Steinke repeat-and-select: K ~ a truncated negative binomial (any η > −1), Poisson, or
 //! either truncated; best of K runs at uniform random candidates (Theorems 2 and 6, Lemma 22).
 
-use super::{read, repeat_select_guarantee, tune_repeat_select, Count, Guarantee, Outcome, Tuner};
+use super::session::State;
+use super::{
+    read, repeat_select_guarantee, repeat_select_session, tune_by_session, Count, Guarantee,
+    Outcome, Tuner,
+};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
 use crate::workloads::Declarations;
-use crate::workloads::{require_private_training, Workload};
+use crate::workloads::{Space, Workload};
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -78,7 +82,9 @@ impl Tuner for PapernotSteinke {
         repeat_select_guarantee(training, &self.law, delta, accountant)
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let training = require_private_training(self.name(), workload)?;
-        tune_repeat_select(workload, training, &self.law, rng)
+        tune_by_session(self, workload, rng)
+    }
+    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        repeat_select_session(space, &self.law, rng).map(Some)
     }
 }

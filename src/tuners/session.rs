@@ -35,6 +35,38 @@ pub trait Session {
     fn finish(&self) -> Result<Outcome>;
 }
 
+/// A session of any tuner that has one, as saved and resumed (`{"best-of": {…}}`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    BestOf(BestOf),
+    Threshold(Threshold),
+}
+
+impl State {
+    fn inner(&mut self) -> &mut dyn Session {
+        match self {
+            State::BestOf(s) => s,
+            State::Threshold(s) => s,
+        }
+    }
+}
+
+impl Session for State {
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
+        self.inner().ask(rng)
+    }
+    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
+        self.inner().tell(index, score)
+    }
+    fn finish(&self) -> Result<Outcome> {
+        match self {
+            State::BestOf(s) => s.finish(),
+            State::Threshold(s) => s.finish(),
+        }
+    }
+}
+
 /// Runs `session` to its end over `training`, each run drawing from `rng` after the session's
 /// own draws for it.
 pub fn drive(
@@ -267,14 +299,23 @@ mod tests {
 
     /// A session saved as JSON after every tell and resumed from the text (with the stream's
     /// position) ends with the release of the uninterrupted run.
-    fn resumed<S: Session + Serialize + serde::de::DeserializeOwned>(mut s: S) -> Outcome {
-        let mut rng = stream(3, &[1]);
+    fn resumed<S: Session + Serialize + serde::de::DeserializeOwned>(s: S) -> Outcome {
+        resumed_from(s, stream(3, &[1]))
+    }
+
+    fn resumed_from<S: Session + Serialize + serde::de::DeserializeOwned>(
+        mut s: S,
+        mut rng: rand_chacha::ChaCha20Rng,
+    ) -> Outcome {
         while let Some(t) = s.ask(&mut rng).unwrap() {
             let score = training().train(&t.hyper, &mut rng);
             s.tell(t.index, score).unwrap();
             let (text, pos) = (serde_json::to_string(&s).unwrap(), rng.get_word_pos());
             s = serde_json::from_str(&text).unwrap();
-            rng = stream(3, &[1]);
+            // A restart: the stream rebuilt from its seed, at the saved position.
+            let (seed, id) = (rng.get_seed(), rng.get_stream());
+            rng = rand::SeedableRng::from_seed(seed);
+            rng.set_stream(id);
             rng.set_word_pos(pos);
         }
         s.finish().unwrap()
@@ -324,6 +365,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(resumed(Threshold::new(space, 0.8, 0.1)), whole);
+    }
+
+    #[test]
+    fn a_tuners_session_resumes_from_json_to_its_release() {
+        use crate::tuners::{liu_talwar::LiuTalwar, papernot_steinke::PapernotSteinke, Tuner};
+        let space = Space::UnitBox { dim: 2 };
+        let tuners: Vec<Box<dyn Tuner>> = vec![
+            Box::new(PapernotSteinke::poisson(4.0).unwrap()),
+            Box::new(LiuTalwar::best_of(3.0).unwrap()),
+        ];
+        for tuner in &tuners {
+            let mut rng = stream(9, &[2]);
+            let mut s = tuner.session(&space, &mut rng).unwrap().unwrap();
+            let whole = drive(&mut s, &training(), &mut rng).unwrap();
+            let mut rng = stream(9, &[2]);
+            let s = tuner.session(&space, &mut rng).unwrap().unwrap();
+            let text = serde_json::to_string(&s).unwrap();
+            assert!(text.starts_with("{\"best-of\""), "{text}");
+            let state: State = serde_json::from_str(&text).unwrap();
+            assert_eq!(resumed_from(state, rng), whole, "{}", tuner.name());
+        }
     }
 
     #[test]
