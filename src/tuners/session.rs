@@ -158,7 +158,7 @@ impl BestOf {
                 return Err(Error::invalid(
                     "k",
                     k,
-                    &format!("at most the {} listed candidates", list.len()),
+                    format!("at most the {} listed candidates", list.len()),
                 ));
             }
         }
