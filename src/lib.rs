@@ -56,6 +56,7 @@ pub mod params;
 pub mod pareto;
 pub mod propose_test;
 pub mod rng;
+pub mod search;
 pub mod selection;
 pub mod sim;
 pub mod tuners;
