@@ -153,7 +153,7 @@ impl SearchSpace {
             return Err(Error::invalid(
                 "point",
                 u.len(),
-                &format!("{} coordinates, one per hyperparameter", self.dim()),
+                format!("{} coordinates, one per hyperparameter", self.dim()),
             ));
         }
         Ok(self
