@@ -1,6 +1,7 @@
-//! Tuners as ask/tell state machines (issue 39). A session asks for one private training run at
-//! a time ([`Session::ask`]), is told the score that run released ([`Session::tell`]) and ends
-//! with the release ([`Session::finish`]). Its state is plain data (serde): a run can stop after
+//! Tuners as ask/tell state machines (issue 39). A session asks for private training runs
+//! ([`Session::ask`]; several at once where its choices do not depend on their scores), is told
+//! the score each run released ([`Session::tell`]) and ends with the release
+//! ([`Session::finish`]). Its state is plain data (serde): a run can stop after
 //! any tell and resume from the saved state, not from replayed draws.
 //!
 //! The guarantee is the tuner's, known before the first ask ([`super::Tuner::guarantee`]): a
@@ -23,15 +24,27 @@ pub struct Trial {
     pub hyper: Hyper,
 }
 
+/// What a session wants next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Next {
+    /// Run this trial and tell its score.
+    Run(Trial),
+    /// Tell the scores of the pending runs first: what comes next depends on them.
+    Wait,
+    /// The tuner has decided: [`Session::finish`] gives the release.
+    Done,
+}
+
 /// A tuning run as a state machine.
 pub trait Session {
-    /// The next run, or None once the tuner has decided. Draws what the tuner draws before
-    /// the run (a candidate, a halting coin) from `rng`. Asking again before the pending run
-    /// is told is an error.
-    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>>;
-    /// The score the pending run `index` released.
+    /// The next run, if the tuner can say it before the pending runs are told (a best-of
+    /// session can: its candidates do not depend on scores, so its runs may go side by side;
+    /// a threshold session cannot). Draws what the tuner draws before the run (a candidate, a
+    /// halting coin) from `rng`, so the draws follow the asking order, whoever runs them.
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next>;
+    /// The score the pending run `index` released (pending runs may be told in any order).
     fn tell(&mut self, index: u64, score: f64) -> Result<()>;
-    /// The release, once [`Session::ask`] has returned None.
+    /// The release, once [`Session::ask`] has said [`Next::Done`].
     fn finish(&self) -> Result<Outcome>;
 }
 
@@ -50,10 +63,18 @@ impl State {
             State::Threshold(s) => s,
         }
     }
+
+    /// The runs asked for and not yet told.
+    pub fn pending(&self) -> &[Trial] {
+        match self {
+            State::BestOf(s) => &s.progress.pending,
+            State::Threshold(s) => &s.progress.pending,
+        }
+    }
 }
 
 impl Session for State {
-    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next> {
         self.inner().ask(rng)
     }
     fn tell(&mut self, index: u64, score: f64) -> Result<()> {
@@ -67,66 +88,77 @@ impl Session for State {
     }
 }
 
-/// Runs `session` to its end over `training`, each run drawing from `rng` after the session's
-/// own draws for it.
+/// Runs `session` to its end over `training`, one run at a time, each run drawing from `rng`
+/// after the session's own draws for it.
 pub fn drive(
     session: &mut dyn Session,
     training: &dyn PrivateTraining,
     rng: &mut dyn RngCore,
 ) -> Result<Outcome> {
-    while let Some(trial) = session.ask(rng)? {
-        let score = training.train(&trial.hyper, rng);
-        session.tell(trial.index, score)?;
+    loop {
+        match session.ask(rng)? {
+            Next::Run(trial) => {
+                let score = training.train(&trial.hyper, rng);
+                session.tell(trial.index, score)?;
+            }
+            Next::Done => return session.finish(),
+            Next::Wait => {
+                return Err(Error::Infeasible(
+                    "a session waited with no run pending".into(),
+                ))
+            }
+        }
     }
-    session.finish()
 }
 
-/// The runs asked and told so far, and the one pending.
+/// The runs asked for so far, the ones told, and the ones pending.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 struct Progress {
+    asked: u64,
     told: u64,
-    pending: Option<Trial>,
+    pending: Vec<Trial>,
 }
 
 impl Progress {
-    fn start(&mut self, hyper: Hyper) -> Result<Option<Trial>> {
-        if let Some(p) = &self.pending {
-            return Err(Error::Infeasible(format!(
-                "run {} was asked for and not yet told: tell its score before asking again",
-                p.index
-            )));
-        }
+    fn start(&mut self, hyper: Hyper) -> Next {
         let trial = Trial {
-            index: self.told,
+            index: self.asked,
             hyper,
         };
-        self.pending = Some(trial.clone());
-        Ok(Some(trial))
+        self.asked += 1;
+        self.pending.push(trial.clone());
+        Next::Run(trial)
     }
 
     /// The pending trial `index`, now told.
     fn told(&mut self, index: u64, score: f64) -> Result<Hyper> {
-        match self.pending.take() {
-            Some(t) if t.index == index && score.is_finite() => {
-                self.told += 1;
-                Ok(t.hyper)
-            }
-            Some(t) if t.index == index => {
-                self.pending = Some(t);
-                Err(Error::invalid(
-                    "score",
-                    score,
-                    "a finite number (a failed run is told its worst score, never dropped)",
-                ))
-            }
-            other => {
-                let expected = other.as_ref().map(|t| t.index);
-                self.pending = other;
-                Err(Error::Infeasible(format!(
-                    "told run {index}, but the run waiting for its score is {}",
-                    expected.map_or("none".into(), |i| i.to_string())
-                )))
-            }
+        let Some(at) = self.pending.iter().position(|t| t.index == index) else {
+            let waiting: Vec<String> = self.pending.iter().map(|t| t.index.to_string()).collect();
+            return Err(Error::Infeasible(format!(
+                "told run {index}, but the runs waiting for their scores are: {}",
+                if waiting.is_empty() {
+                    "none".into()
+                } else {
+                    waiting.join(", ")
+                }
+            )));
+        };
+        if !score.is_finite() {
+            return Err(Error::invalid(
+                "score",
+                score,
+                "a finite number (a failed run is told its worst score, never dropped)",
+            ));
+        }
+        self.told += 1;
+        Ok(self.pending.remove(at).hyper)
+    }
+
+    fn done_or_wait(&self) -> Next {
+        if self.pending.is_empty() {
+            Next::Done
+        } else {
+            Next::Wait
         }
     }
 }
@@ -141,14 +173,16 @@ pub enum Candidates {
 }
 
 /// Best of k runs (naive composition, random search, and repeat-and-select once its count K
-/// is drawn): releases the candidate with the highest released score and that score (the
-/// first of equal ones), or nothing when k = 0.
+/// is drawn): releases the candidate with the highest released score and that score (of equal
+/// ones, the first asked, whatever order they were told in), or nothing when k = 0. Its
+/// candidates do not depend on scores, so every run may be asked for at once.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BestOf {
     k: u64,
     candidates: Candidates,
     progress: Progress,
-    best: Option<(Hyper, f64)>,
+    /// (index, candidate, score) of the best run told.
+    best: Option<(u64, Hyper, f64)>,
 }
 
 impl BestOf {
@@ -169,27 +203,30 @@ impl BestOf {
             best: None,
         })
     }
+
+    /// The number of runs, K.
+    pub fn runs(&self) -> u64 {
+        self.k
+    }
 }
 
 impl Session for BestOf {
-    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
-        if self.progress.told >= self.k && self.progress.pending.is_none() {
-            return Ok(None);
-        }
-        if self.progress.pending.is_some() {
-            return self.progress.start(Vec::new()); // the error of asking twice
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next> {
+        if self.progress.asked >= self.k {
+            return Ok(self.progress.done_or_wait());
         }
         let hyper = match &self.candidates {
             Candidates::Drawn(space) => space.draw(rng),
-            Candidates::Listed(list) => list[self.progress.told as usize].clone(),
+            Candidates::Listed(list) => list[self.progress.asked as usize].clone(),
         };
-        self.progress.start(hyper)
+        Ok(self.progress.start(hyper))
     }
 
     fn tell(&mut self, index: u64, score: f64) -> Result<()> {
         let hyper = self.progress.told(index, score)?;
-        if self.best.as_ref().is_none_or(|(_, b)| score > *b) {
-            self.best = Some((hyper, score));
+        let better = |(i, _, b): &(u64, Hyper, f64)| score > *b || (score == *b && index < *i);
+        if self.best.as_ref().is_none_or(better) {
+            self.best = Some((index, hyper, score));
         }
         Ok(())
     }
@@ -197,8 +234,8 @@ impl Session for BestOf {
     fn finish(&self) -> Result<Outcome> {
         unfinished(&self.progress, self.progress.told < self.k)?;
         Ok(Outcome {
-            released_score: self.best.as_ref().map(|b| b.1),
-            chosen: self.best.as_ref().map(|b| b.0.clone()),
+            released_score: self.best.as_ref().map(|b| b.2),
+            chosen: self.best.as_ref().map(|b| b.1.clone()),
             runs: self.k,
             ..Outcome::default()
         })
@@ -206,7 +243,7 @@ impl Session for BestOf {
 }
 
 fn unfinished(progress: &Progress, more: bool) -> Result<()> {
-    if progress.pending.is_some() || more {
+    if !progress.pending.is_empty() || more {
         return Err(Error::Infeasible(format!(
             "the tuning run is not over ({} run(s) told): ask until it says it is done",
             progress.told
@@ -217,7 +254,7 @@ fn unfinished(progress: &Progress, more: bool) -> Result<()> {
 
 /// Liu–Talwar's threshold variant: before each run, halt with probability `halt` (releasing
 /// nothing); else run a drawn candidate and release it with its score if the score reaches the
-/// threshold.
+/// threshold. Each run waits for the score before it: one run at a time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Threshold {
     space: Space,
@@ -242,19 +279,19 @@ impl Threshold {
 }
 
 impl Session for Threshold {
-    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Option<Trial>> {
-        if self.halted || self.released.is_some() {
-            return Ok(None);
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next> {
+        if !self.progress.pending.is_empty() {
+            return Ok(Next::Wait);
         }
-        if self.progress.pending.is_some() {
-            return self.progress.start(Vec::new()); // the error of asking twice
+        if self.halted || self.released.is_some() {
+            return Ok(Next::Done);
         }
         if rng.random::<f64>() < self.halt {
             self.halted = true;
-            return Ok(None);
+            return Ok(Next::Done);
         }
         let hyper = self.space.draw(rng);
-        self.progress.start(hyper)
+        Ok(self.progress.start(hyper))
     }
 
     fn tell(&mut self, index: u64, score: f64) -> Result<()> {
@@ -307,7 +344,7 @@ mod tests {
         mut s: S,
         mut rng: rand_chacha::ChaCha20Rng,
     ) -> Outcome {
-        while let Some(t) = s.ask(&mut rng).unwrap() {
+        while let Next::Run(t) = s.ask(&mut rng).unwrap() {
             let score = training().train(&t.hyper, &mut rng);
             s.tell(t.index, score).unwrap();
             let (text, pos) = (serde_json::to_string(&s).unwrap(), rng.get_word_pos());
@@ -393,7 +430,9 @@ mod tests {
         let mut s = BestOf::new(2, Candidates::Listed(vec![vec![0.1], vec![0.9]])).unwrap();
         let mut rng = stream(1, &[]);
         assert!(s.finish().is_err(), "finished before any run");
-        let t = s.ask(&mut rng).unwrap().unwrap();
+        let Next::Run(t) = s.ask(&mut rng).unwrap() else {
+            panic!("a first run")
+        };
         assert_eq!(
             t,
             Trial {
@@ -401,19 +440,54 @@ mod tests {
                 hyper: vec![0.1]
             }
         );
-        assert!(s.ask(&mut rng).is_err(), "asked twice");
-        assert!(s.tell(1, 0.5).is_err(), "told the wrong run");
+        assert!(s.tell(1, 0.5).is_err(), "told a run never asked for");
         assert!(s.tell(0, f64::NAN).is_err(), "told NaN");
         s.tell(0, 0.5).unwrap();
         assert!(s.tell(0, 0.5).is_err(), "told twice");
-        let t = s.ask(&mut rng).unwrap().unwrap();
+        let Next::Run(t) = s.ask(&mut rng).unwrap() else {
+            panic!("a second run")
+        };
+        assert!(s.finish().is_err(), "finished with a run pending");
         s.tell(t.index, 0.7).unwrap();
-        assert_eq!(s.ask(&mut rng).unwrap(), None);
+        assert_eq!(s.ask(&mut rng).unwrap(), Next::Done);
         let out = s.finish().unwrap();
         assert_eq!(
             (out.chosen, out.released_score),
             (Some(vec![0.9]), Some(0.7))
         );
         assert!(BestOf::new(3, Candidates::Listed(vec![vec![0.1]])).is_err());
+    }
+
+    /// Best-of runs may be asked for together and told in any order: the release is the
+    /// one of telling them in order (ties go to the first asked).
+    #[test]
+    fn best_of_runs_told_out_of_order_release_the_same() {
+        let list = vec![vec![0.1], vec![0.2], vec![0.3], vec![0.4]];
+        let scores = [0.5, 0.9, 0.9, 0.2];
+        let release = |order: &[usize]| {
+            let mut s = BestOf::new(4, Candidates::Listed(list.clone())).unwrap();
+            let mut rng = stream(1, &[]);
+            let asked: Vec<Trial> = (0..4)
+                .map(|_| match s.ask(&mut rng).unwrap() {
+                    Next::Run(t) => t,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(s.ask(&mut rng).unwrap(), Next::Wait);
+            for &i in order {
+                s.tell(asked[i].index, scores[i]).unwrap();
+            }
+            assert_eq!(s.ask(&mut rng).unwrap(), Next::Done);
+            s.finish().unwrap()
+        };
+        let in_order = release(&[0, 1, 2, 3]);
+        assert_eq!(in_order.chosen, Some(vec![0.2]));
+        assert_eq!(release(&[3, 2, 1, 0]), in_order);
+        assert_eq!(release(&[2, 0, 3, 1]), in_order);
+        // A threshold session runs one at a time.
+        let mut t = Threshold::new(Space::UnitBox { dim: 1 }, 2.0, 1e-9);
+        let mut rng = stream(1, &[]);
+        assert!(matches!(t.ask(&mut rng).unwrap(), Next::Run(_)));
+        assert_eq!(t.ask(&mut rng).unwrap(), Next::Wait);
     }
 }
