@@ -33,6 +33,40 @@ enum Command {
     /// The simulation harness: run experiment files, regenerate their plots and tables.
     #[command(subcommand)]
     Sim(Sim),
+    /// Tune your own training command privately: runs COMMAND once per candidate the tuner
+    /// asks for and prints the release with its privacy guarantee (docs/tune.md).
+    Tune(Tune),
+}
+
+#[derive(Args, Debug)]
+struct Tune {
+    /// The search file: [space], [tuner], [privacy], [run], [score] (docs/tune.md).
+    file: std::path::PathBuf,
+    /// Where the journal, the release and the released run's output go (default:
+    /// dptune-tune/<the search file's name>). A search resumes there; nothing else is
+    /// overwritten.
+    #[arg(long)]
+    out: Option<std::path::PathBuf>,
+    /// Runs at a time (where the tuner's choices do not depend on scores). The release does
+    /// not depend on it.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    jobs: u64,
+    /// Keep every run's output directory, not only the released one's (they are not covered
+    /// by the guarantee).
+    #[arg(long)]
+    keep_all: bool,
+    /// Also print every run's score and failure (not covered by the guarantee).
+    #[arg(long)]
+    show_private: bool,
+    /// No progress lines.
+    #[arg(long)]
+    quiet: bool,
+    /// Testing aid: exit abruptly once this many runs are on record, as if killed.
+    #[arg(long, hide = true)]
+    stop_after_runs: Option<u64>,
+    /// The training command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    command: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -550,6 +584,25 @@ fn execute(cli: Cli) -> Result<String, Error> {
     match cli.command {
         Command::Account(account) => execute_account(account),
         Command::Sim(sim) => execute_sim(sim),
+        Command::Tune(t) => {
+            let out = t.out.unwrap_or_else(|| {
+                let stem = t
+                    .file
+                    .file_stem()
+                    .map_or("search".into(), |s| s.to_string_lossy().into_owned());
+                std::path::Path::new("dptune-tune").join(stem)
+            });
+            crate::tune::tune(&crate::tune::Options {
+                file: t.file,
+                command: t.command,
+                out,
+                jobs: t.jobs as usize,
+                keep_all: t.keep_all,
+                show_private: t.show_private,
+                quiet: t.quiet,
+                stop_after_runs: t.stop_after_runs,
+            })
+        }
     }
 }
 

@@ -56,9 +56,9 @@ pub mod params;
 pub mod pareto;
 pub mod propose_test;
 pub mod rng;
-pub mod search;
 pub mod selection;
 pub mod sim;
+pub mod tune;
 pub mod tuners;
 pub mod workloads;
 

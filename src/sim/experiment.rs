@@ -256,8 +256,31 @@ fn span_of(text: &str, path: &str) -> Option<usize> {
     found
 }
 
+/// Adds `:line:column` to a file error of `text` that has none: where its field is written.
+pub(crate) fn locate_in_text(e: Error, text: &str) -> Error {
+    match e {
+        Error::Experiment {
+            file,
+            at,
+            field,
+            reason,
+        } if at.is_empty() => {
+            let at = span_of(text, &field)
+                .map(|start| line_column(text, start))
+                .map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+            Error::Experiment {
+                file,
+                at,
+                field,
+                reason,
+            }
+        }
+        e => e,
+    }
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `text`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 pub struct Progress {
     label: String,
+    unit: &'static str,
     total: u64,
     enabled: bool,
     tty: bool,
@@ -15,8 +16,14 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(label: &str, total: u64, enabled: bool) -> Self {
+        Self::counting(label, "units", total, enabled)
+    }
+
+    /// A bar counting `unit` (e.g. "runs").
+    pub fn counting(label: &str, unit: &'static str, total: u64, enabled: bool) -> Self {
         Progress {
             label: label.to_string(),
+            unit,
             total,
             enabled: enabled && total > 0,
             tty: std::io::stderr().is_terminal(),
@@ -41,10 +48,11 @@ impl Progress {
             let filled = (done * width / total) as usize;
             let _ = write!(
                 err,
-                "\r{} [{}{}] {done}/{total} units, {elapsed:.0} s, ETA {eta:.0} s ",
+                "\r{} [{}{}] {done}/{total} {}, {elapsed:.0} s, ETA {eta:.0} s ",
                 self.label,
                 "#".repeat(filled),
-                " ".repeat(width as usize - filled)
+                " ".repeat(width as usize - filled),
+                self.unit
             );
             if done == total {
                 let _ = writeln!(err);
@@ -53,7 +61,11 @@ impl Progress {
             let decile = done * 10 / total;
             if decile > s.1 || done == total {
                 s.1 = decile;
-                let _ = writeln!(err, "{}: {done}/{total} units, {elapsed:.0} s", self.label);
+                let _ = writeln!(
+                    err,
+                    "{}: {done}/{total} {}, {elapsed:.0} s",
+                    self.label, self.unit
+                );
             }
         }
     }

@@ -1,0 +1,257 @@
+//! One run of the user's command: its hyperparameters, seed, privacy parameters and fresh
+//! output directory go into its environment and into `dptune-run.json` in that directory; its
+//! score is read from the last line it prints that is a JSON object with a `score`.
+
+use super::file::RunPrivacy;
+use super::space::Value;
+use crate::error::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one run is given.
+pub struct Request<'a> {
+    pub index: u64,
+    pub seed: u64,
+    pub dir: PathBuf,
+    pub values: &'a [(String, Value)],
+    pub run: Option<&'a RunPrivacy>,
+    pub timeout: Option<Duration>,
+}
+
+/// How a run ended: its raw score, or why it failed (told the worst score).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Ended {
+    Score(f64),
+    Failed(String),
+}
+
+/// The file each run finds in its output directory (also named by `DPTUNE_RUN_FILE`).
+pub const RUN_FILE: &str = "dptune-run.json";
+
+/// The environment name of hyperparameter `name` (`learning_rate` → `DPTUNE_HP_LEARNING_RATE`).
+pub fn env_name(name: &str) -> String {
+    format!("DPTUNE_HP_{}", name.to_ascii_uppercase())
+}
+
+/// Where `program` is: itself when it names a path, else the first match on PATH. An error
+/// (before any run) when there is none.
+pub fn resolve(program: &str) -> Result<PathBuf> {
+    let missing = |why: &str| {
+        Error::Infeasible(format!(
+            "the command `{program}` {why}: give the program to run after `--`, \
+             e.g. `dptune tune search.toml -- python3 train.py`"
+        ))
+    };
+    if program.is_empty() {
+        return Err(missing("is empty"));
+    }
+    if program.contains('/') {
+        let p = PathBuf::from(program);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(missing("is not a file"))
+        };
+    }
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|d| d.join(program))
+                .find(|p| p.is_file())
+        })
+        .ok_or_else(|| missing("is not on PATH"))
+}
+
+/// Runs `command` for `req`. An error only when the command cannot be started or its
+/// directory written; everything the command itself does wrong is a failed run.
+pub fn run(command: &[String], req: &Request) -> Result<Ended> {
+    std::fs::create_dir_all(&req.dir).map_err(|e| Error::io(&req.dir, e))?;
+    let mut hyper = serde_json::Map::new();
+    for (name, v) in req.values {
+        hyper.insert(name.clone(), serde_json::to_value(v).expect("plain values"));
+    }
+    let mut about = serde_json::json!({
+        "run": req.index,
+        "seed": req.seed,
+        "output_dir": req.dir,
+        "hyperparameters": hyper,
+    });
+    let mut env: Vec<(String, String)> = vec![
+        ("DPTUNE_RUN".into(), req.index.to_string()),
+        ("DPTUNE_SEED".into(), req.seed.to_string()),
+        ("DPTUNE_OUTPUT_DIR".into(), req.dir.display().to_string()),
+        (
+            "DPTUNE_RUN_FILE".into(),
+            req.dir.join(RUN_FILE).display().to_string(),
+        ),
+    ];
+    for (name, v) in req.values {
+        let text = match v {
+            Value::Number(x) => format!("{x:e}"),
+            Value::Integer(i) => i.to_string(),
+            Value::Text(t) => t.clone(),
+        };
+        env.push((env_name(name), text));
+    }
+    if let Some(RunPrivacy::DpSgd(d)) = req.run {
+        about["dp_sgd"] = serde_json::to_value(d).expect("plain values");
+        env.push((
+            "DPTUNE_NOISE_MULTIPLIER".into(),
+            format!("{:e}", d.noise_multiplier),
+        ));
+        env.push((
+            "DPTUNE_SAMPLING_RATE".into(),
+            format!("{:e}", d.sampling_rate),
+        ));
+        env.push(("DPTUNE_STEPS".into(), d.steps.to_string()));
+        env.push(("DPTUNE_SAMPLING".into(), d.sampling.to_string()));
+        for (k, v) in [
+            ("DPTUNE_DATA_SIZE", d.data_size),
+            ("DPTUNE_LOT_SIZE", d.lot_size),
+            ("DPTUNE_EPOCHS", d.epochs),
+        ] {
+            if let Some(v) = v {
+                env.push((k.into(), v.to_string()));
+            }
+        }
+    }
+    let run_file = req.dir.join(RUN_FILE);
+    std::fs::write(
+        &run_file,
+        serde_json::to_string_pretty(&about).expect("plain values"),
+    )
+    .map_err(|e| Error::io(&run_file, e))?;
+    let stdout_path = req.dir.join("stdout.log");
+    let stderr_path = req.dir.join("stderr.log");
+    let create = |p: &Path| std::fs::File::create(p).map_err(|e| Error::io(p, e));
+    let mut cmd = Command::new(&command[0]);
+    cmd.args(&command[1..])
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(create(&stdout_path)?)
+        .stderr(create(&stderr_path)?);
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0); // so a timeout stops what the command started too
+    }
+    let mut child = cmd.spawn().map_err(|e| {
+        Error::Infeasible(format!(
+            "the command `{}` cannot be started: {e}",
+            command[0]
+        ))
+    })?;
+    let start = Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {}
+            Err(e) => return Ok(Ended::Failed(format!("waiting for it failed: {e}"))),
+        }
+        if let Some(limit) = req.timeout {
+            if start.elapsed() > limit {
+                kill_group(&mut child);
+                return Ok(Ended::Failed(format!(
+                    "stopped after the timeout of {} s",
+                    limit.as_secs_f64()
+                )));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let printed = std::fs::read(&stdout_path).map_err(|e| Error::io(&stdout_path, e))?;
+    let score = score_of(&String::from_utf8_lossy(&printed));
+    Ok(match (status.success(), score) {
+        (true, Ok(s)) => Ended::Score(s),
+        (true, Err(why)) => Ended::Failed(why),
+        (false, _) => Ended::Failed(format!(
+            "it exited with {status} (its stderr: {})",
+            stderr_path.display()
+        )),
+    })
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", &format!("-{}", child.id())])
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// The score of the last printed line that is a JSON object with a `score`: a finite number.
+pub fn score_of(stdout: &str) -> std::result::Result<f64, String> {
+    let last = stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('{'))
+        .ok_or_else(|| {
+            "it printed no JSON line (expected a last line like {\"score\": 0.87})".to_string()
+        })?;
+    let v: serde_json::Value = serde_json::from_str(last)
+        .map_err(|e| format!("its last JSON line is not JSON ({e}): {}", clip(last)))?;
+    match v.get("score") {
+        Some(serde_json::Value::Number(n)) => match n.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(format!("its score is not a finite number: {}", clip(last))),
+        },
+        // serde_json reads NaN and Infinity as no number at all.
+        Some(other) => Err(format!("its score is not a finite number: {other}")),
+        None => Err(format!(
+            "its last JSON line has no \"score\": {}",
+            clip(last)
+        )),
+    }
+}
+
+fn clip(s: &str) -> String {
+    if s.chars().count() > 120 {
+        format!("{}…", s.chars().take(120).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_score_is_the_last_json_line_and_garbage_says_why() {
+        assert_eq!(
+            score_of("epoch 1\n{\"score\": 0.5}\n{\"score\": 0.75, \"loss\": 2}\n"),
+            Ok(0.75)
+        );
+        assert_eq!(score_of("{\"score\": 3}\ndone\n"), Ok(3.0));
+        for (out, says) in [
+            ("", "no JSON line"),
+            ("hello\n", "no JSON line"),
+            ("{\"score\": NaN}", "not JSON"),
+            ("{\"score\": \"high\"}", "not a finite number"),
+            ("{\"loss\": 1}", "no \"score\""),
+            ("{\"score\": 1e999}", "not"),
+        ] {
+            let e = score_of(out).unwrap_err();
+            assert!(e.contains(says), "{out}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_command_is_named() {
+        let e = resolve("surely-no-such-program-dptune")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("surely-no-such-program-dptune") && e.contains("PATH"),
+            "{e}"
+        );
+        assert!(resolve("./no/such/file").is_err());
+        assert!(resolve("sh").is_ok());
+    }
+}

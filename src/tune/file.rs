@@ -1,0 +1,885 @@
+//! The search file of `dptune tune` and the plan made from it before any run: the space, the
+//! tuner, the privacy of one run (DP-SGD, an RDP curve, ρ-zCDP or pure ε-DP) and of its score,
+//! what a total budget calibrates, and the guarantee. Everything here is data-independent.
+
+use super::space::SearchSpace;
+use crate::accounting::{Accountant, Conversion, DpSgd, Gaussian, LotSampling, Orders, RdpCurve};
+use crate::error::{Error, Range, Result};
+use crate::numeric::fmt_num;
+use crate::tuners::{self, Guarantee, Tuner};
+use crate::workloads::{Declarations, Space, TrainingDeclaration};
+use serde::{Deserialize, Deserializer};
+
+/// A number, or `"calibrated"`: dptune picks it so that the guarantee meets the total budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Knob {
+    Fixed(f64),
+    Calibrated,
+}
+
+impl<'de> Deserialize<'de> for Knob {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(x) => Ok(Knob::Fixed(x)),
+            Raw::Text(t) if t == "calibrated" => Ok(Knob::Calibrated),
+            Raw::Text(t) => Err(serde::de::Error::custom(format!(
+                "expected a number or \"calibrated\", found \"{t}\""
+            ))),
+        }
+    }
+}
+
+/// The file as written (the `[space]` table is read by [`SearchSpace::parse`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Written {
+    /// The seed of every draw: the tuner's, each run's seed, the score noise.
+    #[serde(default)]
+    seed: u64,
+    tuner: toml::Table,
+    privacy: Option<PrivacyWritten>,
+    run: Option<RunWritten>,
+    score: ScoreWritten,
+    /// Seconds one run may take before it is stopped (and counted as failed).
+    timeout_s: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PrivacyWritten {
+    delta: f64,
+    /// The total ε of the whole tuning: one knob written "calibrated" meets it.
+    epsilon: Option<f64>,
+    /// `cks` (default) or `mironov`: the RDP → (ε, δ) conversion.
+    conversion: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+enum RunWritten {
+    /// DP-SGD with Poisson or without-replacement lots.
+    DpSgd {
+        #[serde(default)]
+        sampling: Sampling,
+        sampling_rate: Option<f64>,
+        steps: Option<u64>,
+        data_size: Option<u64>,
+        lot_size: Option<u64>,
+        epochs: Option<u64>,
+        noise_multiplier: Knob,
+    },
+    /// An RDP curve at these orders.
+    Rdp {
+        orders: Vec<f64>,
+        epsilons: Vec<f64>,
+    },
+    /// ρ-zCDP.
+    Zcdp { rho: f64 },
+    /// Pure ε-DP.
+    PureDp { epsilon: f64 },
+}
+
+#[derive(Deserialize, Default, Clone, Copy, Debug, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+enum Sampling {
+    #[default]
+    Poisson,
+    WithoutReplacement,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScoreWritten {
+    /// [lo, hi]: scores are clipped to it; a failed run scores the worst end.
+    range: [f64; 2],
+    #[serde(default)]
+    goal: Goal,
+    /// The score is computed on data the user declares public: released as it is.
+    #[serde(default)]
+    public: bool,
+    /// A private score: the mean over this many private records, each in `range`.
+    records: Option<u64>,
+    /// Its noise multiplier z: dptune adds N(0, (z·(hi − lo)/records)²).
+    noise: Option<Knob>,
+}
+
+/// Whether a larger score is better.
+#[derive(Deserialize, Default, Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Goal {
+    #[default]
+    Maximize,
+    Minimize,
+}
+
+/// One run's DP-SGD, as handed to the command.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DpSgdRun {
+    pub sampling: &'static str,
+    pub sampling_rate: f64,
+    pub steps: u64,
+    pub noise_multiplier: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lot_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epochs: Option<u64>,
+}
+
+/// The privacy of one run, resolved (a calibrated knob has its value).
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunPrivacy {
+    DpSgd(DpSgdRun),
+    Rdp {
+        orders: Vec<f64>,
+        epsilons: Vec<f64>,
+    },
+    Zcdp(f64),
+    PureDp(f64),
+}
+
+/// How the command's score becomes the released one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScorePlan {
+    pub lo: f64,
+    pub hi: f64,
+    pub goal: Goal,
+    /// (records, noise multiplier z) of a private score; None for a public one.
+    pub private: Option<(u64, f64)>,
+}
+
+impl ScorePlan {
+    /// The worst score (what a failed run is told).
+    pub fn worst(&self) -> f64 {
+        match self.goal {
+            Goal::Maximize => self.lo,
+            Goal::Minimize => self.hi,
+        }
+    }
+    /// The standard deviation of the noise added to a private score.
+    pub fn noise_sd(&self) -> Option<f64> {
+        self.private
+            .map(|(m, z)| z * (self.hi - self.lo) / m as f64)
+    }
+}
+
+/// What selects the release.
+pub enum Selector {
+    /// A private tuner of the registry.
+    Private(Box<dyn Tuner>),
+    /// Non-private baselines: the best of `k` uniform draws, or of every point of a grid.
+    RandomSearch {
+        candidates: u64,
+    },
+    GridSearch {
+        points: Vec<Vec<f64>>,
+    },
+}
+
+impl Selector {
+    pub fn label(&self) -> String {
+        match self {
+            Selector::Private(t) => format!("{} ({})", t.name(), t.params()),
+            Selector::RandomSearch { candidates } => {
+                format!("random-search ({candidates} candidates; non-private baseline)")
+            }
+            Selector::GridSearch { points } => {
+                format!(
+                    "grid-search ({} points; non-private baseline)",
+                    points.len()
+                )
+            }
+        }
+    }
+}
+
+/// Everything decided before the first run.
+pub struct Plan {
+    pub space: SearchSpace,
+    pub selector: Selector,
+    pub seed: u64,
+    pub timeout_s: Option<f64>,
+    pub run: Option<RunPrivacy>,
+    pub score: ScorePlan,
+    /// The guarantee of the whole tuning (None for a baseline).
+    pub guarantee: Option<Guarantee>,
+    /// What neighbouring data sets differ in.
+    pub relation: String,
+    /// The knob a total budget calibrated, and its value.
+    pub calibrated: Option<(&'static str, f64)>,
+}
+
+/// The largest mean number of runs a calibration picks unless `max_mean` says otherwise.
+pub const DEFAULT_MAX_MEAN: f64 = 100.0;
+
+/// Tuners that have no ask/tell session a command can drive yet, and why.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "propose-test",
+        "it runs the command once per shard of the data; its session is not built yet",
+    ),
+    (
+        "dp-gibo",
+        "it needs per-user losses from each evaluation; its session is not built yet",
+    ),
+    (
+        "dp-gd",
+        "it needs per-user losses from each evaluation; its session is not built yet",
+    ),
+    (
+        "gp-ucb",
+        "it needs a declared GP prior of the validation gain; its session is not built yet",
+    ),
+    (
+        "lipschitz-gain",
+        "it needs exact validation gains of a strongly convex model (Assumption 2)",
+    ),
+];
+
+fn at(file: &str, field: &str, reason: impl Into<String>) -> Error {
+    Error::Experiment {
+        file: file.into(),
+        at: String::new(),
+        field: field.into(),
+        reason: reason.into(),
+    }
+}
+
+/// An error of reading `section` of `file`, as a file error naming the key.
+fn in_section(file: &str, section: &str, e: Error) -> Error {
+    let join = |key: &str| {
+        if section.is_empty() {
+            key.to_string()
+        } else if key.is_empty() {
+            section.to_string()
+        } else {
+            format!("{section}.{key}")
+        }
+    };
+    match e {
+        Error::UnknownKey { key, allowed, .. } => {
+            // The root's `space` is read apart, so serde does not list it.
+            let allowed = if section.is_empty() {
+                format!("space, {allowed}")
+            } else {
+                allowed
+            };
+            at(
+                file,
+                &join(&key),
+                format!("unknown key (allowed: {allowed})"),
+            )
+        }
+        Error::Parameter { field, reason, .. } => at(file, &join(&field), reason),
+        Error::InvalidParameter {
+            name,
+            value,
+            allowed,
+        } => at(
+            file,
+            &join(name),
+            format!("{value} is not allowed: expected {allowed}"),
+        ),
+        Error::Infeasible(m) => at(file, section, m),
+        other => other,
+    }
+}
+
+/// Reads `text` (the contents of `file`) into a plan: errors name the file, line and key.
+pub fn plan(file: &str, text: &str) -> Result<Plan> {
+    let located = |e: Error| crate::sim::experiment::locate_in_text(e, text);
+    plan_unlocated(file, text).map_err(located)
+}
+
+fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
+    let mut root: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let at = e
+            .span()
+            .map(|s| crate::sim::experiment::line_column(text, s.start))
+            .map_or(String::new(), |(l, c)| format!(":{l}:{c}"));
+        Error::Experiment {
+            file: file.into(),
+            at,
+            field: "(syntax)".into(),
+            reason: e.message().trim().to_string(),
+        }
+    })?;
+    let space = match root.remove("space") {
+        Some(toml::Value::Table(t)) => SearchSpace::parse(file, &t)?,
+        Some(_) => return Err(at(file, "space", "a table of hyperparameters")),
+        None => {
+            return Err(at(
+                file,
+                "space",
+                "missing: declare the hyperparameters searched",
+            ))
+        }
+    };
+    let w: Written =
+        crate::params::read("search file", &root).map_err(|e| in_section(file, "", e))?;
+    let score = score_plan(file, &w.score)?;
+    let mut tuner_table = w.tuner.clone();
+    let name = match tuner_table.remove("name") {
+        Some(toml::Value::String(s)) => s,
+        _ => return Err(at(file, "tuner.name", "missing: the tuner's name (naive, liu-talwar, papernot-steinke, random-search, grid-search)")),
+    };
+    if let Some(t) = w.timeout_s {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(at(
+                file,
+                "timeout_s",
+                format!("{t}: expected a number of seconds > 0"),
+            ));
+        }
+    }
+    let base = Plan {
+        space,
+        selector: Selector::RandomSearch { candidates: 0 },
+        seed: w.seed,
+        timeout_s: w.timeout_s,
+        run: None,
+        score,
+        guarantee: None,
+        relation: String::new(),
+        calibrated: None,
+    };
+    match name.as_str() {
+        "random-search" | "grid-search" => baseline(file, base, &name, &tuner_table, &w),
+        _ => private(file, base, &name, tuner_table, &w),
+    }
+}
+
+fn score_plan(file: &str, s: &ScoreWritten) -> Result<ScorePlan> {
+    let [lo, hi] = s.range;
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(at(
+            file,
+            "score.range",
+            "[lo, hi]: two finite numbers with lo < hi",
+        ));
+    }
+    let private =
+        match (s.public, s.records, s.noise) {
+            (true, None, None) => None,
+            (true, _, _) => {
+                return Err(at(
+                    file,
+                    "score.public",
+                    "a public score has no `records` or `noise` (nothing is added to it)",
+                ))
+            }
+            (false, Some(0), _) => return Err(at(file, "score.records", "0: expected at least 1")),
+            (false, Some(m), Some(z)) => Some((m, z)),
+            (false, _, _) => return Err(at(
+                file,
+                "score",
+                "say what the score is: `public = true` (computed on data you declare public), \
+                 or `records = N` and `noise = z | \"calibrated\"` (a mean over N private \
+                 records, each in `range`, to which dptune adds N(0, (z·(hi − lo)/N)²))",
+            )),
+        };
+    let z = match private {
+        Some((_, Knob::Fixed(z))) if !(z.is_finite() && z > 0.0) => {
+            return Err(at(
+                file,
+                "score.noise",
+                format!("{z}: expected a number > 0"),
+            ))
+        }
+        Some((m, Knob::Fixed(z))) => Some((m, z)),
+        Some((m, Knob::Calibrated)) => Some((m, f64::NAN)), // set by calibration
+        None => None,
+    };
+    Ok(ScorePlan {
+        lo,
+        hi,
+        goal: s.goal,
+        private: z,
+    })
+}
+
+fn baseline(
+    file: &str,
+    mut plan: Plan,
+    name: &str,
+    params: &toml::Table,
+    w: &Written,
+) -> Result<Plan> {
+    if w.privacy.is_some() || w.run.is_some() {
+        return Err(at(
+            file,
+            if w.privacy.is_some() { "privacy" } else { "run" },
+            format!("`{name}` is a non-private baseline: it has no guarantee to state, so the file declares no [privacy] or [run] (use naive, liu-talwar or papernot-steinke for a private search)"),
+        ));
+    }
+    if plan.score.private.is_some() {
+        return Err(at(file, "score", format!("`{name}` is a non-private baseline: its score is released as it is (`public = true`)")));
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Random {
+        candidates: crate::params::Count,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Grid {
+        points: crate::params::Count,
+    }
+    plan.selector = if name == "random-search" {
+        let r: Random =
+            crate::params::read("tuner", params).map_err(|e| in_section(file, "tuner", e))?;
+        if r.candidates.0 == 0 {
+            return Err(at(file, "tuner.candidates", "0: expected at least 1"));
+        }
+        Selector::RandomSearch {
+            candidates: r.candidates.0,
+        }
+    } else {
+        let g: Grid =
+            crate::params::read("tuner", params).map_err(|e| in_section(file, "tuner", e))?;
+        Selector::GridSearch {
+            points: grid(file, &plan.space, g.points.0)?,
+        }
+    };
+    plan.relation = "none claimed (a non-private baseline)".into();
+    Ok(plan)
+}
+
+/// Every point of the grid with `points` values per continuous coordinate (ends included),
+/// every value of an integer range with at most that many, and every choice.
+fn grid(file: &str, space: &SearchSpace, points: u64) -> Result<Vec<Vec<f64>>> {
+    use super::space::Range as R;
+    if points == 0 {
+        return Err(at(file, "tuner.points", "0: expected at least 1"));
+    }
+    let axes: Vec<Vec<f64>> = space
+        .0
+        .iter()
+        .map(|(_, r)| {
+            let discrete = |n: u64| (0..n).map(|i| (i as f64 + 0.5) / n as f64).collect();
+            match r {
+                R::Choice(l) => discrete(l.len() as u64),
+                R::Integer(lo, hi) if ((hi - lo + 1) as u64) <= points => {
+                    discrete((hi - lo + 1) as u64)
+                }
+                _ if points == 1 => vec![0.5],
+                _ => (0..points)
+                    .map(|i| i as f64 / (points - 1) as f64)
+                    .collect(),
+            }
+        })
+        .collect();
+    let total = axes.iter().map(|a| a.len() as f64).product::<f64>();
+    if total > 1e5 {
+        return Err(at(
+            file,
+            "tuner.points",
+            format!("the grid would have {total} points: at most 100000"),
+        ));
+    }
+    let mut out = vec![Vec::new()];
+    for axis in &axes {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                axis.iter().map(move |&x| {
+                    let mut q = p.clone();
+                    q.push(x);
+                    q
+                })
+            })
+            .collect();
+    }
+    Ok(out)
+}
+
+/// The knobs a total budget may calibrate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Calibrate {
+    RunNoise,
+    ScoreNoise,
+    Mean,
+}
+
+impl Calibrate {
+    fn field(self) -> &'static str {
+        match self {
+            Calibrate::RunNoise => "run.noise_multiplier",
+            Calibrate::ScoreNoise => "score.noise",
+            Calibrate::Mean => "tuner.mean",
+        }
+    }
+}
+
+fn private(
+    file: &str,
+    mut plan: Plan,
+    name: &str,
+    params: toml::Table,
+    w: &Written,
+) -> Result<Plan> {
+    if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
+        return Err(at(file, "tuner.name", format!("`{name}` cannot drive a command: {why}. Use naive, liu-talwar, papernot-steinke, random-search or grid-search")));
+    }
+    let privacy = w.privacy.as_ref().ok_or_else(|| {
+        at(file, "privacy", format!("missing: a private tuner (`{name}`) needs [privacy] with `delta` (and `epsilon` for a total budget)"))
+    })?;
+    let run = w.run.as_ref().ok_or_else(|| {
+        at(
+            file,
+            "run",
+            "missing: what one run costs (kind = \"dp-sgd\", \"rdp\", \"zcdp\" or \"pure-dp\")",
+        )
+    })?;
+    let delta = Range::UnitExcludingZero
+        .check("delta", privacy.delta)
+        .map_err(|e| in_section(file, "privacy", e))?;
+    let conversion = match privacy.conversion.as_deref() {
+        None | Some("cks") => Conversion::Cks,
+        Some("mironov") => Conversion::Mironov,
+        Some(c) => {
+            return Err(at(
+                file,
+                "privacy.conversion",
+                format!("`{c}`: expected `cks` or `mironov`"),
+            ))
+        }
+    };
+    let accountant = Accountant::new(Orders::Continuous, conversion);
+    // Which knob, if any, is written "calibrated". A calibrated mean is the largest that meets
+    // the budget up to `max_mean`: ε grows only like ln E[K], so without a cap a cheap run
+    // would be repeated millions of times.
+    let mut params = params;
+    let max_mean = match params.remove("max_mean") {
+        None => DEFAULT_MAX_MEAN,
+        Some(v) => match v.as_float().or_else(|| v.as_integer().map(|i| i as f64)) {
+            Some(m) if m.is_finite() && m > 0.0 => m,
+            _ => {
+                return Err(at(
+                    file,
+                    "tuner.max_mean",
+                    format!("{v}: expected a number > 0"),
+                ))
+            }
+        },
+    };
+    let mean_calibrated = params.get("mean").and_then(|v| v.as_str()) == Some("calibrated");
+    if !mean_calibrated && max_mean != DEFAULT_MAX_MEAN {
+        return Err(at(
+            file,
+            "tuner.max_mean",
+            "caps a calibrated mean: write mean = \"calibrated\"",
+        ));
+    }
+    let mut knobs = Vec::new();
+    if matches!(
+        run,
+        RunWritten::DpSgd {
+            noise_multiplier: Knob::Calibrated,
+            ..
+        }
+    ) {
+        knobs.push(Calibrate::RunNoise);
+    }
+    if plan.score.private.is_some_and(|(_, z)| z.is_nan()) {
+        knobs.push(Calibrate::ScoreNoise);
+    }
+    if mean_calibrated {
+        knobs.push(Calibrate::Mean);
+    }
+    let knob = match (privacy.epsilon, knobs.as_slice()) {
+        (None, []) => None,
+        (None, [k, ..]) => {
+            return Err(at(file, k.field(), "\"calibrated\" needs a total budget: set privacy.epsilon"))
+        }
+        (Some(_), []) => {
+            return Err(at(file, "privacy.epsilon", "a total budget calibrates one knob: write \"calibrated\" for run.noise_multiplier, score.noise or tuner.mean"))
+        }
+        (Some(e), [k]) => {
+            Range::Positive.check("epsilon", e).map_err(|e| in_section(file, "privacy", e))?;
+            Some(*k)
+        }
+        (Some(_), [_, k2, ..]) => {
+            return Err(at(file, k2.field(), "only one knob may be \"calibrated\" (dptune meets the budget by one number)"))
+        }
+    };
+    // The guarantee with the knob at `v` (the written values otherwise).
+    let space = Space::UnitBox {
+        dim: plan.space.dim(),
+    };
+    let score = plan.score.clone();
+    let setup = |v: f64| -> Result<(Box<dyn Tuner>, RunPrivacy, ScorePlan)> {
+        let mut params = params.clone();
+        if knob == Some(Calibrate::Mean) {
+            params.insert("mean".into(), toml::Value::Float(v));
+        }
+        let tuner = tuners::build(name, &params).map_err(|e| in_section(file, "tuner", e))?;
+        let run = run_privacy(file, run, (knob == Some(Calibrate::RunNoise)).then_some(v))?;
+        let mut score = score.clone();
+        if knob == Some(Calibrate::ScoreNoise) {
+            score.private = score.private.map(|(m, _)| (m, v));
+        }
+        Ok((tuner, run, score))
+    };
+    let guarantee_at = |v: f64| -> Result<Guarantee> {
+        let (tuner, run, score) = setup(v)?;
+        let declared = declarations(&space, &run, &score)?;
+        tuner
+            .guarantee(&declared, delta, &accountant)
+            .map_err(|e| in_section(file, "tuner", e))
+    };
+    let value = match (knob, privacy.epsilon) {
+        (Some(k), Some(target)) => {
+            let v = calibrate(k, target, max_mean, &guarantee_at).map_err(|e| {
+                at(
+                    file,
+                    k.field(),
+                    format!(
+                        "cannot meet the budget ε = {} at δ = {}: {}",
+                        fmt_num(target),
+                        fmt_num(delta),
+                        e
+                    ),
+                )
+            })?;
+            // Four significant digits, towards the side that spends less (more noise, a
+            // smaller mean), where the guarantee still meets the budget.
+            let up = |x: f64| crate::numeric::fmt_up_sig(x, 4).parse::<f64>().ok();
+            let short = match k {
+                Calibrate::Mean => up(-v).map(|x| -x),
+                Calibrate::RunNoise | Calibrate::ScoreNoise => up(v),
+            };
+            let meets = |x: f64| guarantee_at(x).is_ok_and(|g| g.epsilon <= target);
+            let v = short.filter(|&x| meets(x)).unwrap_or(v);
+            plan.calibrated = Some((k.field(), v));
+            v
+        }
+        _ => f64::NAN,
+    };
+    let guarantee = guarantee_at(value)?;
+    if let Some(target) = privacy.epsilon {
+        // The calibration checked this; a guarantee above the budget would be a privacy bug.
+        if guarantee.epsilon > target || guarantee.delta > delta {
+            return Err(Error::PrivacyBreach(format!(
+                "the calibrated guarantee ({}, {}) exceeds the budget ({target}, {delta})",
+                guarantee.epsilon, guarantee.delta
+            )));
+        }
+    }
+    let (tuner, run, score) = setup(value)?;
+    plan.relation = relation(&run, &score);
+    plan.selector = Selector::Private(tuner);
+    plan.run = Some(run);
+    plan.score = score;
+    plan.guarantee = Some(guarantee);
+    Ok(plan)
+}
+
+/// The knob's value that meets `target`: the smallest noise, or the largest mean.
+fn calibrate(
+    k: Calibrate,
+    target: f64,
+    max_mean: f64,
+    guarantee_at: &dyn Fn(f64) -> Result<Guarantee>,
+) -> Result<f64> {
+    let eps = |v: f64| guarantee_at(v).map(|g| g.epsilon);
+    let meets = |v: f64| eps(v).map(|e| e <= target).unwrap_or(false);
+    match k {
+        Calibrate::RunNoise | Calibrate::ScoreNoise => {
+            let bound = |v: f64| {
+                guarantee_at(v).map(|g| crate::accounting::DpBound {
+                    epsilon: g.epsilon,
+                    delta: g.delta,
+                    order: None,
+                })
+            };
+            crate::accounting::calibrate::smallest_meeting(
+                "noise multiplier",
+                bound,
+                target,
+                1.0,
+                1e6,
+                1e-6,
+            )
+            .map(|c| c.value)
+        }
+        Calibrate::Mean => {
+            // The smallest mean the tuner accepts (a TNB law's exceeds 1).
+            let lo = [1e-6, 1.0 + 1e-6]
+                .into_iter()
+                .find(|&m| guarantee_at(m).is_ok())
+                .ok_or_else(|| Error::Infeasible("no mean is valid for this tuner".into()))?;
+            if !meets(lo) {
+                return Err(Error::Infeasible(format!(
+                    "even the smallest mean ({}) costs ε = {}: one run already costs too much",
+                    fmt_num(lo),
+                    crate::numeric::fmt_up_sig(eps(lo)?, 4)
+                )));
+            }
+            let cap = max_mean;
+            if cap < lo {
+                return Err(Error::Infeasible(format!(
+                    "max_mean = {} is below the smallest mean this tuner takes ({})",
+                    fmt_num(cap),
+                    fmt_num(lo)
+                )));
+            }
+            if meets(cap) {
+                return Ok(cap);
+            }
+            let (mut a, mut b) = (lo.ln(), cap.ln());
+            while b - a > 1e-9 {
+                let mid = 0.5 * (a + b);
+                if meets(mid.exp()) {
+                    a = mid;
+                } else {
+                    b = mid;
+                }
+            }
+            Ok(a.exp())
+        }
+    }
+}
+
+fn run_privacy(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<RunPrivacy> {
+    let section = |e| in_section(file, "run", e);
+    Ok(match run {
+        RunWritten::DpSgd {
+            sampling,
+            sampling_rate,
+            steps,
+            data_size,
+            lot_size,
+            epochs,
+            noise_multiplier,
+        } => {
+            let sigma = match (noise_multiplier, calibrated) {
+                (_, Some(v)) => v,
+                (Knob::Fixed(s), None) => *s,
+                (Knob::Calibrated, None) => unreachable!("a calibrated knob has its value"),
+            };
+            let lots = match sampling {
+                Sampling::Poisson => LotSampling::Poisson,
+                Sampling::WithoutReplacement => LotSampling::WithoutReplacement,
+            };
+            let d = match (sampling_rate, steps, data_size, lot_size, epochs) {
+                (Some(q), Some(t), None, None, None) => {
+                    DpSgd::with_sampling(lots, *q, sigma, *t).map_err(section)?
+                }
+                (None, None, Some(n), Some(m), Some(e)) => {
+                    let w = DpSgd::without_replacement(*n, *m, sigma, *e).map_err(section)?;
+                    DpSgd::with_sampling(lots, w.sampling_rate(), sigma, w.steps())
+                        .map_err(section)?
+                }
+                _ => {
+                    return Err(at(file, "run", "DP-SGD's lots: either `sampling_rate` and `steps`, or `data_size`, `lot_size` and `epochs` (q = lot_size/data_size, epochs·round(data_size/lot_size) steps)"))
+                }
+            };
+            RunPrivacy::DpSgd(DpSgdRun {
+                sampling: match sampling {
+                    Sampling::Poisson => "poisson",
+                    Sampling::WithoutReplacement => "without-replacement",
+                },
+                sampling_rate: d.sampling_rate(),
+                steps: d.steps(),
+                noise_multiplier: sigma,
+                data_size: *data_size,
+                lot_size: *lot_size,
+                epochs: *epochs,
+            })
+        }
+        RunWritten::Rdp { orders, epsilons } => {
+            RdpCurve::on_grid(orders.clone(), epsilons.clone()).map_err(section)?;
+            RunPrivacy::Rdp {
+                orders: orders.clone(),
+                epsilons: epsilons.clone(),
+            }
+        }
+        RunWritten::Zcdp { rho } => {
+            Range::Positive.check("rho", *rho).map_err(section)?;
+            RunPrivacy::Zcdp(*rho)
+        }
+        RunWritten::PureDp { epsilon } => {
+            Range::Positive
+                .check("epsilon", *epsilon)
+                .map_err(section)?;
+            RunPrivacy::PureDp(*epsilon)
+        }
+    })
+}
+
+impl RunPrivacy {
+    /// The RDP curve of the training run (its score's release apart).
+    pub fn curve(&self) -> Result<RdpCurve> {
+        match self {
+            RunPrivacy::DpSgd(d) => {
+                let lots = if d.sampling == "poisson" {
+                    LotSampling::Poisson
+                } else {
+                    LotSampling::WithoutReplacement
+                };
+                Ok(DpSgd::with_sampling(lots, d.sampling_rate, d.noise_multiplier, d.steps)?.rdp())
+            }
+            RunPrivacy::Rdp { orders, epsilons } => {
+                RdpCurve::on_grid(orders.clone(), epsilons.clone())
+            }
+            RunPrivacy::Zcdp(rho) => RdpCurve::zcdp(*rho),
+            RunPrivacy::PureDp(e) => RdpCurve::pure_dp(*e),
+        }
+    }
+}
+
+/// What the tuner's guarantee rests on: one run's curve, its score's release composed in.
+fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<Declarations> {
+    let mut curve = run.curve()?;
+    let mut pure = match run {
+        RunPrivacy::PureDp(e) => Some(*e),
+        _ => None,
+    };
+    if let (Some((m, _)), Some(sd)) = (score.private, score.noise_sd()) {
+        let release = Gaussian::new((score.hi - score.lo) / m as f64, sd)?;
+        curve = curve.compose(&release.rdp())?;
+        pure = None; // a Gaussian release is not pure DP
+    }
+    Ok(Declarations {
+        name: "your command".into(),
+        space: space.clone(),
+        training: Some(TrainingDeclaration {
+            run_privacy: curve,
+            run_pure_epsilon: pure,
+        }),
+        gain_prior: None,
+        lipschitz: None,
+        partitioned: None,
+        per_user: None,
+    })
+}
+
+/// The neighbouring relation the guarantee holds under, in words.
+fn relation(run: &RunPrivacy, score: &ScorePlan) -> String {
+    let training = match run {
+        RunPrivacy::DpSgd(d) if d.sampling == "poisson" => {
+            "data sets that differ by adding or removing one training record (Poisson lots)"
+                .to_string()
+        }
+        RunPrivacy::DpSgd(_) => {
+            "data sets that differ by replacing one training record (lots without replacement)"
+                .to_string()
+        }
+        _ => "the neighbouring relation under which one run has the privacy declared in [run]"
+            .to_string(),
+    };
+    match score.private {
+        Some((m, _)) => format!(
+            "{training}, or by replacing one of the {m} private score records (each record moves the score by at most (hi − lo)/{m})"
+        ),
+        None => format!("{training}; the score is computed on data declared public"),
+    }
+}

@@ -1,0 +1,630 @@
+//! `dptune tune SEARCH.toml -- COMMAND [ARGS…]`: a private hyperparameter search over the
+//! user's own training command (issue 39; the guide is `docs/tune.md`).
+//!
+//! The search file ([`file`]) declares the space, the tuner, the privacy of one run and of its
+//! score, and the total budget; everything the guarantee rests on is known before the first
+//! run. The tuner runs as an ask/tell session ([`crate::tuners::session`]): each asked run
+//! executes COMMAND ([`command`]) in a fresh directory, and its score (noised by dptune when it
+//! is a private one) is told back. The session's state, its random stream's position and every
+//! finished run go to a journal after each step, so a killed search resumes with no finished run
+//! redone. Runs go side by side (`--jobs`) where the tuner's choices do not depend on scores;
+//! every draw (the tuner's, each run's seed, the score noise) comes from the file's seed and the
+//! run's index, so the release does not depend on `--jobs`.
+
+pub mod command;
+pub mod file;
+pub mod space;
+
+use crate::error::{Error, Result};
+use crate::numeric::{fmt_num, fmt_up_sig};
+use crate::rng::{normal, stream};
+use crate::tuners::session::{BestOf, Candidates, Next, Session, State};
+use crate::tuners::Outcome;
+use crate::workloads::Space;
+use command::Ended;
+use file::{Goal, Plan, RunPrivacy, Selector};
+use rand::RngCore;
+use rand_chacha::ChaCha20Rng;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// What `dptune tune` was asked.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub file: PathBuf,
+    pub command: Vec<String>,
+    pub out: PathBuf,
+    pub jobs: usize,
+    pub keep_all: bool,
+    pub show_private: bool,
+    pub quiet: bool,
+    /// Testing aid: exit abruptly once this many runs are on record, as if killed.
+    pub stop_after_runs: Option<u64>,
+}
+
+/// The stream paths of the file's seed.
+const TUNER_STREAM: u64 = 0x7475_6e65; // "tune"
+const RUN_SEED_STREAM: u64 = 0x7275_6e73; // "runs"
+const SCORE_NOISE_STREAM: u64 = 0x6e6f_6973; // "nois"
+
+/// One finished run, as the journal keeps it. Private: scores of runs not released.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Record {
+    pub index: u64,
+    pub point: Vec<f64>,
+    pub seed: u64,
+    /// The command's score, clipped to the declared range (None: the run failed).
+    pub raw_score: Option<f64>,
+    /// Why it failed.
+    pub failure: Option<String>,
+    /// What the tuner was told (the worst score for a failure; noise added to a private score),
+    /// on the user's scale.
+    pub released_score: f64,
+    pub seconds: f64,
+}
+
+/// The journal: enough to resume, and the private record of every finished run.
+#[derive(Serialize, Deserialize)]
+struct Journal {
+    about: String,
+    /// The search file's text and the command: a journal of another search is never resumed.
+    fingerprint: String,
+    session: State,
+    /// The tuner stream's position (words drawn), as text (a u128).
+    stream_position: String,
+    runs: Vec<Record>,
+    #[serde(default)]
+    finished: bool,
+}
+
+const JOURNAL: &str = "journal.json";
+const RELEASE: &str = "release.json";
+const PRIVATE_NOTE: &str = "PRIVATE: the scores here are of runs that were not released; \
+    they are not covered by the privacy guarantee. Do not share this file.";
+
+/// Runs (or resumes) the search; the text to print.
+pub fn tune(opts: &Options) -> Result<String> {
+    let text = read_search_file(&opts.file)?;
+    let plan = file::plan(&opts.file.display().to_string(), &text)?;
+    if opts.command.is_empty() {
+        return Err(Error::Infeasible(
+            "no command: give the training command after `--`, e.g. \
+             `dptune tune search.toml -- python3 train.py`"
+                .into(),
+        ));
+    }
+    let program = command::resolve(&opts.command[0])?;
+    let mut argv = opts.command.clone();
+    argv[0] = program.display().to_string();
+    let fingerprint = fingerprint(&text, &opts.command);
+    std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    // Absolute, so a command that changes directory still finds its output directory.
+    let out = std::fs::canonicalize(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let opts = &Options {
+        out,
+        ..opts.clone()
+    };
+    let journal_path = opts.out.join(JOURNAL);
+    let mut journal = match std::fs::read_to_string(&journal_path) {
+        Ok(saved) => {
+            let j: Journal = serde_json::from_str(&saved).map_err(|e| Error::Results {
+                path: journal_path.display().to_string(),
+                reason: format!("not a journal of dptune tune ({e}); choose another --out"),
+            })?;
+            if j.fingerprint != fingerprint {
+                return Err(Error::Results {
+                    path: opts.out.display().to_string(),
+                    reason: "holds a search with another search file or command; choose \
+                             another --out (nothing there is overwritten)"
+                        .into(),
+                });
+            }
+            j
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let used = std::fs::read_dir(&opts.out)
+                .map_err(|e| Error::io(&opts.out, e))?
+                .next()
+                .is_some();
+            if used {
+                return Err(Error::Results {
+                    path: opts.out.display().to_string(),
+                    reason: "exists and holds files dptune tune did not write; choose \
+                             another --out (nothing there is overwritten)"
+                        .into(),
+                });
+            }
+            let mut rng = stream(plan.seed, &[TUNER_STREAM]);
+            Journal {
+                about: PRIVATE_NOTE.into(),
+                fingerprint,
+                session: start(&plan, &mut rng)?,
+                stream_position: rng.get_word_pos().to_string(),
+                runs: Vec::new(),
+                finished: false,
+            }
+        }
+        Err(e) => return Err(Error::io(&journal_path, e)),
+    };
+    let started = Instant::now();
+    if !journal.finished {
+        search(&plan, &argv, opts, &mut journal, &journal_path)?;
+    }
+    let outcome = journal.session.finish()?;
+    let released = released_run(&journal, &outcome);
+    if !journal.finished {
+        // Only the released run's directory stays (the others' outputs are not covered).
+        if !opts.keep_all {
+            for r in &journal.runs {
+                if Some(r.index) != released {
+                    let dir = run_dir(&opts.out, r.index);
+                    if dir.exists() {
+                        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                    }
+                }
+            }
+        }
+        journal.finished = true;
+        save(&journal_path, &journal)?;
+    }
+    let report = Report {
+        plan: &plan,
+        journal: &journal,
+        outcome: &outcome,
+        released,
+        command: &opts.command,
+        out: &opts.out,
+        seconds: started.elapsed().as_secs_f64(),
+        keep_all: opts.keep_all,
+    };
+    let json = report.json();
+    let release_path = opts.out.join(RELEASE);
+    std::fs::write(
+        &release_path,
+        serde_json::to_string_pretty(&json).expect("plain values"),
+    )
+    .map_err(|e| Error::io(&release_path, e))?;
+    let mut text = report.words();
+    if opts.show_private {
+        text.push_str(&private_table(&plan, &journal));
+    }
+    text.push_str(&format!("\nTook {:.0} s. As JSON:\n{json}", report.seconds));
+    Ok(text)
+}
+
+fn read_search_file(path: &Path) -> Result<String> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return Err(Error::io(
+            path,
+            "not a search file (a TOML file under 1 MiB)",
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
+}
+
+fn fingerprint(text: &str, command: &[String]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(text.as_bytes());
+    for a in command {
+        h.update([0u8]);
+        h.update(a.as_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The tuner's session, its first draws (repeat-and-select's K) taken from `rng`.
+fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
+    let space = Space::UnitBox {
+        dim: plan.space.dim(),
+    };
+    match &plan.selector {
+        Selector::Private(t) => t.session(&space, rng)?.ok_or_else(|| {
+            Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
+        }),
+        Selector::RandomSearch { candidates } => Ok(State::BestOf(BestOf::new(
+            *candidates,
+            Candidates::Drawn(space),
+        )?)),
+        Selector::GridSearch { points } => Ok(State::BestOf(BestOf::new(
+            points.len() as u64,
+            Candidates::Listed(points.clone()),
+        )?)),
+    }
+}
+
+fn run_dir(out: &Path, index: u64) -> PathBuf {
+    out.join("runs").join(index.to_string())
+}
+
+/// Writes the journal whole and then renames it over the old one: a kill leaves one or the
+/// other, never half of one.
+fn save(path: &Path, journal: &Journal) -> Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, serde_json::to_string(journal).expect("plain values"))
+        .map_err(|e| Error::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
+}
+
+/// The tuner stream at the journal's position.
+fn tuner_stream(seed: u64, position: &str) -> Result<ChaCha20Rng> {
+    let mut rng = stream(seed, &[TUNER_STREAM]);
+    let pos: u128 = position
+        .parse()
+        .map_err(|_| Error::Infeasible(format!("journal: bad stream position `{position}`")))?;
+    rng.set_word_pos(pos);
+    Ok(rng)
+}
+
+struct Finished {
+    index: u64,
+    ended: Result<Ended>,
+    seconds: f64,
+}
+
+/// Asks, runs and tells until the session is done, `opts.jobs` runs at a time.
+fn search(
+    plan: &Plan,
+    argv: &[String],
+    opts: &Options,
+    journal: &mut Journal,
+    journal_path: &Path,
+) -> Result<()> {
+    let mut rng = tuner_stream(plan.seed, &journal.stream_position)?;
+    // Runs asked before a kill and never told run again (they had not finished).
+    let mut queue: Vec<crate::tuners::session::Trial> = journal.session.pending().to_vec();
+    let total = match &journal.session {
+        State::BestOf(b) => Some(b.runs()),
+        State::Threshold(_) => None,
+    };
+    // Runs done of how many (a best-of session's K, drawn before any data was seen); a
+    // run's end says nothing of its score.
+    let progress = crate::sim::progress::Progress::counting(
+        "dptune tune",
+        "runs",
+        total.map_or(0, |t| t - journal.runs.len() as u64),
+        !opts.quiet && total.is_some(),
+    );
+    queue.reverse(); // popped in asking order
+    let (sender, receiver) = mpsc::channel::<Finished>();
+    let mut running = 0usize;
+    std::thread::scope(|scope| -> Result<()> {
+        loop {
+            // Start runs while there are free jobs and the session can say what to run (asking
+            // a session that waits or is done draws nothing).
+            while running < opts.jobs.max(1) {
+                let trial = match queue.pop() {
+                    Some(t) => t,
+                    None => match journal.session.ask(&mut rng)? {
+                        Next::Run(t) => {
+                            journal.stream_position = rng.get_word_pos().to_string();
+                            save(journal_path, journal)?;
+                            t
+                        }
+                        Next::Wait | Next::Done => break,
+                    },
+                };
+                let index = trial.index;
+                let values = plan.space.values(&trial.hyper)?;
+                let dir = run_dir(&opts.out, index);
+                if dir.exists() {
+                    // What a killed attempt left: it never finished, so nothing was used.
+                    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+                }
+                let sender = sender.clone();
+                let argv = argv.to_vec();
+                let run = plan.run.clone();
+                let timeout = plan.timeout_s.map(Duration::from_secs_f64);
+                let seed = run_seed(plan.seed, index);
+                scope.spawn(move || {
+                    let t0 = Instant::now();
+                    let req = command::Request {
+                        index,
+                        seed,
+                        dir,
+                        values: &values,
+                        run: run.as_ref(),
+                        timeout,
+                    };
+                    let ended = command::run(&argv, &req);
+                    let _ = sender.send(Finished {
+                        index,
+                        ended,
+                        seconds: t0.elapsed().as_secs_f64(),
+                    });
+                });
+                running += 1;
+            }
+            if running == 0 {
+                return Ok(());
+            }
+            let f = receiver
+                .recv()
+                .map_err(|_| Error::Infeasible("a run's thread stopped".into()))?;
+            running -= 1;
+            let ended = f.ended?; // a command that cannot start stops the search
+            let point = journal
+                .session
+                .pending()
+                .iter()
+                .find(|t| t.index == f.index)
+                .map(|t| t.hyper.clone())
+                .unwrap_or_default();
+            let record = tell(plan, journal, f.index, point, ended, f.seconds)?;
+            journal.runs.push(record);
+            journal.runs.sort_by_key(|r| r.index);
+            save(journal_path, journal)?;
+            progress.tick();
+            if opts.stop_after_runs == Some(journal.runs.len() as u64) {
+                std::process::exit(3);
+            }
+        }
+    })
+}
+
+/// The seed handed to run `index`.
+fn run_seed(seed: u64, index: u64) -> u64 {
+    stream(seed, &[RUN_SEED_STREAM, index]).next_u64()
+}
+
+/// Tells the session what run `index` released: its score clipped to the range (the worst
+/// end for a failure), oriented so larger is better, with the private score's noise.
+fn tell(
+    plan: &Plan,
+    journal: &mut Journal,
+    index: u64,
+    point: Vec<f64>,
+    ended: Ended,
+    seconds: f64,
+) -> Result<Record> {
+    let s = &plan.score;
+    let (raw, failure) = match ended {
+        Ended::Score(x) => (Some(x.clamp(s.lo, s.hi)), None),
+        Ended::Failed(why) => (None, Some(why)),
+    };
+    let clipped = raw.unwrap_or_else(|| s.worst());
+    let noise = match s.noise_sd() {
+        Some(sd) => sd * normal(&mut stream(plan.seed, &[SCORE_NOISE_STREAM, index])),
+        None => 0.0,
+    };
+    let released = clipped + noise;
+    let told = match s.goal {
+        Goal::Maximize => released,
+        Goal::Minimize => -released,
+    };
+    journal.session.tell(index, told)?;
+    Ok(Record {
+        index,
+        point,
+        seed: run_seed(plan.seed, index),
+        raw_score: raw,
+        failure,
+        released_score: released,
+        seconds,
+    })
+}
+
+/// The index of the run the outcome released (of equal ones, the first).
+fn released_run(journal: &Journal, outcome: &Outcome) -> Option<u64> {
+    let chosen = outcome.chosen.as_ref()?;
+    journal
+        .runs
+        .iter()
+        .find(|r| &r.point == chosen)
+        .map(|r| r.index)
+}
+
+/// What the search released and under what guarantee.
+struct Report<'a> {
+    plan: &'a Plan,
+    journal: &'a Journal,
+    outcome: &'a Outcome,
+    released: Option<u64>,
+    command: &'a [String],
+    out: &'a Path,
+    seconds: f64,
+    keep_all: bool,
+}
+
+impl Report<'_> {
+    fn chosen_values(&self) -> Option<Vec<(String, space::Value)>> {
+        self.outcome
+            .chosen
+            .as_ref()
+            .and_then(|c| self.plan.space.values(c).ok())
+    }
+
+    fn released_score(&self) -> Option<f64> {
+        self.released
+            .and_then(|i| self.journal.runs.iter().find(|r| r.index == i))
+            .map(|r| r.released_score)
+    }
+
+    fn words(&self) -> String {
+        let p = self.plan;
+        let mut lines = vec![format!(
+            "dptune tune: {} over `{}` (seed {}).",
+            p.selector.label(),
+            self.command.join(" "),
+            p.seed
+        )];
+        match (self.chosen_values(), self.released) {
+            (Some(values), Some(i)) => {
+                lines.push(format!("Released: run {i}, with"));
+                for (name, v) in values {
+                    lines.push(format!("  {name} = {}", value_text(&v)));
+                }
+                if let Some(s) = self.released_score() {
+                    let noised = if p.score.private.is_some() {
+                        ", with dptune's noise"
+                    } else {
+                        ""
+                    };
+                    lines.push(format!("  score = {}{noised}", fmt_num(s)));
+                }
+                if !self.keep_all {
+                    lines.push(format!(
+                        "  its output directory: {}",
+                        run_dir(self.out, i).display()
+                    ));
+                }
+            }
+            _ => lines.push(
+                "Released: nothing (the tuner's data-independent outcome: it drew no run, \
+                 or halted)"
+                    .into(),
+            ),
+        }
+        match &p.guarantee {
+            Some(g) => {
+                lines.push(format!(
+                    "Privacy: ({}, {})-DP for the whole search (every run, and what it \
+                     released), by {}.",
+                    up4(g.epsilon),
+                    fmt_num(g.delta),
+                    g.theorem
+                ));
+                lines.push(format!("  neighbours: {}", p.relation));
+                lines.push(format!("  one run: {}", self.run_words()));
+                if let Some((field, v)) = p.calibrated {
+                    lines.push(format!(
+                        "  {field} = {} was calibrated to meet the budget",
+                        fmt_num(v)
+                    ));
+                }
+                if let State::BestOf(b) = &self.journal.session {
+                    lines.push(format!(
+                        "  runs: {} (drawn before any data was seen)",
+                        b.runs()
+                    ));
+                }
+            }
+            None => lines.push(format!(
+                "Privacy: none claimed ({} is a non-private baseline).",
+                p.selector.label()
+            )),
+        }
+        lines.push(if self.keep_all {
+            "Warning: --keep-all kept every run's output directory; the unreleased ones \
+             are not covered by the guarantee."
+                .to_string()
+        } else {
+            "The other runs' outputs were deleted; their scores (and any failures) are in the \
+             journal, private, never printed (--show-private prints them: what it prints is not \
+             covered)."
+                .to_string()
+        });
+        lines.join("\n")
+    }
+
+    fn run_words(&self) -> String {
+        let p = self.plan;
+        let run = match &p.run {
+            Some(RunPrivacy::DpSgd(d)) => format!(
+                "DP-SGD with {} lots, sampling rate {}, {} steps, noise multiplier {}",
+                d.sampling,
+                fmt_num(d.sampling_rate),
+                d.steps,
+                fmt_num(d.noise_multiplier)
+            ),
+            Some(RunPrivacy::Rdp { orders, .. }) => {
+                format!("the declared RDP curve ({} orders)", orders.len())
+            }
+            Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
+            Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
+            None => "no privacy declared".into(),
+        };
+        match (p.score.private, p.score.noise_sd()) {
+            (Some((m, z)), Some(sd)) => format!(
+                "{run}; its score, a mean over {m} private records in [{}, {}], released with \
+                 N(0, {}²) noise (noise multiplier {})",
+                fmt_num(p.score.lo),
+                fmt_num(p.score.hi),
+                fmt_num(sd),
+                fmt_num(z)
+            ),
+            _ => format!("{run}; its score computed on public data"),
+        }
+    }
+
+    fn json(&self) -> serde_json::Value {
+        let p = self.plan;
+        let chosen = self.chosen_values().map(|vals| {
+            vals.into_iter()
+                .map(|(k, v)| (k, serde_json::to_value(v).expect("plain values")))
+                .collect::<serde_json::Map<_, _>>()
+        });
+        serde_json::json!({
+            "released": {
+                "run": self.released,
+                "hyperparameters": chosen,
+                "score": self.released_score(),
+                "output_dir": self.released.filter(|_| !self.keep_all).map(|i| run_dir(self.out, i)),
+            },
+            "privacy": p.guarantee.as_ref().map(|g| serde_json::json!({
+                "epsilon": g.epsilon,
+                "delta": g.delta,
+                "theorem": g.theorem,
+                "neighbours": p.relation,
+                "calibrated": p.calibrated.map(|(f, v)| serde_json::json!({"field": f, "value": v})),
+            })),
+            "tuner": p.selector.label(),
+            "runs": match &self.journal.session {
+                State::BestOf(b) => Some(b.runs()),
+                State::Threshold(_) => None,
+            },
+            "seed": p.seed,
+        })
+    }
+}
+
+/// `x` rounded up to four significant digits, in plain notation where it is short.
+fn up4(x: f64) -> String {
+    let up = fmt_up_sig(x, 4);
+    up.parse::<f64>().map_or(up, fmt_num)
+}
+
+fn value_text(v: &space::Value) -> String {
+    match v {
+        space::Value::Number(x) => fmt_num(*x),
+        space::Value::Integer(i) => i.to_string(),
+        space::Value::Text(t) => t.clone(),
+    }
+}
+
+/// Every run's score and failure: only with `--show-private`.
+fn private_table(plan: &Plan, journal: &Journal) -> String {
+    let mut lines = vec![
+        String::new(),
+        "PRIVATE (--show-private): every run, released or not. What follows is not covered by \
+         the privacy guarantee."
+            .to_string(),
+    ];
+    for r in &journal.runs {
+        let values = plan
+            .space
+            .values(&r.point)
+            .map(|v| {
+                v.iter()
+                    .map(|(k, v)| format!("{k}={}", value_text(v)))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default();
+        let how = match (&r.raw_score, &r.failure) {
+            (Some(s), _) => format!("score {}", fmt_num(*s)),
+            (None, Some(why)) => format!("FAILED: {why}"),
+            (None, None) => "?".into(),
+        };
+        lines.push(format!(
+            "  run {}: {values}: {how}; told {} ({:.1} s)",
+            r.index,
+            fmt_num(r.released_score),
+            r.seconds
+        ));
+    }
+    lines.join("\n")
+}

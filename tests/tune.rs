@@ -1,0 +1,411 @@
+//! `dptune tune` over a small training script (tests/fixtures/tune/train.sh), end to end through
+//! the binary: the privacy statement is the library's guarantee for the same settings; a killed
+//! search resumes with no run redone; a crashing run and a run printing garbage count as runs
+//! with the worst score; a budget that cannot be met and bad files are refused before any run;
+//! `--jobs 1` and `--jobs 4` release the same.
+
+mod common;
+
+use common::temp_dir;
+use dptune::accounting::{steps_for_epochs, Accountant, Conversion, DpSgd, Gaussian, Orders};
+use dptune::tuners::papernot_steinke::PapernotSteinke;
+use dptune::tuners::Tuner;
+use dptune::workloads::{Declarations, Space, TrainingDeclaration};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/tune")
+        .join(name)
+}
+
+/// The fixture search file with `edits` (from, to) applied, written into `dir`.
+fn search_file(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(fixture("search.toml")).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    let p = dir.join("search.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    /// The JSON of the last line.
+    fn json(&self) -> Value {
+        let last = self.stdout.lines().last().unwrap_or("");
+        serde_json::from_str(last)
+            .unwrap_or_else(|e| panic!("{e}: {}\n{}", self.stdout, self.stderr))
+    }
+}
+
+fn tune(file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
+    cmd.arg("tune")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(flags)
+        .arg("--")
+        .arg(fixture("train.sh"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("binary runs");
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_statement_is_the_librarys_guarantee_and_only_the_released_run_is_kept() {
+    let dir = temp_dir("tune-statement");
+    let file = search_file(&dir, &[("seed = 7", "seed = 3")]);
+    let out = dir.join("out");
+    let count = dir.join("count");
+    let ran = tune(&file, &out, &[], &[("TUNE_COUNT", count.to_str().unwrap())]);
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    let json = ran.json();
+    // The library's guarantee for the same settings: K ~ TNB(η = 1, mean 6) over runs that are
+    // DP-SGD (Poisson lots of 256 of 30000, 2 epochs, σ = 6) followed by a Gaussian release of
+    // a mean of 5000 records in [0, 1] with noise multiplier 10.
+    let steps = steps_for_epochs(30000, 256, 2).unwrap();
+    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
+    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
+    let declared = Declarations {
+        name: "test".into(),
+        space: Space::UnitBox { dim: 2 },
+        training: Some(TrainingDeclaration {
+            run_privacy: run.compose(&score).unwrap(),
+            run_pure_epsilon: None,
+        }),
+        gain_prior: None,
+        lipschitz: None,
+        partitioned: None,
+        per_user: None,
+    };
+    let g = PapernotSteinke::tnb(1.0, 6.0)
+        .unwrap()
+        .guarantee(
+            &declared,
+            1e-5,
+            &Accountant::new(Orders::Continuous, Conversion::Cks),
+        )
+        .unwrap();
+    assert_eq!(json["privacy"]["epsilon"].as_f64(), Some(g.epsilon));
+    assert_eq!(json["privacy"]["delta"].as_f64(), Some(g.delta));
+    assert_eq!(
+        json["privacy"]["theorem"].as_str(),
+        Some(g.theorem.as_str())
+    );
+    assert!(
+        ran.stdout.contains("Privacy: (")
+            && ran
+                .stdout
+                .contains("adding or removing one training record")
+    );
+    // K runs, each once; only the released run's directory is left, with its model.
+    let k = json["runs"].as_u64().unwrap();
+    assert_eq!(lines(&count).len() as u64, k);
+    let kept: Vec<_> = std::fs::read_dir(out.join("runs")).unwrap().collect();
+    match json["released"]["run"].as_u64() {
+        Some(i) => {
+            assert_eq!(kept.len(), 1);
+            assert!(out.join(format!("runs/{i}/model.txt")).is_file());
+            let hyper = &json["released"]["hyperparameters"];
+            assert!(
+                hyper["lr"].as_f64().unwrap() >= 1e-4 && hyper["clip"].as_f64().unwrap() <= 4.0
+            );
+        }
+        None => assert!(kept.is_empty()),
+    }
+    // The unreleased scores are not printed; --show-private prints them.
+    assert!(!ran.stdout.contains("PRIVATE"));
+    // Run again: the finished search is reported, nothing is rerun.
+    let again = tune(
+        &file,
+        &out,
+        &["--show-private"],
+        &[("TUNE_COUNT", count.to_str().unwrap())],
+    );
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(lines(&count).len() as u64, k);
+    assert_eq!(again.json()["released"], json["released"]);
+    assert!(again.stdout.contains("PRIVATE (--show-private)"));
+}
+
+#[test]
+fn jobs_do_not_change_the_release() {
+    let dir = temp_dir("tune-jobs");
+    let file = search_file(&dir, &[("mean = 6", "mean = 12"), ("seed = 7", "seed = 2")]);
+    let one = tune(&file, &dir.join("one"), &["--jobs", "1"], &[]);
+    let four = tune(&file, &dir.join("four"), &["--jobs", "4"], &[]);
+    assert_eq!(one.code, 0, "{}", one.stderr);
+    assert_eq!(four.code, 0, "{}", four.stderr);
+    let (a, b) = (one.json(), four.json());
+    assert!(
+        a["runs"].as_u64().unwrap() > 4,
+        "a search with runs side by side: {a}"
+    );
+    assert_eq!(a["released"]["run"], b["released"]["run"]);
+    assert_eq!(
+        a["released"]["hyperparameters"],
+        b["released"]["hyperparameters"]
+    );
+    assert_eq!(a["released"]["score"], b["released"]["score"]);
+    assert_eq!(a["privacy"], b["privacy"]);
+}
+
+#[test]
+fn a_killed_search_resumes_with_no_run_redone() {
+    let dir = temp_dir("tune-resume");
+    let file = search_file(
+        &dir,
+        &[(
+            "[tuner]\nname = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+            "[tuner]\nname = \"naive\"\ncandidates = 6",
+        )],
+    );
+    let whole = tune(&file, &dir.join("whole"), &[], &[]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    let out = dir.join("out");
+    let killed = tune(&file, &out, &["--stop-after-runs", "2"], &env);
+    assert_eq!(killed.code, 3, "exits as if killed: {}", killed.stderr);
+    assert_eq!(lines(&count), ["0", "1"]);
+    let resumed = tune(&file, &out, &[], &env);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    assert_eq!(
+        lines(&count),
+        ["0", "1", "2", "3", "4", "5"],
+        "no run redone, none lost"
+    );
+    assert_eq!(
+        resumed.json()["released"]["hyperparameters"],
+        whole.json()["released"]["hyperparameters"]
+    );
+    assert_eq!(
+        resumed.json()["released"]["score"],
+        whole.json()["released"]["score"]
+    );
+}
+
+/// The runs of a naive search of 8 candidates whose runs with clip > 2 crash, print garbage or
+/// time out: each counts, told the worst score (0, plus the score's noise), and the private
+/// table says why.
+#[test]
+fn failed_runs_count_as_the_worst_score() {
+    let dir = temp_dir("tune-fail");
+    for (mode, says, extra) in [
+        ("crash", "exited with", ""),
+        ("garbage", "not JSON", ""),
+        ("slow", "timeout", "timeout_s = 0.5\n"),
+    ] {
+        let file = search_file(
+            &dir,
+            &[
+                (
+                    "[tuner]\nname = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+                    "[tuner]\nname = \"naive\"\ncandidates = 8",
+                ),
+                ("seed = 7\n", &format!("seed = 7\n{extra}")),
+            ],
+        );
+        let out = dir.join(mode);
+        let ran = tune(
+            &file,
+            &out,
+            &["--show-private", "--jobs", "8"],
+            &[("TUNE_MODE", mode)],
+        );
+        assert_eq!(ran.code, 0, "{mode}: {}", ran.stderr);
+        let json = ran.json();
+        assert_eq!(json["runs"].as_u64(), Some(8));
+        let rows: Vec<&str> = ran
+            .stdout
+            .lines()
+            .filter(|l| l.trim_start().starts_with("run "))
+            .collect();
+        assert_eq!(
+            rows.len(),
+            8,
+            "{mode}: every run is on record: {}",
+            ran.stdout
+        );
+        for row in rows {
+            let clip: f64 = row
+                .split("clip=")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let told: f64 = row
+                .split("told ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            if mode == "slow" || clip > 2.0 {
+                assert!(
+                    row.contains("FAILED") && row.contains(says),
+                    "{mode}: {row}"
+                );
+                // The worst score, 0, plus noise of sd 10/5000.
+                assert!(told.abs() < 0.02, "{mode}: {row}");
+            } else {
+                assert!(!row.contains("FAILED"), "{mode}: {row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_budget_that_cannot_be_met_is_refused_before_any_run() {
+    let dir = temp_dir("tune-budget");
+    let file = search_file(
+        &dir,
+        &[
+            ("delta = 1e-5", "delta = 1e-5\nepsilon = 0.05"),
+            (
+                "noise_multiplier = 6.0",
+                "noise_multiplier = \"calibrated\"",
+            ),
+        ],
+    );
+    let count = dir.join("count");
+    let ran = tune(
+        &file,
+        &dir.join("out"),
+        &[],
+        &[("TUNE_COUNT", count.to_str().unwrap())],
+    );
+    assert_eq!(ran.code, 2);
+    assert!(
+        ran.stderr.contains("search.toml:")
+            && ran.stderr.contains("run.noise_multiplier")
+            && ran.stderr.contains("cannot meet the budget"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!count.exists(), "no run was made");
+    // A budget that can be met: the calibrated noise meets it.
+    let file = search_file(
+        &dir,
+        &[
+            ("delta = 1e-5", "delta = 1e-5\nepsilon = 1.5"),
+            (
+                "noise_multiplier = 6.0",
+                "noise_multiplier = \"calibrated\"",
+            ),
+        ],
+    );
+    let ran = tune(&file, &dir.join("met"), &[], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let p = &ran.json()["privacy"];
+    assert!(p["epsilon"].as_f64().unwrap() <= 1.5);
+    assert_eq!(
+        p["calibrated"]["field"].as_str(),
+        Some("run.noise_multiplier")
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_line_and_key_and_nothing_is_overwritten() {
+    let dir = temp_dir("tune-bad");
+    for (from, to, says) in [
+        (
+            "seed = 7",
+            "seed = 7\nsed = 3",
+            "search.toml:3:1: sed: unknown key (allowed: space, seed",
+        ),
+        (
+            "clip = { uniform = [0.1, 4] }",
+            "clip = { log-uniform = [0, 4] }",
+            "space.clip: log-uniform = [lo, hi] needs lo > 0",
+        ),
+        (
+            "name = \"papernot-steinke\"",
+            "name = \"dp-gibo\"",
+            "per-user losses",
+        ),
+        ("[privacy]\ndelta = 1e-5", "", "privacy: missing"),
+        ("noise = 10.0", "", "say what the score is"),
+        ("mean = 6", "mean = 6\nmeen = 2", "tuner.meen: unknown key"),
+    ] {
+        let file = search_file(&dir, &[(from, to)]);
+        let ran = tune(&file, &dir.join("out"), &[], &[]);
+        assert_eq!(ran.code, 2, "{to}");
+        assert!(ran.stderr.contains(says), "{to}: {}", ran.stderr);
+    }
+    let empty = dir.join("empty.toml");
+    std::fs::write(
+        &empty,
+        "[space]\n[tuner]\nname = \"naive\"\n[score]\nrange = [0, 1]\npublic = true\n",
+    )
+    .unwrap();
+    let ran = tune(&empty, &dir.join("out"), &[], &[]);
+    assert!(ran.stderr.contains("space: empty"), "{}", ran.stderr);
+    // A missing command is named before any run.
+    let file = search_file(&dir, &[]);
+    let o = Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args([
+            "tune",
+            file.to_str().unwrap(),
+            "--out",
+            dir.join("x").to_str().unwrap(),
+            "--",
+            "no-such-trainer-dptune",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("no-such-trainer-dptune") && err.contains("PATH"),
+        "{err}"
+    );
+    // A folder holding the user's files, or another search's journal, is refused untouched.
+    let mine = dir.join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), "mine").unwrap();
+    let ran = tune(&file, &mine, &[], &[]);
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("did not write"), "{}", ran.stderr);
+    assert_eq!(
+        std::fs::read_to_string(mine.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    let done = dir.join("done");
+    assert_eq!(tune(&file, &done, &[], &[]).code, 0);
+    let other = search_file(&dir, &[("seed = 7", "seed = 8")]);
+    let ran = tune(&other, &done, &[], &[]);
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("another search file"), "{}", ran.stderr);
+}
