@@ -526,7 +526,7 @@ impl Report<'_> {
             Some(RunPrivacy::DpSgd(d)) => format!(
                 "DP-SGD with {} lots, sampling rate {}, {} steps, noise multiplier {}",
                 d.sampling,
-                fmt_num(d.sampling_rate),
+                up4(d.sampling_rate),
                 d.steps,
                 fmt_num(d.noise_multiplier)
             ),
@@ -543,7 +543,7 @@ impl Report<'_> {
                  N(0, {}²) noise (noise multiplier {})",
                 fmt_num(p.score.lo),
                 fmt_num(p.score.hi),
-                fmt_num(sd),
+                up4(sd),
                 fmt_num(z)
             ),
             _ => format!("{run}; its score computed on public data"),
