@@ -45,7 +45,7 @@ pub fn ceil_robust(r: f64) -> f64 {
 
 /// The public utility scale of the walk: levels are u0 + ticks·g, and the walk stops at
 /// M ticks (u ≥ u_max).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Ticks {
     pub u0: f64,
     pub g: f64,
@@ -215,7 +215,7 @@ pub fn walk(cap: u64, mut test: impl FnMut(u64) -> Option<usize>) -> Walk {
 }
 
 /// How the passes' cost is composed (spec 003 §2.4).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Composition {
     /// T_max·ε0, pure DP.
     Basic,
@@ -343,7 +343,7 @@ pub fn passes_cost(
 }
 
 /// How much the tests may spend.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum PassBudget {
     /// ε0 of each pass, as the paper states it.
     PerPass(f64),
@@ -355,7 +355,7 @@ pub enum PassBudget {
 }
 
 /// Where the scan starts (spec 003 §5.6): any public order is faithful.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ScanOrder {
     /// One public random permutation per run (default; `scan = "shuffle"`).
     #[default]
@@ -367,14 +367,14 @@ pub enum ScanOrder {
 }
 
 /// The candidate trained when no pass succeeded (spec 003 §5.4): data-independent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Fallback {
     UniformRandom,
     Index(usize),
 }
 
 /// The propose-test tuner (registry name `propose-test`).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProposeTestDoubling {
     /// k, the number of disjoint shards.
     pub shards: usize,

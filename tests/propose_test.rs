@@ -562,3 +562,35 @@ tune_share = 0.5
         assert!(passes[i].is_some_and(|p| (1.0..=199.0).contains(&p)));
     }
 }
+
+/// Issue 39: propose-test as an ask/tell session (its shard utilities one evaluation, then the
+/// final run), saved as JSON after each tell and resumed from the text, releases what `tune`
+/// does; its runs are known in advance.
+#[test]
+fn the_session_resumes_from_json_to_the_release_of_tune() {
+    use dptune::tuners::session::{Evaluator, Next, Session, State, WorkloadRuns};
+    let w = synthetic(0.5, 0.05);
+    let t = build("propose-test", &"shards = 10\neps0 = 0.5".parse().unwrap()).unwrap();
+    for seed in 0..5 {
+        let whole = t.tune(&w, &mut stream(seed, &[])).unwrap();
+        let mut rng = stream(seed, &[]);
+        let mut s = t.session(w.space(), &mut rng).unwrap().unwrap();
+        assert_eq!(s.planned_runs(), Some(10 * 16 + 1));
+        let runs = WorkloadRuns {
+            tuner: "propose-test",
+            workload: &w,
+        };
+        let mut asked = 0;
+        while let Next::Run(trial) = s.ask(&mut rng).unwrap() {
+            asked += 1;
+            let (seed, tag) = trial
+                .stream
+                .expect("propose-test draws from its own streams");
+            let told = runs.evaluate(&trial, &mut stream(seed, &[tag])).unwrap();
+            s.tell(trial.index, told).unwrap();
+            s = serde_json::from_str::<State>(&serde_json::to_string(&s).unwrap()).unwrap();
+        }
+        assert_eq!(asked, 2, "the shard utilities, then the final run");
+        assert_eq!(s.finish().unwrap(), whole, "seed {seed}");
+    }
+}

@@ -18,7 +18,7 @@ pub mod space;
 use crate::error::{Error, Result};
 use crate::numeric::{fmt_num, fmt_up_sig};
 use crate::rng::{normal, stream};
-use crate::tuners::session::{BestOf, Candidates, Next, Session, State};
+use crate::tuners::session::{BestOf, Candidates, Next, Session, State, Told};
 use crate::tuners::Outcome;
 use crate::workloads::Space;
 use command::Ended;
@@ -276,10 +276,7 @@ fn search(
     let mut rng = tuner_stream(plan.seed, &journal.stream_position)?;
     // Runs asked before a kill and never told run again (they had not finished).
     let mut queue: Vec<crate::tuners::session::Trial> = journal.session.pending().to_vec();
-    let total = match &journal.session {
-        State::BestOf(b) => Some(b.runs()),
-        State::Threshold(_) => None,
-    };
+    let total = journal.session.planned_runs();
     // Runs done of how many (a best-of session's K, drawn before any data was seen); a
     // run's end says nothing of its score.
     let progress = crate::sim::progress::Progress::counting(
@@ -395,7 +392,7 @@ fn tell(
         Goal::Maximize => released,
         Goal::Minimize => -released,
     };
-    journal.session.tell(index, told)?;
+    journal.session.tell(index, Told::Score(told))?;
     Ok(Record {
         index,
         point,
@@ -495,11 +492,8 @@ impl Report<'_> {
                         fmt_num(v)
                     ));
                 }
-                if let State::BestOf(b) = &self.journal.session {
-                    lines.push(format!(
-                        "  runs: {} (drawn before any data was seen)",
-                        b.runs()
-                    ));
+                if let Some(k) = self.journal.session.planned_runs() {
+                    lines.push(format!("  runs: {k} (fixed before any data was seen)"));
                 }
             }
             None => lines.push(format!(
@@ -572,10 +566,7 @@ impl Report<'_> {
                 "calibrated": p.calibrated.map(|(f, v)| serde_json::json!({"field": f, "value": v})),
             })),
             "tuner": p.selector.label(),
-            "runs": match &self.journal.session {
-                State::BestOf(b) => Some(b.runs()),
-                State::Threshold(_) => None,
-            },
+            "runs": self.journal.session.planned_runs(),
             "seed": p.seed,
         })
     }

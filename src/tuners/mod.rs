@@ -183,20 +183,26 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
-/// Tunes by `tuner`'s session, driven over the workload's private training.
+/// Tunes by `tuner`'s session, driven over the workload's evaluations.
 fn tune_by_session(
     tuner: &dyn Tuner,
     workload: &dyn Workload,
     rng: &mut dyn RngCore,
 ) -> Result<Outcome> {
-    let training = require_private_training(tuner.name(), workload)?;
+    // Every tuner run this way trains privately: a workload that cannot is refused before
+    // any draw (even one whose K = 0 would never train).
+    require_private_training(tuner.name(), workload)?;
     let Some(mut s) = tuner.session(workload.space(), rng)? else {
         return Err(crate::error::Error::Infeasible(format!(
             "tuner `{}` has no ask/tell session",
             tuner.name()
         )));
     };
-    session::drive(&mut s, training, rng)
+    let runs = session::WorkloadRuns {
+        tuner: tuner.name(),
+        workload,
+    };
+    session::drive(&mut s, &runs, rng)
 }
 
 /// Repeat-and-select: K ~ `law`, then the best of K candidates drawn uniformly.

@@ -3,15 +3,14 @@
 
 pub use crate::propose_test::*;
 
-use super::{tighter_of, BudgetPlan, Guarantee, Outcome, Tuner, PASSES};
+use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
+use super::{tighter_of, tune_by_session, BudgetPlan, Guarantee, Outcome, Tuner, PASSES};
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
-use crate::workloads::{
-    require_partitioned_utility, require_private_training, Declarations, Workload,
-};
+use crate::workloads::{require_partitioned_utility, Declarations, Hyper, Space, Workload};
 use rand::RngCore;
 
 /// Stream tags of one run's independent sub-streams.
@@ -98,33 +97,27 @@ impl Tuner for ProposeTestDoubling {
         })
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let candidates = self.candidates(workload.space(), workload.name())?;
+        self.candidates(workload.space(), workload.name())?;
         let pu = require_partitioned_utility(self.name(), workload)?;
         self.check_shards(pu.private_validation_records(), &workload.name())?;
-        let training = require_private_training(self.name(), workload)?;
+        tune_by_session(self, workload, rng)
+    }
+    /// One word from `rng` keys the run's own streams (shard utilities, tests, fallback, final
+    /// run), as the loop this replaces drew it.
+    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let candidates = self
+            .candidates(space, "the search space".into())?
+            .into_owned();
         // δ′ is set whenever ε0 must be solved (`build` and `own_share_at_budget` see to it).
         let eps0 = self.eps0(self.delta_prime.unwrap_or(0.0))?;
-        let base = rng.next_u64();
-        let a = pu.shard_utilities(&candidates, self.shards, &mut stream(base, &[SHARD_STREAM]))?;
-        let u = proxy_utilities(&a, candidates.len(), self.shards)?;
-        let walk = self.walk_on(&u, eps0, &mut stream(base, &[TEST_STREAM]));
-        let chosen = match (walk.selected, self.fallback) {
-            (Some(j), _) => j,
-            (None, Fallback::Index(i)) => i,
-            (None, Fallback::UniformRandom) => uniform_below(
-                &mut stream(base, &[FALLBACK_STREAM]),
-                candidates.len() as u64,
-            ) as usize,
-        };
-        let h = candidates[chosen].clone();
-        let score = training.train(&h, &mut stream(base, &[TRAIN_STREAM]));
-        Ok(Outcome {
-            chosen: Some(h),
-            released_score: Some(score),
-            runs: (self.shards * candidates.len()) as u64 + 1,
-            diagnostics: vec![(PASSES, walk.passes.len() as f64)],
-            fallback: walk.selected.is_none(),
-        })
+        Ok(Some(State::ProposeTest(Box::new(ProposeTestSession {
+            tuner: self.clone(),
+            candidates,
+            eps0,
+            base: rng.next_u64(),
+            progress: Progress::default(),
+            stage: Stage::Utilities,
+        }))))
     }
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
         match self.budget {
@@ -141,5 +134,131 @@ impl Tuner for ProposeTestDoubling {
             }
             _ => Ok(BudgetPlan::CalibrateRuns),
         }
+    }
+}
+
+/// Propose-test as a session: the shard utilities of every candidate (one evaluation), the
+/// walk on their means (drawing from the run's own streams), then the final private run at
+/// the candidate it selected (or the fallback).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProposeTestSession {
+    tuner: ProposeTestDoubling,
+    candidates: Vec<Hyper>,
+    eps0: f64,
+    /// The key of the run's streams.
+    base: u64,
+    pub(crate) progress: Progress,
+    stage: Stage,
+}
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum Stage {
+    Utilities,
+    /// The walk is over: train `chosen`.
+    Final {
+        chosen: usize,
+        passes: usize,
+        fallback: bool,
+    },
+    Released {
+        chosen: usize,
+        passes: usize,
+        fallback: bool,
+        score: f64,
+    },
+}
+
+impl ProposeTestSession {
+    /// k runs per candidate, then the final one.
+    pub fn planned_runs(&self) -> u64 {
+        (self.tuner.shards * self.candidates.len()) as u64 + 1
+    }
+}
+
+impl Session for ProposeTestSession {
+    fn ask(&mut self, _rng: &mut dyn RngCore) -> Result<Next> {
+        if !self.progress.pending.is_empty() {
+            return Ok(Next::Wait);
+        }
+        Ok(match &self.stage {
+            Stage::Utilities => self.progress.start_with(
+                Vec::new(),
+                Evaluation::ShardUtilities {
+                    candidates: self.candidates.clone(),
+                    shards: self.tuner.shards,
+                },
+                Some((self.base, SHARD_STREAM)),
+            ),
+            Stage::Final { chosen, .. } => self.progress.start_with(
+                self.candidates[*chosen].clone(),
+                Evaluation::Train,
+                Some((self.base, TRAIN_STREAM)),
+            ),
+            Stage::Released { .. } => Next::Done,
+        })
+    }
+
+    fn tell(&mut self, index: u64, told: Told) -> Result<()> {
+        let (_, told) = self.progress.told(index, told)?;
+        self.stage = match (&self.stage, told) {
+            (Stage::Utilities, Told::Utilities(a)) => {
+                let n = self.candidates.len();
+                let u = proxy_utilities(&a, n, self.tuner.shards)?;
+                let walk =
+                    self.tuner
+                        .walk_on(&u, self.eps0, &mut stream(self.base, &[TEST_STREAM]));
+                let chosen = match (walk.selected, self.tuner.fallback) {
+                    (Some(j), _) => j,
+                    (None, Fallback::Index(i)) => i,
+                    (None, Fallback::UniformRandom) => {
+                        uniform_below(&mut stream(self.base, &[FALLBACK_STREAM]), n as u64) as usize
+                    }
+                };
+                Stage::Final {
+                    chosen,
+                    passes: walk.passes.len(),
+                    fallback: walk.selected.is_none(),
+                }
+            }
+            (
+                &Stage::Final {
+                    chosen,
+                    passes,
+                    fallback,
+                },
+                Told::Score(score),
+            ) => Stage::Released {
+                chosen,
+                passes,
+                fallback,
+                score,
+            },
+            _ => {
+                return Err(Error::Infeasible(
+                    "propose-test was told something it did not ask for".into(),
+                ))
+            }
+        };
+        Ok(())
+    }
+
+    fn finish(&self) -> Result<Outcome> {
+        let Stage::Released {
+            chosen,
+            passes,
+            fallback,
+            score,
+        } = self.stage
+        else {
+            return unfinished(&self.progress, true).map(|()| Outcome::default());
+        };
+        Ok(Outcome {
+            chosen: Some(self.candidates[chosen].clone()),
+            released_score: Some(score),
+            runs: self.planned_runs(),
+            diagnostics: vec![(PASSES, passes as f64)],
+            fallback,
+        })
     }
 }

@@ -17,11 +17,96 @@ use crate::workloads::{Hyper, PrivateTraining, Space};
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
-/// One run a session asks for: its index (0, 1, … in asking order) and the candidate.
+/// One evaluation a session asks for: its index (0, 1, … in asking order), what to evaluate,
+/// and where its random draws come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Trial {
     pub index: u64,
+    /// The candidate (for a private training run).
     pub hyper: Hyper,
+    #[serde(default)]
+    pub evaluation: Evaluation,
+    /// `Some((seed, tag))`: the evaluation draws from `rng::stream(seed, &[tag])`, a stream of
+    /// the tuner's own; `None`: from the stream that drives the session.
+    #[serde(default)]
+    pub stream: Option<(u64, u64)>,
+}
+
+/// What a trial evaluates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evaluation {
+    /// One private training run at the trial's candidate: told the score it released.
+    #[default]
+    Train,
+    /// The utility in [0, 1] of each candidate trained on each of `shards` disjoint shards
+    /// (propose-test's subsample-and-aggregate): told a[j][i].
+    ShardUtilities {
+        candidates: Vec<Hyper>,
+        shards: usize,
+    },
+}
+
+/// What an evaluation gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Told {
+    Score(f64),
+    Utilities(Vec<Vec<f64>>),
+}
+
+impl Told {
+    /// The score of a training run, or an error naming what was told instead.
+    pub fn score(self) -> Result<f64> {
+        match self {
+            Told::Score(s) if s.is_finite() => Ok(s),
+            Told::Score(s) => Err(Error::invalid(
+                "score",
+                s,
+                "a finite number (a failed run is told its worst score, never dropped)",
+            )),
+            Told::Utilities(_) => Err(Error::Infeasible(
+                "told shard utilities where a training run's score was asked for".into(),
+            )),
+        }
+    }
+}
+
+/// Evaluates what sessions ask for: a workload's capabilities in the harness, the user's
+/// command in `dptune tune`.
+pub trait Evaluator {
+    fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told>;
+}
+
+/// A workload's private training runs (and, when it has them, shard utilities), for `tuner`.
+pub struct WorkloadRuns<'a> {
+    pub tuner: &'a str,
+    pub workload: &'a dyn crate::workloads::Workload,
+}
+
+impl Evaluator for WorkloadRuns<'_> {
+    fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told> {
+        use crate::workloads::{require_partitioned_utility, require_private_training};
+        Ok(match &trial.evaluation {
+            Evaluation::Train => Told::Score(
+                require_private_training(self.tuner, self.workload)?.train(&trial.hyper, rng),
+            ),
+            Evaluation::ShardUtilities { candidates, shards } => Told::Utilities(
+                require_partitioned_utility(self.tuner, self.workload)?
+                    .shard_utilities(candidates, *shards, rng)?,
+            ),
+        })
+    }
+}
+
+impl<T: PrivateTraining + ?Sized> Evaluator for T {
+    fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told> {
+        match trial.evaluation {
+            Evaluation::Train => Ok(Told::Score(self.train(&trial.hyper, rng))),
+            _ => Err(Error::Infeasible(
+                "a private training run cannot give shard utilities".into(),
+            )),
+        }
+    }
 }
 
 /// What a session wants next.
@@ -42,8 +127,8 @@ pub trait Session {
     /// a threshold session cannot). Draws what the tuner draws before the run (a candidate, a
     /// halting coin) from `rng`, so the draws follow the asking order, whoever runs them.
     fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next>;
-    /// The score the pending run `index` released (pending runs may be told in any order).
-    fn tell(&mut self, index: u64, score: f64) -> Result<()>;
+    /// What the pending evaluation `index` gave (pending ones may be told in any order).
+    fn tell(&mut self, index: u64, told: Told) -> Result<()>;
     /// The release, once [`Session::ask`] has said [`Next::Done`].
     fn finish(&self) -> Result<Outcome>;
 }
@@ -54,6 +139,7 @@ pub trait Session {
 pub enum State {
     BestOf(BestOf),
     Threshold(Threshold),
+    ProposeTest(Box<super::propose_test::ProposeTestSession>),
 }
 
 impl State {
@@ -61,6 +147,17 @@ impl State {
         match self {
             State::BestOf(s) => s,
             State::Threshold(s) => s,
+            State::ProposeTest(s) => s.as_mut(),
+        }
+    }
+
+    /// The number of runs, when it is known before any data is seen (a best-of session's K,
+    /// propose-test's shard runs and final run); None where it depends on the scores.
+    pub fn planned_runs(&self) -> Option<u64> {
+        match self {
+            State::BestOf(s) => Some(s.runs()),
+            State::Threshold(_) => None,
+            State::ProposeTest(s) => Some(s.planned_runs()),
         }
     }
 
@@ -69,6 +166,7 @@ impl State {
         match self {
             State::BestOf(s) => &s.progress.pending,
             State::Threshold(s) => &s.progress.pending,
+            State::ProposeTest(s) => &s.progress.pending,
         }
     }
 }
@@ -77,29 +175,35 @@ impl Session for State {
     fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next> {
         self.inner().ask(rng)
     }
-    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
-        self.inner().tell(index, score)
+    fn tell(&mut self, index: u64, told: Told) -> Result<()> {
+        self.inner().tell(index, told)
     }
     fn finish(&self) -> Result<Outcome> {
         match self {
             State::BestOf(s) => s.finish(),
             State::Threshold(s) => s.finish(),
+            State::ProposeTest(s) => s.finish(),
         }
     }
 }
 
-/// Runs `session` to its end over `training`, one run at a time, each run drawing from `rng`
-/// after the session's own draws for it.
+/// Runs `session` to its end, one evaluation at a time, each drawing from its own stream or
+/// from `rng` after the session's own draws for it.
 pub fn drive(
     session: &mut dyn Session,
-    training: &dyn PrivateTraining,
+    evaluator: &dyn Evaluator,
     rng: &mut dyn RngCore,
 ) -> Result<Outcome> {
     loop {
         match session.ask(rng)? {
             Next::Run(trial) => {
-                let score = training.train(&trial.hyper, rng);
-                session.tell(trial.index, score)?;
+                let told = match trial.stream {
+                    Some((seed, tag)) => {
+                        evaluator.evaluate(&trial, &mut crate::rng::stream(seed, &[tag]))?
+                    }
+                    None => evaluator.evaluate(&trial, rng)?,
+                };
+                session.tell(trial.index, told)?;
             }
             Next::Done => return session.finish(),
             Next::Wait => {
@@ -113,25 +217,37 @@ pub fn drive(
 
 /// The runs asked for so far, the ones told, and the ones pending.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-struct Progress {
-    asked: u64,
-    told: u64,
-    pending: Vec<Trial>,
+pub(crate) struct Progress {
+    pub(crate) asked: u64,
+    pub(crate) told: u64,
+    pub(crate) pending: Vec<Trial>,
 }
 
 impl Progress {
     fn start(&mut self, hyper: Hyper) -> Next {
+        self.start_with(hyper, Evaluation::Train, None)
+    }
+
+    pub(crate) fn start_with(
+        &mut self,
+        hyper: Hyper,
+        evaluation: Evaluation,
+        stream: Option<(u64, u64)>,
+    ) -> Next {
         let trial = Trial {
             index: self.asked,
             hyper,
+            evaluation,
+            stream,
         };
         self.asked += 1;
         self.pending.push(trial.clone());
         Next::Run(trial)
     }
 
-    /// The pending trial `index`, now told.
-    fn told(&mut self, index: u64, score: f64) -> Result<Hyper> {
+    /// The pending trial `index`, now told (removed from the pending ones only when `told`
+    /// is a valid answer to it).
+    pub(crate) fn told(&mut self, index: u64, told: Told) -> Result<(Trial, Told)> {
         let Some(at) = self.pending.iter().position(|t| t.index == index) else {
             let waiting: Vec<String> = self.pending.iter().map(|t| t.index.to_string()).collect();
             return Err(Error::Infeasible(format!(
@@ -143,15 +259,25 @@ impl Progress {
                 }
             )));
         };
-        if !score.is_finite() {
-            return Err(Error::invalid(
-                "score",
-                score,
-                "a finite number (a failed run is told its worst score, never dropped)",
-            ));
-        }
+        let told = match (&self.pending[at].evaluation, told) {
+            (Evaluation::Train, t) => Told::Score(t.score()?),
+            (Evaluation::ShardUtilities { candidates, shards }, Told::Utilities(a)) => {
+                if a.len() != candidates.len() || a.iter().any(|row| row.len() != *shards) {
+                    return Err(Error::Infeasible(format!(
+                        "shard utilities of the wrong shape (want {} × {shards})",
+                        candidates.len()
+                    )));
+                }
+                Told::Utilities(a)
+            }
+            (Evaluation::ShardUtilities { .. }, Told::Score(_)) => {
+                return Err(Error::Infeasible(
+                    "told a score where shard utilities were asked for".into(),
+                ))
+            }
+        };
         self.told += 1;
-        Ok(self.pending.remove(at).hyper)
+        Ok((self.pending.remove(at), told))
     }
 
     fn done_or_wait(&self) -> Next {
@@ -222,8 +348,9 @@ impl Session for BestOf {
         Ok(self.progress.start(hyper))
     }
 
-    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
-        let hyper = self.progress.told(index, score)?;
+    fn tell(&mut self, index: u64, told: Told) -> Result<()> {
+        let (trial, told) = self.progress.told(index, told)?;
+        let (hyper, score) = (trial.hyper, told.score()?);
         let better = |(i, _, b): &(u64, Hyper, f64)| score > *b || (score == *b && index < *i);
         if self.best.as_ref().is_none_or(better) {
             self.best = Some((index, hyper, score));
@@ -242,7 +369,7 @@ impl Session for BestOf {
     }
 }
 
-fn unfinished(progress: &Progress, more: bool) -> Result<()> {
+pub(crate) fn unfinished(progress: &Progress, more: bool) -> Result<()> {
     if !progress.pending.is_empty() || more {
         return Err(Error::Infeasible(format!(
             "the tuning run is not over ({} run(s) told): ask until it says it is done",
@@ -294,8 +421,9 @@ impl Session for Threshold {
         Ok(self.progress.start(hyper))
     }
 
-    fn tell(&mut self, index: u64, score: f64) -> Result<()> {
-        let hyper = self.progress.told(index, score)?;
+    fn tell(&mut self, index: u64, told: Told) -> Result<()> {
+        let (trial, told) = self.progress.told(index, told)?;
+        let (hyper, score) = (trial.hyper, told.score()?);
         if score >= self.threshold {
             self.released = Some((hyper, score));
         }
@@ -346,7 +474,7 @@ mod tests {
     ) -> Outcome {
         while let Next::Run(t) = s.ask(&mut rng).unwrap() {
             let score = training().train(&t.hyper, &mut rng);
-            s.tell(t.index, score).unwrap();
+            s.tell(t.index, Told::Score(score)).unwrap();
             let (text, pos) = (serde_json::to_string(&s).unwrap(), rng.get_word_pos());
             s = serde_json::from_str(&text).unwrap();
             // A restart: the stream rebuilt from its seed, at the saved position.
@@ -434,21 +562,25 @@ mod tests {
             panic!("a first run")
         };
         assert_eq!(
-            t,
-            Trial {
-                index: 0,
-                hyper: vec![0.1]
-            }
+            (t.index, t.hyper, t.evaluation),
+            (0, vec![0.1], Evaluation::Train)
         );
-        assert!(s.tell(1, 0.5).is_err(), "told a run never asked for");
-        assert!(s.tell(0, f64::NAN).is_err(), "told NaN");
-        s.tell(0, 0.5).unwrap();
-        assert!(s.tell(0, 0.5).is_err(), "told twice");
+        assert!(
+            s.tell(1, Told::Score(0.5)).is_err(),
+            "told a run never asked for"
+        );
+        assert!(s.tell(0, Told::Score(f64::NAN)).is_err(), "told NaN");
+        assert!(
+            s.tell(0, Told::Utilities(vec![])).is_err(),
+            "told utilities"
+        );
+        s.tell(0, Told::Score(0.5)).unwrap();
+        assert!(s.tell(0, Told::Score(0.5)).is_err(), "told twice");
         let Next::Run(t) = s.ask(&mut rng).unwrap() else {
             panic!("a second run")
         };
         assert!(s.finish().is_err(), "finished with a run pending");
-        s.tell(t.index, 0.7).unwrap();
+        s.tell(t.index, Told::Score(0.7)).unwrap();
         assert_eq!(s.ask(&mut rng).unwrap(), Next::Done);
         let out = s.finish().unwrap();
         assert_eq!(
@@ -475,7 +607,7 @@ mod tests {
                 .collect();
             assert_eq!(s.ask(&mut rng).unwrap(), Next::Wait);
             for &i in order {
-                s.tell(asked[i].index, scores[i]).unwrap();
+                s.tell(asked[i].index, Told::Score(scores[i])).unwrap();
             }
             assert_eq!(s.ask(&mut rng).unwrap(), Next::Done);
             s.finish().unwrap()
