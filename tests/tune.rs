@@ -409,3 +409,70 @@ fn bad_input_names_the_file_line_and_key_and_nothing_is_overwritten() {
     assert_eq!(ran.code, 2);
     assert!(ran.stderr.contains("another search file"), "{}", ran.stderr);
 }
+
+/// Propose-test through a command: every candidate of the public grid runs on each shard
+/// (`DPTUNE_SHARD`), then the final run; the statement is the library's guarantee; a search
+/// killed among the shard runs resumes with none redone.
+#[test]
+fn propose_test_runs_the_command_per_shard_then_once_more() {
+    use dptune::tuners::propose_test::ProposeTestDoubling;
+    use dptune::workloads::PartitionedDeclaration;
+    let dir = temp_dir("tune-propose-test");
+    let file = search_file(
+        &dir,
+        &[(
+            "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+            "name = \"propose-test\"\nshards = 4\neps0 = 0.5\ngrid = 3",
+        )],
+    );
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    let out = dir.join("out");
+    let killed = tune(&file, &out, &["--stop-after-runs", "10"], &env);
+    assert_eq!(killed.code, 3, "{}", killed.stderr);
+    assert_eq!(lines(&count).len(), 10);
+    let ran = tune(&file, &out, &["--jobs", "3"], &env);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let mut calls = lines(&count);
+    assert_eq!(calls.len(), 9 * 4 + 1, "no shard run redone: {calls:?}");
+    calls.sort();
+    calls.dedup();
+    assert_eq!(calls.len(), 9 * 4 + 1, "each once");
+    assert!(calls.contains(&"0/8-3".to_string()) && calls.contains(&"1".to_string()));
+    let json = ran.json();
+    assert_eq!(json["runs"].as_u64(), Some(37));
+    let steps = steps_for_epochs(30000, 256, 2).unwrap();
+    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
+    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
+    let declared = Declarations {
+        name: "test".into(),
+        space: Space::UnitBox { dim: 2 },
+        training: Some(TrainingDeclaration {
+            run_privacy: run.compose(&score).unwrap(),
+            run_pure_epsilon: None,
+        }),
+        gain_prior: None,
+        lipschitz: None,
+        partitioned: Some(PartitionedDeclaration {
+            private_validation_records: Some(5000),
+        }),
+        per_user: None,
+    };
+    let t = ProposeTestDoubling::from_params(&"shards = 4\neps0 = 0.5\ngrid = 3".parse().unwrap())
+        .unwrap();
+    let g = t
+        .guarantee(
+            &declared,
+            1e-5,
+            &Accountant::new(Orders::Continuous, Conversion::Cks),
+        )
+        .unwrap();
+    assert_eq!(json["privacy"]["epsilon"].as_f64(), Some(g.epsilon));
+    assert_eq!(
+        json["released"]["run"].as_u64(),
+        Some(1),
+        "the final run is released"
+    );
+    let kept: Vec<_> = std::fs::read_dir(out.join("runs")).unwrap().collect();
+    assert_eq!(kept.len(), 1, "the shard runs' outputs are deleted");
+}

@@ -16,6 +16,8 @@ pub struct Request<'a> {
     pub dir: PathBuf,
     pub values: &'a [(String, Value)],
     pub run: Option<&'a RunPrivacy>,
+    /// (i, k): a run on the i-th of k disjoint shards of the training data (propose-test).
+    pub shard: Option<(usize, usize)>,
     pub timeout: Option<Duration>,
 }
 
@@ -93,6 +95,11 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
             Value::Text(t) => t.clone(),
         };
         env.push((env_name(name), text));
+    }
+    if let Some((i, k)) = req.shard {
+        about["shard"] = serde_json::json!({ "index": i, "of": k });
+        env.push(("DPTUNE_SHARD".into(), i.to_string()));
+        env.push(("DPTUNE_SHARDS".into(), k.to_string()));
     }
     if let Some(RunPrivacy::DpSgd(d)) = req.run {
         about["dp_sgd"] = serde_json::to_value(d).expect("plain values");
@@ -172,13 +179,17 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
     })
 }
 
+/// Stops the run and everything it started (its process group, which it leads).
 fn kill_group(child: &mut std::process::Child) {
     #[cfg(unix)]
-    {
-        let _ = Command::new("kill")
-            .args(["-KILL", &format!("-{}", child.id())])
-            .stderr(Stdio::null())
-            .status();
+    if let Ok(pid) = libc::pid_t::try_from(child.id()) {
+        if pid > 1 {
+            // SAFETY: kill(2) with a negative pid signals that process group only; the group
+            // is the child's own (process_group(0) above).
+            unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            }
+        }
     }
     let _ = child.kill();
     let _ = child.wait();

@@ -7,7 +7,7 @@ use crate::accounting::{Accountant, Conversion, DpSgd, Gaussian, LotSampling, Or
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::tuners::{self, Guarantee, Tuner};
-use crate::workloads::{Declarations, Space, TrainingDeclaration};
+use crate::workloads::{Declarations, PartitionedDeclaration, Space, TrainingDeclaration};
 use serde::{Deserialize, Deserializer};
 
 /// A number, or `"calibrated"`: dptune picks it so that the guarantee meets the total budget.
@@ -221,10 +221,6 @@ pub const DEFAULT_MAX_MEAN: f64 = 100.0;
 
 /// Tuners that have no ask/tell session a command can drive yet, and why.
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "propose-test",
-        "it runs the command once per shard of the data; its session is not built yet",
-    ),
     (
         "dp-gibo",
         "it needs per-user losses from each evaluation; its session is not built yet",
@@ -526,7 +522,7 @@ fn private(
     w: &Written,
 ) -> Result<Plan> {
     if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
-        return Err(at(file, "tuner.name", format!("`{name}` cannot drive a command: {why}. Use naive, liu-talwar, papernot-steinke, random-search or grid-search")));
+        return Err(at(file, "tuner.name", format!("`{name}` cannot drive a command: {why}. Use naive, liu-talwar, papernot-steinke, propose-test, random-search or grid-search")));
     }
     let privacy = w.privacy.as_ref().ok_or_else(|| {
         at(file, "privacy", format!("missing: a private tuner (`{name}`) needs [privacy] with `delta` (and `epsilon` for a total budget)"))
@@ -857,7 +853,11 @@ fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<De
         }),
         gain_prior: None,
         lipschitz: None,
-        partitioned: None,
+        // Propose-test's shard utilities: each a mean over the score's records (private ones
+        // when the score is private), mapped to [0, 1].
+        partitioned: Some(PartitionedDeclaration {
+            private_validation_records: score.private.map(|(m, _)| m as usize),
+        }),
         per_user: None,
     })
 }

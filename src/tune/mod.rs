@@ -18,7 +18,7 @@ pub mod space;
 use crate::error::{Error, Result};
 use crate::numeric::{fmt_num, fmt_up_sig};
 use crate::rng::{normal, stream};
-use crate::tuners::session::{BestOf, Candidates, Next, Session, State, Told};
+use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, State, Told, Trial};
 use crate::tuners::Outcome;
 use crate::workloads::Space;
 use command::Ended;
@@ -26,6 +26,7 @@ use file::{Goal, Plan, RunPrivacy, Selector};
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -48,6 +49,7 @@ pub struct Options {
 const TUNER_STREAM: u64 = 0x7475_6e65; // "tune"
 const RUN_SEED_STREAM: u64 = 0x7275_6e73; // "runs"
 const SCORE_NOISE_STREAM: u64 = 0x6e6f_6973; // "nois"
+const SHARD_SEED_STREAM: u64 = 0x7368_7264; // "shrd"
 
 /// One finished run, as the journal keeps it. Private: scores of runs not released.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -75,8 +77,24 @@ struct Journal {
     /// The tuner stream's position (words drawn), as text (a u128).
     stream_position: String,
     runs: Vec<Record>,
+    /// Propose-test's shard runs.
+    #[serde(default)]
+    shard_runs: Vec<ShardRecord>,
     #[serde(default)]
     finished: bool,
+}
+
+/// One shard run of propose-test's shard utilities. Private, like a run's score.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ShardRecord {
+    pub trial: u64,
+    pub candidate: usize,
+    pub shard: usize,
+    pub raw_score: Option<f64>,
+    pub failure: Option<String>,
+    /// The score mapped to [0, 1] (0 for a failure): what the tests see.
+    pub utility: f64,
+    pub seconds: f64,
 }
 
 const JOURNAL: &str = "journal.json";
@@ -143,6 +161,7 @@ pub fn tune(opts: &Options) -> Result<String> {
                 session: start(&plan, &mut rng)?,
                 stream_position: rng.get_word_pos().to_string(),
                 runs: Vec::new(),
+                shard_runs: Vec::new(),
                 finished: false,
             }
         }
@@ -157,12 +176,18 @@ pub fn tune(opts: &Options) -> Result<String> {
     if !journal.finished {
         // Only the released run's directory stays (the others' outputs are not covered).
         if !opts.keep_all {
-            for r in &journal.runs {
-                if Some(r.index) != released {
-                    let dir = run_dir(&opts.out, r.index);
-                    if dir.exists() {
-                        std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                    }
+            let runs = opts.out.join("runs");
+            let entries = match std::fs::read_dir(&runs) {
+                Ok(e) => e.collect::<std::io::Result<Vec<_>>>(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+                Err(e) => Err(e),
+            }
+            .map_err(|e| Error::io(&runs, e))?;
+            let keep = released.map(|i| i.to_string());
+            for entry in entries {
+                if Some(entry.file_name().to_string_lossy().into_owned()) != keep {
+                    let dir = entry.path();
+                    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
                 }
             }
         }
@@ -259,13 +284,48 @@ fn tuner_stream(seed: u64, position: &str) -> Result<ChaCha20Rng> {
     Ok(rng)
 }
 
+/// One command to run: a training run (trial `index`), or candidate `candidate`'s run on
+/// shard `shard` of trial `index`'s shard utilities.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Job {
+    Run {
+        index: u64,
+    },
+    Shard {
+        index: u64,
+        candidate: usize,
+        shard: usize,
+    },
+}
+
 struct Finished {
-    index: u64,
+    job: Job,
     ended: Result<Ended>,
     seconds: f64,
 }
 
-/// Asks, runs and tells until the session is done, `opts.jobs` runs at a time.
+/// The jobs of `trial` not yet on record.
+fn jobs_of(trial: &Trial, journal: &Journal) -> Vec<Job> {
+    match &trial.evaluation {
+        Evaluation::Train => vec![Job::Run { index: trial.index }],
+        Evaluation::ShardUtilities { candidates, shards } => (0..candidates.len())
+            .flat_map(|j| (0..*shards).map(move |i| (j, i)))
+            .filter(|&(j, i)| {
+                !journal
+                    .shard_runs
+                    .iter()
+                    .any(|r| r.trial == trial.index && r.candidate == j && r.shard == i)
+            })
+            .map(|(candidate, shard)| Job::Shard {
+                index: trial.index,
+                candidate,
+                shard,
+            })
+            .collect(),
+    }
+}
+
+/// Asks, runs and tells until the session is done, `opts.jobs` commands at a time.
 fn search(
     plan: &Plan,
     argv: &[String],
@@ -274,39 +334,74 @@ fn search(
     journal_path: &Path,
 ) -> Result<()> {
     let mut rng = tuner_stream(plan.seed, &journal.stream_position)?;
-    // Runs asked before a kill and never told run again (they had not finished).
-    let mut queue: Vec<crate::tuners::session::Trial> = journal.session.pending().to_vec();
+    // Evaluations asked before a kill and never told run again (what of them is on record,
+    // shard runs, is kept).
+    let mut queue: VecDeque<Job> = VecDeque::new();
+    for t in journal.session.pending().to_vec() {
+        queue.extend(jobs_of(&t, journal));
+        tell_if_complete(journal, &t)?;
+    }
     let total = journal.session.planned_runs();
-    // Runs done of how many (a best-of session's K, drawn before any data was seen); a
-    // run's end says nothing of its score.
+    let done_runs = (journal.runs.len() + journal.shard_runs.len()) as u64;
+    // Runs done of how many (fixed before any data was seen); a run's end says nothing of
+    // its score.
     let progress = crate::sim::progress::Progress::counting(
         "dptune tune",
         "runs",
-        total.map_or(0, |t| t - journal.runs.len() as u64),
+        total.map_or(0, |t| t.saturating_sub(done_runs)),
         !opts.quiet && total.is_some(),
     );
-    queue.reverse(); // popped in asking order
     let (sender, receiver) = mpsc::channel::<Finished>();
     let mut running = 0usize;
     std::thread::scope(|scope| -> Result<()> {
         loop {
-            // Start runs while there are free jobs and the session can say what to run (asking
-            // a session that waits or is done draws nothing).
+            // Start commands while there are free jobs and the session can say what to run
+            // (asking a session that waits or is done draws nothing).
             while running < opts.jobs.max(1) {
-                let trial = match queue.pop() {
-                    Some(t) => t,
+                let job = match queue.pop_front() {
+                    Some(j) => j,
                     None => match journal.session.ask(&mut rng)? {
                         Next::Run(t) => {
                             journal.stream_position = rng.get_word_pos().to_string();
                             save(journal_path, journal)?;
-                            t
+                            queue.extend(jobs_of(&t, journal));
+                            continue;
                         }
                         Next::Wait | Next::Done => break,
                     },
                 };
-                let index = trial.index;
-                let values = plan.space.values(&trial.hyper)?;
-                let dir = run_dir(&opts.out, index);
+                let trial = journal
+                    .session
+                    .pending()
+                    .iter()
+                    .find(|t| t.index == job_index(job))
+                    .cloned()
+                    .ok_or_else(|| Error::Infeasible("a job of no pending trial".into()))?;
+                let (point, dir, seed, shard) = match (job, &trial.evaluation) {
+                    (Job::Run { index }, _) => (
+                        trial.hyper.clone(),
+                        run_dir(&opts.out, index),
+                        run_seed(plan.seed, index),
+                        None,
+                    ),
+                    (
+                        Job::Shard {
+                            index,
+                            candidate,
+                            shard,
+                        },
+                        Evaluation::ShardUtilities { candidates, shards },
+                    ) => (
+                        candidates[candidate].clone(),
+                        opts.out
+                            .join("runs")
+                            .join(format!("{index}-shards/{candidate}-{shard}")),
+                        shard_seed(plan.seed, index, candidate, shard),
+                        Some((shard, *shards)),
+                    ),
+                    _ => return Err(Error::Infeasible("a shard job of a training run".into())),
+                };
+                let values = plan.space.values(&point)?;
                 if dir.exists() {
                     // What a killed attempt left: it never finished, so nothing was used.
                     std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -315,20 +410,20 @@ fn search(
                 let argv = argv.to_vec();
                 let run = plan.run.clone();
                 let timeout = plan.timeout_s.map(Duration::from_secs_f64);
-                let seed = run_seed(plan.seed, index);
                 scope.spawn(move || {
                     let t0 = Instant::now();
                     let req = command::Request {
-                        index,
+                        index: job_index(job),
                         seed,
                         dir,
                         values: &values,
                         run: run.as_ref(),
+                        shard,
                         timeout,
                     };
                     let ended = command::run(&argv, &req);
                     let _ = sender.send(Finished {
-                        index,
+                        job,
                         ended,
                         seconds: t0.elapsed().as_secs_f64(),
                     });
@@ -343,23 +438,98 @@ fn search(
                 .map_err(|_| Error::Infeasible("a run's thread stopped".into()))?;
             running -= 1;
             let ended = f.ended?; // a command that cannot start stops the search
-            let point = journal
+            let trial = journal
                 .session
                 .pending()
                 .iter()
-                .find(|t| t.index == f.index)
-                .map(|t| t.hyper.clone())
-                .unwrap_or_default();
-            let record = tell(plan, journal, f.index, point, ended, f.seconds)?;
-            journal.runs.push(record);
-            journal.runs.sort_by_key(|r| r.index);
+                .find(|t| t.index == job_index(f.job))
+                .cloned()
+                .ok_or_else(|| Error::Infeasible("a finished job of no pending trial".into()))?;
+            match f.job {
+                Job::Run { index } => {
+                    let record = tell(plan, journal, index, trial.hyper, ended, f.seconds)?;
+                    journal.runs.push(record);
+                    journal.runs.sort_by_key(|r| r.index);
+                }
+                Job::Shard {
+                    index,
+                    candidate,
+                    shard,
+                } => {
+                    journal.shard_runs.push(shard_record(
+                        plan, index, candidate, shard, ended, f.seconds,
+                    ));
+                    tell_if_complete(journal, &trial)?;
+                }
+            }
             save(journal_path, journal)?;
             progress.tick();
-            if opts.stop_after_runs == Some(journal.runs.len() as u64) {
+            let on_record = (journal.runs.len() + journal.shard_runs.len()) as u64;
+            if opts.stop_after_runs == Some(on_record) {
                 std::process::exit(3);
             }
         }
     })
+}
+
+fn job_index(job: Job) -> u64 {
+    match job {
+        Job::Run { index } | Job::Shard { index, .. } => index,
+    }
+}
+
+/// One shard run's utility: its score on [0, 1] (1 the best end of the range), 0 for a
+/// failure (the worst, never dropped).
+fn shard_record(
+    plan: &Plan,
+    trial: u64,
+    candidate: usize,
+    shard: usize,
+    ended: Ended,
+    seconds: f64,
+) -> ShardRecord {
+    let s = &plan.score;
+    let (raw, failure) = match ended {
+        Ended::Score(x) => (Some(x.clamp(s.lo, s.hi)), None),
+        Ended::Failed(why) => (None, Some(why)),
+    };
+    let utility = raw.map_or(0.0, |x| match s.goal {
+        Goal::Maximize => (x - s.lo) / (s.hi - s.lo),
+        Goal::Minimize => (s.hi - x) / (s.hi - s.lo),
+    });
+    ShardRecord {
+        trial,
+        candidate,
+        shard,
+        raw_score: raw,
+        failure,
+        utility: utility.clamp(0.0, 1.0),
+        seconds,
+    }
+}
+
+/// Tells `trial` its shard utilities once every shard run of it is on record.
+fn tell_if_complete(journal: &mut Journal, trial: &Trial) -> Result<()> {
+    let Evaluation::ShardUtilities { candidates, shards } = &trial.evaluation else {
+        return Ok(());
+    };
+    let mut a = vec![vec![f64::NAN; *shards]; candidates.len()];
+    for r in journal.shard_runs.iter().filter(|r| r.trial == trial.index) {
+        a[r.candidate][r.shard] = r.utility;
+    }
+    if a.iter().flatten().any(|x| x.is_nan()) {
+        return Ok(());
+    }
+    journal.session.tell(trial.index, Told::Utilities(a))
+}
+
+/// The seed handed to candidate `candidate`'s run on shard `shard`.
+fn shard_seed(seed: u64, trial: u64, candidate: usize, shard: usize) -> u64 {
+    stream(
+        seed,
+        &[SHARD_SEED_STREAM, trial, candidate as u64, shard as u64],
+    )
+    .next_u64()
 }
 
 /// The seed handed to run `index`.
@@ -614,6 +784,21 @@ fn private_table(plan: &Plan, journal: &Journal) -> String {
             "  run {}: {values}: {how}; told {} ({:.1} s)",
             r.index,
             fmt_num(r.released_score),
+            r.seconds
+        ));
+    }
+    for r in &journal.shard_runs {
+        let how = match (&r.raw_score, &r.failure) {
+            (Some(x), _) => format!("score {}", fmt_num(*x)),
+            (None, Some(why)) => format!("FAILED: {why}"),
+            (None, None) => "?".into(),
+        };
+        lines.push(format!(
+            "  shard run {}/{} of candidate {}: {how}; utility {} ({:.1} s)",
+            r.shard,
+            r.trial,
+            r.candidate,
+            fmt_num(r.utility),
             r.seconds
         ));
     }
