@@ -476,3 +476,70 @@ fn propose_test_runs_the_command_per_shard_then_once_more() {
     let kept: Vec<_> = std::fs::read_dir(out.join("runs")).unwrap().collect();
     assert_eq!(kept.len(), 1, "the shard runs' outputs are deleted");
 }
+
+/// Ctrl-C (SIGINT) stops every run and what it started, records nothing of the stopped runs,
+/// and the same command resumes them.
+#[test]
+fn an_interrupted_search_stops_its_runs_and_resumes() {
+    let dir = temp_dir("tune-interrupt");
+    let file = search_file(
+        &dir,
+        &[(
+            "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+            "name = \"naive\"\ncandidates = 4",
+        )],
+    );
+    let (count, pids, out) = (dir.join("count"), dir.join("pids"), dir.join("out"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args([
+            "tune",
+            file.to_str().unwrap(),
+            "--quiet",
+            "--jobs",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .arg("--")
+        .arg(fixture("train.sh"))
+        .env("TUNE_MODE", "slow")
+        .env("TUNE_COUNT", &count)
+        .env("TUNE_PIDS", &pids)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while lines(&pids).len() < 2 {
+        assert!(start.elapsed().as_secs() < 20, "the runs did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    // SAFETY: signals the child process only.
+    unsafe {
+        libc::kill(pid, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interrupted") && err.contains("resume"),
+        "{err}"
+    );
+    assert!(
+        start.elapsed().as_secs() < 20,
+        "the runs were stopped, not waited for"
+    );
+    for p in lines(&pids) {
+        let p: libc::pid_t = p.parse().unwrap();
+        // SAFETY: signal 0 only asks whether the process exists.
+        let alive = unsafe { libc::kill(p, 0) } == 0;
+        assert!(!alive, "run {p} still runs");
+    }
+    let ran = tune(&file, &out, &[], &[("TUNE_COUNT", count.to_str().unwrap())]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(
+        lines(&count),
+        ["0", "1", "0", "1", "2", "3"],
+        "the stopped runs ran again"
+    );
+}

@@ -7,6 +7,7 @@ use super::space::Value;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// What one run is given.
@@ -21,11 +22,39 @@ pub struct Request<'a> {
     pub timeout: Option<Duration>,
 }
 
-/// How a run ended: its raw score, or why it failed (told the worst score).
+/// How a run ended: its raw score, or why it failed (told the worst score), or stopped
+/// because the search was interrupted (recorded as nothing: it runs again on resuming).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ended {
     Score(f64),
     Failed(String),
+    Interrupted,
+}
+
+/// Set by SIGINT (Ctrl-C) or SIGTERM once [`catch_interrupts`] is on: the runs stop, their
+/// process groups with them (they are not in the terminal's group, so they would not see a
+/// Ctrl-C themselves), and the search ends with its journal as it stands.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+#[cfg(unix)]
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGINT and SIGTERM for the rest of the process (see [`INTERRUPTED`]).
+pub fn catch_interrupts() {
+    #[cfg(unix)]
+    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    unsafe {
+        let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        libc::signal(libc::SIGINT, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// Whether SIGINT or SIGTERM arrived.
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// The file each run finds in its output directory (also named by `DPTUNE_RUN_FILE`).
@@ -155,6 +184,10 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
             Ok(Some(status)) => break status,
             Ok(None) => {}
             Err(e) => return Ok(Ended::Failed(format!("waiting for it failed: {e}"))),
+        }
+        if interrupted() {
+            kill_group(&mut child);
+            return Ok(Ended::Interrupted);
         }
         if let Some(limit) = req.timeout {
             if start.elapsed() > limit {

@@ -169,6 +169,7 @@ pub fn tune(opts: &Options) -> Result<String> {
     };
     let started = Instant::now();
     if !journal.finished {
+        command::catch_interrupts();
         search(&plan, &argv, opts, &mut journal, &journal_path)?;
     }
     let outcome = journal.session.finish()?;
@@ -357,7 +358,7 @@ fn search(
         loop {
             // Start commands while there are free jobs and the session can say what to run
             // (asking a session that waits or is done draws nothing).
-            while running < opts.jobs.max(1) {
+            while running < opts.jobs.max(1) && !command::interrupted() {
                 let job = match queue.pop_front() {
                     Some(j) => j,
                     None => match journal.session.ask(&mut rng)? {
@@ -431,13 +432,27 @@ fn search(
                 running += 1;
             }
             if running == 0 {
+                if command::interrupted() {
+                    return Err(Error::Infeasible(format!(
+                        "interrupted: the {} finished run(s) are in {}; run the same command \
+                         again to resume",
+                        journal.runs.len() + journal.shard_runs.len(),
+                        journal_path.display()
+                    )));
+                }
                 return Ok(());
             }
             let f = receiver
                 .recv()
                 .map_err(|_| Error::Infeasible("a run's thread stopped".into()))?;
             running -= 1;
-            let ended = f.ended?; // a command that cannot start stops the search
+            // A command that cannot start stops the search; an interrupted run is no result
+            // (it runs again on resuming).
+            let ended = match f.ended? {
+                Ended::Score(x) => Ok(x),
+                Ended::Failed(why) => Err(why),
+                Ended::Interrupted => continue,
+            };
             let trial = journal
                 .session
                 .pending()
@@ -485,13 +500,13 @@ fn shard_record(
     trial: u64,
     candidate: usize,
     shard: usize,
-    ended: Ended,
+    ended: std::result::Result<f64, String>,
     seconds: f64,
 ) -> ShardRecord {
     let s = &plan.score;
     let (raw, failure) = match ended {
-        Ended::Score(x) => (Some(x.clamp(s.lo, s.hi)), None),
-        Ended::Failed(why) => (None, Some(why)),
+        Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
+        Err(why) => (None, Some(why)),
     };
     let utility = raw.map_or(0.0, |x| match s.goal {
         Goal::Maximize => (x - s.lo) / (s.hi - s.lo),
@@ -544,13 +559,13 @@ fn tell(
     journal: &mut Journal,
     index: u64,
     point: Vec<f64>,
-    ended: Ended,
+    ended: std::result::Result<f64, String>,
     seconds: f64,
 ) -> Result<Record> {
     let s = &plan.score;
     let (raw, failure) = match ended {
-        Ended::Score(x) => (Some(x.clamp(s.lo, s.hi)), None),
-        Ended::Failed(why) => (None, Some(why)),
+        Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
+        Err(why) => (None, Some(why)),
     };
     let clipped = raw.unwrap_or_else(|| s.worst());
     let noise = match s.noise_sd() {
