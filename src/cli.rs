@@ -61,6 +61,10 @@ struct Tune {
     /// No progress lines.
     #[arg(long)]
     quiet: bool,
+    /// Say what the search would cost (its guarantee, what the budget calibrates, how many
+    /// runs) and run nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// Testing aid: exit abruptly once this many runs are on record, as if killed.
     #[arg(long, hide = true)]
     stop_after_runs: Option<u64>,
@@ -600,6 +604,7 @@ fn execute(cli: Cli) -> Result<String, Error> {
                 keep_all: t.keep_all,
                 show_private: t.show_private,
                 quiet: t.quiet,
+                dry_run: t.dry_run,
                 stop_after_runs: t.stop_after_runs,
             })
         }

@@ -537,9 +537,35 @@ fn an_interrupted_search_stops_its_runs_and_resumes() {
     }
     let ran = tune(&file, &out, &[], &[("TUNE_COUNT", count.to_str().unwrap())]);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let mut calls = lines(&count);
+    calls[..2].sort(); // the two stopped runs ran side by side
     assert_eq!(
-        lines(&count),
+        calls,
         ["0", "1", "0", "1", "2", "3"],
         "the stopped runs ran again"
     );
+}
+
+/// `--dry-run` states the guarantee and the runs of the real search and runs nothing.
+#[test]
+fn a_dry_run_states_the_guarantee_and_runs_nothing() {
+    let dir = temp_dir("tune-dry");
+    let file = search_file(&dir, &[]);
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    let dry = tune(&file, &dir.join("dry"), &["--dry-run"], &env);
+    assert_eq!(dry.code, 0, "{}", dry.stderr);
+    assert!(
+        !count.exists() && !dir.join("dry").exists(),
+        "nothing ran, nothing written"
+    );
+    let real = tune(&file, &dir.join("real"), &[], &env);
+    let privacy = |text: &str| {
+        text.lines()
+            .filter(|l| l.starts_with("Privacy:") || l.starts_with("  runs:"))
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(privacy(&dry.stdout).len(), 2, "{}", dry.stdout);
+    assert_eq!(privacy(&dry.stdout), privacy(&real.stdout));
 }

@@ -41,6 +41,9 @@ pub struct Options {
     pub keep_all: bool,
     pub show_private: bool,
     pub quiet: bool,
+    /// Say what the search would cost (the guarantee, what a budget calibrates, the number
+    /// of runs) and run nothing.
+    pub dry_run: bool,
     /// Testing aid: exit abruptly once this many runs are on record, as if killed.
     pub stop_after_runs: Option<u64>,
 }
@@ -116,6 +119,17 @@ pub fn tune(opts: &Options) -> Result<String> {
     let program = command::resolve(&opts.command[0])?;
     let mut argv = opts.command.clone();
     argv[0] = program.display().to_string();
+    if opts.dry_run {
+        let session = start(&plan, &mut stream(plan.seed, &[TUNER_STREAM]))?;
+        let mut lines = vec![format!(
+            "dptune tune: {} over `{}` (seed {}), a dry run: nothing was run.",
+            plan.selector.label(),
+            opts.command.join(" "),
+            plan.seed
+        )];
+        lines.extend(plan_words(&plan, session.planned_runs()));
+        return Ok(lines.join("\n"));
+    }
     let fingerprint = fingerprint(&text, &opts.command);
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     // Absolute, so a command that changes directory still finds its output directory.
@@ -660,32 +674,7 @@ impl Report<'_> {
                     .into(),
             ),
         }
-        match &p.guarantee {
-            Some(g) => {
-                lines.push(format!(
-                    "Privacy: ({}, {})-DP for the whole search (every run, and what it \
-                     released), by {}.",
-                    up4(g.epsilon),
-                    fmt_num(g.delta),
-                    g.theorem
-                ));
-                lines.push(format!("  neighbours: {}", p.relation));
-                lines.push(format!("  one run: {}", self.run_words()));
-                if let Some((field, v)) = p.calibrated {
-                    lines.push(format!(
-                        "  {field} = {} was calibrated to meet the budget",
-                        fmt_num(v)
-                    ));
-                }
-                if let Some(k) = self.journal.session.planned_runs() {
-                    lines.push(format!("  runs: {k} (fixed before any data was seen)"));
-                }
-            }
-            None => lines.push(format!(
-                "Privacy: none claimed ({} is a non-private baseline).",
-                p.selector.label()
-            )),
-        }
+        lines.extend(plan_words(p, self.journal.session.planned_runs()));
         lines.push(if self.keep_all {
             "Warning: --keep-all kept every run's output directory; the unreleased ones \
              are not covered by the guarantee."
@@ -697,36 +686,6 @@ impl Report<'_> {
                 .to_string()
         });
         lines.join("\n")
-    }
-
-    fn run_words(&self) -> String {
-        let p = self.plan;
-        let run = match &p.run {
-            Some(RunPrivacy::DpSgd(d)) => format!(
-                "DP-SGD with {} lots, sampling rate {}, {} steps, noise multiplier {}",
-                d.sampling,
-                up4(d.sampling_rate),
-                d.steps,
-                fmt_num(d.noise_multiplier)
-            ),
-            Some(RunPrivacy::Rdp { orders, .. }) => {
-                format!("the declared RDP curve ({} orders)", orders.len())
-            }
-            Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
-            Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
-            None => "no privacy declared".into(),
-        };
-        match (p.score.private, p.score.noise_sd()) {
-            (Some((m, z)), Some(sd)) => format!(
-                "{run}; its score, a mean over {m} private records in [{}, {}], released with \
-                 N(0, {}²) noise (noise multiplier {})",
-                fmt_num(p.score.lo),
-                fmt_num(p.score.hi),
-                up4(sd),
-                fmt_num(z)
-            ),
-            _ => format!("{run}; its score computed on public data"),
-        }
     }
 
     fn json(&self) -> serde_json::Value {
@@ -761,6 +720,68 @@ impl Report<'_> {
 fn up4(x: f64) -> String {
     let up = fmt_up_sig(x, 4);
     up.parse::<f64>().map_or(up, fmt_num)
+}
+
+/// The guarantee of `p` in words: the (ε, δ), its theorem, the neighbours, one run, what was
+/// calibrated and the number of runs when it is fixed in advance.
+fn plan_words(p: &Plan, planned_runs: Option<u64>) -> Vec<String> {
+    let mut lines = Vec::new();
+    match &p.guarantee {
+        Some(g) => {
+            lines.push(format!(
+                "Privacy: ({}, {})-DP for the whole search (every run, and what it \
+                 released), by {}.",
+                up4(g.epsilon),
+                fmt_num(g.delta),
+                g.theorem
+            ));
+            lines.push(format!("  neighbours: {}", p.relation));
+            lines.push(format!("  one run: {}", run_words(p)));
+            if let Some((field, v)) = p.calibrated {
+                lines.push(format!(
+                    "  {field} = {} was calibrated to meet the budget",
+                    fmt_num(v)
+                ));
+            }
+            if let Some(k) = planned_runs {
+                lines.push(format!("  runs: {k} (fixed before any data was seen)"));
+            }
+        }
+        None => lines.push(format!(
+            "Privacy: none claimed ({} is a non-private baseline).",
+            p.selector.label()
+        )),
+    }
+    lines
+}
+
+fn run_words(p: &Plan) -> String {
+    let run = match &p.run {
+        Some(RunPrivacy::DpSgd(d)) => format!(
+            "DP-SGD with {} lots, sampling rate {}, {} steps, noise multiplier {}",
+            d.sampling,
+            up4(d.sampling_rate),
+            d.steps,
+            fmt_num(d.noise_multiplier)
+        ),
+        Some(RunPrivacy::Rdp { orders, .. }) => {
+            format!("the declared RDP curve ({} orders)", orders.len())
+        }
+        Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
+        Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
+        None => "no privacy declared".into(),
+    };
+    match (p.score.private, p.score.noise_sd()) {
+        (Some((m, z)), Some(sd)) => format!(
+            "{run}; its score, a mean over {m} private records in [{}, {}], released with \
+             N(0, {}²) noise (noise multiplier {})",
+            fmt_num(p.score.lo),
+            fmt_num(p.score.hi),
+            up4(sd),
+            fmt_num(z)
+        ),
+        _ => format!("{run}; its score computed on public data"),
+    }
 }
 
 fn value_text(v: &space::Value) -> String {
