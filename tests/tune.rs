@@ -10,7 +10,7 @@ use common::temp_dir;
 use dptune::accounting::{steps_for_epochs, Accountant, Conversion, DpSgd, Gaussian, Orders};
 use dptune::tuners::papernot_steinke::PapernotSteinke;
 use dptune::tuners::Tuner;
-use dptune::workloads::{Declarations, Space, TrainingDeclaration};
+use dptune::workloads::{Declarations, PartitionedDeclaration, Space, TrainingDeclaration};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,6 +31,27 @@ fn search_file(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
     let p = dir.join("search.toml");
     std::fs::write(&p, text).unwrap();
     p
+}
+
+/// What the fixture search file declares, built independently of dptune tune: runs that are
+/// DP-SGD (Poisson lots of 256 of 30000, 2 epochs, σ = 6) followed by a Gaussian release of a
+/// mean of 5000 records in [0, 1] with noise multiplier 10.
+fn fixture_declarations(partitioned: Option<PartitionedDeclaration>) -> Declarations {
+    let steps = steps_for_epochs(30000, 256, 2).unwrap();
+    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
+    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
+    Declarations {
+        name: "test".into(),
+        space: Space::UnitBox { dim: 2 },
+        training: Some(TrainingDeclaration {
+            run_privacy: run.compose(&score).unwrap(),
+            run_pure_epsilon: None,
+        }),
+        gain_prior: None,
+        lipschitz: None,
+        partitioned,
+        per_user: None,
+    }
 }
 
 struct Ran {
@@ -86,24 +107,8 @@ fn the_statement_is_the_librarys_guarantee_and_only_the_released_run_is_kept() {
     let ran = tune(&file, &out, &[], &[("TUNE_COUNT", count.to_str().unwrap())]);
     assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
     let json = ran.json();
-    // The library's guarantee for the same settings: K ~ TNB(η = 1, mean 6) over runs that are
-    // DP-SGD (Poisson lots of 256 of 30000, 2 epochs, σ = 6) followed by a Gaussian release of
-    // a mean of 5000 records in [0, 1] with noise multiplier 10.
-    let steps = steps_for_epochs(30000, 256, 2).unwrap();
-    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
-    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
-    let declared = Declarations {
-        name: "test".into(),
-        space: Space::UnitBox { dim: 2 },
-        training: Some(TrainingDeclaration {
-            run_privacy: run.compose(&score).unwrap(),
-            run_pure_epsilon: None,
-        }),
-        gain_prior: None,
-        lipschitz: None,
-        partitioned: None,
-        per_user: None,
-    };
+    // The library's guarantee for the same settings: K ~ TNB(η = 1, mean 6).
+    let declared = fixture_declarations(None);
     let g = PapernotSteinke::tnb(1.0, 6.0)
         .unwrap()
         .guarantee(
@@ -416,7 +421,6 @@ fn bad_input_names_the_file_line_and_key_and_nothing_is_overwritten() {
 #[test]
 fn propose_test_runs_the_command_per_shard_then_once_more() {
     use dptune::tuners::propose_test::ProposeTestDoubling;
-    use dptune::workloads::PartitionedDeclaration;
     let dir = temp_dir("tune-propose-test");
     let file = search_file(
         &dir,
@@ -441,23 +445,9 @@ fn propose_test_runs_the_command_per_shard_then_once_more() {
     assert!(calls.contains(&"0/8-3".to_string()) && calls.contains(&"1".to_string()));
     let json = ran.json();
     assert_eq!(json["runs"].as_u64(), Some(37));
-    let steps = steps_for_epochs(30000, 256, 2).unwrap();
-    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
-    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
-    let declared = Declarations {
-        name: "test".into(),
-        space: Space::UnitBox { dim: 2 },
-        training: Some(TrainingDeclaration {
-            run_privacy: run.compose(&score).unwrap(),
-            run_pure_epsilon: None,
-        }),
-        gain_prior: None,
-        lipschitz: None,
-        partitioned: Some(PartitionedDeclaration {
-            private_validation_records: Some(5000),
-        }),
-        per_user: None,
-    };
+    let declared = fixture_declarations(Some(PartitionedDeclaration {
+        private_validation_records: Some(5000),
+    }));
     let t = ProposeTestDoubling::from_params(&"shards = 4\neps0 = 0.5\ngrid = 3".parse().unwrap())
         .unwrap();
     let g = t
@@ -490,7 +480,7 @@ fn an_interrupted_search_stops_its_runs_and_resumes() {
         )],
     );
     let (count, pids, out) = (dir.join("count"), dir.join("pids"), dir.join("out"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dptune"))
+    let child = Command::new(env!("CARGO_BIN_EXE_dptune"))
         .args([
             "tune",
             file.to_str().unwrap(),
