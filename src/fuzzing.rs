@@ -13,7 +13,7 @@ use std::path::Path;
 pub type Target = fn(&[u8]);
 
 /// The targets by name, as `fuzz/fuzz_targets/<name>.rs` and the corpus folders name them.
-pub const TARGETS: [(&str, Target); 7] = [
+pub const TARGETS: [(&str, Target); 8] = [
     ("experiment_file", experiment_file),
     ("csv", csv),
     ("adult_csv", adult_csv),
@@ -21,6 +21,7 @@ pub const TARGETS: [(&str, Target); 7] = [
     ("idx", idx),
     ("rdp_curve", rdp_curve),
     ("cli_args", cli_args),
+    ("search_file", search_file),
 ];
 
 fn text(data: &[u8]) -> Option<&str> {
@@ -33,6 +34,13 @@ fn text(data: &[u8]) -> Option<&str> {
 pub fn experiment_file(data: &[u8]) {
     if let Some(t) = text(data) {
         let _ = crate::sim::experiment::load_text(Path::new("fuzz.toml"), t, Profile::Smoke);
+    }
+}
+
+/// A search file of `dptune tune` (TOML): read into its plan, calibration included.
+pub fn search_file(data: &[u8]) {
+    if let Some(t) = text(data) {
+        let _ = crate::tune::file::plan("fuzz.toml", t);
     }
 }
 

@@ -747,10 +747,11 @@ fn plan_words(p: &Plan, planned_runs: Option<u64>) -> Vec<String> {
                 lines.push(format!("  runs: {k} (fixed before any data was seen)"));
             }
         }
-        None => lines.push(format!(
-            "Privacy: none claimed ({} is a non-private baseline).",
-            p.selector.label()
-        )),
+        None => lines.push(
+            "Privacy: none claimed (a non-private baseline: its runs and release are not \
+             differentially private)."
+                .into(),
+        ),
     }
     lines
 }
