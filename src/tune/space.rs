@@ -66,6 +66,18 @@ impl SearchSpace {
         }
         let mut out = Vec::new();
         for (key, v) in space {
+            // The name becomes an environment variable (DPTUNE_HP_<NAME>).
+            let mut chars = key.chars();
+            let named = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !named {
+                return Err(bad(
+                    file,
+                    key,
+                    "a name of letters, digits and _, starting with a letter (it becomes the \
+                     environment variable DPTUNE_HP_<NAME>)",
+                ));
+            }
             let form = v
                 .as_table()
                 .filter(|t| t.len() == 1)
@@ -236,6 +248,16 @@ mod tests {
             ("o = { choice = [\"a\", 1] }", "space.o", "strings"),
             ("o = { normal = [0, 1] }", "space.o", "log-uniform"),
             ("o = 3", "space.o", "uniform"),
+            (
+                "\"learning-rate\" = { uniform = [0, 1] }",
+                "space.learning-rate",
+                "letters",
+            ),
+            (
+                "_x = { uniform = [0, 1] }",
+                "space._x",
+                "starting with a letter",
+            ),
         ] {
             let e = space(text).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains(says), "{text}: {e}");
