@@ -559,3 +559,36 @@ fn a_dry_run_states_the_guarantee_and_runs_nothing() {
     assert_eq!(privacy(&dry.stdout).len(), 2, "{}", dry.stdout);
     assert_eq!(privacy(&dry.stdout), privacy(&real.stdout));
 }
+
+/// Without a seed in the file, a secret one is drawn and kept in the journal only; a killed
+/// search resumes with it (no run redone).
+#[test]
+fn a_search_without_a_seed_draws_a_secret_one_and_keeps_it() {
+    let dir = temp_dir("tune-secret-seed");
+    let file = search_file(
+        &dir,
+        &[
+            ("seed = 7\n", ""),
+            (
+                "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+                "name = \"naive\"\ncandidates = 4",
+            ),
+        ],
+    );
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    let out = dir.join("out");
+    assert_eq!(tune(&file, &out, &["--stop-after-runs", "2"], &env).code, 3);
+    let journal: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("journal.json")).unwrap()).unwrap();
+    let seed = journal["seed"].as_u64().expect("the journal keeps the seed");
+    let ran = tune(&file, &out, &[], &env);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert_eq!(lines(&count), ["0", "1", "2", "3"]);
+    assert!(ran.stdout.contains("a secret seed"), "{}", ran.stdout);
+    assert!(!ran.stdout.contains(&seed.to_string()), "the seed is not printed");
+    assert_eq!(ran.json()["seed"], Value::Null);
+    let journal: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("journal.json")).unwrap()).unwrap();
+    assert_eq!(journal["seed"].as_u64(), Some(seed), "resumed with the same seed");
+}

@@ -39,9 +39,9 @@ impl<'de> Deserialize<'de> for Knob {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Written {
-    /// The seed of every draw: the tuner's, each run's seed, the score noise.
-    #[serde(default)]
-    seed: u64,
+    /// The seed of every draw: the tuner's, each run's seed, the score noise. Left out, a
+    /// secret one is drawn from the operating system.
+    seed: Option<u64>,
     tuner: toml::Table,
     privacy: Option<PrivacyWritten>,
     run: Option<RunWritten>,
@@ -204,7 +204,8 @@ impl Selector {
 pub struct Plan {
     pub space: SearchSpace,
     pub selector: Selector,
-    pub seed: u64,
+    /// The seed the file sets (None: a secret one is drawn when the search starts).
+    pub seed: Option<u64>,
     pub timeout_s: Option<f64>,
     pub run: Option<RunPrivacy>,
     pub score: ScorePlan,

@@ -76,6 +76,8 @@ struct Journal {
     about: String,
     /// The search file's text and the command: a journal of another search is never resumed.
     fingerprint: String,
+    /// The seed of every draw (the file's, or a secret one).
+    seed: u64,
     session: State,
     /// The tuner stream's position (words drawn), as text (a u128).
     stream_position: String,
@@ -120,14 +122,17 @@ pub fn tune(opts: &Options) -> Result<String> {
     let mut argv = opts.command.clone();
     argv[0] = program.display().to_string();
     if opts.dry_run {
-        let session = start(&plan, &mut stream(plan.seed, &[TUNER_STREAM]))?;
+        // The runs are those of the file's seed; a secret seed is not drawn yet.
+        let planned = match plan.seed {
+            Some(seed) => start(&plan, &mut stream(seed, &[TUNER_STREAM]))?.planned_runs(),
+            None => None,
+        };
         let mut lines = vec![format!(
-            "dptune tune: {} over `{}` (seed {}), a dry run: nothing was run.",
+            "dptune tune: {} over `{}`, a dry run: nothing was run.",
             plan.selector.label(),
             opts.command.join(" "),
-            plan.seed
         )];
-        lines.extend(plan_words(&plan, session.planned_runs()));
+        lines.extend(plan_words(&plan, planned));
         return Ok(lines.join("\n"));
     }
     let fingerprint = fingerprint(&text, &opts.command);
@@ -168,10 +173,14 @@ pub fn tune(opts: &Options) -> Result<String> {
                         .into(),
                 });
             }
-            let mut rng = stream(plan.seed, &[TUNER_STREAM]);
+            // A seed the file does not set is drawn from the operating system and kept only
+            // here: the noise of a release must not be recomputable from a public file.
+            let seed = plan.seed.unwrap_or_else(rand::random);
+            let mut rng = stream(seed, &[TUNER_STREAM]);
             Journal {
                 about: PRIVATE_NOTE.into(),
                 fingerprint,
+                seed,
                 session: start(&plan, &mut rng)?,
                 stream_position: rng.get_word_pos().to_string(),
                 runs: Vec::new(),
@@ -348,7 +357,8 @@ fn search(
     journal: &mut Journal,
     journal_path: &Path,
 ) -> Result<()> {
-    let mut rng = tuner_stream(plan.seed, &journal.stream_position)?;
+    let seed = journal.seed;
+    let mut rng = tuner_stream(seed, &journal.stream_position)?;
     // Evaluations asked before a kill and never told run again (what of them is on record,
     // shard runs, is kept).
     let mut queue: VecDeque<Job> = VecDeque::new();
@@ -396,7 +406,7 @@ fn search(
                     (Job::Run { index }, _) => (
                         trial.hyper.clone(),
                         run_dir(&opts.out, index),
-                        run_seed(plan.seed, index),
+                        run_seed(seed, index),
                         None,
                     ),
                     (
@@ -411,7 +421,7 @@ fn search(
                         opts.out
                             .join("runs")
                             .join(format!("{index}-shards/{candidate}-{shard}")),
-                        shard_seed(plan.seed, index, candidate, shard),
+                        shard_seed(seed, index, candidate, shard),
                         Some((shard, *shards)),
                     ),
                     _ => return Err(Error::Infeasible("a shard job of a training run".into())),
@@ -583,7 +593,7 @@ fn tell(
     };
     let clipped = raw.unwrap_or_else(|| s.worst());
     let noise = match s.noise_sd() {
-        Some(sd) => sd * normal(&mut stream(plan.seed, &[SCORE_NOISE_STREAM, index])),
+        Some(sd) => sd * normal(&mut stream(journal.seed, &[SCORE_NOISE_STREAM, index])),
         None => 0.0,
     };
     let released = clipped + noise;
@@ -595,7 +605,7 @@ fn tell(
     Ok(Record {
         index,
         point,
-        seed: run_seed(plan.seed, index),
+        seed: run_seed(journal.seed, index),
         raw_score: raw,
         failure,
         released_score: released,
@@ -641,11 +651,17 @@ impl Report<'_> {
 
     fn words(&self) -> String {
         let p = self.plan;
+        let seed = match p.seed {
+            Some(s) => format!(
+                "seed {s}, set in the search file: whoever knows it can recompute the noise, so \
+                 leave it out for a release you share"
+            ),
+            None => "a secret seed, kept in the journal".into(),
+        };
         let mut lines = vec![format!(
-            "dptune tune: {} over `{}` (seed {}).",
+            "dptune tune: {} over `{}` ({seed}).",
             p.selector.label(),
             self.command.join(" "),
-            p.seed
         )];
         match (self.chosen_values(), self.released) {
             (Some(values), Some(i)) => {
@@ -711,6 +727,7 @@ impl Report<'_> {
             })),
             "tuner": p.selector.label(),
             "runs": self.journal.session.planned_runs(),
+            // A secret seed stays in the journal.
             "seed": p.seed,
         })
     }
