@@ -581,14 +581,23 @@ fn a_search_without_a_seed_draws_a_secret_one_and_keeps_it() {
     assert_eq!(tune(&file, &out, &["--stop-after-runs", "2"], &env).code, 3);
     let journal: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("journal.json")).unwrap()).unwrap();
-    let seed = journal["seed"].as_u64().expect("the journal keeps the seed");
+    let seed = journal["seed"]
+        .as_u64()
+        .expect("the journal keeps the seed");
     let ran = tune(&file, &out, &[], &env);
     assert_eq!(ran.code, 0, "{}", ran.stderr);
     assert_eq!(lines(&count), ["0", "1", "2", "3"]);
     assert!(ran.stdout.contains("a secret seed"), "{}", ran.stdout);
-    assert!(!ran.stdout.contains(&seed.to_string()), "the seed is not printed");
+    assert!(
+        !ran.stdout.contains(&seed.to_string()),
+        "the seed is not printed"
+    );
     assert_eq!(ran.json()["seed"], Value::Null);
     let journal: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("journal.json")).unwrap()).unwrap();
-    assert_eq!(journal["seed"].as_u64(), Some(seed), "resumed with the same seed");
+    assert_eq!(
+        journal["seed"].as_u64(),
+        Some(seed),
+        "resumed with the same seed"
+    );
 }
