@@ -601,3 +601,61 @@ fn a_search_without_a_seed_draws_a_secret_one_and_keeps_it() {
         "resumed with the same seed"
     );
 }
+
+/// A run declared (ε0, δ0)-DP with a public score: Liu–Talwar's geometric K gives (3ε0, δ) with
+/// δ = 1 − f(1 − δ0), f the geometric law's generating function (computed here in closed form);
+/// naive composition of k runs gives (kε0, kδ0). A private score or a budget with such a run,
+/// or a count with no bound for it, is refused.
+#[test]
+fn runs_declared_approximately_dp_get_the_approximate_dp_theorems() {
+    let dir = temp_dir("tune-approx");
+    let text = |tuner: &str, score: &str, extra: &str| {
+        format!(
+            "[space]\nx = {{ uniform = [0, 1] }}\n[tuner]\n{tuner}\n[privacy]\ndelta = 1e-5\n{extra}\n\
+             [run]\nkind = \"approx-dp\"\nepsilon = 0.5\ndelta = 1e-7\n[score]\nrange = [0, 1]\n{score}\n"
+        )
+    };
+    let dry = |name: &str, body: String| {
+        let file = dir.join(name);
+        std::fs::write(&file, body).unwrap();
+        tune(&file, &dir.join("out"), &["--dry-run"], &[])
+    };
+    let stated = |ran: &Ran| -> (f64, f64) {
+        let line = ran
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("Privacy:"))
+            .unwrap();
+        let inner = line.split(['(', ')']).nth(1).unwrap();
+        let mut parts = inner.split(", ").map(|x| x.parse::<f64>().unwrap());
+        (parts.next().unwrap(), parts.next().unwrap())
+    };
+    let lt = dry(
+        "lt.toml",
+        text("name = \"liu-talwar\"\nmean = 5", "public = true", ""),
+    );
+    assert_eq!(lt.code, 0, "{}", lt.stderr);
+    let (eps, delta) = stated(&lt);
+    assert_eq!(eps, 1.5);
+    let (gamma, keep) = (1.0 / 5.0, 1.0 - 1e-7);
+    let exact = 1.0 - gamma * keep / (1.0 - (1.0 - gamma) * keep);
+    // Printed rounded up to four digits.
+    assert!(
+        delta >= exact && delta <= exact * (1.0 + 1e-3),
+        "{delta} vs {exact}"
+    );
+    let naive = dry(
+        "naive.toml",
+        text("name = \"naive\"\ncandidates = 4", "public = true", ""),
+    );
+    assert_eq!(stated(&naive), (2.0, 4e-7), "{}", naive.stdout);
+    for (name, body, says) in [
+        ("private.toml", text("name = \"naive\"\ncandidates = 4", "records = 100\nnoise = 5", ""), "public = true"),
+        ("budget.toml", text("name = \"naive\"\ncandidates = 4", "public = true", "epsilon = 3"), "nothing dptune can calibrate"),
+        ("threshold.toml", text("name = \"liu-talwar\"\nvariant = \"threshold\"\nthreshold = 0.5\nhalt_probability = 0.1", "public = true", ""), "no bound here"),
+    ] {
+        let ran = dry(name, body);
+        assert_eq!(ran.code, 2, "{name}");
+        assert!(ran.stderr.contains(says), "{name}: {}", ran.stderr);
+    }
+}

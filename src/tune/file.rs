@@ -83,6 +83,8 @@ enum RunWritten {
     Zcdp { rho: f64 },
     /// Pure ε-DP.
     PureDp { epsilon: f64 },
+    /// Approximate (ε, δ)-DP.
+    ApproxDp { epsilon: f64, delta: f64 },
 }
 
 #[derive(Deserialize, Default, Clone, Copy, Debug, PartialEq)]
@@ -143,6 +145,8 @@ pub enum RunPrivacy {
     },
     Zcdp(f64),
     PureDp(f64),
+    /// (ε, δ): guarantees from Papernot–Steinke's approximate-DP bases or basic composition.
+    ApproxDp(f64, f64),
 }
 
 /// How the command's score becomes the released one.
@@ -550,6 +554,9 @@ fn private(
         }
     };
     let accountant = Accountant::new(Orders::Continuous, conversion);
+    if let RunWritten::ApproxDp { .. } = run {
+        return approx_dp(file, plan, name, &params, run, delta, privacy.epsilon);
+    }
     // Which knob, if any, is written "calibrated". A calibrated mean is the largest that meets
     // the budget up to `max_mean`: ε grows only like ln E[K], so without a cap a cheap run
     // would be repeated millions of times.
@@ -676,6 +683,121 @@ fn private(
     plan.run = Some(run);
     plan.score = score;
     plan.guarantee = Some(guarantee);
+    Ok(plan)
+}
+
+/// A run declared (ε0, δ0)-DP: best of K runs by Papernot–Steinke's approximate-DP bases (a
+/// TNB count, Liu–Talwar's geometric K among them, or a Poisson one), naive composition of k
+/// runs by basic composition (kε0, kδ0). The score must be public (its release counted in the
+/// declared (ε0, δ0)); nothing is calibrated.
+fn approx_dp(
+    file: &str,
+    mut plan: Plan,
+    name: &str,
+    params: &toml::Table,
+    run: &RunWritten,
+    delta: f64,
+    budget: Option<f64>,
+) -> Result<Plan> {
+    use crate::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
+    use crate::selection::{CountFamily, RunCount, Tnb};
+    let run = run_privacy(file, run, None)?;
+    let RunPrivacy::ApproxDp(eps0, delta0) = run else {
+        return Err(at(file, "run", "expected kind = \"approx-dp\""));
+    };
+    if plan.score.private.is_some() {
+        return Err(at(file, "score", "with a run declared (ε, δ)-DP, count its score's release in that (ε, δ) and declare `public = true` (dptune composes its own score noise only with an RDP curve)"));
+    }
+    if budget.is_some() {
+        return Err(at(file, "privacy.epsilon", "a run declared (ε, δ)-DP has nothing dptune can calibrate: leave out the total budget (the guarantee is printed) or declare the run's RDP curve"));
+    }
+    let tuner = tuners::build(name, params).map_err(|e| in_section(file, "tuner", e))?;
+    let number = |key: &str| {
+        params
+            .get(key)
+            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+    };
+    let unsupported = |why: &str| {
+        at(
+            file,
+            "run",
+            format!("{why}: declare the run's RDP curve (kind = \"rdp\") instead"),
+        )
+    };
+    let (epsilon, total_delta, theorem) = match name {
+        "naive" => {
+            let k = number("candidates")
+                .ok_or_else(|| at(file, "tuner.candidates", "missing: the number of runs"))?;
+            (
+                crate::numeric::mul_up(k, eps0),
+                crate::numeric::mul_up(k, delta0).min(1.0),
+                format!(
+                    "basic composition of {k} runs, each ({}, {})-DP",
+                    fmt_num(eps0),
+                    fmt_num(delta0)
+                ),
+            )
+        }
+        _ => {
+            if params.get("variant").and_then(|v| v.as_str()) == Some("threshold") {
+                return Err(unsupported(
+                    "Liu–Talwar's threshold variant with an (ε, δ) run has no bound here",
+                ));
+            }
+            if params.contains_key("truncate") {
+                return Err(unsupported(
+                    "a truncated count with an (ε, δ) run has no bound here",
+                ));
+            }
+            let mean = number("mean").ok_or_else(|| at(file, "tuner.mean", "missing: E[K]"))?;
+            let law = match (name, params.get("variant").and_then(|v| v.as_str())) {
+                ("liu-talwar", None | Some("best-of")) => RunCount::Tnb(Tnb::geometric(mean)?),
+                ("papernot-steinke", _) => {
+                    let dist = params.get("dist").and_then(|v| v.as_str()).unwrap_or("");
+                    CountFamily::parse(dist)?.with_mean(mean, None)?
+                }
+                _ => {
+                    return Err(unsupported(&format!(
+                        "`{name}` ({}) with an (ε, δ) run has no bound here",
+                        tuner.params()
+                    )))
+                }
+            };
+            match law {
+                RunCount::Tnb(t) => {
+                    let b = tnb_approx_dp_base(eps0, delta0, &t)?;
+                    (
+                        b.epsilon,
+                        b.delta,
+                        "Papernot–Steinke, a TNB count over an approximate-DP base (spec 000 §4)"
+                            .to_string(),
+                    )
+                }
+                RunCount::Poisson(p) => {
+                    let b = poisson_approx_dp_base(eps0, delta0, p.mu())?
+                        .to_dp(delta)
+                        .map_err(|e| at(file, "privacy.delta", e.to_string()))?;
+                    (b.epsilon, b.delta, "Papernot–Steinke Corollary 21 (a Poisson count over an approximate-DP base)".to_string())
+                }
+                _ => {
+                    return Err(unsupported(
+                        "this count with an (ε, δ) run has no bound here",
+                    ))
+                }
+            }
+        }
+    };
+    if total_delta > delta {
+        return Err(at(file, "privacy.delta", format!("the search's δ is {total_delta:e} with runs at δ0 = {}: more than privacy.delta = {}", fmt_num(delta0), fmt_num(delta))));
+    }
+    plan.relation = relation(&run, &plan.score);
+    plan.selector = Selector::Private(tuner);
+    plan.run = Some(run);
+    plan.guarantee = Some(Guarantee {
+        epsilon,
+        delta: total_delta,
+        theorem,
+    });
     Ok(plan)
 }
 
@@ -809,6 +931,13 @@ fn run_privacy(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<
                 .map_err(section)?;
             RunPrivacy::PureDp(*epsilon)
         }
+        RunWritten::ApproxDp { epsilon, delta } => {
+            Range::Positive
+                .check("epsilon", *epsilon)
+                .map_err(section)?;
+            Range::OpenUnit.check("delta", *delta).map_err(section)?;
+            RunPrivacy::ApproxDp(*epsilon, *delta)
+        }
     })
 }
 
@@ -829,6 +958,9 @@ impl RunPrivacy {
             }
             RunPrivacy::Zcdp(rho) => RdpCurve::zcdp(*rho),
             RunPrivacy::PureDp(e) => RdpCurve::pure_dp(*e),
+            RunPrivacy::ApproxDp(..) => Err(Error::Infeasible(
+                "a run declared (ε, δ)-DP has no RDP curve".into(),
+            )),
         }
     }
 }

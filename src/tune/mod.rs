@@ -749,7 +749,7 @@ fn plan_words(p: &Plan, planned_runs: Option<u64>) -> Vec<String> {
                 "Privacy: ({}, {})-DP for the whole search (every run, and what it \
                  released), by {}.",
                 up4(g.epsilon),
-                fmt_num(g.delta),
+                up4(g.delta),
                 g.theorem
             ));
             lines.push(format!("  neighbours: {}", p.relation));
@@ -787,6 +787,7 @@ fn run_words(p: &Plan) -> String {
         }
         Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
         Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
+        Some(RunPrivacy::ApproxDp(e, d)) => format!("({}, {})-DP", fmt_num(*e), fmt_num(*d)),
         None => "no privacy declared".into(),
     };
     match (p.score.private, p.score.noise_sd()) {
