@@ -536,7 +536,7 @@ fn private(
         at(
             file,
             "run",
-            "missing: what one run costs (kind = \"dp-sgd\", \"rdp\", \"zcdp\" or \"pure-dp\")",
+            "missing: what one run costs (kind = \"dp-sgd\", \"rdp\", \"zcdp\", \"pure-dp\" or \"approx-dp\")",
         )
     })?;
     let delta = Range::UnitExcludingZero
