@@ -176,8 +176,8 @@ impl ScorePlan {
 
 /// What selects the release.
 pub enum Selector {
-    /// A private tuner of the registry.
-    Private(Box<dyn Tuner>),
+    /// A private tuner of the registry, and its parameters as the file wrote them.
+    Private(Box<dyn Tuner>, String),
     /// Non-private baselines: the best of `k` uniform draws, or of every point of a grid.
     RandomSearch {
         candidates: u64,
@@ -190,7 +190,7 @@ pub enum Selector {
 impl Selector {
     pub fn label(&self) -> String {
         match self {
-            Selector::Private(t) => format!("{} ({})", t.name(), t.params()),
+            Selector::Private(t, written) => format!("{} ({written})", t.name()),
             Selector::RandomSearch { candidates } => {
                 format!("random-search ({candidates} candidates; non-private baseline)")
             }
@@ -679,7 +679,8 @@ fn private(
     }
     let (tuner, run, score) = setup(value)?;
     plan.relation = relation(&run, &score);
-    plan.selector = Selector::Private(tuner);
+    let mean = (knob == Some(Calibrate::Mean)).then_some(value);
+    plan.selector = Selector::Private(tuner, written(&params, mean));
     plan.run = Some(run);
     plan.score = score;
     plan.guarantee = Some(guarantee);
@@ -791,7 +792,7 @@ fn approx_dp(
         return Err(at(file, "privacy.delta", format!("the search's δ is {total_delta:e} with runs at δ0 = {}: more than privacy.delta = {}", fmt_num(delta0), fmt_num(delta))));
     }
     plan.relation = relation(&run, &plan.score);
-    plan.selector = Selector::Private(tuner);
+    plan.selector = Selector::Private(tuner, written(params, None));
     plan.run = Some(run);
     plan.guarantee = Some(Guarantee {
         epsilon,
@@ -799,6 +800,23 @@ fn approx_dp(
         theorem,
     });
     Ok(plan)
+}
+
+/// A tuner's parameters as the file wrote them (`dist = "tnb:1", mean = 10`), a calibrated
+/// mean with its value.
+fn written(params: &toml::Table, calibrated_mean: Option<f64>) -> String {
+    let text: Vec<String> = params
+        .iter()
+        .map(|(k, v)| match (k.as_str(), calibrated_mean) {
+            ("mean", Some(m)) => format!("mean = {} (calibrated)", fmt_num(m)),
+            _ => format!("{k} = {v}"),
+        })
+        .collect();
+    if text.is_empty() {
+        "as written".into()
+    } else {
+        text.join(", ")
+    }
 }
 
 /// The knob's value that meets `target`: the smallest noise, or the largest mean.

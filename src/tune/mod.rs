@@ -271,7 +271,7 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
         dim: plan.space.dim(),
     };
     match &plan.selector {
-        Selector::Private(t) => t.session(&space, rng)?.ok_or_else(|| {
+        Selector::Private(t, _) => t.session(&space, rng)?.ok_or_else(|| {
             Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
         }),
         Selector::RandomSearch { candidates } => Ok(State::BestOf(BestOf::new(
@@ -735,6 +735,19 @@ impl Report<'_> {
 
 /// `x` rounded up to four significant digits, in plain notation where it is short.
 fn up4(x: f64) -> String {
+    // A number that is already short (the δ a file asks for) is printed as it is: its text
+    // reads back as the same double.
+    let exact = fmt_num(x);
+    let digits = exact
+        .split(['e', 'E'])
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect::<String>();
+    if digits.trim_start_matches('0').len() <= 4 && exact.parse::<f64>() == Ok(x) {
+        return exact;
+    }
     let up = fmt_up_sig(x, 4);
     up.parse::<f64>().map_or(up, fmt_num)
 }
