@@ -54,6 +54,9 @@ fn fixture_declarations(partitioned: Option<PartitionedDeclaration>) -> Declarat
     }
 }
 
+/// The fixture's [tuner] lines, which tests replace by another tuner.
+const FIXTURE_TUNER: &str = "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6";
+
 struct Ran {
     code: i32,
     stdout: String,
@@ -184,13 +187,7 @@ fn jobs_do_not_change_the_release() {
 #[test]
 fn a_killed_search_resumes_with_no_run_redone() {
     let dir = temp_dir("tune-resume");
-    let file = search_file(
-        &dir,
-        &[(
-            "[tuner]\nname = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
-            "[tuner]\nname = \"naive\"\ncandidates = 6",
-        )],
-    );
+    let file = search_file(&dir, &[(FIXTURE_TUNER, "name = \"naive\"\ncandidates = 6")]);
     let whole = tune(&file, &dir.join("whole"), &[], &[]);
     assert_eq!(whole.code, 0, "{}", whole.stderr);
     let count = dir.join("count");
@@ -230,10 +227,7 @@ fn failed_runs_count_as_the_worst_score() {
         let file = search_file(
             &dir,
             &[
-                (
-                    "[tuner]\nname = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
-                    "[tuner]\nname = \"naive\"\ncandidates = 8",
-                ),
+                (FIXTURE_TUNER, "name = \"naive\"\ncandidates = 8"),
                 ("seed = 7\n", &format!("seed = 7\n{extra}")),
             ],
         );
@@ -425,7 +419,7 @@ fn propose_test_runs_the_command_per_shard_then_once_more() {
     let file = search_file(
         &dir,
         &[(
-            "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
+            FIXTURE_TUNER,
             "name = \"propose-test\"\nshards = 4\neps0 = 0.5\ngrid = 3",
         )],
     );
@@ -472,13 +466,7 @@ fn propose_test_runs_the_command_per_shard_then_once_more() {
 #[test]
 fn an_interrupted_search_stops_its_runs_and_resumes() {
     let dir = temp_dir("tune-interrupt");
-    let file = search_file(
-        &dir,
-        &[(
-            "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
-            "name = \"naive\"\ncandidates = 4",
-        )],
-    );
+    let file = search_file(&dir, &[(FIXTURE_TUNER, "name = \"naive\"\ncandidates = 4")]);
     let (count, pids, out) = (dir.join("count"), dir.join("pids"), dir.join("out"));
     let child = Command::new(env!("CARGO_BIN_EXE_dptune"))
         .args([
@@ -569,10 +557,7 @@ fn a_search_without_a_seed_draws_a_secret_one_and_keeps_it() {
         &dir,
         &[
             ("seed = 7\n", ""),
-            (
-                "name = \"papernot-steinke\"\ndist = \"tnb:1\"\nmean = 6",
-                "name = \"naive\"\ncandidates = 4",
-            ),
+            (FIXTURE_TUNER, "name = \"naive\"\ncandidates = 4"),
         ],
     );
     let count = dir.join("count");

@@ -900,7 +900,13 @@ fn run_privacy(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<
             let sigma = match (noise_multiplier, calibrated) {
                 (_, Some(v)) => v,
                 (Knob::Fixed(s), None) => *s,
-                (Knob::Calibrated, None) => unreachable!("a calibrated knob has its value"),
+                (Knob::Calibrated, None) => {
+                    return Err(at(
+                        file,
+                        "run.noise_multiplier",
+                        "\"calibrated\" needs a total budget: set privacy.epsilon",
+                    ))
+                }
             };
             let lots = match sampling {
                 Sampling::Poisson => LotSampling::Poisson,

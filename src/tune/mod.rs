@@ -824,6 +824,15 @@ fn value_text(v: &space::Value) -> String {
     }
 }
 
+/// How a run ended, for the private table: its score or why it failed.
+fn ended_text(raw_score: Option<f64>, failure: Option<&str>) -> String {
+    match (raw_score, failure) {
+        (Some(x), _) => format!("score {}", fmt_num(x)),
+        (None, Some(why)) => format!("FAILED: {why}"),
+        (None, None) => "?".into(),
+    }
+}
+
 /// Every run's score and failure: only with `--show-private`.
 fn private_table(plan: &Plan, journal: &Journal) -> String {
     let mut lines = vec![
@@ -843,11 +852,7 @@ fn private_table(plan: &Plan, journal: &Journal) -> String {
                     .join(" ")
             })
             .unwrap_or_default();
-        let how = match (&r.raw_score, &r.failure) {
-            (Some(s), _) => format!("score {}", fmt_num(*s)),
-            (None, Some(why)) => format!("FAILED: {why}"),
-            (None, None) => "?".into(),
-        };
+        let how = ended_text(r.raw_score, r.failure.as_deref());
         lines.push(format!(
             "  run {}: {values}: {how}; told {} ({:.1} s)",
             r.index,
@@ -856,11 +861,7 @@ fn private_table(plan: &Plan, journal: &Journal) -> String {
         ));
     }
     for r in &journal.shard_runs {
-        let how = match (&r.raw_score, &r.failure) {
-            (Some(x), _) => format!("score {}", fmt_num(*x)),
-            (None, Some(why)) => format!("FAILED: {why}"),
-            (None, None) => "?".into(),
-        };
+        let how = ended_text(r.raw_score, r.failure.as_deref());
         lines.push(format!(
             "  shard run {}/{} of candidate {}: {how}; utility {} ({:.1} s)",
             r.shard,
