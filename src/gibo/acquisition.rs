@@ -23,7 +23,7 @@ use ndarray_linalg::UPLO;
 use rand::RngCore;
 
 /// How many points to evaluate per step, and how they are chosen (spec 004 §1.4).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum BatchMode {
     /// Greedy: add one trace-minimising point at a time until the posterior trace is at most
     /// `eps_bias` (the paper's bias tolerance ε, not a privacy parameter) or there are `b_max`
@@ -54,7 +54,7 @@ impl BatchMode {
 }
 
 /// The point optimiser ([code] of spec 004): Adam on the trace from θ + (start_sd/√d)·N(0, I).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PointOptimiser {
     /// Adam steps (1000).
     pub steps: usize,

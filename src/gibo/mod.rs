@@ -26,8 +26,10 @@
 //! μ = ∞ gives non-private GIBO: no noise, clipping kept.
 
 pub mod acquisition;
+pub mod session;
 
 pub use acquisition::{select_points, Acquisition, BatchMode, PointOptimiser, Selection};
+pub use session::GiboSession;
 // The surrogate kernel and the gradient posterior are the GP stack's (`crate::gp`).
 pub use crate::gp::{GradientPosterior, SurrogateKernel};
 
@@ -35,7 +37,7 @@ use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
 use crate::workloads::{Hyper, PerUserLosses};
-use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::{Rng, RngCore};
 
 /// Stream purposes, derived from one draw of the caller's stream.
@@ -62,7 +64,7 @@ pub fn noise_norm_bound(dim: usize, steps: usize, delta: f64) -> f64 {
 // Steps
 
 /// How θ moves along the released gradient ĝ (spec 004 §1.7). All are post-processing.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum StepRule {
     /// θ ← θ − η ĝ (Algorithm 1 as written).
     Sgd { eta: f64 },
@@ -158,7 +160,7 @@ impl Stepper {
 
 /// Which past design points the surrogate of step t reuses (spec 004 §5.3). Privacy is
 /// unaffected: the history is data-independent.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum History {
     /// Every past point (the paper).
     All,
@@ -197,7 +199,7 @@ impl History {
 }
 
 /// Everything DP-GIBO fixes before it sees data (spec 004 §1.6).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpGiboConfig {
     /// μ of μ-GDP for the whole path (f64::INFINITY: non-private, no noise).
     pub mu: f64,
@@ -412,68 +414,6 @@ fn initial_theta(theta0: &Option<Vec<f64>>, domain: &[(f64, f64)], seed: u64) ->
     }
 }
 
-/// The privatised step shared by DP-GIBO and DP-GD: clip, average, add noise, step, project.
-/// Returns (θ_{t+1}, diagnostics of g).
-struct PrivateStep {
-    clip: f64,
-    noise: f64,
-    stepper: Stepper,
-    rng: rand_chacha::ChaCha20Rng,
-}
-
-struct Released {
-    next: Array1<f64>,
-    g: Array1<f64>,
-    noise_norm: f64,
-    frac_clipped: f64,
-}
-
-impl PrivateStep {
-    fn apply(
-        &mut self,
-        theta: &Array1<f64>,
-        user_gradients: ArrayView2<f64>,
-        domain: &[(f64, f64)],
-    ) -> Result<Released> {
-        if user_gradients.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Numerical(
-                "a per-user gradient is not finite (non-finite losses or an ill-conditioned \
-                 design)"
-                    .into(),
-            ));
-        }
-        let r = release_clipped_mean(user_gradients, self.clip, self.noise, &mut self.rng);
-        if r.released.iter().any(|v| !v.is_finite()) {
-            return Err(Error::Numerical(
-                "the released gradient is not finite".into(),
-            ));
-        }
-        Ok(Released {
-            next: self.stepper.step(theta, &r.released, domain),
-            noise_norm: self.noise * r.standard_noise.dot(&r.standard_noise).sqrt(),
-            g: r.clipped_mean,
-            frac_clipped: r.frac_clipped,
-        })
-    }
-}
-
-/// Checks a workload's loss matrix: n × b and finite.
-fn check_losses(y: &Array2<f64>, n: usize, b: usize) -> Result<()> {
-    if y.dim() != (n, b) {
-        return Err(Error::Numerical(format!(
-            "the workload returned a {} × {} loss matrix for {n} users and {b} points",
-            y.nrows(),
-            y.ncols()
-        )));
-    }
-    if y.iter().any(|v| !v.is_finite()) {
-        return Err(Error::Numerical(
-            "the workload returned a non-finite per-user loss".into(),
-        ));
-    }
-    Ok(())
-}
-
 /// One DP-GIBO run (spec 004 §1.8) on `losses`, drawing everything from sub-streams of one
 /// value of `rng` (θ_0, evaluations, starting points, privacy noise: each its own stream).
 /// `observe` receives each iteration's non-private diagnostics.
@@ -483,97 +423,29 @@ pub fn run(
     rng: &mut dyn RngCore,
     observe: &mut dyn FnMut(&Iteration),
 ) -> Result<Path> {
-    let domain = losses.domain();
-    cfg.validate(domain)?;
-    let (d, n) = (domain.len(), losses.n_users());
-    if n == 0 {
-        return Err(Error::invalid("n_users", 0, "at least 1"));
-    }
-    let seed = rng.next_u64();
-    let mut eval_rng = stream(seed, &[STREAM_EVALUATIONS]);
-    let mut point_rng = stream(seed, &[STREAM_POINTS]);
-    let noise = noise_std(cfg.clip, cfg.steps, n, cfg.mu);
-    let mut private = PrivateStep {
-        clip: cfg.clip,
-        noise,
-        stepper: Stepper::new(cfg.step_rule, cfg.kernel.lengthscales()),
-        rng: stream(seed, &[STREAM_PRIVACY]),
-    };
-    let sigma2 = cfg.noise_sd * cfg.noise_sd;
-    let mut theta = initial_theta(&cfg.theta0, domain, seed);
-    let mut thetas = vec![theta.to_vec()];
-    // Every design point so far (rows) and every user's losses there (rows = points).
-    let mut x = Array2::<f64>::zeros((0, d));
-    let mut y = Array2::<f64>::zeros((0, n));
-    let mut evaluations = 0u64;
-    for t in 0..cfg.steps {
-        let kept = cfg.history.select(x.view(), theta.view());
-        let (xh, yh) = (x.select(Axis(0), &kept), y.select(Axis(0), &kept));
-        let sel = select_points(
-            &cfg.kernel,
-            theta.view(),
-            xh.view(),
-            cfg.batch,
-            &cfg.points,
-            sigma2,
-            domain,
-            &mut point_rng,
-        )?;
-        let b = sel.points.nrows();
-        let unit: Vec<Hyper> = sel
-            .points
-            .rows()
-            .into_iter()
-            .map(|r| to_unit(r, domain))
-            .collect();
-        let yz = losses.user_losses(&unit, &mut eval_rng)?;
-        check_losses(&yz, n, b)?;
-        evaluations += b as u64;
-        let xt = concatenate(Axis(0), &[xh.view(), sel.points.view()]).expect("d columns");
-        let yt = concatenate(Axis(0), &[yh.view(), yz.t()]).expect("n columns");
-        for (p, l) in sel.points.rows().into_iter().zip(yz.columns()) {
-            x.push_row(p).expect("d columns");
-            y.push_row(l).expect("n columns");
+    let s = GiboSession::gibo(cfg.clone(), losses.domain(), losses.n_users(), rng)?;
+    run_session(s, losses, rng, observe)
+}
+
+/// Drives a session over `losses`, passing each iteration's diagnostics to `observe`.
+fn run_session(
+    mut s: GiboSession,
+    losses: &dyn PerUserLosses,
+    rng: &mut dyn RngCore,
+    observe: &mut dyn FnMut(&Iteration),
+) -> Result<Path> {
+    let evaluator = session::PerUser(losses);
+    crate::tuners::session::drive_each(&mut s, &evaluator, rng, &mut |s, e| {
+        if let Some(it) = s.last_iteration(e) {
+            observe(&it)
         }
-        let post = GradientPosterior::new(
-            &cfg.kernel,
-            theta.view(),
-            xt.view(),
-            sigma2 + cfg.mean_jitter,
-        )?;
-        let grads = post.user_gradients(yt.t());
-        let r = private.apply(&theta, grads.view(), domain)?;
-        let exact = losses
-            .user_gradients(&to_unit(theta.view(), domain))
-            .filter(|e| e.dim() == (d, n))
-            .map(|e| GradientCheck::of(&r.g, &e, cfg.clip));
-        observe(&Iteration {
-            t,
-            theta: theta.to_vec(),
-            theta_unit: to_unit(theta.view(), domain),
-            batch_size: b,
-            evaluations,
-            posterior_trace: sel.trace,
-            g_norm: r.g.dot(&r.g).sqrt(),
-            g: r.g.to_vec(),
-            noise_norm: r.noise_norm,
-            frac_clipped: r.frac_clipped,
-            exact,
-        });
-        theta = r.next;
-        thetas.push(theta.to_vec());
-    }
-    Ok(Path {
-        final_unit: to_unit(theta.view(), domain),
-        thetas,
-        evaluations,
-        noise_std: noise,
-    })
+    })?;
+    Ok(s.path())
 }
 
 /// Everything DP-GD fixes before it sees data (spec 004 E.4): the same clipping, noise and
 /// accounting as DP-GIBO, on the exact per-user gradients.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct DpGdConfig {
     pub mu: f64,
     pub steps: usize,
@@ -592,61 +464,8 @@ pub fn run_gd(
     rng: &mut dyn RngCore,
     observe: &mut dyn FnMut(&Iteration),
 ) -> Result<Path> {
-    let domain = losses.domain();
-    check_common(cfg.mu, cfg.steps, cfg.clip, &cfg.step_rule)?;
-    check_domain(domain)?;
-    if let Some(t0) = &cfg.theta0 {
-        check_theta0(t0, domain)?;
-    }
-    let (d, n) = (domain.len(), losses.n_users());
-    if n == 0 {
-        return Err(Error::invalid("n_users", 0, "at least 1"));
-    }
-    let seed = rng.next_u64();
-    let noise = noise_std(cfg.clip, cfg.steps, n, cfg.mu);
-    let mut private = PrivateStep {
-        clip: cfg.clip,
-        noise,
-        stepper: Stepper::new(cfg.step_rule, &vec![1.0; d]),
-        rng: stream(seed, &[STREAM_PRIVACY]),
-    };
-    let mut theta = initial_theta(&cfg.theta0, domain, seed);
-    let mut thetas = vec![theta.to_vec()];
-    for t in 0..cfg.steps {
-        let unit = to_unit(theta.view(), domain);
-        let grads = losses
-            .user_gradients(&unit)
-            .ok_or_else(|| Error::missing_capability("DP-GD", "exact per-user gradients", ""))?;
-        if grads.dim() != (d, n) {
-            return Err(Error::Numerical(format!(
-                "the workload returned {} × {} per-user gradients for d = {d}, n = {n}",
-                grads.nrows(),
-                grads.ncols()
-            )));
-        }
-        let r = private.apply(&theta, grads.t(), domain)?;
-        observe(&Iteration {
-            t,
-            theta: theta.to_vec(),
-            theta_unit: unit,
-            batch_size: 1,
-            evaluations: t as u64 + 1,
-            posterior_trace: 0.0,
-            g_norm: r.g.dot(&r.g).sqrt(),
-            g: r.g.to_vec(),
-            noise_norm: r.noise_norm,
-            frac_clipped: r.frac_clipped,
-            exact: Some(GradientCheck::of(&r.g, &grads, cfg.clip)),
-        });
-        theta = r.next;
-        thetas.push(theta.to_vec());
-    }
-    Ok(Path {
-        final_unit: to_unit(theta.view(), domain),
-        thetas,
-        evaluations: cfg.steps as u64,
-        noise_std: noise,
-    })
+    let s = GiboSession::gd(cfg.clone(), losses.domain(), losses.n_users(), rng)?;
+    run_session(s, losses, rng, observe)
 }
 
 #[cfg(test)]

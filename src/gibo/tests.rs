@@ -512,3 +512,89 @@ fn gradient_check_by_hand() {
     assert!((c.clip_bias_norm - (1.2f64.powi(2) + 1.6f64.powi(2)).sqrt()).abs() < 1e-15);
     assert!((c.grad_true_norm - (1.5f64.powi(2) + 2.5f64.powi(2)).sqrt()).abs() < 1e-15);
 }
+
+/// Issue 39: a DP-GIBO or DP-GD session saved as JSON after every tell and resumed from the
+/// text alone draws what an uninterrupted run draws (the evaluations' noise continues one
+/// stream across steps, from the position the state keeps) and releases the same path.
+#[test]
+fn a_session_resumed_from_json_after_every_tell_releases_the_same_path() {
+    use crate::tuners::session::{stream_at, Evaluator, Next, Session};
+    let obj = Quadratic::new(40, 2, 7, 0.05);
+    let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
+    let mut cfg = DpGiboConfig::new(1.0, 6, 2.0, kernel, 0.05);
+    cfg.points.steps = 50;
+    let gd = DpGdConfig {
+        mu: 1.0,
+        steps: 6,
+        clip: 2.0,
+        step_rule: StepRule::AdaGrad { eta: 0.3 },
+        theta0: None,
+    };
+    let whole = [
+        run(&obj, &cfg, &mut stream(3, &[]), &mut |_| {}).unwrap(),
+        run_gd(&obj, &gd, &mut stream(3, &[]), &mut |_| {}).unwrap(),
+    ];
+    let sessions = [
+        GiboSession::gibo(cfg, &obj.domain, 40, &mut stream(3, &[])).unwrap(),
+        GiboSession::gd(gd, &obj.domain, 40, &mut stream(3, &[])).unwrap(),
+    ];
+    let evaluator = session::PerUser(&obj);
+    for (mut s, whole) in sessions.into_iter().zip(whole) {
+        let mut told = 0;
+        // The driver's stream is never drawn from after the seed: a fresh one will do.
+        while let Next::Run(t) = s.ask(&mut stream(99, &[])).unwrap() {
+            let answer = match t.stream {
+                Some((seed, tag)) => {
+                    let mut own = stream_at(seed, tag, t.position);
+                    let a = evaluator.evaluate(&t, &mut own).unwrap();
+                    s.stream_left_at(t.index, own.get_word_pos() as u64);
+                    a
+                }
+                None => evaluator.evaluate(&t, &mut stream(99, &[])).unwrap(),
+            };
+            s.tell(t.index, answer).unwrap();
+            told += 1;
+            s = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        }
+        assert_eq!(told, 6);
+        assert_eq!(s.path(), whole);
+        let out = s.finish().unwrap();
+        assert_eq!(out.chosen, Some(whole.final_unit));
+    }
+}
+
+/// Told answers of the wrong shape or kind, or out of turn, are errors, never panics, and
+/// leave the session as it was.
+#[test]
+fn a_session_refuses_wrong_answers() {
+    use crate::tuners::session::{Next, Session, Told};
+    let obj = Quadratic::new(5, 2, 7, 0.0);
+    let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
+    let mut cfg = DpGiboConfig::new(1.0, 2, 2.0, kernel, 0.0);
+    cfg.points.steps = 20;
+    let mut s = GiboSession::gibo(cfg, &obj.domain, 5, &mut stream(3, &[])).unwrap();
+    let mut rng = stream(1, &[]);
+    assert!(s.finish().is_err());
+    let Next::Run(t) = s.ask(&mut rng).unwrap() else {
+        panic!("a first step")
+    };
+    assert_eq!(s.ask(&mut rng).unwrap(), Next::Wait);
+    let b = match &t.evaluation {
+        crate::tuners::session::Evaluation::UserLosses { points } => points.len(),
+        other => panic!("{other:?}"),
+    };
+    for wrong in [
+        Told::Score(1.0),
+        Told::Matrix(vec![vec![0.0; b]; 4]),
+        Told::Matrix(vec![vec![0.0; b + 1]; 5]),
+        Told::Matrix(vec![vec![f64::NAN; b]; 5]),
+    ] {
+        assert!(s.tell(t.index, wrong.clone()).is_err(), "{wrong:?}");
+    }
+    assert!(s
+        .tell(t.index + 1, Told::Matrix(vec![vec![0.0; b]; 5]))
+        .is_err());
+    s.tell(t.index, Told::Matrix(vec![vec![0.0; b]; 5]))
+        .unwrap();
+    assert!(matches!(s.ask(&mut rng).unwrap(), Next::Run(_)));
+}

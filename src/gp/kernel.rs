@@ -16,7 +16,7 @@ use rand::RngCore;
 use rayon::prelude::*;
 
 /// The kernel families.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum KernelFamily {
     Rbf,
     Matern32,
@@ -158,7 +158,7 @@ fn fill_kernel_row(
 }
 
 /// A kernel: family, lengthscales ℓ_j (one per dimension) and signal variance s².
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Kernel {
     family: KernelFamily,
     lengthscales: Vec<f64>,

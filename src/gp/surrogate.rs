@@ -22,7 +22,7 @@ use crate::error::{Error, Range, Result};
 use ndarray::linalg::general_mat_mul;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut1, ArrayViewMut2};
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Form {
     /// The ARD RBF kernel, with 1/ℓ_j² cached for the batched blocks.
     Rbf { kernel: Kernel, inv_sq: Vec<f64> },
@@ -31,7 +31,7 @@ enum Form {
 }
 
 /// A surrogate kernel with fixed hyperparameters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SurrogateKernel {
     form: Form,
 }

@@ -24,7 +24,7 @@ use crate::numeric::fmt_num;
 use std::f64::consts::{E, PI};
 
 /// Which constants to use (spec 002 §4.1 and P3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Profile {
     /// The paper's constants exactly (spec 002 §2): β_t = 2 ln(N t² π²/(3δ)),
     /// c = 2 sqrt((1 − ρ) ln(3N/δ)), q = σ sqrt(8 ln(3/δ)). The default.

@@ -14,10 +14,9 @@
 //! apply, and the released gain is scaled back (P5).
 
 pub mod bounds;
+pub mod session;
 
 use self::bounds::{greedy_gamma_bound, GpUcbConfig, Profile};
-use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
-use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
 use crate::workloads::{GainPrior, Hyper, Space, ValidationGain};
@@ -25,7 +24,7 @@ use ndarray::Array2;
 use rand::RngCore;
 
 /// What a run releases.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Release {
     /// λ̃ by the exponential mechanism (Corollary 1).
     Hyperparameter,
@@ -73,7 +72,7 @@ impl Release {
 /// de Freitas et al.'s simple-regret constants for Algorithm 2 (exact evaluations):
 /// f(λ*) − f(λ_T) < A·exp(−τT/(ln T)^{d/4}). Unknowable in practice (P9): results made with
 /// them are tagged `assumption_unchecked`.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NoiseFree {
     pub a: f64,
     pub tau: f64,
@@ -82,7 +81,7 @@ pub struct NoiseFree {
 }
 
 /// The private GP-UCB tuner.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GpUcb {
     /// T, the number of GP-UCB evaluations.
     pub evaluations: u64,
@@ -121,7 +120,7 @@ pub struct Search {
 }
 
 /// One GP-UCB step: the chosen index and the posterior it was chosen from.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Step {
     pub index: usize,
     pub beta: f64,
@@ -334,78 +333,16 @@ impl GpUcb {
     }
 
     /// One private GP-UCB run on `gain` over `grid`, drawing the observation noise and the
-    /// release noise from `rng`.
+    /// release noise from `rng`: its session ([`session::UcbSession`]) driven to the end.
     pub fn run(
         &self,
         gain: &dyn ValidationGain,
         grid: &[Hyper],
         rng: &mut dyn RngCore,
     ) -> Result<Run> {
-        let prior = gain.prior();
-        let config = self.config(prior, grid.len())?;
-        self.check_gain_release(&config)?;
-        let scale = prior.scale;
-        let sigma = config.sigma();
-        let mut search = Search::new(prior.kernel, prior.lengthscale, grid, sigma * sigma)?;
-        let mut steps = Vec::with_capacity(self.evaluations as usize);
-        let mut values = Vec::with_capacity(self.evaluations as usize);
-        for t in 1..=self.evaluations {
-            let step = search.next(config.beta(t)?)?;
-            let v = gain.observe(&grid[step.index], rng);
-            if !v.is_finite() {
-                return Err(Error::Numerical(format!(
-                    "the workload's evaluation at grid point {} is {v}",
-                    step.index
-                )));
-            }
-            search.observe(step.index, v / scale)?;
-            values.push(v);
-            steps.push(step);
-        }
-        let (final_mean, _) = search.posterior_on_grid()?;
-        let argmax_mean = first_argmax(&final_mean);
-        let chosen = if self.release.hyperparameter() {
-            let log_w = exp_mech_log_weights(&final_mean, config.epsilon(), config.delta_lambda())?;
-            Some(sample_log_weights(&log_w, rng))
-        } else {
-            None
-        };
-        // The gain behind Algorithm 1 (b) is the best observation; Algorithm 2's is the last
-        // (or, offered as `noise_free_gain = "best"`, the best: same sensitivity bound, §2.2).
-        let best = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let last = *values.last().expect("T >= 1");
-        let (gain_value, gamma, noise_scale) = match (self.release.gain(), self.noise_free) {
-            (false, _) => (best, None, None),
-            (true, None) => {
-                let gamma = match self.gamma {
-                    Some(g) => g,
-                    None => search.greedy_gamma_bound(sigma * sigma, self.evaluations)?,
-                };
-                (best, Some(gamma), Some(config.laplace_scale_v(gamma)?))
-            }
-            (true, Some(nf)) => (
-                if nf.best { best } else { last },
-                None,
-                Some(config.noise_free_scale(nf.a, nf.tau, search.dim())?),
-            ),
-        };
-        // Noise in standard units, scaled back to gain units (P5).
-        let released_gain = match noise_scale {
-            // Lap(b) for a unit-sensitivity query in standard units (the scale's ε is b⁻¹).
-            Some(b) => Some(gain_value + scale * Laplace::new(1.0, b)?.noise(rng)),
-            None => None,
-        };
-        Ok(Run {
-            config,
-            gamma,
-            steps,
-            values,
-            final_mean,
-            argmax_mean,
-            chosen,
-            gain: gain_value,
-            released_gain,
-        })
+        let mut s = session::UcbSession::gp_ucb(self.clone(), gain.prior().clone(), grid.to_vec())?;
+        crate::tuners::session::drive(&mut s, &session::Gains(gain), rng)?;
+        s.run()
     }
 }
 
@@ -437,6 +374,7 @@ impl Search {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
     use crate::accounting::Accountant;
     use crate::gp::KernelFamily;
     use crate::rng::stream;
@@ -728,5 +666,43 @@ mod tests {
             .guarantee(&Declarations::of(&boxed), 1e-6, &acc)
             .unwrap_err();
         assert!(e.to_string().contains("finite grid"), "{e}");
+    }
+
+    /// Issue 39: a GP-UCB session saved as JSON after every tell and resumed from the text
+    /// (the posterior rebuilt from the observations) with the stream at its position releases
+    /// what the uninterrupted tuner releases, and its `Run` is the one `run` reports.
+    #[test]
+    fn a_session_resumed_from_json_releases_what_tune_does() {
+        use crate::tuners::session::{Evaluator, Next, Session, State, Told, WorkloadRuns};
+        let w = workload(4, 0.1, 2.0);
+        let t = tuner(Release::Both, 1.0);
+        let whole = t.tune(&w, &mut stream(6, &[])).unwrap();
+        let run = t
+            .run(&w, grid(w.space()).unwrap(), &mut stream(6, &[]))
+            .unwrap();
+        assert_eq!(
+            whole.chosen,
+            run.chosen.map(|i| grid(w.space()).unwrap()[i].clone())
+        );
+        assert_eq!(whole.released_score, run.released_gain);
+        let mut rng = stream(6, &[]);
+        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap().unwrap();
+        let runs = WorkloadRuns {
+            tuner: "gp-ucb",
+            workload: &w,
+        };
+        let mut told = 0;
+        while let Next::Run(trial) = s.ask(&mut rng).unwrap() {
+            let answer = runs.evaluate(&trial, &mut rng).unwrap();
+            assert!(matches!(answer, Told::Score(_)));
+            s.tell(trial.index, answer).unwrap();
+            told += 1;
+            let (text, pos) = (serde_json::to_string(&s).unwrap(), rng.get_word_pos());
+            s = serde_json::from_str::<State>(&text).unwrap();
+            rng = stream(6, &[]);
+            rng.set_word_pos(pos);
+        }
+        assert_eq!(told, 20);
+        assert_eq!(s.finish().unwrap(), whole);
     }
 }

@@ -20,7 +20,7 @@ use crate::numeric::{fmt_num, fmt_up_sig};
 use crate::rng::{normal, stream};
 use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, State, Told, Trial};
 use crate::tuners::Outcome;
-use crate::workloads::Space;
+use crate::workloads::{Declarations, Space};
 use command::Ended;
 use file::{Goal, Plan, RunPrivacy, Selector};
 use rand::RngCore;
@@ -271,9 +271,11 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
         dim: plan.space.dim(),
     };
     match &plan.selector {
-        Selector::Private(t, _) => t.session(&space, rng)?.ok_or_else(|| {
-            Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
-        }),
+        Selector::Private(t, _) => t
+            .session(&Declarations::of_space("the search", space), rng)?
+            .ok_or_else(|| {
+                Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
+            }),
         Selector::RandomSearch { candidates } => Ok(State::BestOf(BestOf::new(
             *candidates,
             Candidates::Drawn(space),
@@ -329,8 +331,8 @@ struct Finished {
 }
 
 /// The jobs of `trial` not yet on record.
-fn jobs_of(trial: &Trial, journal: &Journal) -> Vec<Job> {
-    match &trial.evaluation {
+fn jobs_of(trial: &Trial, journal: &Journal) -> Result<Vec<Job>> {
+    Ok(match &trial.evaluation {
         Evaluation::Train => vec![Job::Run { index: trial.index }],
         Evaluation::ShardUtilities { candidates, shards } => (0..candidates.len())
             .flat_map(|j| (0..*shards).map(move |i| (j, i)))
@@ -346,7 +348,13 @@ fn jobs_of(trial: &Trial, journal: &Journal) -> Vec<Job> {
                 shard,
             })
             .collect(),
-    }
+        other => {
+            return Err(Error::Infeasible(format!(
+                "a command cannot give {} yet",
+                other.what()
+            )))
+        }
+    })
 }
 
 /// Asks, runs and tells until the session is done, `opts.jobs` commands at a time.
@@ -363,7 +371,7 @@ fn search(
     // shard runs, is kept).
     let mut queue: VecDeque<Job> = VecDeque::new();
     for t in journal.session.pending().to_vec() {
-        queue.extend(jobs_of(&t, journal));
+        queue.extend(jobs_of(&t, journal)?);
         tell_if_complete(journal, &t)?;
     }
     let total = journal.session.planned_runs();
@@ -389,7 +397,7 @@ fn search(
                         Next::Run(t) => {
                             journal.stream_position = rng.get_word_pos().to_string();
                             save(journal_path, journal)?;
-                            queue.extend(jobs_of(&t, journal));
+                            queue.extend(jobs_of(&t, journal)?);
                             continue;
                         }
                         Next::Wait | Next::Done => break,

@@ -3,13 +3,13 @@
 //! accounting (μ-GDP, replace-one user). It releases θ_T; `runs` counts gradient evaluations.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::dp_gibo::{
-    declared_losses, gdp_guarantee, losses_of, observe, path_outcome, Common, Mu,
-};
-use super::{read, BudgetPlan, Count, Guarantee, Observer, Outcome, TraceRow, Tuner};
+use super::dp_gibo::{declared_losses, gdp_guarantee, Common, Mu};
+use super::session::State;
+use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
+use super::{TraceRow, Tuner};
 use crate::accounting::Accountant;
-use crate::error::{Error, Result};
-use crate::gibo::{mu_for_budget, run_gd, DpGdConfig, StepRule};
+use crate::error::Result;
+use crate::gibo::{mu_for_budget, DpGdConfig, GiboSession, StepRule};
 use crate::numeric::fmt_num;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
@@ -123,6 +123,12 @@ impl Tuner for DpGd {
         gdp_guarantee(self.config.mu, delta, "DP-GD")
     }
 
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let losses = declared_losses(self.name(), declared)?;
+        let s = GiboSession::gd(self.config.clone(), &losses.domain, losses.n_users, rng)?;
+        Ok(Some(State::Gibo(Box::new(s))))
+    }
+
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
     }
@@ -133,16 +139,7 @@ impl Tuner for DpGd {
         rng: &mut dyn RngCore,
         observer: &mut dyn Observer,
     ) -> Result<Outcome> {
-        let losses = losses_of(self.name(), workload)?;
-        let path = run_gd(losses, &self.config, rng, &mut |it| observe(observer, it)).map_err(
-            |e| match e {
-                Error::MissingCapability { needs, .. } => {
-                    Error::missing_capability("tuner `dp-gd`", needs, workload.name())
-                }
-                other => other,
-            },
-        )?;
-        Ok(path_outcome(path, self.config.mu))
+        tune_by_session_observed(self, workload, rng, observer)
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

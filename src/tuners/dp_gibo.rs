@@ -4,18 +4,19 @@
 //! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::{read, BudgetPlan, Count, Guarantee, Observer, Outcome, TraceRow, Tuner};
-use super::{MU, NOISE_STD};
+use super::session::State;
+use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
+use super::{TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
-    check_mu, gdp_report, mu_for_budget, run, BatchMode, DpGiboConfig, History, Iteration, Path,
+    check_mu, gdp_report, mu_for_budget, BatchMode, DpGiboConfig, GiboSession, History,
     PointOptimiser, StepRule, SurrogateKernel,
 };
 use crate::numeric::fmt_num;
 use crate::params::{numbers_of, OneOrMany};
-use crate::workloads::{require_per_user_losses, PerUserLosses, Space, Workload};
 use crate::workloads::{Declarations, PerUserDeclaration};
+use crate::workloads::{Space, Workload};
 use rand::RngCore;
 
 /// How the batch of each step is chosen, as written in the experiment file.
@@ -382,48 +383,6 @@ fn batch_size(name: &'static str, b: usize) -> Result<usize> {
     }
 }
 
-/// The workload's per-user losses on a unit box of the same dimension as its native box.
-pub(super) fn losses_of<'a>(tuner: &str, w: &'a dyn Workload) -> Result<&'a dyn PerUserLosses> {
-    let losses = require_per_user_losses(tuner, w)?;
-    check_unit_box(tuner, w.space(), losses.domain().len(), w.name())?;
-    Ok(losses)
-}
-
-/// Reports one DP-GIBO or DP-GD iteration to `observer`.
-pub(super) fn observe(observer: &mut dyn Observer, it: &Iteration) {
-    let mut values = vec![
-        ("t", it.t as f64),
-        ("evaluations", it.evaluations as f64),
-        ("batch_size", it.batch_size as f64),
-        ("posterior_trace", it.posterior_trace),
-        ("g_norm", it.g_norm),
-        ("noise_norm", it.noise_norm),
-        ("frac_clipped", it.frac_clipped),
-    ];
-    if let Some(c) = it.exact {
-        values.extend([
-            ("bias_norm", c.bias_norm),
-            ("clip_bias_norm", c.clip_bias_norm),
-            ("grad_true_norm", c.grad_true_norm),
-        ]);
-    }
-    observer.observe(&TraceRow {
-        point: &it.theta_unit,
-        values: &values,
-    });
-}
-
-/// What a DP-GIBO or DP-GD path releases (θ_T), with μ and the noise std as diagnostics.
-pub(super) fn path_outcome(path: Path, mu: f64) -> Outcome {
-    Outcome {
-        chosen: Some(path.final_unit),
-        released_score: None,
-        runs: path.evaluations,
-        diagnostics: vec![(MU, mu), (NOISE_STD, path.noise_std)],
-        ..Outcome::default()
-    }
-}
-
 /// The declared per-user losses, on a unit box of the dimension of their native box.
 pub(super) fn declared_losses<'a>(
     tuner: &str,
@@ -656,6 +615,13 @@ impl Tuner for DpGibo {
         }
     }
 
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let losses = declared_losses(self.name(), declared)?;
+        let cfg = self.config(losses)?;
+        let s = GiboSession::gibo(cfg, &losses.domain, losses.n_users, rng)?;
+        Ok(Some(State::Gibo(Box::new(s))))
+    }
+
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
     }
@@ -666,10 +632,7 @@ impl Tuner for DpGibo {
         rng: &mut dyn RngCore,
         observer: &mut dyn Observer,
     ) -> Result<Outcome> {
-        let losses = losses_of(self.name(), workload)?;
-        let cfg = self.config(&PerUserDeclaration::of(losses))?;
-        let path = run(losses, &cfg, rng, &mut |it| observe(observer, it))?;
-        Ok(path_outcome(path, cfg.mu))
+        tune_by_session_observed(self, workload, rng, observer)
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
@@ -692,7 +655,7 @@ impl Tuner for DpGibo {
 pub(super) mod tests {
     use super::*;
     use crate::rng::{normal, stream};
-    use crate::workloads::{Hyper, Oracle};
+    use crate::workloads::{Hyper, Oracle, PerUserLosses};
     use ndarray::Array2;
 
     /// A test workload: n users with losses ½‖θ − c_i‖² on the native box [−2, 2]^d.

@@ -1,13 +1,16 @@
 //! The `gp-ucb` tuner: parameters from an experiment file and the [`Tuner`] adapter of private
 //! GP-UCB, whose algorithm and bounds are in [`crate::gp_ucb`].
 
-use super::{read, BudgetPlan, Count, Guarantee, Outcome, Tuner};
+use super::session::State;
+use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
+use super::{TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::Profile;
+use crate::gp_ucb::session::UcbSession;
 use crate::gp_ucb::{grid, GpUcb, Release};
 use crate::numeric::fmt_num;
-use crate::workloads::{require_validation_gain, Declarations, Workload};
+use crate::workloads::{Declarations, Workload};
 use rand::RngCore;
 
 #[derive(serde::Deserialize)]
@@ -116,16 +119,24 @@ impl Tuner for GpUcb {
         })
     }
 
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let prior = declared.require_gain_prior(self.name())?;
+        let grid = grid(&declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
+        let s = UcbSession::gp_ucb(self.clone(), prior.clone(), grid.to_vec())?;
+        Ok(Some(State::Ucb(Box::new(s))))
+    }
+
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let gain = require_validation_gain(self.name(), workload)?;
-        let grid = grid(workload.space()).map_err(|e| e.in_workload(workload.name()))?;
-        let run = self.run(gain, grid, rng)?;
-        Ok(Outcome {
-            chosen: run.chosen.map(|i| grid[i].clone()),
-            released_score: run.released_gain,
-            runs: self.evaluations,
-            ..Outcome::default()
-        })
+        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
+    }
+
+    fn tune_observed(
+        &self,
+        workload: &dyn Workload,
+        rng: &mut dyn RngCore,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome> {
+        tune_by_session_observed(self, workload, rng, observer)
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

@@ -5,20 +5,20 @@
 //! Δ_f = min{g*/m, L/(m λ_min)} + L(λ_max − λ_min)/(λ_max λ_min) (Theorem 7). Pure ε-DP
 //! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
 
-use super::{read, BudgetPlan, Count, Guarantee, Outcome, Tuner};
+use super::session::{drive, State};
+use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
+use super::{TraceRow, Tuner};
 use crate::accounting::Accountant;
-use crate::accounting::Laplace;
 use crate::error::{Error, Range, Result};
-use crate::gp::KernelFamily;
 use crate::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
-use crate::gp_ucb::Search;
+use crate::gp_ucb::session::{ExactGains, UcbSession};
 use crate::numeric::fmt_num;
-use crate::workloads::{require_regularised_gain, Hyper, RegularisedGain, Space, Workload};
 use crate::workloads::{Declarations, LipschitzAssumption};
+use crate::workloads::{Hyper, RegularisedGain, Space, Workload};
 use rand::RngCore;
 
 /// The Algorithm 3 tuner.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LipschitzGain {
     /// T, the number of exact evaluations the BO makes.
     pub evaluations: u64,
@@ -133,7 +133,7 @@ impl LipschitzGain {
         Ok(exact + 2.0 * slack)
     }
 
-    /// (f_BO, the released f̃_L) on `gain` over `grid`.
+    /// (f_BO, the released f̃_L) on `gain` over `grid`: its session driven to the end.
     pub fn run(
         &self,
         gain: &dyn RegularisedGain,
@@ -141,31 +141,12 @@ impl LipschitzGain {
         rng: &mut dyn RngCore,
     ) -> Result<(f64, f64)> {
         let scale = laplace_scale(self.sensitivity(gain.assumption())?, self.epsilon)?;
-        // The BO works on the position of ln λ in [0, 1] (public).
-        let logs: Vec<f64> = grid.iter().map(|h| h[0].ln()).collect();
-        let (lo, hi) = logs
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
-        let width = if hi > lo { hi - lo } else { 1.0 };
-        let positions: Vec<Hyper> = logs.iter().map(|l| vec![(l - lo) / width]).collect();
-        let mut search = Search::new(KernelFamily::Rbf, self.lengthscale, &positions, 0.0)?;
-        let mut best = f64::NEG_INFINITY;
-        for _ in 0..self.evaluations {
-            let step = search.next(self.beta)?;
-            let v = gain.gain(&grid[step.index]);
-            if !v.is_finite() {
-                return Err(Error::Numerical(format!(
-                    "the workload's gain at λ = {} is {v}",
-                    grid[step.index][0]
-                )));
-            }
-            best = best.max(v);
-            search.observe(step.index, v)?;
+        let mut s = UcbSession::lipschitz(self.clone(), scale, grid.to_vec());
+        let out = drive(&mut s, &ExactGains(gain), rng)?;
+        match (s.best_observed(), out.released_score) {
+            (Some(best), Some(released)) => Ok((best, released)),
+            _ => Err(Error::Infeasible("Algorithm 3 released no gain".into())),
         }
-        // Δ_f > 0 always (its fixed term g*/m or L/(mλ_min) is positive), so the scale is too.
-        Ok((best, best + Laplace::new(1.0, scale)?.noise(rng)))
     }
 }
 
@@ -194,19 +175,26 @@ impl Tuner for LipschitzGain {
                 .into(),
         })
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        let gain = require_regularised_gain(self.name(), workload)?;
-        lambdas(gain.assumption(), workload.space()).map_err(|e| e.in_workload(workload.name()))?;
-        let Space::Finite(grid) = workload.space() else {
-            unreachable!("checked by lambdas")
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let a = declared.require_lipschitz(self.name())?;
+        lambdas(a, &declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
+        let Space::Finite(grid) = &declared.space else {
+            return Err(Error::Infeasible("Algorithm 3 needs a grid of λ".into()));
         };
-        let (_, released) = self.run(gain, grid, rng)?;
-        Ok(Outcome {
-            chosen: None,
-            released_score: Some(released),
-            runs: self.evaluations,
-            ..Outcome::default()
-        })
+        let scale = laplace_scale(self.sensitivity(a)?, self.epsilon)?;
+        let s = UcbSession::lipschitz(self.clone(), scale, grid.clone());
+        Ok(Some(State::Ucb(Box::new(s))))
+    }
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
+    }
+    fn tune_observed(
+        &self,
+        workload: &dyn Workload,
+        rng: &mut dyn RngCore,
+        observer: &mut dyn Observer,
+    ) -> Result<Outcome> {
+        tune_by_session_observed(self, workload, rng, observer)
     }
     fn budget_plan(&self, epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
         let epsilon = Range::Positive.check("epsilon", epsilon)?;

@@ -13,7 +13,7 @@ use crate::error::{Error, Range, Result};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
 use crate::workloads::Declarations;
-use crate::workloads::{Space, Workload};
+use crate::workloads::Workload;
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -127,7 +127,8 @@ impl Tuner for LiuTalwar {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         tune_by_session(self, workload, rng)
     }
-    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let space = &declared.space;
         Ok(Some(match self {
             LiuTalwar::BestOf { law } => repeat_select_session(space, law, rng)?,
             LiuTalwar::Threshold {

@@ -78,11 +78,16 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Guarantee>;
     /// One tuning run with its own random stream.
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
-    /// This tuner's run over `space` as an ask/tell session ([`session`]), the draws it makes
-    /// before its first run (repeat-and-select's count K) taken from `rng`; its `tune` is this
-    /// session driven over the workload's runs. None for a tuner not (yet) run this way.
-    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<session::State>> {
-        let _ = (space, rng);
+    /// This tuner's run as an ask/tell session ([`session`]) over what `declared` says (its
+    /// space; DP-GIBO's users and box), the draws it makes before its first run
+    /// (repeat-and-select's count K, DP-GIBO's seed) taken from `rng`; its `tune` is this
+    /// session driven over the workload's evaluations. None for a tuner not (yet) run this way.
+    fn session(
+        &self,
+        declared: &Declarations,
+        rng: &mut dyn RngCore,
+    ) -> Result<Option<session::State>> {
+        let _ = (declared, rng);
         Ok(None)
     }
     /// [`Tuner::tune`], reporting a row per iteration to `observer` (trace studies). Observing
@@ -183,7 +188,7 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
-/// Tunes by `tuner`'s session, driven over the workload's evaluations.
+/// Tunes by `tuner`'s session, driven over the workload's private training runs.
 fn tune_by_session(
     tuner: &dyn Tuner,
     workload: &dyn Workload,
@@ -192,7 +197,18 @@ fn tune_by_session(
     // Every tuner run this way trains privately: a workload that cannot is refused before
     // any draw (even one whose K = 0 would never train).
     require_private_training(tuner.name(), workload)?;
-    let Some(mut s) = tuner.session(workload.space(), rng)? else {
+    tune_by_session_observed(tuner, workload, rng, &mut |_: &TraceRow| {})
+}
+
+/// Tunes by `tuner`'s session, driven over the workload's evaluations, reporting what each
+/// tell did to `observer`: the one executor of every tuner that has a session.
+fn tune_by_session_observed(
+    tuner: &dyn Tuner,
+    workload: &dyn Workload,
+    rng: &mut dyn RngCore,
+    observer: &mut dyn Observer,
+) -> Result<Outcome> {
+    let Some(mut s) = tuner.session(&Declarations::of(workload), rng)? else {
         return Err(crate::error::Error::Infeasible(format!(
             "tuner `{}` has no ask/tell session",
             tuner.name()
@@ -202,7 +218,7 @@ fn tune_by_session(
         tuner: tuner.name(),
         workload,
     };
-    session::drive(&mut s, &runs, rng)
+    session::drive_observed(&mut s, &runs, rng, observer)
 }
 
 /// Repeat-and-select: K ~ `law`, then the best of K candidates drawn uniformly.

@@ -93,7 +93,8 @@ impl Tuner for Naive {
         tune_by_session(self, workload, rng)
     }
     /// Every listed candidate once, in order, or k drawn ones.
-    fn session(&self, space: &Space, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let space = &declared.space;
         let k = self.runs(space)?;
         let candidates = match (space, self.candidates) {
             (Space::Finite(list), None) => {

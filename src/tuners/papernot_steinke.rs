@@ -10,7 +10,7 @@ use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
 use crate::workloads::Declarations;
-use crate::workloads::{Space, Workload};
+use crate::workloads::Workload;
 use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -84,7 +84,8 @@ impl Tuner for PapernotSteinke {
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         tune_by_session(self, workload, rng)
     }
-    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let space = &declared.space;
         repeat_select_session(space, &self.law, rng).map(Some)
     }
 }

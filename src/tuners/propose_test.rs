@@ -10,7 +10,7 @@ use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
-use crate::workloads::{require_partitioned_utility, Declarations, Hyper, Space, Workload};
+use crate::workloads::{require_partitioned_utility, Declarations, Hyper, Workload};
 use rand::RngCore;
 
 /// Stream tags of one run's independent sub-streams.
@@ -104,7 +104,8 @@ impl Tuner for ProposeTestDoubling {
     }
     /// One word from `rng` keys the run's own streams (shard utilities, tests, fallback, final
     /// run), as the loop this replaces drew it.
-    fn session(&self, space: &Space, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+        let space = &declared.space;
         let candidates = self
             .candidates(space, "the search space".into())?
             .into_owned();

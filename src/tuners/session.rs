@@ -11,7 +11,7 @@
 //! from in the order the tuners' loops always drew (the session's draws for a run, then the
 //! run's own), so tuning through a session gives the same draws and the same release.
 
-use super::Outcome;
+use super::{Observer, Outcome, TraceRow};
 use crate::error::{Error, Result};
 use crate::workloads::{Hyper, PrivateTraining, Space};
 use rand::{Rng, RngCore};
@@ -30,6 +30,15 @@ pub struct Trial {
     /// the tuner's own; `None`: from the stream that drives the session.
     #[serde(default)]
     pub stream: Option<(u64, u64)>,
+    /// Where in its own stream the evaluation starts (words drawn before it): a tuner whose
+    /// evaluations continue one stream (DP-GIBO's) is told where each left it
+    /// ([`Session::stream_left_at`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub position: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
 }
 
 /// What a trial evaluates.
@@ -45,6 +54,31 @@ pub enum Evaluation {
         candidates: Vec<Hyper>,
         shards: usize,
     },
+    /// Every validation user's loss at each of `points` (unit box; the trial's `hyper` is
+    /// the iterate they are chosen around): told an n × b matrix, a row per user (DP-GIBO).
+    UserLosses { points: Vec<Hyper> },
+    /// Every validation user's exact loss gradient at the trial's `hyper`: told a d × n
+    /// matrix, a column per user, in the losses' native units (DP-GD).
+    UserGradients,
+    /// A noisy evaluation of the validation gain at the trial's grid point, under its
+    /// declared GP prior (private GP-UCB): told as a score.
+    ValidationGain,
+    /// The exact validation gain of the regularised model at the trial's λ (Kusner et al.'s
+    /// Algorithm 3): told as a score.
+    RegularisedGain,
+}
+
+impl Evaluation {
+    /// What the evaluation gives, in words.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Evaluation::Train => "a training run's score",
+            Evaluation::ShardUtilities { .. } => "shard utilities",
+            Evaluation::UserLosses { .. } => "per-user losses",
+            Evaluation::UserGradients => "per-user gradients",
+            Evaluation::ValidationGain | Evaluation::RegularisedGain => "a validation gain",
+        }
+    }
 }
 
 /// What an evaluation gave.
@@ -52,6 +86,8 @@ pub enum Evaluation {
 pub enum Told {
     Score(f64),
     Utilities(Vec<Vec<f64>>),
+    /// Per-user losses (n × b) or gradients (d × n), by rows.
+    Matrix(Vec<Vec<f64>>),
 }
 
 impl Told {
@@ -64,10 +100,32 @@ impl Told {
                 s,
                 "a finite number (a failed run is told its worst score, never dropped)",
             )),
-            Told::Utilities(_) => Err(Error::Infeasible(
-                "told shard utilities where a training run's score was asked for".into(),
+            Told::Utilities(_) | Told::Matrix(_) => Err(Error::Infeasible(
+                "told a table of values where a training run's score was asked for".into(),
             )),
         }
+    }
+
+    /// A matrix told as rows, checked: `rows` × `cols`, every value finite.
+    pub fn matrix(self, what: &str, rows: usize, cols: usize) -> Result<ndarray::Array2<f64>> {
+        let Told::Matrix(m) = self else {
+            return Err(Error::Infeasible(format!(
+                "told something else where {what} were asked for"
+            )));
+        };
+        if m.len() != rows || m.iter().any(|r| r.len() != cols) {
+            return Err(Error::Infeasible(format!(
+                "{what} of the wrong shape: want {rows} × {cols}, told {} rows of lengths {:?}",
+                m.len(),
+                m.iter().map(Vec::len).collect::<Vec<_>>()
+            )));
+        }
+        if m.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(Error::Numerical(format!("{what}: a value is not finite")));
+        }
+        Ok(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
+            m[i][j]
+        }))
     }
 }
 
@@ -75,6 +133,12 @@ impl Told {
 /// command in `dptune tune`.
 pub trait Evaluator {
     fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told>;
+    /// Every user's exact loss gradient at `point` (d × n), where the evaluator knows them: a
+    /// non-private diagnostic for simulations (spec 004 §4.3), never told to a tuner.
+    fn exact_user_gradients(&self, point: &Hyper) -> Option<ndarray::Array2<f64>> {
+        let _ = point;
+        None
+    }
 }
 
 /// A workload's private training runs (and, when it has them, shard utilities), for `tuner`.
@@ -85,7 +149,10 @@ pub struct WorkloadRuns<'a> {
 
 impl Evaluator for WorkloadRuns<'_> {
     fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told> {
-        use crate::workloads::{require_partitioned_utility, require_private_training};
+        use crate::workloads::{
+            require_partitioned_utility, require_per_user_losses, require_private_training,
+            require_regularised_gain, require_validation_gain,
+        };
         Ok(match &trial.evaluation {
             Evaluation::Train => Told::Score(
                 require_private_training(self.tuner, self.workload)?.train(&trial.hyper, rng),
@@ -94,8 +161,37 @@ impl Evaluator for WorkloadRuns<'_> {
                 require_partitioned_utility(self.tuner, self.workload)?
                     .shard_utilities(candidates, *shards, rng)?,
             ),
+            Evaluation::UserLosses { points } => Told::Matrix(rows(
+                require_per_user_losses(self.tuner, self.workload)?.user_losses(points, rng)?,
+            )),
+            Evaluation::ValidationGain => Told::Score(
+                require_validation_gain(self.tuner, self.workload)?.observe(&trial.hyper, rng),
+            ),
+            Evaluation::RegularisedGain => {
+                Told::Score(require_regularised_gain(self.tuner, self.workload)?.gain(&trial.hyper))
+            }
+            Evaluation::UserGradients => Told::Matrix(rows(
+                require_per_user_losses(self.tuner, self.workload)?
+                    .user_gradients(&trial.hyper)
+                    .ok_or_else(|| {
+                        Error::missing_capability(
+                            format!("tuner `{}`", self.tuner),
+                            "exact per-user gradients",
+                            self.workload.name(),
+                        )
+                    })?,
+            )),
         })
     }
+
+    fn exact_user_gradients(&self, point: &Hyper) -> Option<ndarray::Array2<f64>> {
+        self.workload.per_user_losses()?.user_gradients(point)
+    }
+}
+
+/// A matrix as its rows.
+fn rows(m: ndarray::Array2<f64>) -> Vec<Vec<f64>> {
+    m.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
 impl<T: PrivateTraining + ?Sized> Evaluator for T {
@@ -131,6 +227,18 @@ pub trait Session {
     fn tell(&mut self, index: u64, told: Told) -> Result<()>;
     /// The release, once [`Session::ask`] has said [`Next::Done`].
     fn finish(&self) -> Result<Outcome>;
+    /// Where the evaluation of pending trial `index`, which drew from its own stream from
+    /// [`Trial::position`] on, left that stream; called before its tell. A tuner whose
+    /// evaluations continue one stream keeps the position for the next trial.
+    fn stream_left_at(&mut self, index: u64, position: u64) {
+        let _ = (index, position);
+    }
+    /// Reports what the last tell did (an iteration's non-private diagnostics) to
+    /// `observer`, if the tuner reports anything; `evaluator` may add diagnostics of its own
+    /// ([`Evaluator::exact_user_gradients`]). Observing never changes the run.
+    fn observe_last(&self, evaluator: &dyn Evaluator, observer: &mut dyn Observer) {
+        let _ = (evaluator, observer);
+    }
 }
 
 /// A session of any tuner that has one, as saved and resumed (`{"best-of": {…}}`).
@@ -140,6 +248,10 @@ pub enum State {
     BestOf(BestOf),
     Threshold(Threshold),
     ProposeTest(Box<super::propose_test::ProposeTestSession>),
+    /// DP-GIBO or DP-GD.
+    Gibo(Box<crate::gibo::GiboSession>),
+    /// Private GP-UCB or Algorithm 3's BO over a grid.
+    Ucb(Box<crate::gp_ucb::session::UcbSession>),
 }
 
 impl State {
@@ -148,6 +260,8 @@ impl State {
             State::BestOf(s) => s,
             State::Threshold(s) => s,
             State::ProposeTest(s) => s.as_mut(),
+            State::Gibo(s) => s.as_mut(),
+            State::Ucb(s) => s.as_mut(),
         }
     }
 
@@ -158,6 +272,8 @@ impl State {
             State::BestOf(s) => Some(s.runs()),
             State::Threshold(_) => None,
             State::ProposeTest(s) => Some(s.planned_runs()),
+            State::Gibo(s) => s.planned_evaluations(),
+            State::Ucb(s) => Some(s.planned_runs()),
         }
     }
 
@@ -167,6 +283,8 @@ impl State {
             State::BestOf(s) => &s.progress.pending,
             State::Threshold(s) => &s.progress.pending,
             State::ProposeTest(s) => &s.progress.pending,
+            State::Gibo(s) => s.pending(),
+            State::Ucb(s) => s.pending(),
         }
     }
 }
@@ -183,6 +301,20 @@ impl Session for State {
             State::BestOf(s) => s.finish(),
             State::Threshold(s) => s.finish(),
             State::ProposeTest(s) => s.finish(),
+            State::Gibo(s) => s.finish(),
+            State::Ucb(s) => s.finish(),
+        }
+    }
+    fn stream_left_at(&mut self, index: u64, position: u64) {
+        self.inner().stream_left_at(index, position)
+    }
+    fn observe_last(&self, evaluator: &dyn Evaluator, observer: &mut dyn Observer) {
+        match self {
+            State::BestOf(s) => s.observe_last(evaluator, observer),
+            State::Threshold(s) => s.observe_last(evaluator, observer),
+            State::ProposeTest(s) => s.observe_last(evaluator, observer),
+            State::Gibo(s) => s.observe_last(evaluator, observer),
+            State::Ucb(s) => s.observe_last(evaluator, observer),
         }
     }
 }
@@ -194,16 +326,43 @@ pub fn drive(
     evaluator: &dyn Evaluator,
     rng: &mut dyn RngCore,
 ) -> Result<Outcome> {
+    drive_observed(session, evaluator, rng, &mut |_: &TraceRow| {})
+}
+
+/// [`drive`], reporting to `observer` what each tell did ([`Session::observe_last`]): the one
+/// executor of every tuner's session, observed or not.
+pub fn drive_observed(
+    session: &mut dyn Session,
+    evaluator: &dyn Evaluator,
+    rng: &mut dyn RngCore,
+    observer: &mut dyn Observer,
+) -> Result<Outcome> {
+    drive_each(session, evaluator, rng, &mut |s, e| {
+        s.observe_last(e, observer)
+    })
+}
+
+/// [`drive`], calling `each` with the session and the evaluator after every tell.
+pub fn drive_each<S: Session + ?Sized>(
+    session: &mut S,
+    evaluator: &dyn Evaluator,
+    rng: &mut dyn RngCore,
+    each: &mut dyn FnMut(&S, &dyn Evaluator),
+) -> Result<Outcome> {
     loop {
         match session.ask(rng)? {
             Next::Run(trial) => {
                 let told = match trial.stream {
                     Some((seed, tag)) => {
-                        evaluator.evaluate(&trial, &mut crate::rng::stream(seed, &[tag]))?
+                        let mut own = stream_at(seed, tag, trial.position);
+                        let told = evaluator.evaluate(&trial, &mut own)?;
+                        session.stream_left_at(trial.index, word_position(&own)?);
+                        told
                     }
                     None => evaluator.evaluate(&trial, rng)?,
                 };
                 session.tell(trial.index, told)?;
+                each(session, evaluator);
             }
             Next::Done => return session.finish(),
             Next::Wait => {
@@ -213,6 +372,19 @@ pub fn drive(
             }
         }
     }
+}
+
+/// A stream's position in words, as trials keep it.
+pub(crate) fn word_position(rng: &rand_chacha::ChaCha20Rng) -> Result<u64> {
+    u64::try_from(rng.get_word_pos())
+        .map_err(|_| Error::Infeasible("a random stream ran past 2^64 words".into()))
+}
+
+/// A stream of `seed` and `tag` at word `position`.
+pub(crate) fn stream_at(seed: u64, tag: u64, position: u64) -> rand_chacha::ChaCha20Rng {
+    let mut rng = crate::rng::stream(seed, &[tag]);
+    rng.set_word_pos(u128::from(position));
+    rng
 }
 
 /// The runs asked for so far, the ones told, and the ones pending.
@@ -234,11 +406,23 @@ impl Progress {
         evaluation: Evaluation,
         stream: Option<(u64, u64)>,
     ) -> Next {
+        self.start_at(hyper, evaluation, stream, 0)
+    }
+
+    /// A trial whose evaluation draws from its own `stream` from word `position` on.
+    pub(crate) fn start_at(
+        &mut self,
+        hyper: Hyper,
+        evaluation: Evaluation,
+        stream: Option<(u64, u64)>,
+        position: u64,
+    ) -> Next {
         let trial = Trial {
             index: self.asked,
             hyper,
             evaluation,
             stream,
+            position,
         };
         self.asked += 1;
         self.pending.push(trial.clone());
@@ -248,17 +432,7 @@ impl Progress {
     /// The pending trial `index`, now told (removed from the pending ones only when `told`
     /// is a valid answer to it).
     pub(crate) fn told(&mut self, index: u64, told: Told) -> Result<(Trial, Told)> {
-        let Some(at) = self.pending.iter().position(|t| t.index == index) else {
-            let waiting: Vec<String> = self.pending.iter().map(|t| t.index.to_string()).collect();
-            return Err(Error::Infeasible(format!(
-                "told run {index}, but the runs waiting for their scores are: {}",
-                if waiting.is_empty() {
-                    "none".into()
-                } else {
-                    waiting.join(", ")
-                }
-            )));
-        };
+        let at = self.position(index)?;
         let told = match (&self.pending[at].evaluation, told) {
             (Evaluation::Train, t) => Told::Score(t.score()?),
             (Evaluation::ShardUtilities { candidates, shards }, Told::Utilities(a)) => {
@@ -270,14 +444,39 @@ impl Progress {
                 }
                 Told::Utilities(a)
             }
-            (Evaluation::ShardUtilities { .. }, Told::Score(_)) => {
-                return Err(Error::Infeasible(
-                    "told a score where shard utilities were asked for".into(),
-                ))
+            (Evaluation::UserLosses { .. } | Evaluation::UserGradients, m @ Told::Matrix(_)) => m,
+            (Evaluation::ValidationGain | Evaluation::RegularisedGain, t @ Told::Score(_)) => {
+                Told::Score(t.score()?)
+            }
+            (evaluation, _) => {
+                return Err(Error::Infeasible(format!(
+                    "told something else where {} were asked for",
+                    evaluation.what()
+                )))
             }
         };
         self.told += 1;
         Ok((self.pending.remove(at), told))
+    }
+
+    /// The pending trial `index`, or an error naming the pending ones.
+    pub(crate) fn pending_trial(&self, index: u64) -> Result<&Trial> {
+        Ok(&self.pending[self.position(index)?])
+    }
+
+    fn position(&self, index: u64) -> Result<usize> {
+        let Some(at) = self.pending.iter().position(|t| t.index == index) else {
+            let waiting: Vec<String> = self.pending.iter().map(|t| t.index.to_string()).collect();
+            return Err(Error::Infeasible(format!(
+                "told run {index}, but the runs waiting for their scores are: {}",
+                if waiting.is_empty() {
+                    "none".into()
+                } else {
+                    waiting.join(", ")
+                }
+            )));
+        };
+        Ok(at)
     }
 
     fn done_or_wait(&self) -> Next {
@@ -542,10 +741,11 @@ mod tests {
         ];
         for tuner in &tuners {
             let mut rng = stream(9, &[2]);
-            let mut s = tuner.session(&space, &mut rng).unwrap().unwrap();
+            let declared = crate::workloads::Declarations::of_space("w", space.clone());
+            let mut s = tuner.session(&declared, &mut rng).unwrap().unwrap();
             let whole = drive(&mut s, &training(), &mut rng).unwrap();
             let mut rng = stream(9, &[2]);
-            let s = tuner.session(&space, &mut rng).unwrap().unwrap();
+            let s = tuner.session(&declared, &mut rng).unwrap().unwrap();
             let text = serde_json::to_string(&s).unwrap();
             assert!(text.starts_with("{\"best-of\""), "{text}");
             let state: State = serde_json::from_str(&text).unwrap();

@@ -97,6 +97,19 @@ impl Declarations {
         }
     }
 
+    /// A workload `name` that declares only its space.
+    pub fn of_space(name: impl Into<String>, space: Space) -> Self {
+        Declarations {
+            name: name.into(),
+            space,
+            training: None,
+            gain_prior: None,
+            lipschitz: None,
+            partitioned: None,
+            per_user: None,
+        }
+    }
+
     fn missing(&self, tuner: &str, what: &str) -> Error {
         Error::missing_capability(format!("tuner `{tuner}`"), what, self.name.clone())
     }

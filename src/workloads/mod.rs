@@ -108,7 +108,7 @@ pub trait PrivateTraining: Send + Sync {
 /// public before any data is seen: f_V ~ GP(0, s²·k2) with k2 of unit variance, observations
 /// v = f_V(λ) + α with α ~ N(0, σ²), and ρ = k1(V, V′) for neighbouring validation sets, so
 /// that Var[f_V(λ) − f_V′(λ)] = 2(1 − ρ)s².
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct GainPrior {
     /// The family of k2.
     pub kernel: KernelFamily,
