@@ -228,15 +228,18 @@ pub const DEFAULT_MAX_MEAN: f64 = 100.0;
 const NOT_YET: &[(&str, &str)] = &[
     (
         "dp-gibo",
-        "it needs per-user losses from each evaluation; its session is not built yet",
+        "it needs every validation user's loss at each point, and `dptune tune` does not read \
+         per-user losses from a command yet (its session does: docs/library.md)",
     ),
     (
         "dp-gd",
-        "it needs per-user losses from each evaluation; its session is not built yet",
+        "it needs every validation user's exact loss gradient, which a command cannot be \
+         trusted to give",
     ),
     (
         "gp-ucb",
-        "it needs a declared GP prior of the validation gain; its session is not built yet",
+        "its guarantee holds only under a declared GP prior of the validation gain, which \
+         nothing can check for your model",
     ),
     (
         "lipschitz-gain",
