@@ -352,7 +352,12 @@ fn bad_input_names_the_file_line_and_key_and_nothing_is_overwritten() {
         (
             "name = \"papernot-steinke\"",
             "name = \"dp-gibo\"",
-            "per-user losses",
+            "DP-GIBO reads every validation user's loss",
+        ),
+        (
+            "name = \"papernot-steinke\"",
+            "name = \"dp-gd\"",
+            "exact loss gradient",
         ),
         ("[privacy]\ndelta = 1e-5", "", "privacy: missing"),
         ("noise = 10.0", "", "say what the score is"),
@@ -642,5 +647,159 @@ fn runs_declared_approximately_dp_get_the_approximate_dp_theorems() {
         let ran = dry(name, body);
         assert_eq!(ran.code, 2, "{name}");
         assert!(ran.stderr.contains(says), "{name}: {}", ran.stderr);
+    }
+}
+
+/// The DP-GIBO search file (tests/fixtures/tune/gibo.toml) with `edits`, written into `dir`.
+fn gibo_file(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(fixture("gibo.toml")).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    let p = dir.join("gibo.toml");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn tune_losses(file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
+    cmd.arg("tune")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(flags)
+        .arg("--")
+        .arg(fixture("losses.sh"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let o = cmd.output().expect("binary runs");
+    Ran {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// DP-GIBO drives a command that prints its validation users' losses: the statement is the
+/// library's DP-GIBO guarantee for the same settings (20 users on the unit box), one run per
+/// point (T·b = 8), nothing kept; `--jobs 3` releases what `--jobs 1` does, and a search killed
+/// after 3 runs resumes with no run redone to the same release.
+#[test]
+fn dp_gibo_drives_a_command_that_prints_per_user_losses() {
+    use dptune::workloads::PerUserDeclaration;
+    let dir = temp_dir("tune-gibo");
+    let file = gibo_file(&dir, &[]);
+    let whole = tune_losses(&file, &dir.join("whole"), &["--jobs", "1"], &[]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let json = whole.json();
+    let params: toml::Table =
+        "mu = 2\nsteps = 4\nclip = 1\nlengthscale = 0.3\nbatch = 2\nselect_steps = 50"
+            .parse()
+            .unwrap();
+    let tuner = dptune::tuners::build("dp-gibo", &params).unwrap();
+    let declared = Declarations {
+        per_user: Some(PerUserDeclaration {
+            n_users: 20,
+            domain: vec![(0.0, 1.0); 2],
+            evaluation_sd: 0.0,
+            prior_lengthscales: None,
+            evaluation_privacy: None,
+        }),
+        ..Declarations::of_space("test", Space::UnitBox { dim: 2 })
+    };
+    let g = tuner
+        .guarantee(&declared, 1e-5, &Accountant::default())
+        .unwrap();
+    assert_eq!(json["privacy"]["epsilon"].as_f64(), Some(g.epsilon));
+    assert_eq!(
+        json["privacy"]["theorem"].as_str(),
+        Some(g.theorem.as_str())
+    );
+    assert_eq!(json["runs"], 8);
+    let chosen = &json["released"]["hyperparameters"];
+    assert!(chosen["lr"].as_f64().is_some() && chosen["clip"].as_f64().is_some());
+    assert!(whole.stdout.contains("last iterate"), "{}", whole.stdout);
+    let runs = std::fs::read_dir(dir.join("whole/runs")).unwrap().count();
+    assert_eq!(runs, 0, "no run's output is kept");
+
+    let side = tune_losses(&file, &dir.join("side"), &["--jobs", "3"], &[]);
+    assert_eq!(side.code, 0, "{}", side.stderr);
+    assert_eq!(side.json()["released"], json["released"]);
+
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    let out = dir.join("out");
+    let killed = tune_losses(&file, &out, &["--stop-after-runs", "3"], &env);
+    assert_eq!(killed.code, 3, "exits as if killed: {}", killed.stderr);
+    assert_eq!(lines(&count).len(), 3);
+    let resumed = tune_losses(&file, &out, &[], &env);
+    assert_eq!(resumed.code, 0, "{}", resumed.stderr);
+    let mut ran = lines(&count);
+    assert_eq!(ran.len(), 8, "no run redone, none lost: {ran:?}");
+    ran.sort();
+    ran.dedup();
+    assert_eq!(ran.len(), 8, "every point ran once");
+    assert_eq!(resumed.json()["released"], json["released"]);
+}
+
+/// A total budget calibrates μ; a run that fails gives every user the declared failed loss
+/// (the search goes on, and only --show-private says it failed); bad DP-GIBO files are refused
+/// before any run, naming the key.
+#[test]
+fn dp_gibo_calibrates_mu_counts_failed_runs_and_refuses_bad_files() {
+    let dir = temp_dir("tune-gibo-budget");
+    let file = gibo_file(
+        &dir,
+        &[
+            ("mu = 2", "mu = \"calibrated\""),
+            ("delta = 1e-5", "delta = 1e-5\nepsilon = 1.5"),
+        ],
+    );
+    let ran = tune_losses(
+        &file,
+        &dir.join("out"),
+        &["--show-private"],
+        &[("TUNE_MODE", "crash")],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let json = ran.json();
+    let eps = json["privacy"]["epsilon"].as_f64().unwrap();
+    assert!(eps <= 1.5 && eps > 1.49, "{eps}");
+    assert_eq!(json["privacy"]["calibrated"]["field"], "tuner.mu");
+    assert!(ran.stdout.contains("mu = "), "{}", ran.stdout);
+    let failed = ran.stdout.matches("FAILED").count();
+    assert_eq!(failed, 4, "one failed point per step: {}", ran.stdout);
+    for (edits, key) in [
+        (
+            vec![(
+                "[users]",
+                "[score]\nrange = [0, 1]\npublic = true\n\n[users]",
+            )],
+            "score",
+        ),
+        (vec![("count = 20", "count = 0")], "users.count"),
+        (vec![("[users]\ncount = 20\nfailed_loss = 1", "")], "users"),
+        (
+            vec![(
+                "clip = { uniform = [0.1, 4] }",
+                "clip = { integer = [1, 4] }",
+            )],
+            "space.clip",
+        ),
+        (
+            vec![("delta = 1e-5", "delta = 1e-5\nepsilon = 1")],
+            "privacy.epsilon",
+        ),
+        (vec![("mu = 2", "mu = \"calibrated\"")], "tuner.mu"),
+    ] {
+        let file = gibo_file(&dir, &edits);
+        let out = dir.join(format!("bad-{key}"));
+        let ran = tune_losses(&file, &out, &[], &[]);
+        assert_eq!(ran.code, 2, "{key}: {}", ran.stderr);
+        assert!(ran.stderr.contains(key), "{key}: {}", ran.stderr);
+        assert!(!out.join("journal.json").exists(), "{key}: nothing ran");
     }
 }

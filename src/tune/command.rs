@@ -19,6 +19,8 @@ pub struct Request<'a> {
     pub run: Option<&'a RunPrivacy>,
     /// (i, k): a run on the i-th of k disjoint shards of the training data (propose-test).
     pub shard: Option<(usize, usize)>,
+    /// Some(n): the run reports the losses of n validation users (DP-GIBO), not a score.
+    pub users: Option<usize>,
     pub timeout: Option<Duration>,
 }
 
@@ -27,6 +29,8 @@ pub struct Request<'a> {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ended {
     Score(f64),
+    /// Every validation user's loss (DP-GIBO).
+    Losses(Vec<f64>),
     Failed(String),
     Interrupted,
 }
@@ -125,6 +129,10 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
         };
         env.push((env_name(name), text));
     }
+    if let Some(n) = req.users {
+        about["users"] = serde_json::json!(n);
+        env.push(("DPTUNE_USERS".into(), n.to_string()));
+    }
     if let Some((i, k)) = req.shard {
         about["shard"] = serde_json::json!({ "index": i, "of": k });
         env.push(("DPTUNE_SHARD".into(), i.to_string()));
@@ -201,9 +209,13 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
         std::thread::sleep(Duration::from_millis(20));
     };
     let printed = std::fs::read(&stdout_path).map_err(|e| Error::io(&stdout_path, e))?;
-    let score = score_of(&String::from_utf8_lossy(&printed));
-    Ok(match (status.success(), score) {
-        (true, Ok(s)) => Ended::Score(s),
+    let printed = String::from_utf8_lossy(&printed);
+    let result = match req.users {
+        None => score_of(&printed).map(Ended::Score),
+        Some(n) => losses_of(&printed, n).map(Ended::Losses),
+    };
+    Ok(match (status.success(), result) {
+        (true, Ok(e)) => e,
         (true, Err(why)) => Ended::Failed(why),
         (false, _) => Ended::Failed(format!(
             "it exited with {status} (its stderr: {})",
@@ -254,6 +266,40 @@ pub fn score_of(stdout: &str) -> std::result::Result<f64, String> {
     }
 }
 
+/// The `losses` of the last printed line that is a JSON object with them: `n` finite numbers,
+/// one per validation user in the users' order.
+pub fn losses_of(stdout: &str, n: usize) -> std::result::Result<Vec<f64>, String> {
+    let last = stdout
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('{'))
+        .ok_or_else(|| {
+            "it printed no JSON line (expected a last line like {\"losses\": [0.3, 0.1, …]})"
+                .to_string()
+        })?;
+    let v: serde_json::Value = serde_json::from_str(last)
+        .map_err(|e| format!("its last JSON line is not JSON ({e}): {}", clip(last)))?;
+    let Some(list) = v.get("losses").and_then(|l| l.as_array()) else {
+        return Err(format!(
+            "its last JSON line has no \"losses\" list: {}",
+            clip(last)
+        ));
+    };
+    if list.len() != n {
+        return Err(format!(
+            "it reported {} losses for the {n} validation users",
+            list.len()
+        ));
+    }
+    list.iter()
+        .map(|x| match x.as_f64() {
+            Some(x) if x.is_finite() => Ok(x),
+            _ => Err(format!("a loss is not a finite number: {x}")),
+        })
+        .collect()
+}
+
 fn clip(s: &str) -> String {
     if s.chars().count() > 120 {
         format!("{}…", s.chars().take(120).collect::<String>())
@@ -282,6 +328,24 @@ mod tests {
             ("{\"score\": 1e999}", "not"),
         ] {
             let e = score_of(out).unwrap_err();
+            assert!(e.contains(says), "{out}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_losses_are_the_last_json_line_and_garbage_says_why() {
+        assert_eq!(
+            losses_of("{\"losses\": [9]}\n{\"losses\": [0.5, 2]}\n", 2),
+            Ok(vec![0.5, 2.0])
+        );
+        for (out, says) in [
+            ("", "no JSON line"),
+            ("{\"score\": 1}", "no \"losses\""),
+            ("{\"losses\": [1]}", "1 losses for the 2"),
+            ("{\"losses\": [1, \"x\"]}", "not a finite number"),
+            ("{\"losses\": [1, NaN]}", "not JSON"),
+        ] {
+            let e = losses_of(out, 2).unwrap_err();
             assert!(e.contains(says), "{out}: {e}");
         }
     }

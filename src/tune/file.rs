@@ -7,7 +7,8 @@ use crate::accounting::{Accountant, Conversion, DpSgd, Gaussian, LotSampling, Or
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::tuners::{self, Guarantee, Tuner};
-use crate::workloads::{Declarations, PartitionedDeclaration, Space, TrainingDeclaration};
+use crate::workloads::TrainingDeclaration;
+use crate::workloads::{Declarations, PartitionedDeclaration, PerUserDeclaration, Space};
 use serde::{Deserialize, Deserializer};
 
 /// A number, or `"calibrated"`: dptune picks it so that the guarantee meets the total budget.
@@ -45,7 +46,9 @@ struct Written {
     tuner: toml::Table,
     privacy: Option<PrivacyWritten>,
     run: Option<RunWritten>,
-    score: ScoreWritten,
+    score: Option<ScoreWritten>,
+    /// DP-GIBO's validation users.
+    users: Option<UsersWritten>,
     /// Seconds one run may take before it is stopped (and counted as failed).
     timeout_s: Option<f64>,
 }
@@ -109,6 +112,26 @@ struct ScoreWritten {
     records: Option<u64>,
     /// Its noise multiplier z: dptune adds N(0, (z·(hi − lo)/records)²).
     noise: Option<Knob>,
+}
+
+/// DP-GIBO's validation users, whose losses each run reports.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UsersWritten {
+    /// n, the number of validation users (public).
+    count: u64,
+    /// Every user's loss when a run fails (told, never dropped).
+    failed_loss: f64,
+    /// The standard deviation of a loss's evaluation noise (DP-GIBO's model noise σ).
+    #[serde(default)]
+    evaluation_sd: f64,
+}
+
+/// What DP-GIBO's runs report: every validation user's loss at a point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UsersPlan {
+    pub count: usize,
+    pub failed_loss: f64,
 }
 
 /// Whether a larger score is better.
@@ -212,7 +235,12 @@ pub struct Plan {
     pub seed: Option<u64>,
     pub timeout_s: Option<f64>,
     pub run: Option<RunPrivacy>,
-    pub score: ScorePlan,
+    /// How a run's score is released (None for DP-GIBO, whose runs report losses).
+    pub score: Option<ScorePlan>,
+    /// DP-GIBO's validation users (None for the tuners that read a score).
+    pub users: Option<UsersPlan>,
+    /// What the tuner's session is built from (its space; DP-GIBO's users and box).
+    pub declared: Option<Declarations>,
     /// The guarantee of the whole tuning (None for a baseline).
     pub guarantee: Option<Guarantee>,
     /// What neighbouring data sets differ in.
@@ -221,16 +249,20 @@ pub struct Plan {
     pub calibrated: Option<(&'static str, f64)>,
 }
 
+impl Plan {
+    /// How a run's score is released: every tuner's but DP-GIBO's, whose runs report losses.
+    pub fn score(&self) -> Result<&ScorePlan> {
+        self.score.as_ref().ok_or_else(|| {
+            Error::Infeasible("this search's runs report users' losses, not a score".into())
+        })
+    }
+}
+
 /// The largest mean number of runs a calibration picks unless `max_mean` says otherwise.
 pub const DEFAULT_MAX_MEAN: f64 = 100.0;
 
 /// Tuners that have no ask/tell session a command can drive yet, and why.
 const NOT_YET: &[(&str, &str)] = &[
-    (
-        "dp-gibo",
-        "it needs every validation user's loss at each point, and `dptune tune` does not read \
-         per-user losses from a command yet (its session does: docs/library.md)",
-    ),
     (
         "dp-gd",
         "it needs every validation user's exact loss gradient, which a command cannot be \
@@ -328,11 +360,10 @@ fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
     };
     let w: Written =
         crate::params::read("search file", &root).map_err(|e| in_section(file, "", e))?;
-    let score = score_plan(file, &w.score)?;
     let mut tuner_table = w.tuner.clone();
     let name = match tuner_table.remove("name") {
         Some(toml::Value::String(s)) => s,
-        _ => return Err(at(file, "tuner.name", "missing: the tuner's name (naive, liu-talwar, papernot-steinke, random-search, grid-search)")),
+        _ => return Err(at(file, "tuner.name", "missing: the tuner's name (naive, liu-talwar, papernot-steinke, propose-test, dp-gibo, random-search, grid-search)")),
     };
     if let Some(t) = w.timeout_s {
         if !(t.is_finite() && t > 0.0) {
@@ -343,13 +374,36 @@ fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
             ));
         }
     }
+    if name == "dp-gibo" {
+        return gibo(file, space, tuner_table, &w);
+    }
+    if w.users.is_some() {
+        return Err(at(
+            file,
+            "users",
+            format!("only DP-GIBO reads users' losses; `{name}` reads a score ([score])"),
+        ));
+    }
+    let score = match &w.score {
+        Some(s) => score_plan(file, s)?,
+        None => {
+            return Err(at(
+                file,
+                "score",
+                "missing: what a run's score is ([score] with `range`, and `public = true` or \
+                 `records`)",
+            ))
+        }
+    };
     let base = Plan {
         space,
         selector: Selector::RandomSearch { candidates: 0 },
         seed: w.seed,
         timeout_s: w.timeout_s,
         run: None,
-        score,
+        score: Some(score),
+        users: None,
+        declared: None,
         guarantee: None,
         relation: String::new(),
         calibrated: None,
@@ -423,7 +477,7 @@ fn baseline(
             format!("`{name}` is a non-private baseline: it has no guarantee to state, so the file declares no [privacy] or [run] (use naive, liu-talwar or papernot-steinke for a private search)"),
         ));
     }
-    if plan.score.private.is_some() {
+    if plan.score()?.private.is_some() {
         return Err(at(file, "score", format!("`{name}` is a non-private baseline: its score is released as it is (`public = true`)")));
     }
     #[derive(Deserialize)]
@@ -522,6 +576,147 @@ impl Calibrate {
     }
 }
 
+/// The RDP accountant the file asks for (`conversion`).
+fn accountant_of(file: &str, privacy: &PrivacyWritten) -> Result<Accountant> {
+    let conversion = match privacy.conversion.as_deref() {
+        None | Some("cks") => Conversion::Cks,
+        Some("mironov") => Conversion::Mironov,
+        Some(c) => {
+            return Err(at(
+                file,
+                "privacy.conversion",
+                format!("`{c}`: expected `cks` or `mironov`"),
+            ))
+        }
+    };
+    Ok(Accountant::new(Orders::Continuous, conversion))
+}
+
+/// DP-GIBO over the command: each run reports every validation user's loss at one point, and
+/// the guarantee is DP-GIBO's μ-GDP for validation sets that replace one user (composed with
+/// the runs' declared cost when [run] says the training data is private too). A total budget
+/// calibrates μ (without [run]).
+fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) -> Result<Plan> {
+    if w.score.is_some() {
+        return Err(at(file, "score", "DP-GIBO reads every validation user's loss from a run (a last line like {\"losses\": [0.31, 0.12, …]}), not a score: declare [users] instead"));
+    }
+    let users = w.users.as_ref().ok_or_else(|| {
+        at(file, "users", "missing: DP-GIBO needs [users] with `count` (the number of validation users, public) and `failed_loss` (every user's loss when a run fails)")
+    })?;
+    if users.count == 0 {
+        return Err(at(
+            file,
+            "users.count",
+            "0: expected at least 1 validation user",
+        ));
+    }
+    if !users.failed_loss.is_finite() {
+        return Err(at(file, "users.failed_loss", "expected a finite number"));
+    }
+    if !(users.evaluation_sd.is_finite() && users.evaluation_sd >= 0.0) {
+        return Err(at(file, "users.evaluation_sd", "expected a number >= 0"));
+    }
+    if let Some((name, _)) = space.0.iter().find(|(_, r)| {
+        !matches!(
+            r,
+            super::space::Range::Uniform(..) | super::space::Range::LogUniform(..)
+        )
+    }) {
+        return Err(at(file, &format!("space.{name}"), "DP-GIBO follows a gradient: every hyperparameter must be continuous (uniform or log-uniform)"));
+    }
+    let privacy = w.privacy.as_ref().ok_or_else(|| {
+        at(
+            file,
+            "privacy",
+            "missing: DP-GIBO needs [privacy] with `delta` (and `epsilon` for a total budget)",
+        )
+    })?;
+    let delta = Range::UnitExcludingZero
+        .check("delta", privacy.delta)
+        .map_err(|e| in_section(file, "privacy", e))?;
+    let accountant = accountant_of(file, privacy)?;
+    let run = match &w.run {
+        None => None,
+        Some(RunWritten::ApproxDp { .. }) => {
+            return Err(at(file, "run", "DP-GIBO composes the runs' cost in RDP: declare their RDP curve (kind = \"rdp\"), zCDP or DP-SGD instead"))
+        }
+        Some(r) => Some(run_privacy(file, r, None)?),
+    };
+    let calibrate = params.get("mu").and_then(|v| v.as_str()) == Some("calibrated");
+    let target = match (privacy.epsilon, calibrate, &run) {
+        (Some(e), true, None) => Some(
+            Range::Positive
+                .check("epsilon", e)
+                .map_err(|e| in_section(file, "privacy", e))?,
+        ),
+        (None, true, _) => return Err(at(file, "tuner.mu", "\"calibrated\" needs a total budget: set privacy.epsilon")),
+        (Some(_), false, _) => return Err(at(file, "privacy.epsilon", "a total budget calibrates μ: write mu = \"calibrated\"")),
+        (Some(_), true, Some(_)) => return Err(at(file, "tuner.mu", "with [run], the runs' cost adds to μ's: write μ and dptune states the total (no calibration)")),
+        (None, false, _) => None,
+    };
+    let dim = space.dim();
+    let declared = Declarations {
+        per_user: Some(PerUserDeclaration {
+            n_users: users.count as usize,
+            domain: vec![(0.0, 1.0); dim],
+            evaluation_sd: users.evaluation_sd,
+            prior_lengthscales: None,
+            evaluation_privacy: run.as_ref().map(RunPrivacy::curve).transpose()?,
+        }),
+        ..Declarations::of_space("your command", Space::UnitBox { dim })
+    };
+    if calibrate {
+        params.insert("mu".into(), toml::Value::Float(1.0));
+    }
+    let mut tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
+    let mut calibrated = None;
+    if let Some(target) = target {
+        // DP-GIBO's own budget: μ-GDP meets (ε, δ) exactly at this μ (its `budget_plan`).
+        let mu = crate::gibo::mu_for_budget(target, delta)
+            .map_err(|e| in_section(file, "privacy", e))?;
+        params.insert("mu".into(), toml::Value::Float(mu));
+        tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
+        calibrated = Some(("tuner.mu", mu));
+    }
+    let guarantee = tuner
+        .guarantee(&declared, delta, &accountant)
+        .map_err(|e| in_section(file, "tuner", e))?;
+    if let Some(target) = target {
+        if guarantee.epsilon > target || guarantee.delta > delta {
+            return Err(Error::PrivacyBreach(format!(
+                "the calibrated guarantee ({}, {}) exceeds the budget ({target}, {delta})",
+                guarantee.epsilon, guarantee.delta
+            )));
+        }
+    }
+    let n = users.count;
+    let training = match &run {
+        None => "the training data is public (declare [run] when it is not)".to_string(),
+        Some(_) => "or data sets that differ in one training record as [run] declares, each \
+                    run counted"
+            .to_string(),
+    };
+    Ok(Plan {
+        space,
+        selector: Selector::Private(tuner, written(&params, calibrated.map(|(_, m)| ("mu", m)))),
+        seed: w.seed,
+        timeout_s: w.timeout_s,
+        run,
+        score: None,
+        users: Some(UsersPlan {
+            count: users.count as usize,
+            failed_loss: users.failed_loss,
+        }),
+        declared: Some(declared),
+        guarantee: Some(guarantee),
+        relation: format!(
+            "validation sets that differ by replacing one of the {n} validation users (each \
+             user's surrogate gradient is clipped to norm B); {training}"
+        ),
+        calibrated,
+    })
+}
+
 fn private(
     file: &str,
     mut plan: Plan,
@@ -545,18 +740,7 @@ fn private(
     let delta = Range::UnitExcludingZero
         .check("delta", privacy.delta)
         .map_err(|e| in_section(file, "privacy", e))?;
-    let conversion = match privacy.conversion.as_deref() {
-        None | Some("cks") => Conversion::Cks,
-        Some("mironov") => Conversion::Mironov,
-        Some(c) => {
-            return Err(at(
-                file,
-                "privacy.conversion",
-                format!("`{c}`: expected `cks` or `mironov`"),
-            ))
-        }
-    };
-    let accountant = Accountant::new(Orders::Continuous, conversion);
+    let accountant = accountant_of(file, privacy)?;
     if let RunWritten::ApproxDp { .. } = run {
         return approx_dp(file, plan, name, &params, run, delta, privacy.epsilon);
     }
@@ -595,7 +779,7 @@ fn private(
     ) {
         knobs.push(Calibrate::RunNoise);
     }
-    if plan.score.private.is_some_and(|(_, z)| z.is_nan()) {
+    if plan.score()?.private.is_some_and(|(_, z)| z.is_nan()) {
         knobs.push(Calibrate::ScoreNoise);
     }
     if mean_calibrated {
@@ -621,7 +805,7 @@ fn private(
     let space = Space::UnitBox {
         dim: plan.space.dim(),
     };
-    let score = plan.score.clone();
+    let score = plan.score()?.clone();
     let setup = |v: f64| -> Result<(Box<dyn Tuner>, RunPrivacy, ScorePlan)> {
         let mut params = params.clone();
         if knob == Some(Calibrate::Mean) {
@@ -682,10 +866,11 @@ fn private(
     }
     let (tuner, run, score) = setup(value)?;
     plan.relation = relation(&run, &score);
-    let mean = (knob == Some(Calibrate::Mean)).then_some(value);
+    plan.declared = Some(declarations(&space, &run, &score)?);
+    let mean = (knob == Some(Calibrate::Mean)).then_some(("mean", value));
     plan.selector = Selector::Private(tuner, written(&params, mean));
     plan.run = Some(run);
-    plan.score = score;
+    plan.score = Some(score);
     plan.guarantee = Some(guarantee);
     Ok(plan)
 }
@@ -709,7 +894,7 @@ fn approx_dp(
     let RunPrivacy::ApproxDp(eps0, delta0) = run else {
         return Err(at(file, "run", "expected kind = \"approx-dp\""));
     };
-    if plan.score.private.is_some() {
+    if plan.score()?.private.is_some() {
         return Err(at(file, "score", "with a run declared (ε, δ)-DP, count its score's release in that (ε, δ) and declare `public = true` (dptune composes its own score noise only with an RDP curve)"));
     }
     if budget.is_some() {
@@ -794,7 +979,7 @@ fn approx_dp(
     if total_delta > delta {
         return Err(at(file, "privacy.delta", format!("the search's δ is {total_delta:e} with runs at δ0 = {}: more than privacy.delta = {}", fmt_num(delta0), fmt_num(delta))));
     }
-    plan.relation = relation(&run, &plan.score);
+    plan.relation = relation(&run, plan.score()?);
     plan.selector = Selector::Private(tuner, written(params, None));
     plan.run = Some(run);
     plan.guarantee = Some(Guarantee {
@@ -807,11 +992,11 @@ fn approx_dp(
 
 /// A tuner's parameters as the file wrote them (`dist = "tnb:1", mean = 10`), a calibrated
 /// mean with its value.
-fn written(params: &toml::Table, calibrated_mean: Option<f64>) -> String {
+fn written(params: &toml::Table, calibrated: Option<(&str, f64)>) -> String {
     let text: Vec<String> = params
         .iter()
-        .map(|(k, v)| match (k.as_str(), calibrated_mean) {
-            ("mean", Some(m)) => format!("mean = {} (calibrated)", fmt_num(m)),
+        .map(|(k, v)| match calibrated {
+            Some((key, m)) if key == k => format!("{k} = {} (calibrated)", fmt_num(m)),
             _ => format!("{k} = {v}"),
         })
         .collect();

@@ -53,6 +53,7 @@ const TUNER_STREAM: u64 = 0x7475_6e65; // "tune"
 const RUN_SEED_STREAM: u64 = 0x7275_6e73; // "runs"
 const SCORE_NOISE_STREAM: u64 = 0x6e6f_6973; // "nois"
 const SHARD_SEED_STREAM: u64 = 0x7368_7264; // "shrd"
+const POINT_SEED_STREAM: u64 = 0x706f_696e; // "poin"
 
 /// One finished run, as the journal keeps it. Private: scores of runs not released.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -85,6 +86,9 @@ struct Journal {
     /// Propose-test's shard runs.
     #[serde(default)]
     shard_runs: Vec<ShardRecord>,
+    /// DP-GIBO's runs, one per point of a step.
+    #[serde(default)]
+    point_runs: Vec<PointRecord>,
     #[serde(default)]
     finished: bool,
 }
@@ -99,6 +103,17 @@ pub struct ShardRecord {
     pub failure: Option<String>,
     /// The score mapped to [0, 1] (0 for a failure): what the tests see.
     pub utility: f64,
+    pub seconds: f64,
+}
+
+/// One run of DP-GIBO's step `trial`, at its point `point`. Private: every user's loss.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct PointRecord {
+    pub trial: u64,
+    pub point: usize,
+    /// Every validation user's loss (None: the run failed).
+    pub losses: Option<Vec<f64>>,
+    pub failure: Option<String>,
     pub seconds: f64,
 }
 
@@ -185,6 +200,7 @@ pub fn tune(opts: &Options) -> Result<String> {
                 stream_position: rng.get_word_pos().to_string(),
                 runs: Vec::new(),
                 shard_runs: Vec::new(),
+                point_runs: Vec::new(),
                 finished: false,
             }
         }
@@ -272,7 +288,12 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
     };
     match &plan.selector {
         Selector::Private(t, _) => t
-            .session(&Declarations::of_space("the search", space), rng)?
+            .session(
+                plan.declared
+                    .as_ref()
+                    .unwrap_or(&Declarations::of_space("the search", space)),
+                rng,
+            )?
             .ok_or_else(|| {
                 Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
             }),
@@ -322,6 +343,11 @@ enum Job {
         candidate: usize,
         shard: usize,
     },
+    /// DP-GIBO's step `index`, its point `point`.
+    Point {
+        index: u64,
+        point: usize,
+    },
 }
 
 struct Finished {
@@ -348,9 +374,21 @@ fn jobs_of(trial: &Trial, journal: &Journal) -> Result<Vec<Job>> {
                 shard,
             })
             .collect(),
+        Evaluation::UserLosses { points } => (0..points.len())
+            .filter(|&j| {
+                !journal
+                    .point_runs
+                    .iter()
+                    .any(|r| r.trial == trial.index && r.point == j)
+            })
+            .map(|point| Job::Point {
+                index: trial.index,
+                point,
+            })
+            .collect(),
         other => {
             return Err(Error::Infeasible(format!(
-                "a command cannot give {} yet",
+                "a command cannot give {}",
                 other.what()
             )))
         }
@@ -372,10 +410,10 @@ fn search(
     let mut queue: VecDeque<Job> = VecDeque::new();
     for t in journal.session.pending().to_vec() {
         queue.extend(jobs_of(&t, journal)?);
-        tell_if_complete(journal, &t)?;
+        tell_if_complete(plan, journal, &t)?;
     }
     let total = journal.session.planned_runs();
-    let done_runs = (journal.runs.len() + journal.shard_runs.len()) as u64;
+    let done_runs = on_record(journal);
     // Runs done of how many (fixed before any data was seen); a run's end says nothing of
     // its score.
     let progress = crate::sim::progress::Progress::counting(
@@ -432,7 +470,15 @@ fn search(
                         shard_seed(seed, index, candidate, shard),
                         Some((shard, *shards)),
                     ),
-                    _ => return Err(Error::Infeasible("a shard job of a training run".into())),
+                    (Job::Point { index, point }, Evaluation::UserLosses { points }) => (
+                        points[point].clone(),
+                        opts.out
+                            .join("runs")
+                            .join(format!("{index}-points/{point}")),
+                        point_seed(seed, index, point),
+                        None,
+                    ),
+                    _ => return Err(Error::Infeasible("a job of another kind of trial".into())),
                 };
                 let values = plan.space.values(&point)?;
                 if dir.exists() {
@@ -442,6 +488,7 @@ fn search(
                 let sender = sender.clone();
                 let argv = argv.to_vec();
                 let run = plan.run.clone();
+                let users = plan.users.as_ref().map(|u| u.count);
                 let timeout = plan.timeout_s.map(Duration::from_secs_f64);
                 scope.spawn(move || {
                     let t0 = Instant::now();
@@ -452,6 +499,7 @@ fn search(
                         values: &values,
                         run: run.as_ref(),
                         shard,
+                        users,
                         timeout,
                     };
                     let ended = command::run(&argv, &req);
@@ -468,7 +516,7 @@ fn search(
                     return Err(Error::Infeasible(format!(
                         "interrupted: the {} finished run(s) are in {}; run the same command \
                          again to resume",
-                        journal.runs.len() + journal.shard_runs.len(),
+                        on_record(journal),
                         journal_path.display()
                     )));
                 }
@@ -481,7 +529,8 @@ fn search(
             // A command that cannot start stops the search; an interrupted run is no result
             // (it runs again on resuming).
             let ended = match f.ended? {
-                Ended::Score(x) => Ok(x),
+                Ended::Score(x) => Ok(Ended::Score(x)),
+                Ended::Losses(l) => Ok(Ended::Losses(l)),
                 Ended::Failed(why) => Err(why),
                 Ended::Interrupted => continue,
             };
@@ -492,9 +541,14 @@ fn search(
                 .find(|t| t.index == job_index(f.job))
                 .cloned()
                 .ok_or_else(|| Error::Infeasible("a finished job of no pending trial".into()))?;
+            let score = |e: std::result::Result<Ended, String>| match e {
+                Ok(Ended::Score(x)) => Ok(x),
+                Ok(_) => Err("it reported something else than a score".to_string()),
+                Err(why) => Err(why),
+            };
             match f.job {
                 Job::Run { index } => {
-                    let record = tell(plan, journal, index, trial.hyper, ended, f.seconds)?;
+                    let record = tell(plan, journal, index, trial.hyper, score(ended), f.seconds)?;
                     journal.runs.push(record);
                     journal.runs.sort_by_key(|r| r.index);
                 }
@@ -504,14 +558,34 @@ fn search(
                     shard,
                 } => {
                     journal.shard_runs.push(shard_record(
-                        plan, index, candidate, shard, ended, f.seconds,
+                        plan.score()?,
+                        index,
+                        candidate,
+                        shard,
+                        score(ended),
+                        f.seconds,
                     ));
-                    tell_if_complete(journal, &trial)?;
+                    tell_if_complete(plan, journal, &trial)?;
+                }
+                Job::Point { index, point } => {
+                    let (losses, failure) = match ended {
+                        Ok(Ended::Losses(l)) => (Some(l), None),
+                        Ok(_) => (None, Some("it reported something else than losses".into())),
+                        Err(why) => (None, Some(why)),
+                    };
+                    journal.point_runs.push(PointRecord {
+                        trial: index,
+                        point,
+                        losses,
+                        failure,
+                        seconds: f.seconds,
+                    });
+                    tell_if_complete(plan, journal, &trial)?;
                 }
             }
             save(journal_path, journal)?;
             progress.tick();
-            let on_record = (journal.runs.len() + journal.shard_runs.len()) as u64;
+            let on_record = on_record(journal);
             if opts.stop_after_runs == Some(on_record) {
                 std::process::exit(3);
             }
@@ -521,21 +595,25 @@ fn search(
 
 fn job_index(job: Job) -> u64 {
     match job {
-        Job::Run { index } | Job::Shard { index, .. } => index,
+        Job::Run { index } | Job::Shard { index, .. } | Job::Point { index, .. } => index,
     }
+}
+
+/// The runs on record, of every kind.
+fn on_record(journal: &Journal) -> u64 {
+    (journal.runs.len() + journal.shard_runs.len() + journal.point_runs.len()) as u64
 }
 
 /// One shard run's utility: its score on [0, 1] (1 the best end of the range), 0 for a
 /// failure (the worst, never dropped).
 fn shard_record(
-    plan: &Plan,
+    s: &file::ScorePlan,
     trial: u64,
     candidate: usize,
     shard: usize,
     ended: std::result::Result<f64, String>,
     seconds: f64,
 ) -> ShardRecord {
-    let s = &plan.score;
     let (raw, failure) = match ended {
         Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
         Err(why) => (None, Some(why)),
@@ -555,8 +633,27 @@ fn shard_record(
     }
 }
 
-/// Tells `trial` its shard utilities once every shard run of it is on record.
-fn tell_if_complete(journal: &mut Journal, trial: &Trial) -> Result<()> {
+/// Tells `trial` its shard utilities, or its users' losses, once every run of it is on record.
+fn tell_if_complete(plan: &Plan, journal: &mut Journal, trial: &Trial) -> Result<()> {
+    if let (Evaluation::UserLosses { points }, Some(users)) = (&trial.evaluation, &plan.users) {
+        // n × b, a row per user; a failed run gives every user the declared loss.
+        let mut m = vec![vec![f64::NAN; points.len()]; users.count];
+        let mut told = vec![false; points.len()];
+        for r in journal.point_runs.iter().filter(|r| r.trial == trial.index) {
+            told[r.point] = true;
+            for (i, row) in m.iter_mut().enumerate() {
+                row[r.point] = r
+                    .losses
+                    .as_ref()
+                    .and_then(|l| l.get(i).copied())
+                    .unwrap_or(users.failed_loss);
+            }
+        }
+        if told.iter().all(|&t| t) {
+            journal.session.tell(trial.index, Told::Matrix(m))?;
+        }
+        return Ok(());
+    }
     let Evaluation::ShardUtilities { candidates, shards } = &trial.evaluation else {
         return Ok(());
     };
@@ -579,6 +676,11 @@ fn shard_seed(seed: u64, trial: u64, candidate: usize, shard: usize) -> u64 {
     .next_u64()
 }
 
+/// The seed handed to DP-GIBO's run at point `point` of step `trial`.
+fn point_seed(seed: u64, trial: u64, point: usize) -> u64 {
+    stream(seed, &[POINT_SEED_STREAM, trial, point as u64]).next_u64()
+}
+
 /// The seed handed to run `index`.
 fn run_seed(seed: u64, index: u64) -> u64 {
     stream(seed, &[RUN_SEED_STREAM, index]).next_u64()
@@ -594,7 +696,7 @@ fn tell(
     ended: std::result::Result<f64, String>,
     seconds: f64,
 ) -> Result<Record> {
-    let s = &plan.score;
+    let s = plan.score()?;
     let (raw, failure) = match ended {
         Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
         Err(why) => (None, Some(why)),
@@ -678,7 +780,7 @@ impl Report<'_> {
                     lines.push(format!("  {name} = {}", value_text(&v)));
                 }
                 if let Some(s) = self.released_score() {
-                    let noised = if p.score.private.is_some() {
+                    let noised = if p.score.as_ref().is_some_and(|s| s.private.is_some()) {
                         ", with dptune's noise"
                     } else {
                         ""
@@ -692,6 +794,16 @@ impl Report<'_> {
                     ));
                 }
             }
+            (Some(values), None) if p.users.is_some() => {
+                lines.push(
+                    "Released: DP-GIBO's last iterate θ_T (no run trained there: train your \
+                     final model at it), with"
+                        .into(),
+                );
+                for (name, v) in values {
+                    lines.push(format!("  {name} = {}", value_text(&v)));
+                }
+            }
             _ => lines.push(
                 "Released: nothing (the tuner's data-independent outcome: it drew no run, \
                  or halted)"
@@ -699,7 +811,12 @@ impl Report<'_> {
             ),
         }
         lines.extend(plan_words(p, self.journal.session.planned_runs()));
-        lines.push(if self.keep_all {
+        lines.push(if p.users.is_some() && !self.keep_all {
+            "Every run's output was deleted (DP-GIBO releases θ_T, no run's output); the \
+             users' losses are in the journal, private, never printed (--show-private prints \
+             a summary of them: what it prints is not covered)."
+                .to_string()
+        } else if self.keep_all {
             "Warning: --keep-all kept every run's output directory; the unreleased ones \
              are not covered by the guarantee."
                 .to_string()
@@ -809,14 +926,22 @@ fn run_words(p: &Plan) -> String {
         Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
         Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
         Some(RunPrivacy::ApproxDp(e, d)) => format!("({}, {})-DP", fmt_num(*e), fmt_num(*d)),
+        None if p.users.is_some() => "training on data declared public".into(),
         None => "no privacy declared".into(),
     };
-    match (p.score.private, p.score.noise_sd()) {
+    let Some(score) = &p.score else {
+        let n = p.users.as_ref().map_or(0, |u| u.count);
+        return format!(
+            "{run}; it reports the losses of the {n} validation users at one point, which \
+             DP-GIBO turns into clipped, noised gradient steps"
+        );
+    };
+    match (score.private, score.noise_sd()) {
         (Some((m, z)), Some(sd)) => format!(
             "{run}; its score, a mean over {m} private records in [{}, {}], released with \
              N(0, {}²) noise (noise multiplier {})",
-            fmt_num(p.score.lo),
-            fmt_num(p.score.hi),
+            fmt_num(score.lo),
+            fmt_num(score.hi),
             up4(sd),
             fmt_num(z)
         ),
@@ -877,6 +1002,20 @@ fn private_table(plan: &Plan, journal: &Journal) -> String {
             r.candidate,
             fmt_num(r.utility),
             r.seconds
+        ));
+    }
+    for r in &journal.point_runs {
+        let how = match (&r.losses, &r.failure) {
+            (Some(l), _) => format!(
+                "mean loss {} over {} users",
+                fmt_num(l.iter().sum::<f64>() / l.len().max(1) as f64),
+                l.len()
+            ),
+            (None, why) => format!("FAILED: {}", why.as_deref().unwrap_or("?")),
+        };
+        lines.push(format!(
+            "  step {} point {}: {how} ({:.1} s)",
+            r.trial, r.point, r.seconds
         ));
     }
     lines.join("\n")
