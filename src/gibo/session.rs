@@ -366,11 +366,14 @@ impl Session for GiboSession {
                 self.release(grads.view(), b, step.trace)?;
             }
             (Method::Gd(_), Evaluation::UserGradients) => {
-                let grads = told.clone().matrix("per-user gradients", d, n)?;
+                let users = told.clone().matrix("per-user gradients", n, d)?;
                 self.progress.told(index, told)?;
                 self.evaluations += 1;
-                let g = self.release(grads.t(), 1, 0.0)?;
+                let g = self.release(users.view(), 1, 0.0)?;
                 let clip = self.clip();
+                // d × n with a user's gradient contiguous, as workloads give them (the check's
+                // sums then run in the same order).
+                let grads = users.reversed_axes();
                 if let Some(last) = self.last.as_mut() {
                     last.exact = Some(GradientCheck::of(&g, &grads, clip));
                 }
@@ -443,9 +446,12 @@ impl Evaluator for PerUser<'_> {
                 Ok(Told::Matrix(rows(self.0.user_losses(points, rng)?)))
             }
             Evaluation::UserGradients => Ok(Told::Matrix(rows(
-                self.0.user_gradients(&trial.hyper).ok_or_else(|| {
-                    Error::missing_capability("DP-GD", "exact per-user gradients", "")
-                })?,
+                self.0
+                    .user_gradients(&trial.hyper)
+                    .ok_or_else(|| {
+                        Error::missing_capability("DP-GD", "exact per-user gradients", "")
+                    })?
+                    .reversed_axes(),
             ))),
             other => Err(Error::Infeasible(format!(
                 "per-user losses cannot give {}",

@@ -57,8 +57,8 @@ pub enum Evaluation {
     /// Every validation user's loss at each of `points` (unit box; the trial's `hyper` is
     /// the iterate they are chosen around): told an n × b matrix, a row per user (DP-GIBO).
     UserLosses { points: Vec<Hyper> },
-    /// Every validation user's exact loss gradient at the trial's `hyper`: told a d × n
-    /// matrix, a column per user, in the losses' native units (DP-GD).
+    /// Every validation user's exact loss gradient at the trial's `hyper`: told an n × d
+    /// matrix, a row per user, in the losses' native units (DP-GD).
     UserGradients,
     /// A noisy evaluation of the validation gain at the trial's grid point, under its
     /// declared GP prior (private GP-UCB): told as a score.
@@ -86,7 +86,7 @@ impl Evaluation {
 pub enum Told {
     Score(f64),
     Utilities(Vec<Vec<f64>>),
-    /// Per-user losses (n × b) or gradients (d × n), by rows.
+    /// Per-user losses (n × b) or gradients (n × d), a row per user.
     Matrix(Vec<Vec<f64>>),
 }
 
@@ -179,7 +179,8 @@ impl Evaluator for WorkloadRuns<'_> {
                             "exact per-user gradients",
                             self.workload.name(),
                         )
-                    })?,
+                    })?
+                    .reversed_axes(),
             )),
         })
     }
