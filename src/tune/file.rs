@@ -671,9 +671,16 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
     let mut tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
     let mut calibrated = None;
     if let Some(target) = target {
-        // DP-GIBO's own budget: μ-GDP meets (ε, δ) exactly at this μ (its `budget_plan`).
-        let mu = crate::gibo::mu_for_budget(target, delta)
+        // DP-GIBO's own budget: μ-GDP meets (ε, δ) exactly at this μ (its `budget_plan`),
+        // shortened to four significant digits downwards (a smaller μ spends less).
+        let exact = crate::gibo::mu_for_budget(target, delta)
             .map_err(|e| in_section(file, "privacy", e))?;
+        let mu = crate::numeric::fmt_up_sig(-exact, 4)
+            .parse::<f64>()
+            .map(|x| -x)
+            .ok()
+            .filter(|&m| m > 0.0 && m <= exact)
+            .unwrap_or(exact);
         params.insert("mu".into(), toml::Value::Float(mu));
         tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
         calibrated = Some(("tuner.mu", mu));
