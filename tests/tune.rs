@@ -23,12 +23,17 @@ fn fixture(name: &str) -> PathBuf {
 
 /// The fixture search file with `edits` (from, to) applied, written into `dir`.
 fn search_file(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
-    let mut text = std::fs::read_to_string(fixture("search.toml")).unwrap();
+    edited("search.toml", dir, edits)
+}
+
+/// Fixture `name` with `edits` (from, to) applied, written into `dir` under its name.
+fn edited(name: &str, dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
+    let mut text = std::fs::read_to_string(fixture(name)).unwrap();
     for (from, to) in edits {
         assert!(text.contains(from), "{from}");
         text = text.replace(from, to);
     }
-    let p = dir.join("search.toml");
+    let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
@@ -73,6 +78,11 @@ impl Ran {
 }
 
 fn tune(file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
+    tune_over("train.sh", file, out, flags, env)
+}
+
+/// `dptune tune FILE --out OUT --quiet FLAGS -- tests/fixtures/tune/SCRIPT` with `env`.
+fn tune_over(script: &str, file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
     cmd.arg("tune")
         .arg(file)
@@ -81,7 +91,7 @@ fn tune(file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
         .arg("--quiet")
         .args(flags)
         .arg("--")
-        .arg(fixture("train.sh"));
+        .arg(fixture(script));
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -652,35 +662,11 @@ fn runs_declared_approximately_dp_get_the_approximate_dp_theorems() {
 
 /// The DP-GIBO search file (tests/fixtures/tune/gibo.toml) with `edits`, written into `dir`.
 fn gibo_file(dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
-    let mut text = std::fs::read_to_string(fixture("gibo.toml")).unwrap();
-    for (from, to) in edits {
-        assert!(text.contains(from), "{from}");
-        text = text.replace(from, to);
-    }
-    let p = dir.join("gibo.toml");
-    std::fs::write(&p, text).unwrap();
-    p
+    edited("gibo.toml", dir, edits)
 }
 
 fn tune_losses(file: &Path, out: &Path, flags: &[&str], env: &[(&str, &str)]) -> Ran {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
-    cmd.arg("tune")
-        .arg(file)
-        .arg("--out")
-        .arg(out)
-        .arg("--quiet")
-        .args(flags)
-        .arg("--")
-        .arg(fixture("losses.sh"));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let o = cmd.output().expect("binary runs");
-    Ran {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    tune_over("losses.sh", file, out, flags, env)
 }
 
 /// DP-GIBO drives a command that prints its validation users' losses: the statement is the

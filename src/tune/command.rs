@@ -240,51 +240,42 @@ fn kill_group(child: &mut std::process::Child) {
     let _ = child.wait();
 }
 
-/// The score of the last printed line that is a JSON object with a `score`: a finite number.
-pub fn score_of(stdout: &str) -> std::result::Result<f64, String> {
+/// The last printed line that is a JSON object, read; `example` shows what was expected.
+fn last_json(
+    stdout: &str,
+    example: &str,
+) -> std::result::Result<(serde_json::Value, String), String> {
     let last = stdout
         .lines()
         .rev()
         .map(str::trim)
         .find(|l| l.starts_with('{'))
-        .ok_or_else(|| {
-            "it printed no JSON line (expected a last line like {\"score\": 0.87})".to_string()
-        })?;
-    let v: serde_json::Value = serde_json::from_str(last)
+        .ok_or_else(|| format!("it printed no JSON line (expected a last line like {example})"))?;
+    let v = serde_json::from_str(last)
         .map_err(|e| format!("its last JSON line is not JSON ({e}): {}", clip(last)))?;
+    Ok((v, clip(last)))
+}
+
+/// The score of the last printed line that is a JSON object with a `score`: a finite number.
+pub fn score_of(stdout: &str) -> std::result::Result<f64, String> {
+    let (v, last) = last_json(stdout, "{\"score\": 0.87}")?;
     match v.get("score") {
         Some(serde_json::Value::Number(n)) => match n.as_f64() {
             Some(x) if x.is_finite() => Ok(x),
-            _ => Err(format!("its score is not a finite number: {}", clip(last))),
+            _ => Err(format!("its score is not a finite number: {last}")),
         },
         // serde_json reads NaN and Infinity as no number at all.
         Some(other) => Err(format!("its score is not a finite number: {other}")),
-        None => Err(format!(
-            "its last JSON line has no \"score\": {}",
-            clip(last)
-        )),
+        None => Err(format!("its last JSON line has no \"score\": {last}")),
     }
 }
 
 /// The `losses` of the last printed line that is a JSON object with them: `n` finite numbers,
 /// one per validation user in the users' order.
 pub fn losses_of(stdout: &str, n: usize) -> std::result::Result<Vec<f64>, String> {
-    let last = stdout
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('{'))
-        .ok_or_else(|| {
-            "it printed no JSON line (expected a last line like {\"losses\": [0.3, 0.1, …]})"
-                .to_string()
-        })?;
-    let v: serde_json::Value = serde_json::from_str(last)
-        .map_err(|e| format!("its last JSON line is not JSON ({e}): {}", clip(last)))?;
+    let (v, last) = last_json(stdout, "{\"losses\": [0.3, 0.1, …]}")?;
     let Some(list) = v.get("losses").and_then(|l| l.as_array()) else {
-        return Err(format!(
-            "its last JSON line has no \"losses\" list: {}",
-            clip(last)
-        ));
+        return Err(format!("its last JSON line has no \"losses\" list: {last}"));
     };
     if list.len() != n {
         return Err(format!(
