@@ -780,6 +780,7 @@ fn dp_gibo_calibrates_mu_counts_failed_runs_and_refuses_bad_files() {
             "privacy.epsilon",
         ),
         (vec![("mu = 2", "mu = \"calibrated\"")], "tuner.mu"),
+        (vec![("mu = 2", "mu = \"inf\"")], "tuner.mu"),
     ] {
         let file = gibo_file(&dir, &edits);
         let out = dir.join(format!("bad-{key}"));

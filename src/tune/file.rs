@@ -688,6 +688,9 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
     let guarantee = tuner
         .guarantee(&declared, delta, &accountant)
         .map_err(|e| in_section(file, "tuner", e))?;
+    if !guarantee.epsilon.is_finite() {
+        return Err(at(file, "tuner.mu", "\"inf\" runs DP-GIBO without noise, which protects nothing: give a μ > 0 (or use random-search as a non-private baseline)"));
+    }
     if let Some(target) = target {
         if guarantee.epsilon > target || guarantee.delta > delta {
             return Err(Error::PrivacyBreach(format!(

@@ -640,7 +640,13 @@ fn tell_if_complete(plan: &Plan, journal: &mut Journal, trial: &Trial) -> Result
         let mut m = vec![vec![f64::NAN; points.len()]; users.count];
         let mut told = vec![false; points.len()];
         for r in journal.point_runs.iter().filter(|r| r.trial == trial.index) {
-            told[r.point] = true;
+            let Some(t) = told.get_mut(r.point) else {
+                return Err(Error::Infeasible(format!(
+                    "journal: step {} has no point {}",
+                    r.trial, r.point
+                )));
+            };
+            *t = true;
             for (i, row) in m.iter_mut().enumerate() {
                 row[r.point] = r
                     .losses
