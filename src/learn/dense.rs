@@ -70,9 +70,13 @@ impl Dense {
             let mut acc = [0.0; BLOCK];
             acc.copy_from_slice(out);
             for (&xj, row) in x.iter().zip(w.chunks_exact(self.outputs)) {
-                let row = &row[start..start + BLOCK];
-                for k in 0..BLOCK {
+                let row: &[f64; BLOCK] = row[start..start + BLOCK].try_into().unwrap();
+                // `while`, not a range: the tests' build (opt-level 1) calls a range's `next`
+                // per step here; the order of the operations is the same.
+                let mut k = 0;
+                while k < BLOCK {
                     acc[k] += xj * row[k];
+                    k += 1;
                 }
             }
             out.copy_from_slice(&acc);
