@@ -16,9 +16,8 @@ use super::{
     STREAM_POINTS, STREAM_PRIVACY,
 };
 use crate::error::{Error, Result};
-use crate::tuners::session::{
-    stream_at, unfinished, word_position, Evaluation, Evaluator, Next, Progress, Session, Told,
-};
+use crate::rng::{stream_at, word_position};
+use crate::tuners::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
 use crate::tuners::{Observer, Outcome, TraceRow, MU, NOISE_STD};
 use crate::workloads::{Hyper, PerUserLosses};
 use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};

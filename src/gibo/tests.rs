@@ -518,7 +518,8 @@ fn gradient_check_by_hand() {
 /// stream across steps, from the position the state keeps) and releases the same path.
 #[test]
 fn a_session_resumed_from_json_after_every_tell_releases_the_same_path() {
-    use crate::tuners::session::{stream_at, Evaluator, Next, Session};
+    use crate::rng::stream_at;
+    use crate::tuners::session::{Evaluator, Next, Session};
     let obj = Quadratic::new(40, 2, 7, 0.05);
     let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
     let mut cfg = DpGiboConfig::new(1.0, 6, 2.0, kernel, 0.05);

@@ -96,7 +96,7 @@ impl HyperparameterBounds {
 }
 
 /// A full set of GP hyperparameters.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Hyperparameters {
     pub lengthscales: Vec<f64>,
     pub signal_variance: f64,

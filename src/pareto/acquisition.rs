@@ -35,7 +35,8 @@ pub const VARIANCE_FLOOR: f64 = 1e-6;
 
 /// Which points the acquisition's front is built from (spec §2). The later tuner reads it; the
 /// cells of [`ImprovementCells`] take whichever points it hands over.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum FrontSource {
     /// The paper's version and the default: the transformed observations.
     #[default]
@@ -46,7 +47,8 @@ pub enum FrontSource {
 }
 
 /// The acquisition's reference point, in model space (spec §2).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Reference {
     /// A fixed point: the paper's v† transformed (see [`Reference::paper`]).
     Fixed(Objectives),

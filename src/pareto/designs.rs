@@ -13,7 +13,8 @@ use crate::error::{Error, Result};
 use rand::{Rng, RngCore};
 
 /// A random design for (T, m, η, σ, L) or any box.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Design {
     /// Uniform on each dimension (log-uniform where [`Dimension::log`]).
     Uniform,

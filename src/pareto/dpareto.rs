@@ -30,10 +30,11 @@ use crate::gp::{
 use crate::numeric::lbfgs::{minimize_bounded, LbfgsOptions};
 use ndarray::{Array1, Array2};
 use rand::{Rng, RngCore};
+use serde::{Deserialize, Serialize};
 
 /// What one evaluation measured: ε (the same for every replicate: it depends on λ alone) and
 /// the error of each replicate run. Its objective is the mean error (spec 001 §2).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
     pub epsilon: f64,
     pub errors: Vec<f64>,
@@ -71,7 +72,8 @@ pub trait Oracle {
 }
 
 /// How the acquisition sees the privacy objective.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum PrivacyModel {
     /// A GP on log ε, as the paper does.
     #[default]
@@ -81,7 +83,8 @@ pub enum PrivacyModel {
 }
 
 /// The acquisition function.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Acquisition {
     /// Hypervolume-based probability of improvement (the paper's).
     #[default]
@@ -91,7 +94,7 @@ pub enum Acquisition {
 }
 
 /// DPareto's settings; [`Default`] is spec 001 §4's budget (16 + 256, 5000 candidates).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DparetoOptions {
     pub initial: usize,
     pub iterations: usize,
@@ -120,7 +123,7 @@ impl Default for DparetoOptions {
 }
 
 /// One evaluated point, in evaluation order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Evaluation {
     pub lambda: Vec<f64>,
     /// (ε, mean error over the replicates).
@@ -148,23 +151,6 @@ fn check_dims(dims: &[Dimension]) -> Result<()> {
     Ok(())
 }
 
-fn evaluate(
-    oracle: &mut dyn Oracle,
-    lambda: Vec<f64>,
-    proposal: Option<(f64, (Objectives, Objectives))>,
-    rng: &mut dyn RngCore,
-) -> Result<Evaluation> {
-    let observed = oracle.evaluate(&lambda, rng)?;
-    Ok(Evaluation {
-        lambda,
-        objectives: observed.objectives()?,
-        errors: observed.errors,
-        random: proposal.is_none(),
-        acquisition: proposal.map(|p| p.0),
-        prediction: proposal.map(|p| p.1),
-    })
-}
-
 /// The baseline: `count` uniform points of the box.
 pub fn random_sampling(
     oracle: &mut dyn Oracle,
@@ -184,13 +170,7 @@ pub fn sample(
     count: usize,
     rng: &mut dyn RngCore,
 ) -> Result<Vec<Evaluation>> {
-    check_dims(dims)?;
-    (0..count)
-        .map(|_| {
-            let lambda = design.draw(dims, rng)?;
-            evaluate(oracle, lambda, None, rng)
-        })
-        .collect()
+    FrontSearch::sample(dims, design, count)?.run(oracle, rng)
 }
 
 /// The grid baseline (spec 001 Fig. 6): `points` values per dimension, linearly spaced from
@@ -203,112 +183,7 @@ pub fn grid_search(
     points: usize,
     rng: &mut dyn RngCore,
 ) -> Result<Vec<Evaluation>> {
-    check_dims(dims)?;
-    if points == 0 {
-        return Err(Error::invalid(
-            "points",
-            0,
-            "at least 1 value per dimension",
-        ));
-    }
-    let count = (points as f64).powi(dims.len() as i32);
-    if count > 1e7 {
-        return Err(Error::invalid(
-            "points",
-            points,
-            format!("a grid of at most 10^7 points ({} dimensions)", dims.len()),
-        ));
-    }
-    let values: Vec<Vec<f64>> = dims.iter().map(|d| d.grid(points)).collect();
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    for flat in 0..count as usize {
-        let mut rest = flat;
-        let mut lambda = vec![0.0; dims.len()];
-        for j in (0..dims.len()).rev() {
-            lambda[j] = values[j][rest % points];
-            rest /= points;
-        }
-        if seen.insert(lambda.iter().map(|v| v.to_bits()).collect::<Vec<_>>()) {
-            out.push(evaluate(oracle, lambda, None, rng)?);
-        }
-    }
-    Ok(out)
-}
-
-/// A GP on one transformed objective, centred on its data mean.
-pub(crate) struct Surrogate {
-    posterior: Posterior,
-    mean: f64,
-    fitted: Hyperparameters,
-}
-
-impl Surrogate {
-    pub(crate) fn fit(
-        x: &Array2<f64>,
-        y: &[f64],
-        exact: bool,
-        warm: Option<&Hyperparameters>,
-        restarts: usize,
-        seed: u64,
-    ) -> Result<Self> {
-        let mean = y.iter().sum::<f64>() / y.len() as f64;
-        let centred = Array1::from_iter(y.iter().map(|v| v - mean));
-        // ε is exact: the privacy GP's noise is pinned near 0 (the Cholesky adds jitter as
-        // needed); the utility's is learned from 0.01 (spec §2).
-        let noise = if exact { (1e-8, 1e-8) } else { (1e-6, 10.0) };
-        let initial = warm.cloned().unwrap_or_else(|| Hyperparameters {
-            lengthscales: vec![1.0; x.ncols()],
-            signal_variance: centred.iter().map(|v| v * v).sum::<f64>().max(1e-4) / y.len() as f64,
-            noise_variance: if exact { 1e-8 } else { 0.01 },
-        });
-        let options = FitOptions {
-            bounds: HyperparameterBounds {
-                lengthscale: (1e-3, 1e3),
-                signal_variance: (1e-6, 1e4),
-                noise_variance: noise,
-            },
-            initial: Some(initial),
-            restarts,
-            seed,
-            ..FitOptions::default()
-        };
-        let fit = fit_hyperparameters(x.view(), centred.view(), KernelFamily::Matern52, &options)?;
-        let fitted = fit.hyperparameters();
-        let posterior = Posterior::fit(fit.kernel, fit.noise_variance, x.clone(), centred)?;
-        Ok(Surrogate {
-            posterior,
-            mean,
-            fitted,
-        })
-    }
-
-    /// Means and standard deviations at the rows of `xs`.
-    pub(crate) fn predict(&self, xs: &Array2<f64>) -> Result<(Vec<f64>, Vec<f64>)> {
-        let (m, v) = self.posterior.predict(xs.view())?;
-        Ok((
-            m.iter().map(|m| m + self.mean).collect(),
-            v.iter().map(|v| v.max(0.0).sqrt()).collect(),
-        ))
-    }
-}
-
-/// Inputs are scaled by their largest magnitude (internal coordinate) over the initial points,
-/// the release's rule; 1 where that is 0.
-pub(crate) fn input_scale(dims: &[Dimension], initial: &[Evaluation]) -> Vec<f64> {
-    (0..dims.len())
-        .map(|j| {
-            let m = initial
-                .iter()
-                .map(|e| dims[j].internal(e.lambda[j]).abs())
-                .fold(0.0, f64::max);
-            if m > 0.0 {
-                m
-            } else {
-                1.0
-            }
-        })
-        .collect()
+    FrontSearch::grid(dims, points)?.run(oracle, rng)
 }
 
 /// The DPareto loop: `options.initial` random points, then `options.iterations` proposals.
@@ -320,10 +195,7 @@ pub fn dpareto(
     options: &DparetoOptions,
     rng: &mut dyn RngCore,
 ) -> Result<Vec<Evaluation>> {
-    check_dims(dims)?;
-    check_options(options)?;
-    let initial = random_sampling(oracle, dims, options.initial, rng)?;
-    dpareto_after(oracle, dims, options, initial, rng)
+    FrontSearch::dpareto(dims, options, Design::Uniform)?.run(oracle, rng)
 }
 
 fn check_options(options: &DparetoOptions) -> Result<()> {
@@ -340,45 +212,272 @@ fn check_options(options: &DparetoOptions) -> Result<()> {
     Ok(())
 }
 
-/// The DPareto loop from given initial evaluations (e.g. the first k₀ points of a random
-/// sampling run, shared with it as in spec 001 Fig. 5): the initial evaluations followed by
-/// `options.iterations` proposals (`options.initial` is not used: there must be at least 2).
-pub fn dpareto_after(
-    oracle: &mut dyn Oracle,
-    dims: &[Dimension],
-    options: &DparetoOptions,
-    initial: Vec<Evaluation>,
-    rng: &mut dyn RngCore,
-) -> Result<Vec<Evaluation>> {
-    check_dims(dims)?;
-    check_options(&DparetoOptions {
-        initial: initial.len(),
-        ..options.clone()
-    })?;
-    // Checked on a known point, drawing nothing: the stream stays that of random sampling.
-    if options.privacy == PrivacyModel::Exact && oracle.epsilon(&initial[0].lambda).is_none() {
-        return Err(Error::Infeasible(
-            "privacy = exact needs an oracle that knows ε in closed form".into(),
-        ));
-    }
-    let mut done = initial;
-    let scale = input_scale(dims, &done);
-    let bounds: Vec<(f64, f64)> = dims
-        .iter()
-        .zip(&scale)
-        .map(|(d, s)| {
-            let (lo, hi) = d.internal_bounds();
-            (lo / s, hi / s)
+/// How a [`FrontSearch`] chooses its points.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Plan {
+    /// `count` points drawn from `design`.
+    Sample { design: Design, count: usize },
+    /// These points, in order (a grid, its duplicates after rounding removed).
+    Grid { points: Vec<Vec<f64>> },
+    /// DPareto: `options.initial` points drawn from `design`, then `options.iterations`
+    /// proposals.
+    Dpareto {
+        options: DparetoOptions,
+        design: Design,
+    },
+}
+
+/// A point a [`FrontSearch`] asks to be evaluated, with, for a proposal, the acquisition's
+/// value there and the GPs' model-space prediction (means, standard deviations).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    pub lambda: Vec<f64>,
+    pub proposal: Option<(f64, (Objectives, Objectives))>,
+}
+
+/// What one tell added to a search's state: the evaluation and the GP fits that chose it
+/// (the warm starts of the next fits). A journal keeps these, and [`FrontSearch::restore`]
+/// rebuilds the state from them without fitting or drawing anything.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Step {
+    pub evaluation: Evaluation,
+    pub warm: [Option<Hyperparameters>; 2],
+}
+
+/// A search of the box for the (ε, error) front as an ask/tell state machine: random
+/// sampling, a grid, or DPareto (random points, then proposals of the GPs' acquisition).
+/// [`FrontSearch::ask`] draws what the search draws before an evaluation (a design point; a
+/// proposal's fit seed and candidates) from the stream it is given, and the evaluation then
+/// draws from the same stream, the order the loops always drew in. The state is plain data
+/// (serde): the evaluations, the last fits' hyperparameters and the point asked for.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FrontSearch {
+    dims: Vec<Dimension>,
+    plan: Plan,
+    done: Vec<Evaluation>,
+    /// The privacy and error GPs' last fitted hyperparameters (warm starts).
+    warm: [Option<Hyperparameters>; 2],
+    asked: Option<Asked>,
+}
+
+impl FrontSearch {
+    fn new(dims: &[Dimension], plan: Plan) -> Result<Self> {
+        check_dims(dims)?;
+        Ok(FrontSearch {
+            dims: dims.to_vec(),
+            plan,
+            done: Vec::new(),
+            warm: [None, None],
+            asked: None,
         })
-        .collect();
-    let unscale = |z: &[f64]| -> Vec<f64> {
-        dims.iter()
-            .zip(z.iter().zip(&scale))
-            .map(|(d, (z, s))| d.value_at(z * s))
-            .collect()
-    };
-    let (mut warm_privacy, mut warm_error) = (None, None);
-    for _ in 0..options.iterations {
+    }
+
+    /// Random sampling: `count` points from `design`.
+    pub fn sample(dims: &[Dimension], design: Design, count: usize) -> Result<Self> {
+        Self::new(dims, Plan::Sample { design, count })
+    }
+
+    /// The grid of [`grid_search`].
+    pub fn grid(dims: &[Dimension], points: usize) -> Result<Self> {
+        check_dims(dims)?;
+        if points == 0 {
+            return Err(Error::invalid(
+                "points",
+                0,
+                "at least 1 value per dimension",
+            ));
+        }
+        let count = (points as f64).powi(dims.len() as i32);
+        if count > 1e7 {
+            return Err(Error::invalid(
+                "points",
+                points,
+                format!("a grid of at most 10^7 points ({} dimensions)", dims.len()),
+            ));
+        }
+        let values: Vec<Vec<f64>> = dims.iter().map(|d| d.grid(points)).collect();
+        let mut seen = std::collections::HashSet::new();
+        let mut list = Vec::new();
+        for flat in 0..count as usize {
+            let mut rest = flat;
+            let mut lambda = vec![0.0; dims.len()];
+            for j in (0..dims.len()).rev() {
+                lambda[j] = values[j][rest % points];
+                rest /= points;
+            }
+            if seen.insert(lambda.iter().map(|v| v.to_bits()).collect::<Vec<_>>()) {
+                list.push(lambda);
+            }
+        }
+        Self::new(dims, Plan::Grid { points: list })
+    }
+
+    /// DPareto, its `options.initial` random points drawn from `design`.
+    pub fn dpareto(dims: &[Dimension], options: &DparetoOptions, design: Design) -> Result<Self> {
+        check_options(options)?;
+        Self::new(
+            dims,
+            Plan::Dpareto {
+                options: options.clone(),
+                design,
+            },
+        )
+    }
+
+    /// Every evaluation so far, in order.
+    pub fn evaluations(&self) -> &[Evaluation] {
+        &self.done
+    }
+
+    /// The point asked for and not yet told.
+    pub fn pending(&self) -> Option<&Asked> {
+        self.asked.as_ref()
+    }
+
+    /// What the last tell added (None before the first).
+    pub fn last_step(&self) -> Option<Step> {
+        Some(Step {
+            evaluation: self.done.last()?.clone(),
+            warm: self.warm.clone(),
+        })
+    }
+
+    /// The state after `step` is told, rebuilt from its record (no fit, no draw): a resumed
+    /// search restores its journal's steps in order, then sets its stream where the last
+    /// evaluation left it.
+    pub fn restore(&mut self, step: Step) -> Result<()> {
+        if self.asked.is_some() || self.done.len() >= self.planned() {
+            return Err(Error::Infeasible(
+                "a step restored into a search that is not between tells".into(),
+            ));
+        }
+        if step.evaluation.lambda.len() != self.dims.len() {
+            return Err(Error::Infeasible(format!(
+                "a restored point has {} values; the box has {} dimensions",
+                step.evaluation.lambda.len(),
+                self.dims.len()
+            )));
+        }
+        self.done.push(step.evaluation);
+        self.warm = step.warm;
+        Ok(())
+    }
+
+    /// The number of evaluations the search makes.
+    fn planned(&self) -> usize {
+        match &self.plan {
+            Plan::Sample { count, .. } => *count,
+            Plan::Grid { points } => points.len(),
+            Plan::Dpareto { options, .. } => options.initial + options.iterations,
+        }
+    }
+
+    /// The next point to evaluate (None: the search is over). `oracle` is read only for ε in
+    /// closed form ([`PrivacyModel::Exact`]); nothing is evaluated.
+    pub fn ask(&mut self, oracle: &dyn Oracle, rng: &mut dyn RngCore) -> Result<Option<Vec<f64>>> {
+        if self.asked.is_some() {
+            return Err(Error::Infeasible(
+                "the search asked again before the last point was told".into(),
+            ));
+        }
+        let n = self.done.len();
+        let asked = match &self.plan {
+            Plan::Sample { count, .. } if n >= *count => return Ok(None),
+            Plan::Sample { design, .. } => Asked {
+                lambda: design.draw(&self.dims, rng)?,
+                proposal: None,
+            },
+            Plan::Grid { points } => match points.get(n) {
+                Some(lambda) => Asked {
+                    lambda: lambda.clone(),
+                    proposal: None,
+                },
+                None => return Ok(None),
+            },
+            Plan::Dpareto { options, .. } if n >= options.initial + options.iterations => {
+                return Ok(None)
+            }
+            Plan::Dpareto { design, options } if n < options.initial => Asked {
+                lambda: design.draw(&self.dims, rng)?,
+                proposal: None,
+            },
+            Plan::Dpareto { options, .. } => {
+                let options = options.clone();
+                self.propose(&options, oracle, rng)?
+            }
+        };
+        let lambda = asked.lambda.clone();
+        self.asked = Some(asked);
+        Ok(Some(lambda))
+    }
+
+    /// What the evaluation of the point asked for measured.
+    pub fn tell(&mut self, observed: Observation) -> Result<()> {
+        if self.asked.is_none() {
+            return Err(Error::Infeasible(
+                "told an evaluation the search did not ask for".into(),
+            ));
+        }
+        let objectives = observed.objectives()?;
+        let asked = self.asked.take().expect("checked above");
+        self.done.push(Evaluation {
+            lambda: asked.lambda,
+            objectives,
+            errors: observed.errors,
+            random: asked.proposal.is_none(),
+            acquisition: asked.proposal.map(|p| p.0),
+            prediction: asked.proposal.map(|p| p.1),
+        });
+        Ok(())
+    }
+
+    /// The search driven to its end, each point evaluated by `oracle` from `rng` right after
+    /// it is asked for.
+    pub fn run(
+        mut self,
+        oracle: &mut dyn Oracle,
+        rng: &mut dyn RngCore,
+    ) -> Result<Vec<Evaluation>> {
+        while let Some(lambda) = self.ask(&*oracle, rng)? {
+            let observed = oracle.evaluate(&lambda, rng)?;
+            self.tell(observed)?;
+        }
+        Ok(self.done)
+    }
+
+    /// One DPareto iteration: both GPs fitted to every evaluation so far (warm-started from
+    /// the last fits), the acquisition maximised over uniform candidates and then by L-BFGS
+    /// from the best of them.
+    fn propose(
+        &mut self,
+        options: &DparetoOptions,
+        oracle: &dyn Oracle,
+        rng: &mut dyn RngCore,
+    ) -> Result<Asked> {
+        let dims = &self.dims;
+        let done = &self.done;
+        // Checked on a known point, drawing nothing: the stream stays that of random sampling.
+        if options.privacy == PrivacyModel::Exact && oracle.epsilon(&done[0].lambda).is_none() {
+            return Err(Error::Infeasible(
+                "privacy = exact needs an oracle that knows ε in closed form".into(),
+            ));
+        }
+        let scale = input_scale(dims, &done[..options.initial]);
+        let bounds: Vec<(f64, f64)> = dims
+            .iter()
+            .zip(&scale)
+            .map(|(d, s)| {
+                let (lo, hi) = d.internal_bounds();
+                (lo / s, hi / s)
+            })
+            .collect();
+        let unscale = |z: &[f64]| -> Vec<f64> {
+            dims.iter()
+                .zip(z.iter().zip(&scale))
+                .map(|(d, (z, s))| d.value_at(z * s))
+                .collect()
+        };
         let n = done.len();
         let x = Array2::from_shape_fn((n, dims.len()), |(i, j)| {
             dims[j].internal(done[i].lambda[j]) / scale[j]
@@ -388,19 +487,18 @@ pub fn dpareto_after(
             .map(|e| to_model_space(e.objectives))
             .collect::<Result<_>>()?;
         let seed = rng.next_u64();
+        let [warm_privacy, warm_error] = &self.warm;
         let privacy = match options.privacy {
             PrivacyModel::Gp => {
                 let y: Vec<f64> = model.iter().map(|v| v[0]).collect();
-                let s = Surrogate::fit(
+                Some(Surrogate::fit(
                     &x,
                     &y,
                     true,
                     warm_privacy.as_ref(),
                     options.fit_restarts,
                     seed,
-                )?;
-                warm_privacy = Some(s.fitted.clone());
-                Some(s)
+                )?)
             }
             PrivacyModel::Exact => None,
         };
@@ -413,7 +511,6 @@ pub fn dpareto_after(
             options.fit_restarts,
             seed ^ 1,
         )?;
-        warm_error = Some(error.fitted.clone());
         // The model-space prediction at the rows of `z` (scaled inputs).
         let predict = |z: &Array2<f64>| -> Result<Vec<(Objectives, Objectives)>> {
             let (me, se) = error.predict(z)?;
@@ -506,9 +603,88 @@ pub fn dpareto_after(
         };
         let row = Array2::from_shape_vec((1, z.len()), z).expect("one row");
         let prediction = predict(&row)?[0];
-        done.push(evaluate(oracle, lambda, Some((value, prediction)), rng)?);
+        let warm = [privacy.map(|p| p.fitted), Some(error.fitted.clone())];
+        self.warm = warm;
+        Ok(Asked {
+            lambda,
+            proposal: Some((value, prediction)),
+        })
     }
-    Ok(done)
+}
+
+/// A GP on one transformed objective, centred on its data mean.
+pub(crate) struct Surrogate {
+    posterior: Posterior,
+    mean: f64,
+    fitted: Hyperparameters,
+}
+
+impl Surrogate {
+    pub(crate) fn fit(
+        x: &Array2<f64>,
+        y: &[f64],
+        exact: bool,
+        warm: Option<&Hyperparameters>,
+        restarts: usize,
+        seed: u64,
+    ) -> Result<Self> {
+        let mean = y.iter().sum::<f64>() / y.len() as f64;
+        let centred = Array1::from_iter(y.iter().map(|v| v - mean));
+        // ε is exact: the privacy GP's noise is pinned near 0 (the Cholesky adds jitter as
+        // needed); the utility's is learned from 0.01 (spec §2).
+        let noise = if exact { (1e-8, 1e-8) } else { (1e-6, 10.0) };
+        let initial = warm.cloned().unwrap_or_else(|| Hyperparameters {
+            lengthscales: vec![1.0; x.ncols()],
+            signal_variance: centred.iter().map(|v| v * v).sum::<f64>().max(1e-4) / y.len() as f64,
+            noise_variance: if exact { 1e-8 } else { 0.01 },
+        });
+        let options = FitOptions {
+            bounds: HyperparameterBounds {
+                lengthscale: (1e-3, 1e3),
+                signal_variance: (1e-6, 1e4),
+                noise_variance: noise,
+            },
+            initial: Some(initial),
+            restarts,
+            seed,
+            ..FitOptions::default()
+        };
+        let fit = fit_hyperparameters(x.view(), centred.view(), KernelFamily::Matern52, &options)?;
+        let fitted = fit.hyperparameters();
+        let posterior = Posterior::fit(fit.kernel, fit.noise_variance, x.clone(), centred)?;
+        Ok(Surrogate {
+            posterior,
+            mean,
+            fitted,
+        })
+    }
+
+    /// Means and standard deviations at the rows of `xs`.
+    pub(crate) fn predict(&self, xs: &Array2<f64>) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (m, v) = self.posterior.predict(xs.view())?;
+        Ok((
+            m.iter().map(|m| m + self.mean).collect(),
+            v.iter().map(|v| v.max(0.0).sqrt()).collect(),
+        ))
+    }
+}
+
+/// Inputs are scaled by their largest magnitude (internal coordinate) over the initial points,
+/// the release's rule; 1 where that is 0.
+pub(crate) fn input_scale(dims: &[Dimension], initial: &[Evaluation]) -> Vec<f64> {
+    (0..dims.len())
+        .map(|j| {
+            let m = initial
+                .iter()
+                .map(|e| dims[j].internal(e.lambda[j]).abs())
+                .fold(0.0, f64::max);
+            if m > 0.0 {
+                m
+            } else {
+                1.0
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -652,5 +828,112 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("initial"), "{e}");
+    }
+
+    /// TradeOff with noise drawn from the stream the search is driven with.
+    struct Noisy;
+
+    impl Oracle for Noisy {
+        fn evaluate(&mut self, l: &[f64], rng: &mut dyn RngCore) -> Result<Observation> {
+            let clean = TradeOff.evaluate(l, rng)?;
+            let noise = 0.02 * crate::rng::normal(rng);
+            Ok(Observation::single(clean.epsilon, clean.errors[0] + noise))
+        }
+        fn epsilon(&self, l: &[f64]) -> Option<Result<f64>> {
+            TradeOff.epsilon(l)
+        }
+    }
+
+    fn searches() -> Vec<FrontSearch> {
+        vec![
+            FrontSearch::dpareto(&dims(), &small(PrivacyModel::Gp), Design::Uniform).unwrap(),
+            FrontSearch::dpareto(&dims(), &small(PrivacyModel::Exact), Design::Uniform).unwrap(),
+            FrontSearch::sample(&dims(), Design::Uniform, 7).unwrap(),
+            FrontSearch::grid(&dims(), 3).unwrap(),
+        ]
+    }
+
+    /// A search saved as JSON after every tell, with its stream's position, and resumed from
+    /// the text alone evaluates the points the uninterrupted search evaluates.
+    #[test]
+    fn a_search_resumed_from_json_after_every_tell_evaluates_the_same_points() {
+        for search in searches() {
+            let whole = search.clone().run(&mut Noisy, &mut stream(3, &[])).unwrap();
+            let mut text = serde_json::to_string(&search).unwrap();
+            let mut position = 0;
+            loop {
+                let mut s: FrontSearch = serde_json::from_str(&text).unwrap();
+                let mut rng = stream(3, &[]);
+                rng.set_word_pos(position);
+                let Some(lambda) = s.ask(&Noisy, &mut rng).unwrap() else {
+                    assert_eq!(s.evaluations(), whole.as_slice());
+                    break;
+                };
+                let v = Noisy.evaluate(&lambda, &mut rng).unwrap();
+                s.tell(v).unwrap();
+                text = serde_json::to_string(&s).unwrap();
+                position = rng.get_word_pos();
+            }
+        }
+    }
+
+    /// The steps of a search restored in order rebuild its state (no fit, no draw): the
+    /// restored search equals the original and goes on as it does.
+    #[test]
+    fn restored_steps_rebuild_the_state() {
+        for search in searches() {
+            let mut a = search.clone();
+            let mut rng = stream(4, &[]);
+            let mut steps = Vec::new();
+            for _ in 0..9 {
+                let Some(lambda) = a.ask(&Noisy, &mut rng).unwrap() else {
+                    break;
+                };
+                let v = Noisy.evaluate(&lambda, &mut rng).unwrap();
+                a.tell(v).unwrap();
+                steps.push((a.last_step().unwrap(), rng.get_word_pos()));
+            }
+            let mut b = search.clone();
+            let mut resumed = stream(4, &[]);
+            for (step, position) in steps {
+                b.restore(step).unwrap();
+                resumed.set_word_pos(position);
+            }
+            assert_eq!(a, b);
+            assert_eq!(
+                a.run(&mut Noisy, &mut rng).unwrap(),
+                b.run(&mut Noisy, &mut resumed).unwrap()
+            );
+        }
+    }
+
+    /// Out of turn is an error that leaves the state as it was.
+    #[test]
+    fn out_of_turn_is_an_error() {
+        let mut s = FrontSearch::sample(&dims(), Design::Uniform, 3).unwrap();
+        let before = s.clone();
+        assert!(s.tell(Observation::single(1.0, 0.5)).is_err());
+        assert_eq!(s, before);
+        let mut rng = stream(5, &[]);
+        s.ask(&Noisy, &mut rng).unwrap().unwrap();
+        let asked = s.clone();
+        assert!(s.ask(&Noisy, &mut rng).is_err());
+        let step = s.last_step();
+        assert!(step.is_none());
+        assert!(s
+            .tell(Observation {
+                epsilon: 1.0,
+                errors: vec![]
+            })
+            .is_err());
+        assert_eq!(s, asked);
+        s.tell(Observation::single(1.0, 0.5)).unwrap();
+        let step = s.last_step().unwrap();
+        let mut other = FrontSearch::sample(&dims(), Design::Uniform, 3).unwrap();
+        other.ask(&Noisy, &mut stream(5, &[])).unwrap();
+        assert!(
+            other.restore(step).is_err(),
+            "restored while a point is pending"
+        );
     }
 }

@@ -6,7 +6,7 @@ use rand::{Rng, RngCore};
 
 /// One searched hyperparameter: its box, whether it is an integer, and whether it is searched
 /// on a log scale (drawn log-uniformly, and seen by the GPs as its logarithm).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Dimension {
     pub name: String,
     pub low: f64,

@@ -13,6 +13,7 @@
 
 use super::{Observer, Outcome, TraceRow};
 use crate::error::{Error, Result};
+use crate::rng::{stream_at, word_position};
 use crate::workloads::{Hyper, PrivateTraining, Space};
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
@@ -373,19 +374,6 @@ pub fn drive_each<S: Session + ?Sized>(
             }
         }
     }
-}
-
-/// A stream's position in words, as trials keep it.
-pub(crate) fn word_position(rng: &rand_chacha::ChaCha20Rng) -> Result<u64> {
-    u64::try_from(rng.get_word_pos())
-        .map_err(|_| Error::Infeasible("a random stream ran past 2^64 words".into()))
-}
-
-/// A stream of `seed` and `tag` at word `position`.
-pub(crate) fn stream_at(seed: u64, tag: u64, position: u64) -> rand_chacha::ChaCha20Rng {
-    let mut rng = crate::rng::stream(seed, &[tag]);
-    rng.set_word_pos(u128::from(position));
-    rng
 }
 
 /// The runs asked for so far, the ones told, and the ones pending.

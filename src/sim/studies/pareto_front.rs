@@ -37,14 +37,14 @@ use crate::numeric::stats::{mean, mean_interval, one_sample_t, welch_t, TTest};
 use crate::params::{Count, OneOrMany};
 use crate::pareto::designs::Design;
 use crate::pareto::dpareto::{
-    dpareto_after, grid_search, sample, Acquisition, Dimension, DparetoOptions, Evaluation,
-    Observation, Oracle, PrivacyModel,
+    Acquisition, Dimension, DparetoOptions, Evaluation, FrontSearch, Observation, Oracle,
+    PrivacyModel, Step,
 };
 use crate::pareto::oracles::SvtOracle;
 use crate::pareto::{
     best_error_at, hv_lin, hv_log, Objectives, StepFront, BEST_ERROR_EPSILONS, HV_REFERENCE,
 };
-use crate::rng::{stream, DrawLog, Recording};
+use crate::rng::{stream, word_position};
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{error_bars, pm, write_grid};
@@ -53,6 +53,7 @@ use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId, TaskOracle};
 use rand::RngCore;
+use rand_chacha::ChaCha20Rng;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -408,113 +409,174 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
     })
 }
 
-/// The oracle, timed and journaled: the wall time of each evaluation and the time the tuner
-/// spent before asking for it (GP fits and the acquisition's optimisation), and each
-/// evaluation recorded in the unit's journal with what it drew from the tuner's stream. A
-/// resumed unit's tuner asks again for the points it asked before (it is deterministic); each
-/// one on record is answered from the journal, its draws replayed on the stream, so the run
-/// goes on exactly as if it had never stopped, without training again.
-struct Timed<'a> {
-    inner: &'a mut dyn Oracle,
-    journal: &'a mut Journal,
+/// A unit's search driven to its end through its journal. Each tell is journaled with the
+/// search's step (the evaluation and the GP fits that chose it), where the evaluation left the
+/// unit's stream and the times it took: the evaluation's, and the search's before asking for
+/// it (GP fits and the acquisition's optimisation). A resumed unit restores the steps on record
+/// (nothing is refitted, retrained or redrawn), sets its stream where the last one left it
+/// and goes on exactly as if it had never stopped.
+struct Explored {
+    run: Vec<Evaluation>,
     oracle_ms: Vec<f64>,
     tuner_ms: Vec<f64>,
-    last: Instant,
 }
 
-impl<'a> Timed<'a> {
-    fn new(inner: &'a mut dyn Oracle, journal: &'a mut Journal) -> Self {
-        Timed {
-            inner,
-            journal,
-            oracle_ms: Vec::new(),
-            tuner_ms: Vec::new(),
-            last: Instant::now(),
+fn explore(
+    mut search: FrontSearch,
+    oracle: &mut dyn Oracle,
+    rng: &mut ChaCha20Rng,
+    journal: &mut Journal,
+) -> Result<Explored> {
+    let (mut oracle_ms, mut tuner_ms) = (Vec::new(), Vec::new());
+    let mut restored = 0;
+    for r in journal.records() {
+        let Some((step, position, o_ms, t_ms)) = step_of(r) else {
+            break;
+        };
+        if search.restore(step).is_err() {
+            break;
         }
+        rng.set_word_pos(u128::from(position));
+        oracle_ms.push(o_ms);
+        tuner_ms.push(t_ms);
+        restored += 1;
     }
-}
-
-/// An evaluation as the journal keeps it (floats as their bits: replayed exactly).
-fn journal_record(
-    lambda: &[f64],
-    v: &Observation,
-    oracle_ms: f64,
-    draws: &DrawLog,
-) -> serde_json::Value {
-    let bits = |x: &[f64]| x.iter().map(|v| v.to_bits()).collect::<Vec<u64>>();
-    serde_json::json!({
-        "lambda": bits(lambda),
-        "epsilon": v.epsilon.to_bits(),
-        "errors": bits(&v.errors),
-        "oracle_ms": finite(oracle_ms).unwrap_or(0.0),
-        "draws": draws.0,
+    let mut last = Instant::now();
+    while let Some(lambda) = search.ask(&*oracle, rng)? {
+        if restored < journal.records().len() {
+            // Records past a finished search are its re-evaluations; past an unfinished one,
+            // another dptune's: recomputed from here.
+            journal.truncate(restored)?;
+        }
+        let start = Instant::now();
+        let observed = oracle.evaluate(&lambda, rng)?;
+        let end = Instant::now();
+        search.tell(observed)?;
+        let (o_ms, t_ms) = (
+            (end - start).as_secs_f64() * 1e3,
+            (start - last).as_secs_f64() * 1e3,
+        );
+        last = end;
+        let step = search.last_step().expect("a step was told");
+        journal.append(step_record(&step, word_position(rng)?, o_ms, t_ms))?;
+        restored += 1;
+        oracle_ms.push(o_ms);
+        tuner_ms.push(t_ms);
+    }
+    Ok(Explored {
+        run: search.evaluations().to_vec(),
+        oracle_ms,
+        tuner_ms,
     })
 }
 
-/// A journal record's (observation, oracle ms, draws) when it is the evaluation of `lambda`.
-fn journal_answer(r: &serde_json::Value, lambda: &[f64]) -> Option<(Observation, f64, DrawLog)> {
-    let floats = |v: &serde_json::Value| -> Option<Vec<f64>> {
-        v.as_array()?
-            .iter()
-            .map(|b| b.as_u64().map(f64::from_bits))
-            .collect()
+/// Floats as their bits: a journal keeps them exactly, NaN (a failed run's error) included.
+fn bits(x: &[f64]) -> Vec<u64> {
+    x.iter().map(|v| v.to_bits()).collect()
+}
+
+fn floats(v: &serde_json::Value) -> Option<Vec<f64>> {
+    v.as_array()?
+        .iter()
+        .map(|b| b.as_u64().map(f64::from_bits))
+        .collect()
+}
+
+/// A search's step as the journal keeps it, with the stream's position after it and its
+/// times.
+fn step_record(step: &Step, position: u64, oracle_ms: f64, tuner_ms: f64) -> serde_json::Value {
+    let e = &step.evaluation;
+    let proposal = e
+        .acquisition
+        .zip(e.prediction)
+        .map(|(a, (m, s))| bits(&[a, m[0], m[1], s[0], s[1]]));
+    serde_json::json!({
+        "lambda": bits(&e.lambda),
+        "objectives": bits(&e.objectives),
+        "errors": bits(&e.errors),
+        "proposal": proposal,
+        "warm": step.warm,
+        "position": position,
+        "oracle_ms": finite(oracle_ms).unwrap_or(0.0),
+        "tuner_ms": finite(tuner_ms).unwrap_or(0.0),
+    })
+}
+
+/// A journal record's (step, stream position, oracle ms, tuner ms), if it is a search's step.
+fn step_of(r: &serde_json::Value) -> Option<(Step, u64, f64, f64)> {
+    let proposal = match &r["proposal"] {
+        serde_json::Value::Null => None,
+        p => match floats(p)?.as_slice() {
+            &[a, m0, m1, s0, s1] => Some((a, ([m0, m1], [s0, s1]))),
+            _ => return None,
+        },
     };
-    let asked: Vec<u64> = lambda.iter().map(|v| v.to_bits()).collect();
-    let recorded: Vec<u64> = floats(&r["lambda"])?.iter().map(|v| v.to_bits()).collect();
-    if recorded != asked {
+    let objectives = floats(&r["objectives"])?;
+    let evaluation = Evaluation {
+        lambda: floats(&r["lambda"])?,
+        objectives: [*objectives.first()?, *objectives.get(1)?],
+        errors: floats(&r["errors"])?,
+        random: proposal.is_none(),
+        acquisition: proposal.map(|p| p.0),
+        prediction: proposal.map(|p| p.1),
+    };
+    let warm = serde_json::from_value(r.get("warm")?.clone()).ok()?;
+    Some((
+        Step { evaluation, warm },
+        r["position"].as_u64()?,
+        r["oracle_ms"].as_f64()?,
+        r["tuner_ms"].as_f64()?,
+    ))
+}
+
+/// A fresh evaluation (`reevaluate`) as the journal keeps it.
+fn fresh_record(lambda: &[f64], v: &Observation, oracle_ms: f64) -> serde_json::Value {
+    serde_json::json!({
+        "fresh": bits(lambda),
+        "epsilon": v.epsilon.to_bits(),
+        "errors": bits(&v.errors),
+        "oracle_ms": finite(oracle_ms).unwrap_or(0.0),
+    })
+}
+
+/// A journal record's (observation, oracle ms) when it is a fresh evaluation of `lambda`.
+fn fresh_answer(r: &serde_json::Value, lambda: &[f64]) -> Option<(Observation, f64)> {
+    if floats(&r["fresh"])?
+        .iter()
+        .map(|v| v.to_bits())
+        .ne(lambda.iter().map(|v| v.to_bits()))
+    {
         return None;
     }
-    let draws = r["draws"]
-        .as_array()?
-        .iter()
-        .map(|d| {
-            let d = d.as_array()?;
-            Some((
-                u8::try_from(d.first()?.as_u64()?).ok()?,
-                d.get(1)?.as_u64()?,
-                d.get(2)?.as_u64()?,
-            ))
-        })
-        .collect::<Option<Vec<_>>>()?;
     Some((
         Observation {
             epsilon: f64::from_bits(r["epsilon"].as_u64()?),
             errors: floats(&r["errors"])?,
         },
         r["oracle_ms"].as_f64()?,
-        DrawLog(draws),
     ))
 }
 
-impl Oracle for Timed<'_> {
-    fn evaluate(&mut self, lambda: &[f64], rng: &mut dyn RngCore) -> Result<Observation> {
-        let start = Instant::now();
-        self.tuner_ms.push((start - self.last).as_secs_f64() * 1e3);
-        let k = self.oracle_ms.len();
-        if let Some(r) = self.journal.records().get(k) {
-            if let Some((v, ms, draws)) = journal_answer(r, lambda) {
-                draws.replay(rng);
-                self.oracle_ms.push(ms);
-                self.last = Instant::now();
-                return Ok(v);
-            }
-            // The tuner went another way (a changed dptune): re-evaluate from here.
-            eprintln!("journal: evaluation {k} differs from the record; re-evaluating from it");
-            self.journal.truncate(k)?;
+/// Fresh evaluation `k` of the unit's journal (the k-th record): taken from the record where
+/// it is that of `lambda`, else evaluated from `rng` and journaled.
+fn fresh_evaluation(
+    oracle: &mut dyn Oracle,
+    journal: &mut Journal,
+    k: usize,
+    lambda: &[f64],
+    rng: &mut dyn RngCore,
+) -> Result<(Observation, f64)> {
+    if let Some(r) = journal.records().get(k) {
+        if let Some(answer) = fresh_answer(r, lambda) {
+            return Ok(answer);
         }
-        let mut recording = Recording::new(rng);
-        let v = self.inner.evaluate(lambda, &mut recording);
-        self.last = Instant::now();
-        let ms = (self.last - start).as_secs_f64() * 1e3;
-        self.oracle_ms.push(ms);
-        let v = v?;
-        self.journal
-            .append(journal_record(lambda, &v, ms, &recording.log))?;
-        Ok(v)
+        journal.truncate(k)?;
     }
-    fn epsilon(&self, lambda: &[f64]) -> Option<Result<f64>> {
-        self.inner.epsilon(lambda)
-    }
+    let start = Instant::now();
+    let v = oracle.evaluate(lambda, rng)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    journal.append(fresh_record(lambda, &v, ms))?;
+    Ok((v, ms))
 }
 
 /// `a` widened to hold `b`.
@@ -611,26 +673,17 @@ impl ParetoFront {
         Ok(loaded)
     }
 
-    /// One tuner's evaluations on `oracle` over `dims` (its box).
-    fn search(
-        &self,
-        tuner: &FrontTuner,
-        oracle: &mut dyn Oracle,
-        dims: &[Dimension],
-        rng: &mut dyn RngCore,
-    ) -> Result<Vec<Evaluation>> {
+    /// One tuner's search over `dims` (its box).
+    fn search(&self, tuner: &FrontTuner, dims: &[Dimension]) -> Result<FrontSearch> {
         match &tuner.method {
-            Method::Dpareto { options, initial } => {
-                let first = sample(oracle, dims, *initial, options.initial, rng)?;
-                dpareto_after(oracle, dims, options, first, rng)
-            }
-            Method::Random { count, design } => sample(oracle, dims, *design, *count, rng),
+            Method::Dpareto { options, initial } => FrontSearch::dpareto(dims, options, *initial),
+            Method::Random { count, design } => FrontSearch::sample(dims, *design, *count),
             Method::Grid { points, within } => {
                 let grid_dims = match within {
                     Design::Uniform => dims.to_vec(),
                     table => accept_dims(*table, dims)?,
                 };
-                grid_search(oracle, &grid_dims, *points, rng)
+                FrontSearch::grid(&grid_dims, *points)
             }
         }
     }
@@ -648,9 +701,8 @@ impl ParetoFront {
             FrontOracle::Svt(o) => {
                 let dims = SvtOracle::dimensions()?;
                 let mut svt = *o;
-                let mut t = Timed::new(&mut svt, journal);
-                let run = self.search(tuner, &mut t, &dims, &mut rng)?;
-                self.reevaluated(task_name, run, t)
+                let explored = explore(self.search(tuner, &dims)?, &mut svt, &mut rng, journal)?;
+                self.reevaluated(task_name, explored, &mut svt, journal)
             }
             FrontOracle::Tasks {
                 tasks,
@@ -701,9 +753,8 @@ impl ParetoFront {
                     task: &task,
                     replicates: *replicates,
                 };
-                let mut t = Timed::new(&mut oracle, journal);
-                let run = self.search(tuner, &mut t, &dims, &mut rng)?;
-                self.reevaluated(task_name, run, t)
+                let explored = explore(self.search(tuner, &dims)?, &mut oracle, &mut rng, journal)?;
+                self.reevaluated(task_name, explored, &mut oracle, journal)
             }
         }
     }
@@ -730,9 +781,20 @@ struct Fresh {
 impl ParetoFront {
     /// Spec §5's honesty flag: the points of `run`'s front inside the reference box (the only
     /// ones any yardstick reads) each evaluated `reevaluate` more times on fresh streams
-    /// ([`REEVAL_STREAM`]) through the same timed, journaled oracle, so a resumed unit takes
-    /// them from its journal too.
-    fn reevaluated(&self, task: &str, run: Vec<Evaluation>, mut t: Timed) -> Result<UnitRun> {
+    /// ([`REEVAL_STREAM`]), journaled after the search's steps, so a resumed unit takes them
+    /// from its journal too.
+    fn reevaluated(
+        &self,
+        task: &str,
+        explored: Explored,
+        oracle: &mut dyn Oracle,
+        journal: &mut Journal,
+    ) -> Result<UnitRun> {
+        let Explored {
+            run,
+            oracle_ms,
+            tuner_ms,
+        } = explored;
         let n = run.len();
         let mut fresh = vec![None; n];
         if self.reevaluate > 0 {
@@ -741,6 +803,7 @@ impl ParetoFront {
                 .iter()
                 .map(|e| [e.objectives[0], finite(e.objectives[1]).unwrap_or(1.0)])
                 .collect();
+            let mut record = n;
             for i in crate::pareto::pareto_front(&points)? {
                 if !(points[i][0] < HV_REFERENCE[0] && points[i][1] < HV_REFERENCE[1]) {
                     continue;
@@ -750,11 +813,19 @@ impl ParetoFront {
                     .iter()
                     .flat_map(|v| v.to_bits().to_le_bytes())
                     .collect();
-                let before = t.oracle_ms.len();
                 let mut errors = Vec::new();
+                let mut ms = 0.0;
                 for k in 0..self.reevaluate as u64 {
                     let path = [REEVAL_STREAM, fnv1a(task.as_bytes()), fnv1a(&bytes), k];
-                    let v = t.evaluate(lambda, &mut stream(self.seed, &path))?;
+                    let (v, took) = fresh_evaluation(
+                        oracle,
+                        journal,
+                        record,
+                        lambda,
+                        &mut stream(self.seed, &path),
+                    )?;
+                    record += 1;
+                    ms += took;
                     // A failed fresh run counts as the worst error: the yardstick stays honest.
                     errors.extend(v.errors.iter().map(|&e| finite(e).unwrap_or(1.0)));
                 }
@@ -763,16 +834,14 @@ impl ParetoFront {
                         Error::invalid("reevaluate", self.reevaluate, "an oracle with replicates")
                     })?,
                     replicates: errors.len(),
-                    ms: t.oracle_ms[before..].iter().sum(),
+                    ms,
                 });
             }
         }
-        t.oracle_ms.truncate(n);
-        t.tuner_ms.truncate(n);
         Ok(UnitRun {
             run,
-            oracle_ms: t.oracle_ms,
-            tuner_ms: t.tuner_ms,
+            oracle_ms,
+            tuner_ms,
             fresh,
         })
     }
