@@ -62,14 +62,22 @@ fn git_state(root: &Path) -> (String, bool) {
     let Some(commit) = git(&["rev-parse", "HEAD"]) else {
         return ("unknown".into(), false);
     };
+    // A path that does not exist (a clone without packed-refs, a packed branch) would make
+    // cargo rerun this script, recompile the library and relink every test on every command.
+    let watch = |path: String| {
+        let path = root.join(path);
+        if path.exists() {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+    };
     for p in ["HEAD", "packed-refs"] {
         if let Some(path) = git(&["rev-parse", "--git-path", p]) {
-            println!("cargo:rerun-if-changed={}", root.join(path).display());
+            watch(path);
         }
     }
     if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
         if let Some(path) = git(&["rev-parse", "--git-path", &head_ref]) {
-            println!("cargo:rerun-if-changed={}", root.join(path).display());
+            watch(path);
         }
     }
     let dirty = Command::new("git")
