@@ -19,6 +19,8 @@
 //!   that checks its parameters, a guarantee known before any data is touched, and `tune`.
 //!   [`pareto`] holds DPareto, [`gp_ucb`], [`gibo`] and [`propose_test`] the algorithms'
 //!   cores.
+//! - [`session`]: the ask/tell protocol every tuner's session speaks and the executor that
+//!   drives it over the harness's workloads or a user's command (`dptune tune`).
 //! - [`workloads`]: what a tuner tunes: synthetic GP objectives, SVMs, GP regression, DP-SGD
 //!   on real data ([`learn`] trains the models, [`data`] fetches the data sets).
 //! - [`sim`]: the experiment harness behind `dptune sim`: experiment files, parallel and
@@ -57,6 +59,7 @@ pub mod pareto;
 pub mod propose_test;
 pub mod rng;
 pub mod selection;
+pub mod session;
 pub mod sim;
 pub mod tune;
 pub mod tuners;

@@ -435,7 +435,7 @@ fn run_session(
     observe: &mut dyn FnMut(&Iteration),
 ) -> Result<Path> {
     let evaluator = session::PerUser(losses);
-    crate::tuners::session::drive_each(&mut s, &evaluator, rng, &mut |s, e| {
+    crate::session::drive_each(&mut s, &evaluator, rng, &mut |s, e| {
         if let Some(it) = s.last_iteration(e) {
             observe(&it)
         }

@@ -17,8 +17,8 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::rng::{stream_at, word_position};
-use crate::tuners::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
-use crate::tuners::{Observer, Outcome, TraceRow, MU, NOISE_STD};
+use crate::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
+use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD};
 use crate::workloads::{Hyper, PerUserLosses};
 use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};
 use rand::RngCore;
@@ -186,7 +186,7 @@ impl GiboSession {
     }
 
     /// The runs pending.
-    pub fn pending(&self) -> &[crate::tuners::session::Trial] {
+    pub fn pending(&self) -> &[crate::session::Trial] {
         &self.progress.pending
     }
 
@@ -436,7 +436,7 @@ pub(super) struct PerUser<'a>(pub &'a dyn PerUserLosses);
 impl Evaluator for PerUser<'_> {
     fn evaluate(
         &self,
-        trial: &crate::tuners::session::Trial,
+        trial: &crate::session::Trial,
         rng: &mut dyn RngCore,
     ) -> Result<Told> {
         let rows = |m: Array2<f64>| m.rows().into_iter().map(|r| r.to_vec()).collect();

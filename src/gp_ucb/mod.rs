@@ -341,7 +341,7 @@ impl GpUcb {
         rng: &mut dyn RngCore,
     ) -> Result<Run> {
         let mut s = session::UcbSession::gp_ucb(self.clone(), gain.prior().clone(), grid.to_vec())?;
-        crate::tuners::session::drive(&mut s, &session::Gains(gain), rng)?;
+        crate::session::drive(&mut s, &session::Gains(gain), rng)?;
         s.run()
     }
 }

@@ -11,9 +11,8 @@ use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
 use crate::accounting::Laplace;
 use crate::error::{Error, Result};
 use crate::gp::KernelFamily;
-use crate::tuners::lipschitz_gain::LipschitzGain;
-use crate::tuners::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
-use crate::tuners::Outcome;
+use crate::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
+use crate::session::Outcome;
 use crate::workloads::{GainPrior, Hyper, RegularisedGain, ValidationGain};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -27,9 +26,21 @@ pub enum Algorithm {
     /// Algorithm 3: GP-UCB with a public kernel on the position of ln λ, exact gains, the best
     /// released with Laplace noise of `laplace_scale`.
     Lipschitz {
-        tuner: LipschitzGain,
+        tuner: LipschitzBo,
         laplace_scale: f64,
     },
+}
+
+/// What Algorithm 3's BO takes from its tuner's parameters
+/// ([`crate::tuners::lipschitz_gain::LipschitzGain`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LipschitzBo {
+    /// T, the number of exact evaluations.
+    pub evaluations: u64,
+    /// Lengthscale of the public RBF kernel on the ln λ position in [0, 1].
+    pub lengthscale: f64,
+    /// The fixed UCB width β.
+    pub beta: f64,
 }
 
 /// What a finished run released, with what it rests on.
@@ -88,7 +99,7 @@ impl UcbSession {
     }
 
     /// Algorithm 3's BO on the grid of λ, its release Laplace noise of `laplace_scale`.
-    pub fn lipschitz(tuner: LipschitzGain, laplace_scale: f64, grid: Vec<Hyper>) -> Self {
+    pub fn lipschitz(tuner: LipschitzBo, laplace_scale: f64, grid: Vec<Hyper>) -> Self {
         Self::new(
             Algorithm::Lipschitz {
                 tuner,
@@ -123,7 +134,7 @@ impl UcbSession {
     }
 
     /// The pending runs.
-    pub fn pending(&self) -> &[crate::tuners::session::Trial] {
+    pub fn pending(&self) -> &[crate::session::Trial] {
         &self.progress.pending
     }
 
@@ -343,7 +354,7 @@ pub(crate) struct Gains<'a>(pub &'a dyn ValidationGain);
 impl Evaluator for Gains<'_> {
     fn evaluate(
         &self,
-        trial: &crate::tuners::session::Trial,
+        trial: &crate::session::Trial,
         rng: &mut dyn RngCore,
     ) -> Result<Told> {
         match trial.evaluation {
@@ -362,7 +373,7 @@ pub(crate) struct ExactGains<'a>(pub &'a dyn RegularisedGain);
 impl Evaluator for ExactGains<'_> {
     fn evaluate(
         &self,
-        trial: &crate::tuners::session::Trial,
+        trial: &crate::session::Trial,
         _rng: &mut dyn RngCore,
     ) -> Result<Told> {
         match trial.evaluation {

@@ -11,7 +11,7 @@ use super::{TraceRow, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
-use crate::gp_ucb::session::{ExactGains, UcbSession};
+use crate::gp_ucb::session::{ExactGains, LipschitzBo, UcbSession};
 use crate::numeric::fmt_num;
 use crate::workloads::{Declarations, LipschitzAssumption};
 use crate::workloads::{Hyper, RegularisedGain, Space, Workload};
@@ -133,6 +133,15 @@ impl LipschitzGain {
         Ok(exact + 2.0 * slack)
     }
 
+    /// The BO's settings.
+    fn bo(&self) -> LipschitzBo {
+        LipschitzBo {
+            evaluations: self.evaluations,
+            lengthscale: self.lengthscale,
+            beta: self.beta,
+        }
+    }
+
     /// (f_BO, the released f̃_L) on `gain` over `grid`: its session driven to the end.
     pub fn run(
         &self,
@@ -141,7 +150,7 @@ impl LipschitzGain {
         rng: &mut dyn RngCore,
     ) -> Result<(f64, f64)> {
         let scale = laplace_scale(self.sensitivity(gain.assumption())?, self.epsilon)?;
-        let mut s = UcbSession::lipschitz(self.clone(), scale, grid.to_vec());
+        let mut s = UcbSession::lipschitz(self.bo(), scale, grid.to_vec());
         let out = drive(&mut s, &ExactGains(gain), rng)?;
         match (s.best_observed(), out.released_score) {
             (Some(best), Some(released)) => Ok((best, released)),
@@ -182,7 +191,7 @@ impl Tuner for LipschitzGain {
             return Err(Error::Infeasible("Algorithm 3 needs a grid of λ".into()));
         };
         let scale = laplace_scale(self.sensitivity(a)?, self.epsilon)?;
-        let s = UcbSession::lipschitz(self.clone(), scale, grid.clone());
+        let s = UcbSession::lipschitz(self.bo(), scale, grid.clone());
         Ok(Some(State::Ucb(Box::new(s))))
     }
     fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {

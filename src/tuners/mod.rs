@@ -14,11 +14,13 @@ pub mod papernot_steinke;
 pub mod propose_test;
 pub mod session;
 
+pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
+
 use crate::accounting::{Accountant, DpBound};
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
-use crate::workloads::{require_private_training, Hyper, Space, Workload};
+use crate::workloads::{require_private_training, Space, Workload};
 use crate::workloads::{Declarations, TrainingDeclaration};
 use rand::RngCore;
 use rand_distr::Distribution;
@@ -36,31 +38,6 @@ pub struct Guarantee {
     pub epsilon: f64,
     pub delta: f64,
     pub theorem: String,
-}
-
-/// The diagnostic a tuner reports as the number of tests it ran (the data-dependent
-/// `passes_data_dependent` column of tuning results).
-pub const PASSES: &str = "passes";
-/// The diagnostic of a GDP tuner's μ (data-independent).
-pub const MU: &str = "mu";
-/// The diagnostic of the noise std of each of a tuner's own releases (data-independent).
-pub const NOISE_STD: &str = "noise_std";
-
-/// What one tuning run released.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Outcome {
-    /// The chosen hyperparameter (None when the tuner released its data-independent default,
-    /// e.g. K = 0 or a halt).
-    pub chosen: Option<Hyper>,
-    /// The private score released with it.
-    pub released_score: Option<f64>,
-    /// Training runs performed (data-dependent for threshold variants: report only).
-    pub runs: u64,
-    /// Quantities a tuner reports about its run, by name (propose-test's data-dependent
-    /// `passes`, DP-GIBO's `mu` and `noise_std`): report only, never part of a guarantee.
-    pub diagnostics: Vec<(&'static str, f64)>,
-    /// Whether the tuner fell back to a data-independent choice it still released in `chosen`.
-    pub fallback: bool,
 }
 
 pub trait Tuner: Send + Sync {
@@ -109,34 +86,6 @@ pub trait Tuner: Send + Sync {
     }
 }
 
-/// One iteration of an iterative tuner, as a trace study sees it: the iterate (in the unit
-/// box) and named values. A non-private diagnostic: nothing here is released by the tuner.
-#[derive(Clone, Copy, Debug)]
-pub struct TraceRow<'a> {
-    pub point: &'a [f64],
-    pub values: &'a [(&'static str, f64)],
-}
-
-impl TraceRow<'_> {
-    /// The value called `name`, if the row has one.
-    pub fn value(&self, name: &str) -> Option<f64> {
-        self.values
-            .iter()
-            .find_map(|&(n, v)| (n == name).then_some(v))
-    }
-}
-
-/// Receives the rows of [`Tuner::tune_observed`]; any `FnMut(&TraceRow)` is one.
-pub trait Observer {
-    fn observe(&mut self, row: &TraceRow);
-}
-
-impl<F: FnMut(&TraceRow)> Observer for F {
-    fn observe(&mut self, row: &TraceRow) {
-        self(row)
-    }
-}
-
 /// The three ways a tuner meets an equal budget (ε, δ).
 pub enum BudgetPlan {
     /// Its privacy is that of the workload's runs: the harness calibrates their noise so that
@@ -148,15 +97,6 @@ pub enum BudgetPlan {
     /// It spends a share itself (propose-test's tests) and the rest through the runs: this
     /// copy has its share set, and the harness calibrates the runs' noise for the whole.
     OwnShareThenRuns(Box<dyn Tuner>),
-}
-
-impl Outcome {
-    /// The diagnostic called `name`, if the tuner reported one.
-    pub fn diagnostic(&self, name: &str) -> Option<f64> {
-        self.diagnostics
-            .iter()
-            .find_map(|&(n, v)| (n == name).then_some(v))
-    }
 }
 
 impl BudgetPlan {

@@ -1,0 +1,421 @@
+//! Tuners as ask/tell state machines (issue 39): the protocol every tuner's session speaks
+//! and the one executor that drives it. A session asks for evaluations ([`Session::ask`];
+//! several at once where its choices do not depend on their results), is told what each gave
+//! ([`Session::tell`]) and ends with the release ([`Session::finish`]). Its state is plain
+//! data (serde): a run can stop after any tell and resume from the saved state, not from
+//! replayed draws.
+//!
+//! The guarantee is the tuner's, known before the first ask
+//! ([`crate::tuners::Tuner::guarantee`]): a session only decides *which* evaluations happen,
+//! every told result being a released one. The sessions themselves live with their algorithms
+//! (`tuners::session` for best-of and threshold runs, `gibo::session`, `gp_ucb::session`,
+//! `tuners::propose_test`); this module sits below all of them.
+//!
+//! [`drive`] runs a session over an [`Evaluator`] with one random stream, drawn from in the
+//! order the tuners' loops always drew (the session's draws for a run, then the run's own),
+//! so tuning through a session gives the same draws and the same release.
+
+use crate::error::{Error, Result};
+use crate::rng::{stream_at, word_position};
+use crate::workloads::{Hyper, PrivateTraining};
+use rand::RngCore;
+use serde::{Deserialize, Serialize};
+
+/// The diagnostic a tuner reports as the number of tests it ran (the data-dependent
+/// `passes_data_dependent` column of tuning results).
+pub const PASSES: &str = "passes";
+/// The diagnostic of a GDP tuner's μ (data-independent).
+pub const MU: &str = "mu";
+/// The diagnostic of the noise std of each of a tuner's own releases (data-independent).
+pub const NOISE_STD: &str = "noise_std";
+
+/// What one tuning run released.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Outcome {
+    /// The chosen hyperparameter (None when the tuner released its data-independent default,
+    /// e.g. K = 0 or a halt).
+    pub chosen: Option<Hyper>,
+    /// The private score released with it.
+    pub released_score: Option<f64>,
+    /// Training runs performed (data-dependent for threshold variants: report only).
+    pub runs: u64,
+    /// Quantities a tuner reports about its run, by name (propose-test's data-dependent
+    /// `passes`, DP-GIBO's `mu` and `noise_std`): report only, never part of a guarantee.
+    pub diagnostics: Vec<(&'static str, f64)>,
+    /// Whether the tuner fell back to a data-independent choice it still released in `chosen`.
+    pub fallback: bool,
+}
+
+impl Outcome {
+    /// The diagnostic called `name`, if the tuner reported one.
+    pub fn diagnostic(&self, name: &str) -> Option<f64> {
+        self.diagnostics
+            .iter()
+            .find_map(|&(n, v)| (n == name).then_some(v))
+    }
+}
+
+/// One iteration of an iterative tuner, as a trace study sees it: the iterate (in the unit
+/// box) and named values. A non-private diagnostic: nothing here is released by the tuner.
+#[derive(Clone, Copy, Debug)]
+pub struct TraceRow<'a> {
+    pub point: &'a [f64],
+    pub values: &'a [(&'static str, f64)],
+}
+
+impl TraceRow<'_> {
+    /// The value called `name`, if the row has one.
+    pub fn value(&self, name: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find_map(|&(n, v)| (n == name).then_some(v))
+    }
+}
+
+/// Receives the rows of [`crate::tuners::Tuner::tune_observed`]; any `FnMut(&TraceRow)` is one.
+pub trait Observer {
+    fn observe(&mut self, row: &TraceRow);
+}
+
+impl<F: FnMut(&TraceRow)> Observer for F {
+    fn observe(&mut self, row: &TraceRow) {
+        self(row)
+    }
+}
+
+/// One evaluation a session asks for: its index (0, 1, … in asking order), what to evaluate,
+/// and where its random draws come from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Trial {
+    pub index: u64,
+    /// The candidate (for a private training run).
+    pub hyper: Hyper,
+    #[serde(default)]
+    pub evaluation: Evaluation,
+    /// `Some((seed, tag))`: the evaluation draws from `rng::stream(seed, &[tag])`, a stream of
+    /// the tuner's own; `None`: from the stream that drives the session.
+    #[serde(default)]
+    pub stream: Option<(u64, u64)>,
+    /// Where in its own stream the evaluation starts (words drawn before it): a tuner whose
+    /// evaluations continue one stream (DP-GIBO's) is told where each left it
+    /// ([`Session::stream_left_at`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub position: u64,
+}
+
+fn is_zero(x: &u64) -> bool {
+    *x == 0
+}
+
+/// What a trial evaluates.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Evaluation {
+    /// One private training run at the trial's candidate: told the score it released.
+    #[default]
+    Train,
+    /// The utility in [0, 1] of each candidate trained on each of `shards` disjoint shards
+    /// (propose-test's subsample-and-aggregate): told a[j][i].
+    ShardUtilities {
+        candidates: Vec<Hyper>,
+        shards: usize,
+    },
+    /// Every validation user's loss at each of `points` (unit box; the trial's `hyper` is
+    /// the iterate they are chosen around): told an n × b matrix, a row per user (DP-GIBO).
+    UserLosses { points: Vec<Hyper> },
+    /// Every validation user's exact loss gradient at the trial's `hyper`: told an n × d
+    /// matrix, a row per user, in the losses' native units (DP-GD).
+    UserGradients,
+    /// A noisy evaluation of the validation gain at the trial's grid point, under its
+    /// declared GP prior (private GP-UCB): told as a score.
+    ValidationGain,
+    /// The exact validation gain of the regularised model at the trial's λ (Kusner et al.'s
+    /// Algorithm 3): told as a score.
+    RegularisedGain,
+}
+
+impl Evaluation {
+    /// What the evaluation gives, in words.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Evaluation::Train => "a training run's score",
+            Evaluation::ShardUtilities { .. } => "shard utilities",
+            Evaluation::UserLosses { .. } => "per-user losses",
+            Evaluation::UserGradients => "per-user gradients",
+            Evaluation::ValidationGain | Evaluation::RegularisedGain => "a validation gain",
+        }
+    }
+}
+
+/// What an evaluation gave.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Told {
+    Score(f64),
+    Utilities(Vec<Vec<f64>>),
+    /// Per-user losses (n × b) or gradients (n × d), a row per user.
+    Matrix(Vec<Vec<f64>>),
+}
+
+impl Told {
+    /// The score of a training run, or an error naming what was told instead.
+    pub fn score(self) -> Result<f64> {
+        match self {
+            Told::Score(s) if s.is_finite() => Ok(s),
+            Told::Score(s) => Err(Error::invalid(
+                "score",
+                s,
+                "a finite number (a failed run is told its worst score, never dropped)",
+            )),
+            Told::Utilities(_) | Told::Matrix(_) => Err(Error::Infeasible(
+                "told a table of values where a training run's score was asked for".into(),
+            )),
+        }
+    }
+
+    /// A matrix told as rows, checked: `rows` × `cols`, every value finite.
+    pub fn matrix(self, what: &str, rows: usize, cols: usize) -> Result<ndarray::Array2<f64>> {
+        let Told::Matrix(m) = self else {
+            return Err(Error::Infeasible(format!(
+                "told something else where {what} were asked for"
+            )));
+        };
+        if m.len() != rows || m.iter().any(|r| r.len() != cols) {
+            return Err(Error::Infeasible(format!(
+                "{what} of the wrong shape: want {rows} × {cols}, told {} rows of lengths {:?}",
+                m.len(),
+                m.iter().map(Vec::len).collect::<Vec<_>>()
+            )));
+        }
+        if m.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(Error::Numerical(format!("{what}: a value is not finite")));
+        }
+        Ok(ndarray::Array2::from_shape_fn((rows, cols), |(i, j)| {
+            m[i][j]
+        }))
+    }
+}
+
+/// Evaluates what sessions ask for: a workload's capabilities in the harness, the user's
+/// command in `dptune tune`.
+pub trait Evaluator {
+    fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told>;
+    /// Every user's exact loss gradient at `point` (d × n), where the evaluator knows them: a
+    /// non-private diagnostic for simulations (spec 004 §4.3), never told to a tuner.
+    fn exact_user_gradients(&self, point: &Hyper) -> Option<ndarray::Array2<f64>> {
+        let _ = point;
+        None
+    }
+}
+
+impl<T: PrivateTraining + ?Sized> Evaluator for T {
+    fn evaluate(&self, trial: &Trial, rng: &mut dyn RngCore) -> Result<Told> {
+        match trial.evaluation {
+            Evaluation::Train => Ok(Told::Score(self.train(&trial.hyper, rng))),
+            _ => Err(Error::Infeasible(
+                "a private training run cannot give shard utilities".into(),
+            )),
+        }
+    }
+}
+
+/// What a session wants next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Next {
+    /// Run this trial and tell its score.
+    Run(Trial),
+    /// Tell the scores of the pending runs first: what comes next depends on them.
+    Wait,
+    /// The tuner has decided: [`Session::finish`] gives the release.
+    Done,
+}
+
+/// A tuning run as a state machine.
+pub trait Session {
+    /// The next run, if the tuner can say it before the pending runs are told (a best-of
+    /// session can: its candidates do not depend on scores, so its runs may go side by side;
+    /// a threshold session cannot). Draws what the tuner draws before the run (a candidate, a
+    /// halting coin) from `rng`, so the draws follow the asking order, whoever runs them.
+    fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next>;
+    /// What the pending evaluation `index` gave (pending ones may be told in any order).
+    fn tell(&mut self, index: u64, told: Told) -> Result<()>;
+    /// The release, once [`Session::ask`] has said [`Next::Done`].
+    fn finish(&self) -> Result<Outcome>;
+    /// Where the evaluation of pending trial `index`, which drew from its own stream from
+    /// [`Trial::position`] on, left that stream; called before its tell. A tuner whose
+    /// evaluations continue one stream keeps the position for the next trial.
+    fn stream_left_at(&mut self, index: u64, position: u64) {
+        let _ = (index, position);
+    }
+    /// Reports what the last tell did (an iteration's non-private diagnostics) to
+    /// `observer`, if the tuner reports anything; `evaluator` may add diagnostics of its own
+    /// ([`Evaluator::exact_user_gradients`]). Observing never changes the run.
+    fn observe_last(&self, evaluator: &dyn Evaluator, observer: &mut dyn Observer) {
+        let _ = (evaluator, observer);
+    }
+}
+
+/// Runs `session` to its end, one evaluation at a time, each drawing from its own stream or
+/// from `rng` after the session's own draws for it.
+pub fn drive(
+    session: &mut dyn Session,
+    evaluator: &dyn Evaluator,
+    rng: &mut dyn RngCore,
+) -> Result<Outcome> {
+    drive_observed(session, evaluator, rng, &mut |_: &TraceRow| {})
+}
+
+/// [`drive`], reporting to `observer` what each tell did ([`Session::observe_last`]): the one
+/// executor of every tuner's session, observed or not.
+pub fn drive_observed(
+    session: &mut dyn Session,
+    evaluator: &dyn Evaluator,
+    rng: &mut dyn RngCore,
+    observer: &mut dyn Observer,
+) -> Result<Outcome> {
+    drive_each(session, evaluator, rng, &mut |s, e| {
+        s.observe_last(e, observer)
+    })
+}
+
+/// [`drive`], calling `each` with the session and the evaluator after every tell.
+pub fn drive_each<S: Session + ?Sized>(
+    session: &mut S,
+    evaluator: &dyn Evaluator,
+    rng: &mut dyn RngCore,
+    each: &mut dyn FnMut(&S, &dyn Evaluator),
+) -> Result<Outcome> {
+    loop {
+        match session.ask(rng)? {
+            Next::Run(trial) => {
+                let told = match trial.stream {
+                    Some((seed, tag)) => {
+                        let mut own = stream_at(seed, tag, trial.position);
+                        let told = evaluator.evaluate(&trial, &mut own)?;
+                        session.stream_left_at(trial.index, word_position(&own)?);
+                        told
+                    }
+                    None => evaluator.evaluate(&trial, rng)?,
+                };
+                session.tell(trial.index, told)?;
+                each(session, evaluator);
+            }
+            Next::Done => return session.finish(),
+            Next::Wait => {
+                return Err(Error::Infeasible(
+                    "a session waited with no run pending".into(),
+                ))
+            }
+        }
+    }
+}
+
+/// The runs asked for so far, the ones told, and the ones pending.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Progress {
+    pub(crate) asked: u64,
+    pub(crate) told: u64,
+    pub(crate) pending: Vec<Trial>,
+}
+
+impl Progress {
+    pub(crate) fn start(&mut self, hyper: Hyper) -> Next {
+        self.start_with(hyper, Evaluation::Train, None)
+    }
+
+    pub(crate) fn start_with(
+        &mut self,
+        hyper: Hyper,
+        evaluation: Evaluation,
+        stream: Option<(u64, u64)>,
+    ) -> Next {
+        self.start_at(hyper, evaluation, stream, 0)
+    }
+
+    /// A trial whose evaluation draws from its own `stream` from word `position` on.
+    pub(crate) fn start_at(
+        &mut self,
+        hyper: Hyper,
+        evaluation: Evaluation,
+        stream: Option<(u64, u64)>,
+        position: u64,
+    ) -> Next {
+        let trial = Trial {
+            index: self.asked,
+            hyper,
+            evaluation,
+            stream,
+            position,
+        };
+        self.asked += 1;
+        self.pending.push(trial.clone());
+        Next::Run(trial)
+    }
+
+    /// The pending trial `index`, now told (removed from the pending ones only when `told`
+    /// is a valid answer to it).
+    pub(crate) fn told(&mut self, index: u64, told: Told) -> Result<(Trial, Told)> {
+        let at = self.position(index)?;
+        let told = match (&self.pending[at].evaluation, told) {
+            (Evaluation::Train, t) => Told::Score(t.score()?),
+            (Evaluation::ShardUtilities { candidates, shards }, Told::Utilities(a)) => {
+                if a.len() != candidates.len() || a.iter().any(|row| row.len() != *shards) {
+                    return Err(Error::Infeasible(format!(
+                        "shard utilities of the wrong shape (want {} × {shards})",
+                        candidates.len()
+                    )));
+                }
+                Told::Utilities(a)
+            }
+            (Evaluation::UserLosses { .. } | Evaluation::UserGradients, m @ Told::Matrix(_)) => m,
+            (Evaluation::ValidationGain | Evaluation::RegularisedGain, t @ Told::Score(_)) => {
+                Told::Score(t.score()?)
+            }
+            (evaluation, _) => {
+                return Err(Error::Infeasible(format!(
+                    "told something else where {} were asked for",
+                    evaluation.what()
+                )))
+            }
+        };
+        self.told += 1;
+        Ok((self.pending.remove(at), told))
+    }
+
+    /// The pending trial `index`, or an error naming the pending ones.
+    pub(crate) fn pending_trial(&self, index: u64) -> Result<&Trial> {
+        Ok(&self.pending[self.position(index)?])
+    }
+
+    fn position(&self, index: u64) -> Result<usize> {
+        let Some(at) = self.pending.iter().position(|t| t.index == index) else {
+            let waiting: Vec<String> = self.pending.iter().map(|t| t.index.to_string()).collect();
+            return Err(Error::Infeasible(format!(
+                "told run {index}, but the runs waiting for their scores are: {}",
+                if waiting.is_empty() {
+                    "none".into()
+                } else {
+                    waiting.join(", ")
+                }
+            )));
+        };
+        Ok(at)
+    }
+
+    pub(crate) fn done_or_wait(&self) -> Next {
+        if self.pending.is_empty() {
+            Next::Done
+        } else {
+            Next::Wait
+        }
+    }
+}
+
+pub(crate) fn unfinished(progress: &Progress, more: bool) -> Result<()> {
+    if !progress.pending.is_empty() || more {
+        return Err(Error::Infeasible(format!(
+            "the tuning run is not over ({} run(s) told): ask until it says it is done",
+            progress.told
+        )));
+    }
+    Ok(())
+}
