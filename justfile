@@ -41,7 +41,7 @@ sims-gpu: deps data
     cargo run --release --features cuda -- sim run sims/gpu/*.toml --profile paper
 
 # A fast, reduced run of every experiment, GPU-sized ones included (their smoke profiles run
-# on the CPU), into target/sims-smoke (`just test` runs the same as tests/smoke_sims.rs).
+# on the CPU), into target/sims-smoke (`just test` runs the same as tests/suite/smoke_sims.rs).
 sims-smoke: deps
     cargo run -- sim run sims/*.toml sims/gpu/*.toml --profile smoke --out target/sims-smoke --rerun-stale --quiet
 
@@ -51,8 +51,8 @@ report:
 
 # The whole suite (what CI runs), each stage timed: unit, integration and doc tests, each
 # bench once as a test (cargo-nextest where installed: tests run side by side), the fuzz
-# corpora replayed (tests/fuzz_corpus.rs), the smoke run of every experiment file
-# (tests/smoke_sims.rs, through the binary the tests built), and the `cuda` feature
+# corpora replayed (tests/suite/fuzz_corpus.rs), the smoke run of every experiment file
+# (tests/suite/smoke_sims.rs, through the binary the tests built), and the `cuda` feature
 # type-checked and linted. One cargo profile (dev, with optimised dependencies) for all of
 # it, so the tree builds once. A timed fuzz campaign is `just fuzz`.
 test: deps
@@ -74,7 +74,7 @@ test: deps
 # with cargo-fuzz on the nightly toolchain, SECONDS per target (not part of `just test`: the
 # fuzz crate's nightly build alone takes about 25 minutes on 2 cores). New inputs go to
 # fuzz/scratch/ (ignored); a crash lands in fuzz/artifacts/: fix it and keep the input in
-# fuzz/regressions/<target>/ (tests/fuzz_corpus.rs replays it on stable in `just test`). The last
+# fuzz/regressions/<target>/ (tests/suite/fuzz_corpus.rs replays it on stable in `just test`). The last
 # campaign's figures: fuzz/README.md.
 fuzz seconds="600":
     #!/usr/bin/env bash

@@ -1,7 +1,7 @@
 //! The fuzz targets' bodies (issue 22): every reader of user input, fed arbitrary bytes. Each
 //! function must return, never panic, hang or allocate without bound, whatever `data` holds;
 //! a reader's error is a correct answer. `fuzz/` (cargo-fuzz, `just fuzz`) drives them with
-//! libFuzzer; `tests/fuzz_corpus.rs` replays the committed corpora and every crash found
+//! libFuzzer; `tests/suite/fuzz_corpus.rs` replays the committed corpora and every crash found
 //! (`fuzz/regressions/`) on the stable toolchain, so a fixed crash stays fixed.
 
 use crate::accounting::RdpCurve;

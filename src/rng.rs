@@ -2,7 +2,7 @@
 //! depends on the thread count, the order cells run in, or how a run is sharded. Normal, gamma
 //! and Poisson variates use our own samplers (Box–Muller, Marsaglia–Tsang, inversion and
 //! Hörmann's PTRS) so values do not change when a dependency changes its algorithms or tables;
-//! `tests/selection_count.rs` pins sampled values.
+//! `tests/suite/selection_count.rs` pins sampled values.
 
 use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::{ChaCha20Rng, ChaCha8Rng};

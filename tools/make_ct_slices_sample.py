@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write tests/fixtures/ct_slices_sample.csv: 5 rows in the schema of the UCI CT-slices file
 (header patientId, value0 ... value383, reference), for the loader tests of
-src/data/ct_slices.rs (tests/svr_ct_slices.rs).
+src/data/ct_slices.rs (tests/suite/svr_ct_slices.rs).
 
     python3 tools/make_ct_slices_sample.py
 

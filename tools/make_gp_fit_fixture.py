@@ -10,7 +10,7 @@ How to run (from the repository root):
     python3 tools/make_gp_fit_fixture.py
 
 CI never runs this script: the JSON it writes is committed, and the Rust test
-(tests/gp_fit.rs) only reads that file. It exits unless scikit-learn is exactly
+(tests/suite/gp_fit.rs) only reads that file. It exits unless scikit-learn is exactly
 EXPECTED_SKLEARN.
 
 Determinism: case i draws its data from its own numpy PCG64 stream,

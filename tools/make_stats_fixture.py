@@ -2,7 +2,7 @@
 """Reference values for src/numeric/stats.rs from scipy (an independent implementation):
 Student-t mean intervals, paired t and Welch t (interval, t, df, p), and two-sided
 Clopper-Pearson intervals, at n = 2, 3, 5, 10, 30 and 1000. Writes
-tests/fixtures/stats/reference.json (read by tests/stats_fixture.rs).
+tests/fixtures/stats/reference.json (read by tests/suite/stats_fixture.rs).
 
     pip install scipy numpy && python3 tools/make_stats_fixture.py
 """

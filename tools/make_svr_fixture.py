@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate tests/fixtures/svr_sklearn.json: scikit-learn's epsilon-SVR on the
 built-in diabetes set with per-feature (ARD) lengthscales, as the reference for
-dptune's SVR (src/learn/svr.rs, tested by tests/svr.rs).
+dptune's SVR (src/learn/svr.rs, tested by tests/suite/svr.rs).
 
 How to run (from the repository root):
 

@@ -8,7 +8,7 @@ How to run (from the repository root):
     pip install autodp==0.2.3.1
     python3 tools/make_wor_fixture.py
 
-CI never runs this script: the JSON it writes is committed, and tests/accounting_wor.rs only
+CI never runs this script: the JSON it writes is committed, and tests/suite/accounting_wor.rs only
 reads it. There is nothing random: the cases are listed below, and re-running gives a
 byte-identical file (same autodp/numpy/scipy).
 

@@ -755,7 +755,7 @@ mod tests {
             assert!(d <= delta && d > delta * (1.0 - 1e-9), "μ={mu}: δ(ε)={d}");
         }
         // δ(0) = 2Φ(μ/2) − 1: with a δ above that, ε = 0.
-        // (Rounded up: above it by at most its rounding allowance; tests/precision.rs checks
+        // (Rounded up: above it by at most its rounding allowance; tests/suite/precision.rs checks
         // against exact values.)
         let d0 = gdp_delta(0.1, 0.0).unwrap();
         let exact = 2.0 * crate::numeric::ndtr(0.05) - 1.0;

@@ -254,7 +254,7 @@ mod tests {
                     );
                 } else {
                     // Negative-coefficient terms are added in absolute value (as dp-accounting
-                    // 0.6.0 does; its values are matched in tests/accounting_fixture.rs): never
+                    // 0.6.0 does; its values are matched in tests/suite/accounting_fixture.rs): never
                     // below the true divergence, never above the unsubsampled Gaussian.
                     let full = gaussian_rdp(sigma, alpha);
                     assert!(

@@ -33,7 +33,7 @@
 //! value v (other than the smallest) for which the fraction of rows below v is nearest to k/B
 //! (ties to the smaller v), that is, quantile edges snapped to the boundaries between distinct
 //! values, so heavy ties (40 hours a week is 47% of rows) never merge two bins.
-//! `tests/real_data.rs` recomputes them from the cached file. The encoding agrees with a1a's
+//! `tests/suite/real_data.rs` recomputes them from the cached file. The encoding agrees with a1a's
 //! first example (the first row of `adult.data`: features 3, 11, 14, 19, 39, 42, 55, 64, 67,
 //! 73, 75, 76, 80, 83), but other rows may fall in a neighbouring bin of a quantised attribute:
 //! results are comparable with a1a's, not identical. Because the edges are constants, a row's

@@ -2,7 +2,7 @@
 //! differences, the mean of the differences), Welch's t for two independent samples,
 //! Clopper–Pearson for a rate. Every interval is two-sided at 95% unless its name says
 //! otherwise; none is the normal 1.96·sd/√n, which at n = 3 is 2.2 times too narrow.
-//! Checked against scipy in `tests/stats_fixture.rs` (fixture by `tools/make_stats_fixture.py`).
+//! Checked against scipy in `tests/suite/stats_fixture.rs` (fixture by `tools/make_stats_fixture.py`).
 
 use super::bisect_bracket;
 use super::student_t::{incomplete_beta, student_t_quantile, student_t_two_sided_p};

@@ -72,7 +72,7 @@ impl Base {
 /// (pgf′ = f′/(1 − p₀)), gives e^{(λ−1)D_λ(A‖A′)} ≤ p₀ + e^{(λ−1)B}, B the Lemma 7 bound. We use
 /// ε′ = ln(p₀ + e^{(λ−1)B})/(λ−1). It matches the paper to many digits for large means but is
 /// essential for small ones: at μ ≈ 0.3 the uncorrected bound is negative while the exact
-/// divergence is positive (found by tests/selection_audit.rs).
+/// divergence is positive (found by tests/suite/selection_audit.rs).
 pub fn repeat_select(base: &Base, law: &RunCount, orders: &Orders) -> Result<RdpCurve> {
     let uncorrected = match (orders, base.closed_forms()) {
         (Orders::Continuous, Some((fwd, rev))) => continuous(fwd, rev, base, law)?,

@@ -316,7 +316,7 @@ pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>>
         out.push((name, outcome));
     }
     // Tables are drawn from the parquet by the same code (the committed ones are redrawn byte
-    // for byte by tests/regenerate_committed.rs): where every parquet file matches but for
+    // for byte by tests/suite/regenerate_committed.rs): where every parquet file matches but for
     // timing columns, a text table that differs only in some columns' cells differs by them.
     let parquet_match = out
         .iter()

@@ -9,7 +9,7 @@ use dptune::selection::three_point::ThreePoint;
 
 #[test]
 fn three_point_example_and_bound_match_the_scipy_reference() {
-    let text = include_str!("fixtures/ps_fig8_three_point.csv");
+    let text = include_str!("../fixtures/ps_fig8_three_point.csv");
     let base = Base::symmetric(RdpCurve::zcdp(0.1).unwrap());
     let mut checked = 0;
     for line in text.lines().skip(1) {

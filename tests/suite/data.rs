@@ -10,7 +10,7 @@ use dptune::Error;
 use ndarray::{Array2, Axis};
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers

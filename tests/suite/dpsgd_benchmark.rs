@@ -10,7 +10,7 @@ use dptune::workloads::build;
 use dptune::workloads::dpsgd_tasks::TaskData;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,7 +14,7 @@ use dptune::workloads::dpsgd_tuning::DpsgdTuningSpec;
 use std::io::Write;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))

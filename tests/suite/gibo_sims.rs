@@ -1,7 +1,7 @@
 //! The `gibo-paths` experiments (spec 004 figures): reproducible for any thread count, with the
 //! exact GDP ε in every private row and the iterates' losses recorded per evaluation.
 
-mod common;
+use crate::common;
 
 use dptune::accounting::convert::gdp_epsilon;
 use dptune::sim::Profile;

@@ -6,7 +6,7 @@ use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("kusner-{tag}"))

@@ -7,7 +7,7 @@ use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::run_and_report as run_file;
 
 fn temp_dir(tag: &str) -> common::TempDir {

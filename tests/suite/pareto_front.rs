@@ -7,7 +7,7 @@ use dptune::sim::table::Table;
 use dptune::sim::Profile;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 const FILE: &str = r#"
 name = "pf"

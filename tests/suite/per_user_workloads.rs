@@ -8,7 +8,7 @@ use dptune::workloads::build;
 use dptune::workloads::per_user::rff::{PerUserRff, RffConfig};
 use dptune::workloads::per_user::UserObjective;
 
-mod common;
+use crate::common;
 
 fn experiment(kind: &str, workload: &str) -> String {
     format!(

@@ -23,7 +23,7 @@ struct Row {
 }
 
 fn rows() -> Vec<Row> {
-    let text = include_str!("fixtures/precision/reference.csv");
+    let text = include_str!("../fixtures/precision/reference.csv");
     let mut lines = text.lines().enumerate();
     assert_eq!(lines.next().map(|l| l.1), Some("function,a,b,exact"));
     lines

@@ -487,7 +487,7 @@ fn bad_parameters_and_workloads_are_rejected_clearly() {
     assert!(e.contains("per-shard validation utilities"), "{e}");
 }
 
-mod common;
+use crate::common;
 
 /// Table 1's experiment reproduces spec 003's naive number and propose-test's independence of
 /// |S|; its report is written.

@@ -1,7 +1,7 @@
 //! Issue 36: every manifest says where its results come from, and results made by other code
 //! are reported stale (never served silently).
 
-mod common;
+use crate::common;
 
 use dptune::sim::code_graph::fingerprints;
 use dptune::sim::provenance::{Code, FINGERPRINTS};

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-mod common;
+use crate::common;
 
 /// Held by every test that reads or sets `DPTUNE_DATA` (tests of one file share a process).
 static ENV: Mutex<()> = Mutex::new(());

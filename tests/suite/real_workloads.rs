@@ -16,7 +16,7 @@ use dptune::workloads::validation_score::{ClippedMeanRelease, ScoreClip};
 use dptune::workloads::{Hyper, Space, Workload, WorkloadSpec};
 use ndarray::Array1;
 
-mod common;
+use crate::common;
 
 fn temp_dir(tag: &str) -> common::TempDir {
     common::temp_dir(&format!("real-{tag}"))

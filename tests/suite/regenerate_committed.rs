@@ -5,7 +5,7 @@
 //! pins them: `OPENBLAS_CORETYPE`), so only its printed tables are compared: they agree under
 //! the Haswell and the Cooperlake kernels although the stored bits do not.
 
-mod common;
+use crate::common;
 
 use dptune::sim::table::Table;
 use dptune::sim::Profile;

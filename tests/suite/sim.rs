@@ -6,7 +6,7 @@ use dptune::sim::{load, run, Profile, RunOptions, RunStatus, Shard};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// Runs `file` at the smoke profile into `out` and returns its result table.
 fn run_file(file: &Path, out: &Path, threads: usize) -> Table {

@@ -9,7 +9,7 @@ use dptune::sim::{load, run, Profile, RunStatus, Shard};
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 /// Every merged and derived table of a complete run, without timing columns.
 fn tables(status: RunStatus) -> Vec<Table> {

@@ -5,7 +5,7 @@ use dptune::sim::table::Table;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-mod common;
+use crate::common;
 
 fn dptune(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dptune"))

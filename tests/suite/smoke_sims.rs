@@ -3,7 +3,7 @@
 //! side by side, through the `dptune` binary the tests already built (`just sims-smoke` runs
 //! the same from the command line).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Command;
@@ -58,7 +58,7 @@ macro_rules! smoke_tests {
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect();
-            assert_eq!(shipped, listed, "add the new file to tests/smoke_sims.rs");
+            assert_eq!(shipped, listed, "add the new file to tests/suite/smoke_sims.rs");
         }
         $(
             #[test]

@@ -17,7 +17,7 @@ use dptune::Error;
 use rand::Rng;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 const SAMPLE: &str = "tests/fixtures/ct_slices_sample.csv";
 const SEED: u64 = 20261124;

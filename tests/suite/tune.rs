@@ -4,7 +4,7 @@
 //! with the worst score; a budget that cannot be met and bad files are refused before any run;
 //! `--jobs 1` and `--jobs 4` release the same.
 
-mod common;
+use crate::common;
 
 use common::temp_dir;
 use dptune::accounting::{steps_for_epochs, Accountant, Conversion, DpSgd, Gaussian, Orders};
