@@ -1,6 +1,7 @@
 //! The `dptune` command line. Every error is one line naming the parameter and its range.
 
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
+use crate::accounting::pld::{calibrate_dpsgd_noise_pld, PldAccountant, PldMechanism, DEFAULT_INTERVAL};
 use crate::accounting::{
     calibrate_dpsgd_noise, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd, Gaussian,
     LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
@@ -197,6 +198,8 @@ enum Account {
         target: Target,
         #[command(flatten)]
         rdp: RdpOptions,
+        #[command(flatten)]
+        which: WhichAccountant,
     },
     /// ρ-zCDP.
     Zcdp {
@@ -220,6 +223,8 @@ enum Account {
         target: Target,
         #[command(flatten)]
         rdp: RdpOptions,
+        #[command(flatten)]
+        which: WhichAccountant,
     },
     /// μ-Gaussian DP, converted exactly (Dong–Roth–Su).
     Gdp {
@@ -268,7 +273,31 @@ enum Account {
         delta: f64,
         #[command(flatten)]
         rdp: RdpOptions,
+        #[command(flatten)]
+        which: WhichAccountant,
     },
+}
+
+/// Which accountant bounds the mechanism: Rényi DP, the privacy-loss distribution, or the
+/// smaller of the two (both are valid upper bounds).
+#[derive(Args, Debug)]
+struct WhichAccountant {
+    /// rdp: Rényi DP (the options above); pld: the privacy-loss distribution (tighter in
+    /// (ε, δ), slower); best: both, reporting the smaller bound.
+    #[arg(long, value_enum, default_value_t = AccountantArg::Rdp)]
+    accountant: AccountantArg,
+    /// The PLD's loss-grid spacing (pld, best): its ε lies within about this much above the
+    /// exact composition's. Smaller is tighter and slower.
+    #[arg(long, allow_hyphen_values = true, value_parser = positive,
+          default_value_t = DEFAULT_INTERVAL)]
+    pld_interval: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum AccountantArg {
+    Rdp,
+    Pld,
+    Best,
 }
 
 /// How a DP-SGD run draws its lots and how long it is: (q, steps) or (n, m, epochs).
@@ -618,6 +647,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
             noise_multiplier,
             target,
             rdp,
+            which,
         } => {
             let (sampling, shape) = (LotSampling::from(lots.sampling), DpsgdShape::new(&lots)?);
             let m = DpSgd::with_sampling(sampling, shape.q, noise_multiplier, shape.steps)?;
@@ -639,7 +669,8 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 protects: sampling.protects(),
                 parameters,
             };
-            account_rdp(&m.rdp(), &subject, &target, &rdp)
+            let (step, steps) = PldMechanism::dpsgd(&m);
+            account_by(&m.rdp(), &[(step, steps)], &subject, &target, &rdp, &which)
         }
         Account::Zcdp { rho, target, rdp } => {
             let subject = Subject {
@@ -654,6 +685,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
             sigma,
             target,
             rdp,
+            which,
         } => {
             let m = Gaussian::new(sensitivity, sigma)?;
             let subject = Subject {
@@ -666,7 +698,8 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 protects: "one change of the data that moves the query by at most its sensitivity",
                 parameters: json!({"mechanism": "gaussian", "sensitivity": sensitivity, "sigma": sigma}),
             };
-            account_rdp(&m.rdp(), &subject, &target, &rdp)
+            let step = PldMechanism::Gaussian { sensitivity, sigma };
+            account_by(&m.rdp(), &[(step, 1)], &subject, &target, &rdp, &which)
         }
         Account::Gdp { mu, target, json } => {
             let subject = Subject {
@@ -707,15 +740,32 @@ fn execute_account(account: Account) -> Result<String, Error> {
             epsilon,
             delta,
             rdp,
+            which,
         } => {
             let (sampling, shape) = (LotSampling::from(lots.sampling), DpsgdShape::new(&lots)?);
             let accountant = rdp.accountant();
-            let c =
-                calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)?;
+            let by_rdp = || {
+                calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)
+            };
+            let by_pld = || {
+                calibrate_dpsgd_noise_pld(sampling, shape.q, shape.steps, epsilon, delta, which.pld_interval)
+            };
+            let (c, name, how) = match which.accountant {
+                AccountantArg::Rdp => (by_rdp()?, accountant.name(), describe_accountant(&accountant)),
+                AccountantArg::Pld => (by_pld()?, pld_name(which.pld_interval), describe_pld(which.pld_interval)),
+                AccountantArg::Best => {
+                    let (r, p) = (by_rdp()?, by_pld()?);
+                    if p.value < r.value {
+                        (p, pld_name(which.pld_interval), format!("{} (smaller than Rényi DP's {})", describe_pld(which.pld_interval), r.value))
+                    } else {
+                        (r, accountant.name(), format!("{} (smaller than the PLD's {})", describe_accountant(&accountant), p.value))
+                    }
+                }
+            };
             let sigma = c.value;
             if rdp.json {
                 let mut out = json!({"noise_multiplier": sigma, "epsilon": epsilon_up(c.bound.epsilon),
-                    "delta": delta, "order": c.bound.order, "accountant": accountant.name(),
+                    "delta": delta, "order": c.bound.order, "accountant": name,
                     "target_epsilon": epsilon, "sampling": sampling.name(),
                     "sampling_rate": shape.q, "steps": shape.steps});
                 if let Some((n, lot, t)) = shape.sizes {
@@ -728,13 +778,15 @@ fn execute_account(account: Account) -> Result<String, Error> {
             }
             let (lots, length) = shape.describe(sampling);
             Ok(format!(
-                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with {lots} and {length} is (ε = {}, δ = {})-DP, within the target ε = {}.\n  protects: {}\n  accountant: {} (best order λ = {})",
+                "Noise multiplier {sigma} is the smallest (to 1e-6 relative) for which DP-SGD with {lots} and {length} is (ε = {}, δ = {})-DP, within the target ε = {}.\n  protects: {}\n  accountant: {how}{}",
                 fmt_epsilon(c.bound.epsilon),
                 fmt_num(delta),
                 fmt_num(epsilon),
                 sampling.protects(),
-                describe_accountant(&accountant),
-                fmt_order(c.bound.order),
+                match c.bound.order {
+                    Some(o) => format!(" (best order λ = {})", fmt_order(Some(o))),
+                    None => String::new(),
+                },
             ))
         }
     }
@@ -905,6 +957,85 @@ fn finite_or_null(x: f64) -> Value {
     }
 }
 
+fn rdp_bound(accountant: &Accountant, curve: &RdpCurve, target: &Target) -> Result<DpBound, Error> {
+    match (target.delta, target.epsilon) {
+        (Some(delta), _) => accountant.epsilon(curve, delta),
+        (None, Some(epsilon)) => accountant.delta(curve, epsilon),
+        (None, None) => unreachable!("clap requires one target"),
+    }
+}
+
+/// A mechanism with both an RDP curve and a PLD (`runs`), by the accountant asked for.
+fn account_by(
+    curve: &RdpCurve,
+    runs: &[(PldMechanism, u64)],
+    subject: &Subject,
+    target: &Target,
+    options: &RdpOptions,
+    which: &WhichAccountant,
+) -> Result<String, Error> {
+    if which.accountant == AccountantArg::Rdp {
+        return account_rdp(curve, subject, target, options);
+    }
+    let mut pld = PldAccountant::new(which.pld_interval)?;
+    for &(m, count) in runs {
+        pld.compose(m, count)?;
+    }
+    let by_pld = match (target.delta, target.epsilon) {
+        (Some(delta), _) => pld.epsilon(delta)?,
+        (None, Some(epsilon)) => pld.delta(epsilon)?,
+        (None, None) => unreachable!("clap requires one target"),
+    };
+    let (mut bound, mut name, mut how) = (
+        by_pld.clone(),
+        pld_name(which.pld_interval),
+        describe_pld(which.pld_interval),
+    );
+    if which.accountant == AccountantArg::Best {
+        let accountant = options.accountant();
+        let by_rdp = rdp_bound(&accountant, curve, target)?;
+        // The smaller of two valid upper bounds: ε at the asked δ, or δ at the asked ε.
+        let rdp_wins = match target.delta {
+            Some(_) => by_rdp.epsilon < by_pld.epsilon,
+            None => by_rdp.delta < by_pld.delta,
+        };
+        let (winner, loser) = if rdp_wins {
+            (describe_accountant(&accountant), "the PLD")
+        } else {
+            (how.clone(), "Rényi DP")
+        };
+        let other = if rdp_wins { &by_pld } else { &by_rdp };
+        let other_value = match target.delta {
+            Some(_) => format!("ε = {}", fmt_epsilon(other.epsilon)),
+            None => format!("δ = {}", fmt_up_sig(other.delta, 7)),
+        };
+        how = format!("{winner}; the smaller of two bounds ({loser} gives {other_value})");
+        if rdp_wins {
+            bound = by_rdp;
+            name = accountant.name();
+        }
+    }
+    report(
+        subject,
+        &bound,
+        &name,
+        &how,
+        target.delta.is_none(),
+        options.json,
+    )
+}
+
+fn pld_name(interval: f64) -> String {
+    format!("pld/connect-dots/{interval:e}")
+}
+
+fn describe_pld(interval: f64) -> String {
+    format!(
+        "privacy-loss distribution (connect the dots, losses on a grid of {}; both directions of add/remove)",
+        fmt_num(interval)
+    )
+}
+
 fn account_rdp(
     curve: &RdpCurve,
     subject: &Subject,
@@ -912,11 +1043,7 @@ fn account_rdp(
     options: &RdpOptions,
 ) -> Result<String, Error> {
     let accountant = options.accountant();
-    let bound = match (target.delta, target.epsilon) {
-        (Some(delta), _) => accountant.epsilon(curve, delta)?,
-        (None, Some(epsilon)) => accountant.delta(curve, epsilon)?,
-        (None, None) => unreachable!("clap requires one target"),
-    };
+    let bound = rdp_bound(&accountant, curve, target)?;
     let how = describe_accountant(&accountant);
     let asked_delta = target.delta.is_none();
     report(

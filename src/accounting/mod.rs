@@ -7,6 +7,8 @@
 //! * [`divergence`]: their per-order Rényi divergences (a leaf: no import circle).
 //! * [`subsampled_wor`]: the Gaussian on lots drawn without replacement (Wang–Balle–
 //!   Kasiviswanathan 2019, Thm. 9; spec 001 §6.1) and the epochs → steps convention (a leaf).
+//! * [`pld`]: privacy-loss distributions (connect-the-dots discretisation, composition by
+//!   FFT), the tightest (ε, δ) of a composition (issue 40).
 //! * [`composition`]: optimal composition of pure-DP mechanisms (Kairouz–Oh–Viswanath).
 //! * [`calibrate`]: target (ε, δ) → noise multiplier.
 //! * [`clipped_mean`]: clipped-mean Gaussian releases (validation scores, per-user gradients).
@@ -21,6 +23,7 @@ pub mod convert;
 pub mod divergence;
 pub mod exponential;
 pub mod mechanisms;
+pub mod pld;
 pub mod rdp;
 pub mod subsampled_wor;
 

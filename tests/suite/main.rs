@@ -24,6 +24,7 @@ mod kusner;
 mod learn_sims;
 mod pareto_front;
 mod per_user_workloads;
+mod pld;
 mod precision;
 mod privacy_audit;
 mod propose_test;

@@ -1,0 +1,304 @@
+//! The PLD accountant against dp-accounting 0.6.0's (tests/fixtures/pld_dp_accounting_0.6.0.json,
+//! made by tools/make_pld_fixture.py): at the same discretisation, ε(δ) within 10⁻³ relative of
+//! its pessimistic (connect-the-dots) estimate, and never below its optimistic one.
+
+use dptune::accounting::pld::{
+    DiscretePair, Direction, GaussianPair, LaplacePair, Pld, PoissonGaussianPair,
+};
+
+/// dp-accounting's default: P's mass beyond the discretised losses is below e^{−50} each side.
+fn tail() -> f64 {
+    (-50f64).exp()
+}
+
+fn fixture() -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string("tests/fixtures/pld_dp_accounting_0.6.0.json").unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    doc["cases"].as_array().unwrap().clone()
+}
+
+/// ε(δ) of a case's composition, the larger of both directions where they differ.
+fn epsilon(case: &serde_json::Value) -> Option<f64> {
+    let f = |k: &str| case[k].as_f64().unwrap();
+    let (h, count, delta) = (f("interval"), case["count"].as_u64().unwrap(), f("delta"));
+    let plds = match case["kind"].as_str().unwrap() {
+        "gaussian" => vec![Pld::connect_dots(
+            &GaussianPair::new(1.0, f("sigma")).unwrap(),
+            h,
+            tail(),
+        )],
+        "poisson-gaussian" => [Direction::Remove, Direction::Add]
+            .into_iter()
+            .map(|d| {
+                let pair = PoissonGaussianPair::new(f("q"), f("sigma"), d).unwrap();
+                Pld::connect_dots(&pair, h, tail())
+            })
+            .collect(),
+        "laplace" => vec![Pld::connect_dots(
+            &LaplacePair::new(1.0, f("b")).unwrap(),
+            h,
+            tail(),
+        )],
+        "randomized-response" => vec![Pld::connect_dots(
+            &DiscretePair::randomized_response(f("noise"), case["buckets"].as_u64().unwrap())
+                .unwrap(),
+            h,
+            tail(),
+        )],
+        _ => return None,
+    };
+    let eps = plds
+        .into_iter()
+        .map(|p| {
+            p.unwrap()
+                .self_compose(count)
+                .unwrap()
+                .epsilon(delta)
+                .unwrap()
+        })
+        .fold(0.0, f64::max);
+    Some(eps)
+}
+
+#[test]
+fn epsilons_match_dp_accounting_and_never_go_below_its_optimistic_estimate() {
+    let mut checked = 0;
+    for case in fixture() {
+        let Some(ours) = epsilon(&case) else { continue };
+        let pess = case["epsilon_pessimistic"].as_f64().unwrap();
+        let opt = case["epsilon_optimistic"].as_f64().unwrap();
+        assert!(
+            ours >= opt,
+            "below dp-accounting's optimistic ε {opt}: {ours}\n{case}"
+        );
+        assert!(
+            (ours - pess).abs() <= 1e-3 * pess,
+            "ε {ours} vs dp-accounting's {pess} (rel {:.2e})\n{case}",
+            (ours - pess).abs() / pess
+        );
+        checked += 1;
+    }
+    assert!(checked >= 52, "{checked} cases");
+}
+
+// ---- Exact answers -------------------------------------------------------------------------
+
+use dptune::accounting::convert::gdp_epsilon;
+use dptune::accounting::pld::{PldAccountant, PldMechanism};
+use dptune::accounting::{Accountant, DpSgd, LotSampling};
+
+fn phi(x: f64, mean: f64, sd: f64) -> f64 {
+    let z = (x - mean) / sd;
+    (-0.5 * z * z).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
+}
+
+/// ∫ (p(x) − e^ε q(x))₊ dx by Simpson's rule on [lo, hi] with `n` (even) intervals.
+fn hockey_stick(p: &dyn Fn(f64) -> f64, q: &dyn Fn(f64) -> f64, eps: f64, lo: f64, hi: f64) -> f64 {
+    let n = 400_000;
+    let h = (hi - lo) / n as f64;
+    let f = |x: f64| (p(x) - eps.exp() * q(x)).max(0.0);
+    let mut sum = f(lo) + f(hi);
+    for i in 1..n {
+        sum += f(lo + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
+    }
+    sum * h / 3.0
+}
+
+/// One run of a mechanism, its δ(ε) read off the PLD accountant.
+fn pld_delta(m: PldMechanism, eps: f64) -> f64 {
+    let mut a = PldAccountant::new(1e-4).unwrap();
+    a.compose(m, 1).unwrap();
+    a.delta(eps).unwrap().delta
+}
+
+/// A single step of every continuous mechanism against the hockey-stick divergence of its
+/// dominating pair by quadrature of the densities (at losses off the grid, where the
+/// connect-the-dots PLD interpolates): never below it, and within the interpolation's error.
+#[test]
+fn one_step_of_each_mechanism_matches_its_hockey_stick_divergence_by_quadrature() {
+    type Density = Box<dyn Fn(f64) -> f64>;
+    let mixture = |q: f64, s: f64| -> Density {
+        Box::new(move |x| (1.0 - q) * phi(x, 0.0, s) + q * phi(x, 1.0, s))
+    };
+    let normal = |m: f64, s: f64| -> Density { Box::new(move |x| phi(x, m, s)) };
+    let laplace = |m: f64, b: f64| -> Density { Box::new(move |x| (-(x - m).abs() / b).exp() / (2.0 * b)) };
+    for eps in [0.0, 0.0123, 0.31415, 1.05, 2.5] {
+        let mut cases: Vec<(String, PldMechanism, Vec<(Density, Density)>, (f64, f64))> = vec![];
+        for (sens, sigma) in [(1.0, 0.7), (2.0, 3.0)] {
+            cases.push((
+                format!("gaussian Δ={sens} σ={sigma}"),
+                PldMechanism::Gaussian { sensitivity: sens, sigma },
+                vec![(normal(sens, sigma), normal(0.0, sigma)), (normal(0.0, sigma), normal(sens, sigma))],
+                (-40.0 * sigma, 40.0 * sigma + sens),
+            ));
+        }
+        for (sens, b) in [(1.0, 0.5), (1.0, 4.0)] {
+            cases.push((
+                format!("laplace Δ={sens} b={b}"),
+                PldMechanism::Laplace { sensitivity: sens, scale: b },
+                vec![(laplace(0.0, b), laplace(sens, b)), (laplace(sens, b), laplace(0.0, b))],
+                (-80.0 * b, 80.0 * b + sens),
+            ));
+        }
+        for (q, s) in [(0.01, 0.8), (0.2, 1.5), (0.5, 0.6)] {
+            let both = vec![(mixture(q, s), normal(0.0, s)), (normal(0.0, s), mixture(q, s))];
+            cases.push((
+                format!("poisson q={q} σ={s}"),
+                PldMechanism::PoissonGaussian { sampling_rate: q, noise_multiplier: s },
+                both,
+                (-40.0 * s, 40.0 * s + 1.0),
+            ));
+            let both = vec![(mixture(q, s), normal(0.0, s)), (normal(0.0, s), mixture(q, s))];
+            cases.push((
+                format!("without replacement q={q} σ={s}"),
+                PldMechanism::WorGaussian { sampling_rate: q, noise_multiplier: s },
+                both,
+                (-40.0 * s, 40.0 * s + 1.0),
+            ));
+        }
+        for (name, m, pairs, (lo, hi)) in cases {
+            let exact = pairs
+                .iter()
+                .map(|(p, q)| hockey_stick(p.as_ref(), q.as_ref(), eps, lo, hi))
+                .fold(0.0, f64::max);
+            let ours = pld_delta(m, eps);
+            assert!(ours >= exact - 1e-9, "{name} ε={eps}: δ {ours} below the quadrature's {exact}");
+            assert!(ours <= exact + 1e-6 + 1e-3 * exact, "{name} ε={eps}: δ {ours} vs the quadrature's {exact}");
+        }
+    }
+}
+
+/// Randomized response and the (ε, δ) pair against sums over their outcomes, written out.
+#[test]
+fn discrete_mechanisms_match_their_outcome_sums() {
+    for (noise, k) in [(0.5, 2u64), (0.9, 7)] {
+        let kf = k as f64;
+        let (own, other) = (1.0 - noise + noise / kf, noise / kf);
+        for eps in [0.0, 0.2, 1.3] {
+            // Outcome a: (own, other); b: (other, own); the k − 2 others: equal.
+            let exact = (own - eps.exp() * other).max(0.0) + (other - eps.exp() * own).max(0.0);
+            let ours = pld_delta(PldMechanism::RandomizedResponse { noise, buckets: k }, eps);
+            assert!(ours >= exact - 1e-12 && ours <= exact + 1e-4, "rr {noise} {k} ε={eps}: {ours} vs {exact}");
+        }
+    }
+    // Kairouz–Oh–Viswanath: k-fold composition of (ε₀, δ₀)-DP is exactly
+    // (ε_i, 1 − (1 − δ₀)^k (1 − δ'_i)) at ε_i = (k − 2i)ε₀ with
+    // δ'_i = Σ_{l<i} C(k, l)(e^{(k−l)ε₀} − e^{(k−2i+l)ε₀}) / (1 + e^{ε₀})^k.
+    let (e0, d0, k) = (0.5, 1e-6, 10u64);
+    let mut a = PldAccountant::new(1e-4).unwrap();
+    a.compose(PldMechanism::ApproximateDp { epsilon: e0, delta: d0 }, k).unwrap();
+    let binom = |n: u64, r: u64| (0..r).fold(1.0, |acc, j| acc * (n - j) as f64 / (j + 1) as f64);
+    for i in 0..(k / 2) {
+        let eps_i = (k - 2 * i) as f64 * e0;
+        let dprime: f64 = (0..i)
+            .map(|l| {
+                binom(k, l) * (((k - l) as f64 * e0).exp() - ((k as f64 - 2.0 * i as f64 + l as f64) * e0).exp())
+                    / (1.0 + e0.exp()).powi(k as i32)
+            })
+            .sum();
+        let exact = 1.0 - (1.0 - d0).powi(k as i32) * (1.0 - dprime);
+        let ours = a.delta(eps_i).unwrap().delta;
+        assert!(ours >= exact * (1.0 - 1e-9), "i={i} ε={eps_i}: {ours} below KOV's {exact}");
+        assert!(ours <= exact * 1.01 + 1e-9, "i={i} ε={eps_i}: {ours} vs KOV's {exact}");
+    }
+}
+
+/// Runs of different noise compose: Gaussians of σ₁ and σ₂ are GDP with μ² = 1/σ₁² + 1/σ₂²
+/// (dptune's Dong–Roth–Su conversion, a separate code path).
+#[test]
+fn heterogeneous_gaussians_compose_to_the_gdp_closed_form() {
+    for (s1, k1, s2, k2) in [(2.0, 3u64, 5.0, 40u64), (1.0, 1, 10.0, 300)] {
+        let mut a = PldAccountant::new(1e-4).unwrap();
+        a.compose(PldMechanism::Gaussian { sensitivity: 1.0, sigma: s1 }, k1).unwrap();
+        a.compose(PldMechanism::Gaussian { sensitivity: 1.0, sigma: s2 }, k2).unwrap();
+        let mu = (k1 as f64 / (s1 * s1) + k2 as f64 / (s2 * s2)).sqrt();
+        for delta in [1e-3, 1e-6] {
+            let exact = gdp_epsilon(mu, delta).unwrap().epsilon;
+            let ours = a.epsilon(delta).unwrap().epsilon;
+            assert!(ours >= exact * (1.0 - 1e-9), "{ours} < GDP's {exact}");
+            assert!(ours <= exact * 1.002 + 1e-3, "{ours} ≫ GDP's {exact}");
+        }
+    }
+}
+
+// ---- Without replacement -------------------------------------------------------------------
+
+/// The without-replacement PLD is never above the existing Wang–Balle–Kasiviswanathan RDP
+/// bound for the same run.
+#[test]
+fn without_replacement_pld_is_never_above_the_wbk_rdp_bound() {
+    for q in [0.01, 0.05, 0.2] {
+        for sigma in [0.8, 1.5, 4.0] {
+            for steps in [1u64, 100, 1000] {
+                let run = DpSgd::with_sampling(LotSampling::WithoutReplacement, q, sigma, steps).unwrap();
+                let rdp = Accountant::default().epsilon(&run.rdp(), 1e-5).unwrap().epsilon;
+                let (step, count) = PldMechanism::dpsgd(&run);
+                let mut a = PldAccountant::new(1e-3).unwrap();
+                a.compose(step, count).unwrap();
+                let pld = a.epsilon(1e-5).unwrap().epsilon;
+                assert!(pld <= rdp, "q={q} σ={sigma} T={steps}: PLD ε {pld} > WBK RDP ε {rdp}");
+            }
+        }
+    }
+}
+
+/// δ(ε) of T steps without replacement against a Monte Carlo estimate from sampled privacy
+/// losses of the composed pair (each direction; the PLD accounts for the larger): δ_PLD is at
+/// least the estimate's lower confidence bound (empirical Bernstein, Maurer–Pontil 2009, at
+/// confidence 1 − 10⁻⁶) on every case.
+#[test]
+fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
+    let mut rng = dptune::rng::stream(20261128, &[40]);
+    for (q, sigma, steps) in [(0.1, 1.0, 20u64), (0.02, 0.7, 50), (0.3, 2.0, 10)] {
+        let mut a = PldAccountant::new(1e-4).unwrap();
+        a.compose(PldMechanism::WorGaussian { sampling_rate: q, noise_multiplier: sigma }, steps)
+            .unwrap();
+        let mix_loss = |x: f64| ((1.0 - q) + q * ((2.0 * x - 1.0) / (2.0 * sigma * sigma)).exp()).ln();
+        let n = 100_000;
+        for remove in [true, false] {
+            let losses: Vec<f64> = (0..n)
+                .map(|_| {
+                    (0..steps)
+                        .map(|_| {
+                            let z = sigma * dptune::rng::normal(&mut rng);
+                            if remove {
+                                // x ~ P′ = q N(1, σ²) + (1 − q) N(0, σ²); L = ln P′/Q.
+                                let u: f64 = rand::Rng::random(&mut rng);
+                                mix_loss(z + if u < q { 1.0 } else { 0.0 })
+                            } else {
+                                // x ~ Q; L = ln Q/P′.
+                                -mix_loss(z)
+                            }
+                        })
+                        .sum()
+                })
+                .collect();
+            for eps in [0.25, 0.5, 1.0] {
+                let v: Vec<f64> = losses.iter().map(|&l| (-(eps - l).exp_m1()).max(0.0)).collect();
+                let mean = v.iter().sum::<f64>() / n as f64;
+                let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+                let ln = (2.0 / 1e-6f64).ln();
+                let lcb = mean - (2.0 * var * ln / n as f64).sqrt() - 7.0 * ln / (3.0 * (n - 1) as f64);
+                let ours = a.delta(eps).unwrap().delta;
+                assert!(
+                    ours >= lcb,
+                    "q={q} σ={sigma} T={steps} ε={eps} (remove={remove}): δ {ours} < MC LCB {lcb} (mean {mean})"
+                );
+            }
+        }
+    }
+}
+
+/// Poisson and without-replacement lots protect different relations: not composed together.
+#[test]
+fn lots_of_both_samplings_are_not_composed_together() {
+    let mut a = PldAccountant::new(1e-3).unwrap();
+    a.compose(PldMechanism::PoissonGaussian { sampling_rate: 0.1, noise_multiplier: 1.0 }, 5).unwrap();
+    let e = a
+        .compose(PldMechanism::WorGaussian { sampling_rate: 0.1, noise_multiplier: 1.0 }, 5)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("neighbouring relations"), "{e}");
+    assert!(PldAccountant::new(0.0).is_err());
+    assert!(PldAccountant::new(1e-3).unwrap().epsilon(1e-5).is_err());
+}
