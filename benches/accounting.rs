@@ -41,7 +41,10 @@ fn conversion(c: &mut Criterion) {
 fn pld(c: &mut Criterion) {
     let mut group = c.benchmark_group("pld_dpsgd_epsilon");
     group.sample_size(10);
-    for (name, q, steps) in [("q0.01_T1000", 0.01, 1000), ("mnist_T14063", 256.0 / 60000.0, 14063)] {
+    for (name, q, steps) in [
+        ("q0.01_T1000", 0.01, 1000),
+        ("mnist_T14063", 256.0 / 60000.0, 14063),
+    ] {
         group.bench_function(name, |b| {
             b.iter(|| {
                 let (step, count) = PldMechanism::dpsgd(&DpSgd::new(q, 1.1, steps).unwrap());

@@ -1,7 +1,9 @@
 //! The `dptune` command line. Every error is one line naming the parameter and its range.
 
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
-use crate::accounting::pld::{calibrate_dpsgd_noise_pld, PldAccountant, PldMechanism, DEFAULT_INTERVAL};
+use crate::accounting::pld::{
+    calibrate_dpsgd_noise_pld, PldAccountant, PldMechanism, DEFAULT_INTERVAL,
+};
 use crate::accounting::{
     calibrate_dpsgd_noise, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd, Gaussian,
     LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
@@ -748,17 +750,48 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 calibrate_dpsgd_noise(sampling, shape.q, shape.steps, epsilon, delta, &accountant)
             };
             let by_pld = || {
-                calibrate_dpsgd_noise_pld(sampling, shape.q, shape.steps, epsilon, delta, which.pld_interval)
+                calibrate_dpsgd_noise_pld(
+                    sampling,
+                    shape.q,
+                    shape.steps,
+                    epsilon,
+                    delta,
+                    which.pld_interval,
+                )
             };
             let (c, name, how) = match which.accountant {
-                AccountantArg::Rdp => (by_rdp()?, accountant.name(), describe_accountant(&accountant)),
-                AccountantArg::Pld => (by_pld()?, pld_name(which.pld_interval), describe_pld(which.pld_interval)),
+                AccountantArg::Rdp => (
+                    by_rdp()?,
+                    accountant.name(),
+                    describe_accountant(&accountant),
+                ),
+                AccountantArg::Pld => (
+                    by_pld()?,
+                    pld_name(which.pld_interval),
+                    describe_pld(which.pld_interval),
+                ),
                 AccountantArg::Best => {
                     let (r, p) = (by_rdp()?, by_pld()?);
                     if p.value < r.value {
-                        (p, pld_name(which.pld_interval), format!("{} (smaller than Rényi DP's {})", describe_pld(which.pld_interval), r.value))
+                        (
+                            p,
+                            pld_name(which.pld_interval),
+                            format!(
+                                "{} (smaller than Rényi DP's {})",
+                                describe_pld(which.pld_interval),
+                                r.value
+                            ),
+                        )
                     } else {
-                        (r, accountant.name(), format!("{} (smaller than the PLD's {})", describe_accountant(&accountant), p.value))
+                        (
+                            r,
+                            accountant.name(),
+                            format!(
+                                "{} (smaller than the PLD's {})",
+                                describe_accountant(&accountant),
+                                p.value
+                            ),
+                        )
                     }
                 }
             };
@@ -1031,7 +1064,7 @@ fn pld_name(interval: f64) -> String {
 
 fn describe_pld(interval: f64) -> String {
     format!(
-        "privacy-loss distribution (connect the dots, losses on a grid of {}; both directions of add/remove)",
+        "privacy-loss distribution (connect the dots, losses on a grid of {})",
         fmt_num(interval)
     )
 }

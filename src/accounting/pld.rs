@@ -541,14 +541,23 @@ pub enum PldMechanism {
     /// Any (ε, δ)-DP mechanism.
     ApproximateDp { epsilon: f64, delta: f64 },
     /// A DP-SGD step on a Poisson lot (add/remove-one neighbours).
-    PoissonGaussian { sampling_rate: f64, noise_multiplier: f64 },
+    PoissonGaussian {
+        sampling_rate: f64,
+        noise_multiplier: f64,
+    },
     /// A DP-SGD step on a lot drawn without replacement (replace-one neighbours).
-    WorGaussian { sampling_rate: f64, noise_multiplier: f64 },
+    WorGaussian {
+        sampling_rate: f64,
+        noise_multiplier: f64,
+    },
 }
+
+/// A mechanism's pair (the remove direction), and the add direction's where it differs.
+type Pairs = (Box<dyn DominatingPair>, Option<Box<dyn DominatingPair>>);
 
 impl PldMechanism {
     /// The pair P dominates Q by, in each direction (remove, add) where they differ.
-    fn pairs(&self) -> Result<(Box<dyn DominatingPair>, Option<Box<dyn DominatingPair>>)> {
+    fn pairs(&self) -> Result<Pairs> {
         Ok(match *self {
             PldMechanism::Gaussian { sensitivity, sigma } => {
                 (Box::new(GaussianPair::new(sensitivity, sigma)?), None)
@@ -556,12 +565,14 @@ impl PldMechanism {
             PldMechanism::Laplace { sensitivity, scale } => {
                 (Box::new(LaplacePair::new(sensitivity, scale)?), None)
             }
-            PldMechanism::RandomizedResponse { noise, buckets } => {
-                (Box::new(DiscretePair::randomized_response(noise, buckets)?), None)
-            }
-            PldMechanism::ApproximateDp { epsilon, delta } => {
-                (Box::new(DiscretePair::approximate_dp(epsilon, delta)?), None)
-            }
+            PldMechanism::RandomizedResponse { noise, buckets } => (
+                Box::new(DiscretePair::randomized_response(noise, buckets)?),
+                None,
+            ),
+            PldMechanism::ApproximateDp { epsilon, delta } => (
+                Box::new(DiscretePair::approximate_dp(epsilon, delta)?),
+                None,
+            ),
             PldMechanism::PoissonGaussian {
                 sampling_rate,
                 noise_multiplier,
@@ -656,9 +667,8 @@ impl PldAccountant {
         let one = Pld::connect_dots(remove.as_ref(), self.interval, MECHANISM_TAIL)?;
         let remove_pld = one.self_compose(count)?;
         let add_pld = match add {
-            Some(pair) => {
-                Pld::connect_dots(pair.as_ref(), self.interval, MECHANISM_TAIL)?.self_compose(count)?
-            }
+            Some(pair) => Pld::connect_dots(pair.as_ref(), self.interval, MECHANISM_TAIL)?
+                .self_compose(count)?,
             None => remove_pld.clone(),
         };
         let join = |so_far: &Option<Pld>, new: Pld| match so_far {

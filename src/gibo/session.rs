@@ -434,11 +434,7 @@ pub fn observe(observer: &mut dyn Observer, it: &Iteration) {
 pub(super) struct PerUser<'a>(pub &'a dyn PerUserLosses);
 
 impl Evaluator for PerUser<'_> {
-    fn evaluate(
-        &self,
-        trial: &crate::session::Trial,
-        rng: &mut dyn RngCore,
-    ) -> Result<Told> {
+    fn evaluate(&self, trial: &crate::session::Trial, rng: &mut dyn RngCore) -> Result<Told> {
         let rows = |m: Array2<f64>| m.rows().into_iter().map(|r| r.to_vec()).collect();
         match &trial.evaluation {
             Evaluation::UserLosses { points } => {

@@ -11,8 +11,8 @@ use crate::accounting::exponential::{exp_mech_log_weights, sample_log_weights};
 use crate::accounting::Laplace;
 use crate::error::{Error, Result};
 use crate::gp::KernelFamily;
-use crate::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
 use crate::session::Outcome;
+use crate::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
 use crate::workloads::{GainPrior, Hyper, RegularisedGain, ValidationGain};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
@@ -352,11 +352,7 @@ impl Session for UcbSession {
 pub(crate) struct Gains<'a>(pub &'a dyn ValidationGain);
 
 impl Evaluator for Gains<'_> {
-    fn evaluate(
-        &self,
-        trial: &crate::session::Trial,
-        rng: &mut dyn RngCore,
-    ) -> Result<Told> {
+    fn evaluate(&self, trial: &crate::session::Trial, rng: &mut dyn RngCore) -> Result<Told> {
         match trial.evaluation {
             Evaluation::ValidationGain => Ok(Told::Score(self.0.observe(&trial.hyper, rng))),
             ref other => Err(Error::Infeasible(format!(
@@ -371,11 +367,7 @@ impl Evaluator for Gains<'_> {
 pub(crate) struct ExactGains<'a>(pub &'a dyn RegularisedGain);
 
 impl Evaluator for ExactGains<'_> {
-    fn evaluate(
-        &self,
-        trial: &crate::session::Trial,
-        _rng: &mut dyn RngCore,
-    ) -> Result<Told> {
+    fn evaluate(&self, trial: &crate::session::Trial, _rng: &mut dyn RngCore) -> Result<Told> {
         match trial.evaluation {
             Evaluation::RegularisedGain => Ok(Told::Score(self.0.gain(&trial.hyper))),
             ref other => Err(Error::Infeasible(format!(

@@ -288,8 +288,8 @@ impl Session for Threshold {
 mod tests {
     use super::*;
     use crate::accounting::RdpCurve;
-    use crate::workloads::PrivateTraining;
     use crate::rng::stream;
+    use crate::workloads::PrivateTraining;
 
     /// Scores the first coordinate, with noise from the run's own draws.
     struct Noisy(RdpCurve);

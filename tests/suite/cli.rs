@@ -37,6 +37,47 @@ fn dpsgd_json_reproduces_the_spec_golden_on_dp_accounting_orders() {
     assert_eq!(default["accountant"], "rdp/cks/continuous");
 }
 
+/// Issue 40: the MNIST run's ε by PLD is below RDP's 2.597, within 10⁻³ of dp-accounting
+/// 0.6.0's connect-the-dots 2.3818 at the same grid (tests/fixtures/pld_dp_accounting_0.6.0.json)
+/// and never below it; `best` reports the smaller bound and names its accountant; a PLD
+/// calibration meets its target with less noise than the RDP one.
+#[test]
+fn pld_accountant_beats_rdp_on_mnist_and_best_takes_the_smaller() {
+    let rdp = json(&format!("{MNIST} --json"))["epsilon"]
+        .as_f64()
+        .unwrap();
+    let pld = json(&format!("{MNIST} --accountant pld --json"));
+    let eps = pld["epsilon"].as_f64().unwrap();
+    assert!(eps < rdp - 0.2, "{pld}");
+    assert!(
+        (2.381_778_813_576_892..2.381_778_813_576_892 * 1.001).contains(&eps),
+        "{pld}"
+    );
+    assert_eq!(pld["accountant"], "pld/connect-dots/1e-4");
+    assert!(pld["order"].is_null());
+    let best = json(&format!("{MNIST} --accountant best --json"));
+    assert_eq!(best["epsilon"].as_f64(), Some(eps));
+    // Where RDP is the smaller bound (a single Gaussian at large ε), best reports it.
+    let (code, text, _) =
+        dptune("account gaussian --sensitivity 1 --sigma 0.5 --delta 1e-5 --accountant best");
+    assert_eq!(code, 0);
+    assert!(text.contains("smaller of two bounds"), "{text}");
+    let calibrate =
+        "account calibrate-dpsgd --sampling-rate 0.01 --steps 1000 --epsilon 2 --delta 1e-5";
+    let by_rdp = json(&format!("{calibrate} --json"))["noise_multiplier"]
+        .as_f64()
+        .unwrap();
+    let by_pld = json(&format!("{calibrate} --accountant pld --json"));
+    assert!(
+        by_pld["noise_multiplier"].as_f64().unwrap() < by_rdp,
+        "{by_pld}"
+    );
+    assert!(by_pld["epsilon"].as_f64().unwrap() <= 2.0, "{by_pld}");
+    let (code, _, err) = dptune(&format!("{MNIST} --accountant pld --pld-interval 0"));
+    assert_ne!(code, 0);
+    assert!(err.contains("pld-interval"), "{err}");
+}
+
 /// Spec 001 §6.1's first vector: n = 30956, m = 256, T = 10, σ = 1, δ = 1e-5 → k = 1210,
 /// ε = 3.684 with the plain conversion over the integer orders 2..4096.
 const WOR: &str = "account dpsgd --sampling without-replacement --data-size 30956 --lot-size 256 --epochs 10 --noise-multiplier 1 --delta 1e-5";

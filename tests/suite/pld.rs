@@ -4,7 +4,7 @@
 //! answers (quadrature, Kairouz–Oh–Viswanath, Gaussian DP) and the without-replacement checks.
 
 use dptune::accounting::pld::{
-    DiscretePair, Direction, GaussianPair, LaplacePair, Pld, PoissonGaussianPair,
+    Direction, DiscretePair, GaussianPair, LaplacePair, Pld, PoissonGaussianPair,
 };
 
 /// dp-accounting's default: P's mass beyond the discretised losses is below e^{−50} each side.
@@ -55,7 +55,10 @@ fn epsilon(case: &serde_json::Value) -> Option<(f64, f64)> {
         let p = p.unwrap().self_compose(count).unwrap();
         let allowance = p.rounding_allowance();
         // A sanity bound: the allowance stays a small part of δ on every case.
-        assert!(allowance <= 0.05 * delta, "rounding allowance {allowance} at δ = {delta}");
+        assert!(
+            allowance <= 0.05 * delta,
+            "rounding allowance {allowance} at δ = {delta}"
+        );
         exact = exact.max(p.epsilon(delta + allowance).unwrap());
         reported = reported.max(p.epsilon(delta).unwrap());
     }
@@ -66,7 +69,9 @@ fn epsilon(case: &serde_json::Value) -> Option<(f64, f64)> {
 fn epsilons_match_dp_accounting_and_never_go_below_its_optimistic_estimate() {
     let mut checked = 0;
     for case in fixture() {
-        let Some((exact, ours)) = epsilon(&case) else { continue };
+        let Some((exact, ours)) = epsilon(&case) else {
+            continue;
+        };
         let pess = case["epsilon_pessimistic"].as_f64().unwrap();
         let opt = case["epsilon_optimistic"].as_f64().unwrap();
         assert!(
@@ -119,41 +124,68 @@ fn pld_delta(m: PldMechanism, eps: f64) -> f64 {
 #[test]
 fn one_step_of_each_mechanism_matches_its_hockey_stick_divergence_by_quadrature() {
     type Density = Box<dyn Fn(f64) -> f64>;
+    /// (name, mechanism, its pair in each order, the integration range).
+    type Case = (String, PldMechanism, Vec<(Density, Density)>, (f64, f64));
     let mixture = |q: f64, s: f64| -> Density {
         Box::new(move |x| (1.0 - q) * phi(x, 0.0, s) + q * phi(x, 1.0, s))
     };
     let normal = |m: f64, s: f64| -> Density { Box::new(move |x| phi(x, m, s)) };
-    let laplace = |m: f64, b: f64| -> Density { Box::new(move |x| (-(x - m).abs() / b).exp() / (2.0 * b)) };
+    let laplace =
+        |m: f64, b: f64| -> Density { Box::new(move |x| (-(x - m).abs() / b).exp() / (2.0 * b)) };
     for eps in [0.0, 0.0123, 0.31415, 1.05, 2.5] {
-        let mut cases: Vec<(String, PldMechanism, Vec<(Density, Density)>, (f64, f64))> = vec![];
+        let mut cases: Vec<Case> = vec![];
         for (sens, sigma) in [(1.0, 0.7), (2.0, 3.0)] {
             cases.push((
                 format!("gaussian Δ={sens} σ={sigma}"),
-                PldMechanism::Gaussian { sensitivity: sens, sigma },
-                vec![(normal(sens, sigma), normal(0.0, sigma)), (normal(0.0, sigma), normal(sens, sigma))],
+                PldMechanism::Gaussian {
+                    sensitivity: sens,
+                    sigma,
+                },
+                vec![
+                    (normal(sens, sigma), normal(0.0, sigma)),
+                    (normal(0.0, sigma), normal(sens, sigma)),
+                ],
                 (-40.0 * sigma, 40.0 * sigma + sens),
             ));
         }
         for (sens, b) in [(1.0, 0.5), (1.0, 4.0)] {
             cases.push((
                 format!("laplace Δ={sens} b={b}"),
-                PldMechanism::Laplace { sensitivity: sens, scale: b },
-                vec![(laplace(0.0, b), laplace(sens, b)), (laplace(sens, b), laplace(0.0, b))],
+                PldMechanism::Laplace {
+                    sensitivity: sens,
+                    scale: b,
+                },
+                vec![
+                    (laplace(0.0, b), laplace(sens, b)),
+                    (laplace(sens, b), laplace(0.0, b)),
+                ],
                 (-80.0 * b, 80.0 * b + sens),
             ));
         }
         for (q, s) in [(0.01, 0.8), (0.2, 1.5), (0.5, 0.6)] {
-            let both = vec![(mixture(q, s), normal(0.0, s)), (normal(0.0, s), mixture(q, s))];
+            let both = vec![
+                (mixture(q, s), normal(0.0, s)),
+                (normal(0.0, s), mixture(q, s)),
+            ];
             cases.push((
                 format!("poisson q={q} σ={s}"),
-                PldMechanism::PoissonGaussian { sampling_rate: q, noise_multiplier: s },
+                PldMechanism::PoissonGaussian {
+                    sampling_rate: q,
+                    noise_multiplier: s,
+                },
                 both,
                 (-40.0 * s, 40.0 * s + 1.0),
             ));
-            let both = vec![(mixture(q, s), normal(0.0, s)), (normal(0.0, s), mixture(q, s))];
+            let both = vec![
+                (mixture(q, s), normal(0.0, s)),
+                (normal(0.0, s), mixture(q, s)),
+            ];
             cases.push((
                 format!("without replacement q={q} σ={s}"),
-                PldMechanism::WorGaussian { sampling_rate: q, noise_multiplier: s },
+                PldMechanism::WorGaussian {
+                    sampling_rate: q,
+                    noise_multiplier: s,
+                },
                 both,
                 (-40.0 * s, 40.0 * s + 1.0),
             ));
@@ -166,8 +198,14 @@ fn one_step_of_each_mechanism_matches_its_hockey_stick_divergence_by_quadrature(
             let ours = pld_delta(m, eps);
             // Simpson's rule errs by O(h²) where the integrand has a kink (where p = e^ε q,
             // and Laplace's densities at 0 and Δ): about 10⁻⁸ here.
-            assert!(ours >= exact - 1e-7, "{name} ε={eps}: δ {ours} below the quadrature's {exact}");
-            assert!(ours <= exact + 1e-6 + 1e-3 * exact, "{name} ε={eps}: δ {ours} vs the quadrature's {exact}");
+            assert!(
+                ours >= exact - 1e-7,
+                "{name} ε={eps}: δ {ours} below the quadrature's {exact}"
+            );
+            assert!(
+                ours <= exact + 1e-6 + 1e-3 * exact,
+                "{name} ε={eps}: δ {ours} vs the quadrature's {exact}"
+            );
         }
     }
 }
@@ -182,7 +220,10 @@ fn discrete_mechanisms_match_their_outcome_sums() {
             // Outcome a: (own, other); b: (other, own); the k − 2 others: equal.
             let exact = (own - eps.exp() * other).max(0.0) + (other - eps.exp() * own).max(0.0);
             let ours = pld_delta(PldMechanism::RandomizedResponse { noise, buckets: k }, eps);
-            assert!(ours >= exact - 1e-12 && ours <= exact + 1e-4, "rr {noise} {k} ε={eps}: {ours} vs {exact}");
+            assert!(
+                ours >= exact - 1e-12 && ours <= exact + 1e-4,
+                "rr {noise} {k} ε={eps}: {ours} vs {exact}"
+            );
         }
     }
     // Kairouz–Oh–Viswanath: k-fold composition of (ε₀, δ₀)-DP is exactly
@@ -190,20 +231,35 @@ fn discrete_mechanisms_match_their_outcome_sums() {
     // δ'_i = Σ_{l<i} C(k, l)(e^{(k−l)ε₀} − e^{(k−2i+l)ε₀}) / (1 + e^{ε₀})^k.
     let (e0, d0, k) = (0.5, 1e-6, 10u64);
     let mut a = PldAccountant::new(1e-4).unwrap();
-    a.compose(PldMechanism::ApproximateDp { epsilon: e0, delta: d0 }, k).unwrap();
+    a.compose(
+        PldMechanism::ApproximateDp {
+            epsilon: e0,
+            delta: d0,
+        },
+        k,
+    )
+    .unwrap();
     let binom = |n: u64, r: u64| (0..r).fold(1.0, |acc, j| acc * (n - j) as f64 / (j + 1) as f64);
     for i in 0..(k / 2) {
         let eps_i = (k - 2 * i) as f64 * e0;
         let dprime: f64 = (0..i)
             .map(|l| {
-                binom(k, l) * (((k - l) as f64 * e0).exp() - ((k as f64 - 2.0 * i as f64 + l as f64) * e0).exp())
+                binom(k, l)
+                    * (((k - l) as f64 * e0).exp()
+                        - ((k as f64 - 2.0 * i as f64 + l as f64) * e0).exp())
                     / (1.0 + e0.exp()).powi(k as i32)
             })
             .sum();
         let exact = 1.0 - (1.0 - d0).powi(k as i32) * (1.0 - dprime);
         let ours = a.delta(eps_i).unwrap().delta;
-        assert!(ours >= exact * (1.0 - 1e-9), "i={i} ε={eps_i}: {ours} below KOV's {exact}");
-        assert!(ours <= exact * 1.01 + 1e-9, "i={i} ε={eps_i}: {ours} vs KOV's {exact}");
+        assert!(
+            ours >= exact * (1.0 - 1e-9),
+            "i={i} ε={eps_i}: {ours} below KOV's {exact}"
+        );
+        assert!(
+            ours <= exact * 1.01 + 1e-9,
+            "i={i} ε={eps_i}: {ours} vs KOV's {exact}"
+        );
     }
 }
 
@@ -213,8 +269,22 @@ fn discrete_mechanisms_match_their_outcome_sums() {
 fn heterogeneous_gaussians_compose_to_the_gdp_closed_form() {
     for (s1, k1, s2, k2) in [(2.0, 3u64, 5.0, 40u64), (1.0, 1, 10.0, 300)] {
         let mut a = PldAccountant::new(1e-4).unwrap();
-        a.compose(PldMechanism::Gaussian { sensitivity: 1.0, sigma: s1 }, k1).unwrap();
-        a.compose(PldMechanism::Gaussian { sensitivity: 1.0, sigma: s2 }, k2).unwrap();
+        a.compose(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma: s1,
+            },
+            k1,
+        )
+        .unwrap();
+        a.compose(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma: s2,
+            },
+            k2,
+        )
+        .unwrap();
         let mu = (k1 as f64 / (s1 * s1) + k2 as f64 / (s2 * s2)).sqrt();
         for delta in [1e-3, 1e-6] {
             let exact = gdp_epsilon(mu, delta).unwrap().epsilon;
@@ -234,13 +304,20 @@ fn without_replacement_pld_is_never_above_the_wbk_rdp_bound() {
     for q in [0.01, 0.05, 0.2] {
         for sigma in [0.8, 1.5, 4.0] {
             for steps in [1u64, 100, 1000] {
-                let run = DpSgd::with_sampling(LotSampling::WithoutReplacement, q, sigma, steps).unwrap();
-                let rdp = Accountant::default().epsilon(&run.rdp(), 1e-5).unwrap().epsilon;
+                let run =
+                    DpSgd::with_sampling(LotSampling::WithoutReplacement, q, sigma, steps).unwrap();
+                let rdp = Accountant::default()
+                    .epsilon(&run.rdp(), 1e-5)
+                    .unwrap()
+                    .epsilon;
                 let (step, count) = PldMechanism::dpsgd(&run);
                 let mut a = PldAccountant::new(1e-3).unwrap();
                 a.compose(step, count).unwrap();
                 let pld = a.epsilon(1e-5).unwrap().epsilon;
-                assert!(pld <= rdp, "q={q} σ={sigma} T={steps}: PLD ε {pld} > WBK RDP ε {rdp}");
+                assert!(
+                    pld <= rdp,
+                    "q={q} σ={sigma} T={steps}: PLD ε {pld} > WBK RDP ε {rdp}"
+                );
             }
         }
     }
@@ -255,9 +332,16 @@ fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
     let mut rng = dptune::rng::stream(20261128, &[40]);
     for (q, sigma, steps) in [(0.1, 1.0, 20u64), (0.02, 0.7, 50), (0.3, 2.0, 10)] {
         let mut a = PldAccountant::new(1e-4).unwrap();
-        a.compose(PldMechanism::WorGaussian { sampling_rate: q, noise_multiplier: sigma }, steps)
-            .unwrap();
-        let mix_loss = |x: f64| ((1.0 - q) + q * ((2.0 * x - 1.0) / (2.0 * sigma * sigma)).exp()).ln();
+        a.compose(
+            PldMechanism::WorGaussian {
+                sampling_rate: q,
+                noise_multiplier: sigma,
+            },
+            steps,
+        )
+        .unwrap();
+        let mix_loss =
+            |x: f64| ((1.0 - q) + q * ((2.0 * x - 1.0) / (2.0 * sigma * sigma)).exp()).ln();
         let n = 100_000;
         for remove in [true, false] {
             let losses: Vec<f64> = (0..n)
@@ -278,11 +362,15 @@ fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
                 })
                 .collect();
             for eps in [0.25, 0.5, 1.0] {
-                let v: Vec<f64> = losses.iter().map(|&l| (-(eps - l).exp_m1()).max(0.0)).collect();
+                let v: Vec<f64> = losses
+                    .iter()
+                    .map(|&l| (-(eps - l).exp_m1()).max(0.0))
+                    .collect();
                 let mean = v.iter().sum::<f64>() / n as f64;
                 let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
                 let ln = (2.0 / 1e-6f64).ln();
-                let lcb = mean - (2.0 * var * ln / n as f64).sqrt() - 7.0 * ln / (3.0 * (n - 1) as f64);
+                let lcb =
+                    mean - (2.0 * var * ln / n as f64).sqrt() - 7.0 * ln / (3.0 * (n - 1) as f64);
                 let ours = a.delta(eps).unwrap().delta;
                 assert!(
                     ours >= lcb,
@@ -297,9 +385,22 @@ fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
 #[test]
 fn lots_of_both_samplings_are_not_composed_together() {
     let mut a = PldAccountant::new(1e-3).unwrap();
-    a.compose(PldMechanism::PoissonGaussian { sampling_rate: 0.1, noise_multiplier: 1.0 }, 5).unwrap();
+    a.compose(
+        PldMechanism::PoissonGaussian {
+            sampling_rate: 0.1,
+            noise_multiplier: 1.0,
+        },
+        5,
+    )
+    .unwrap();
     let e = a
-        .compose(PldMechanism::WorGaussian { sampling_rate: 0.1, noise_multiplier: 1.0 }, 5)
+        .compose(
+            PldMechanism::WorGaussian {
+                sampling_rate: 0.1,
+                noise_multiplier: 1.0,
+            },
+            5,
+        )
         .unwrap_err()
         .to_string();
     assert!(e.contains("neighbouring relations"), "{e}");
