@@ -767,7 +767,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 ),
                 AccountantArg::Pld => (
                     by_pld()?,
-                    pld_name(which.pld_interval),
+                    crate::accounting::pld::accountant_name(which.pld_interval),
                     describe_pld(which.pld_interval),
                 ),
                 AccountantArg::Best => {
@@ -775,7 +775,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
                     if p.value < r.value {
                         (
                             p,
-                            pld_name(which.pld_interval),
+                            crate::accounting::pld::accountant_name(which.pld_interval),
                             format!(
                                 "{} (smaller than Rényi DP's {})",
                                 describe_pld(which.pld_interval),
@@ -1021,7 +1021,7 @@ fn account_by(
     };
     let (mut bound, mut name, mut how) = (
         by_pld.clone(),
-        pld_name(which.pld_interval),
+        crate::accounting::pld::accountant_name(which.pld_interval),
         describe_pld(which.pld_interval),
     );
     if which.accountant == AccountantArg::Best {
@@ -1056,10 +1056,6 @@ fn account_by(
         target.delta.is_none(),
         options.json,
     )
-}
-
-fn pld_name(interval: f64) -> String {
-    format!("pld/connect-dots/{interval:e}")
 }
 
 fn describe_pld(interval: f64) -> String {

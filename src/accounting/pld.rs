@@ -593,6 +593,14 @@ impl PldMechanism {
         })
     }
 
+    /// The Gaussian mechanism `g`.
+    pub fn gaussian(g: &super::Gaussian) -> PldMechanism {
+        PldMechanism::Gaussian {
+            sensitivity: g.sensitivity(),
+            sigma: g.sigma(),
+        }
+    }
+
     /// Every step of a DP-SGD run, as (its step, the number of steps).
     pub fn dpsgd(run: &DpSgd) -> (PldMechanism, u64) {
         let (sampling_rate, noise_multiplier) = (run.sampling_rate(), run.noise_multiplier());
@@ -718,6 +726,55 @@ impl PldAccountant {
     }
 }
 
+/// One run as the PLD accountant composes it: its mechanisms, each with how many times it
+/// runs (a DP-SGD run's steps, then the release of its score).
+pub type PldRun = Vec<(PldMechanism, u64)>;
+
+/// The parts of `runs` runs of `run`, each count multiplied (an error where it overflows).
+pub fn repeated(run: &[(PldMechanism, u64)], runs: u64) -> Result<PldRun> {
+    run.iter()
+        .map(|&(m, count)| {
+            count
+                .checked_mul(runs)
+                .map(|c| (m, c))
+                .ok_or_else(|| Error::invalid("runs", runs, "fewer runs: the count overflows"))
+        })
+        .collect()
+}
+
+/// ε at `delta` of the composition of `parts` on the loss grid of spacing `interval`. Where
+/// the losses outgrow the grid (noise so small the bound is useless anyway) the bound is
+/// ε = +∞, valid and never chosen over another: a calibration then looks at more noise.
+pub fn composed_epsilon(
+    parts: &[(PldMechanism, u64)],
+    delta: f64,
+    interval: f64,
+) -> Result<DpBound> {
+    let mut pld = PldAccountant::new(interval)?;
+    for &(m, count) in parts {
+        match pld.compose(m, count) {
+            Ok(_) => {}
+            Err(Error::InvalidParameter {
+                name: "value_discretization_interval",
+                ..
+            }) => {
+                return Ok(DpBound {
+                    epsilon: f64::INFINITY,
+                    delta,
+                    order: None,
+                })
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    pld.epsilon(delta)
+}
+
+/// The name of the PLD accountant on the grid of spacing `interval`, as results record it.
+pub fn accountant_name(interval: f64) -> String {
+    format!("pld/connect-dots/{interval:e}")
+}
+
 /// The smallest DP-SGD noise multiplier (to 10⁻⁶ relative) whose PLD ε at `delta` is within
 /// `target_epsilon`, on the loss grid of spacing `interval` (the search of
 /// [`super::calibrate_dpsgd_noise`], another accountant).
@@ -735,21 +792,7 @@ pub fn calibrate_dpsgd_noise_pld(
     let delta = Range::OpenUnit.check("delta", delta)?;
     let epsilon_of = |sigma: f64| {
         let run = DpSgd::with_sampling(sampling, sampling_rate, sigma, steps)?;
-        let (step, count) = PldMechanism::dpsgd(&run);
-        let mut pld = PldAccountant::new(interval)?;
-        match pld.compose(step, count) {
-            Ok(_) => pld.epsilon(delta),
-            // Noise so small that its losses outgrow the grid: no useful ε, more is needed.
-            Err(Error::InvalidParameter {
-                name: "value_discretization_interval",
-                ..
-            }) => Ok(DpBound {
-                epsilon: f64::INFINITY,
-                delta,
-                order: None,
-            }),
-            Err(e) => Err(e),
-        }
+        composed_epsilon(&[PldMechanism::dpsgd(&run)], delta, interval)
     };
     super::calibrate::smallest_noise_multiplier(epsilon_of, target_epsilon)
 }

@@ -272,11 +272,11 @@ impl DpSgdConfig {
         self.noise_multiplier * sensitivity
     }
 
-    /// The RDP curve of a whole run on `n` examples: `steps` subsampled Gaussian mechanisms
+    /// The mechanism of a whole run on `n` examples: `steps` subsampled Gaussian mechanisms
     /// with rate q and noise multiplier σ, under add/remove-one neighbours (Poisson) or
     /// replace-one neighbours (without replacement). The model's regulariser and
     /// initialisation are data-independent and cost nothing.
-    pub fn privacy(&self, n: usize) -> Result<RdpCurve> {
+    pub fn mechanism(&self, n: usize) -> Result<DpSgd> {
         if self.clip.is_none() {
             return Err(Error::Infeasible(
                 "DP-SGD without clipping (clip = None) has no privacy guarantee".into(),
@@ -298,13 +298,17 @@ impl DpSgdConfig {
                 ))
             }
         };
-        Ok(DpSgd::with_sampling(
+        DpSgd::with_sampling(
             lots,
             self.sampling_rate(n)?,
             self.noise_multiplier,
             self.steps(n)?,
-        )?
-        .rdp())
+        )
+    }
+
+    /// The RDP curve of the run on n rows ([`Self::mechanism`]).
+    pub fn privacy(&self, n: usize) -> Result<RdpCurve> {
+        Ok(self.mechanism(n)?.rdp())
     }
 
     /// Trains `model` from `model.init(rng)` on the rows of `x` with class `labels`.

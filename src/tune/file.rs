@@ -3,6 +3,7 @@
 //! what a total budget calibrates, and the guarantee. Everything here is data-independent.
 
 use super::space::SearchSpace;
+use crate::accounting::pld::{PldMechanism, PldRun};
 use crate::accounting::{Accountant, Conversion, DpSgd, Gaussian, LotSampling, Orders, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
@@ -662,6 +663,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             evaluation_sd: users.evaluation_sd,
             prior_lengthscales: None,
             evaluation_privacy: run.as_ref().map(RunPrivacy::curve).transpose()?,
+            evaluation_pld: run.as_ref().and_then(RunPrivacy::pld),
         }),
         ..Declarations::of_space("your command", Space::UnitBox { dim })
     };
@@ -1167,14 +1169,7 @@ impl RunPrivacy {
     /// The RDP curve of the training run (its score's release apart).
     pub fn curve(&self) -> Result<RdpCurve> {
         match self {
-            RunPrivacy::DpSgd(d) => {
-                let lots = if d.sampling == "poisson" {
-                    LotSampling::Poisson
-                } else {
-                    LotSampling::WithoutReplacement
-                };
-                Ok(DpSgd::with_sampling(lots, d.sampling_rate, d.noise_multiplier, d.steps)?.rdp())
-            }
+            RunPrivacy::DpSgd(d) => Ok(d.mechanism()?.rdp()),
             RunPrivacy::Rdp { orders, epsilons } => {
                 RdpCurve::on_grid(orders.clone(), epsilons.clone())
             }
@@ -1187,9 +1182,32 @@ impl RunPrivacy {
     }
 }
 
+impl DpSgdRun {
+    fn mechanism(&self) -> Result<DpSgd> {
+        let lots = if self.sampling == "poisson" {
+            LotSampling::Poisson
+        } else {
+            LotSampling::WithoutReplacement
+        };
+        DpSgd::with_sampling(lots, self.sampling_rate, self.noise_multiplier, self.steps)
+    }
+}
+
+impl RunPrivacy {
+    /// The training run as the PLD accountant composes it, where its mechanism is known (a
+    /// declared RDP curve or zCDP ρ says too little of the mechanism for a PLD).
+    pub fn pld(&self) -> Option<PldRun> {
+        match self {
+            RunPrivacy::DpSgd(d) => d.mechanism().ok().map(|r| vec![PldMechanism::dpsgd(&r)]),
+            _ => None,
+        }
+    }
+}
+
 /// What the tuner's guarantee rests on: one run's curve, its score's release composed in.
 fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<Declarations> {
     let mut curve = run.curve()?;
+    let mut pld = run.pld();
     let mut pure = match run {
         RunPrivacy::PureDp(e) => Some(*e),
         _ => None,
@@ -1197,6 +1215,9 @@ fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<De
     if let (Some((m, _)), Some(sd)) = (score.private, score.noise_sd()) {
         let release = Gaussian::new((score.hi - score.lo) / m as f64, sd)?;
         curve = curve.compose(&release.rdp())?;
+        if let Some(p) = pld.as_mut() {
+            p.push((PldMechanism::gaussian(&release), 1));
+        }
         pure = None; // a Gaussian release is not pure DP
     }
     Ok(Declarations {
@@ -1205,6 +1226,7 @@ fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<De
         training: Some(TrainingDeclaration {
             run_privacy: curve,
             run_pure_epsilon: pure,
+            run_pld: pld,
         }),
         gain_prior: None,
         lipschitz: None,

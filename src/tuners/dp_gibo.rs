@@ -5,8 +5,12 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::session::State;
-use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
+use super::{
+    read, runs_bound, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome,
+    RunsAccountant,
+};
 use super::{TraceRow, Tuner};
+use crate::accounting::pld::{repeated, PldMechanism};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
@@ -450,8 +454,10 @@ fn evaluations_guarantee(
     mu: f64,
     cfg: &DpGiboConfig,
     evaluation: &crate::accounting::RdpCurve,
+    evaluation_pld: Option<&[(PldMechanism, u64)]>,
     delta: f64,
     accountant: &Accountant,
+    workload: &str,
 ) -> Result<Guarantee> {
     let mu = check_mu(mu)?;
     let per_step = match cfg.batch {
@@ -468,13 +474,45 @@ fn evaluations_guarantee(
     }
     let total = crate::accounting::RdpCurve::zcdp(mu * mu / 2.0)?
         .compose(&evaluation.self_compose(runs))?;
-    let b = accountant.epsilon(&total, delta)?;
+    let rdp = accountant.epsilon(&total, delta)?;
+    // The same composition for the PLD accountant: μ-GDP is the Gaussian mechanism of
+    // sensitivity μ at unit noise.
+    let pld = match evaluation_pld {
+        Some(run) => {
+            let mut parts = repeated(run, runs)?;
+            parts.push((
+                PldMechanism::Gaussian {
+                    sensitivity: mu,
+                    sigma: 1.0,
+                },
+                1,
+            ));
+            Some(parts)
+        }
+        None => None,
+    };
+    let b = runs_bound(
+        RunsAccountant::Best,
+        rdp,
+        pld.as_deref(),
+        delta,
+        accountant,
+        workload,
+    )?;
+    let how = if b.by_pld {
+        format!(
+            "composed by the privacy-loss distribution ({})",
+            b.accountant
+        )
+    } else {
+        "(as ρ = μ²/2 zCDP) composed in RDP".to_string()
+    };
     Ok(Guarantee {
-        epsilon: b.epsilon,
-        delta: b.delta,
+        epsilon: b.bound.epsilon,
+        delta: b.bound.delta,
         theorem: format!(
-            "DP-GIBO: {}-GDP (as ρ = μ²/2 zCDP) composed in RDP with {runs} private training \
-             runs (T·b_max = {} evaluations and the released model's run)",
+            "DP-GIBO: {}-GDP {how} with {runs} private training runs (T·b_max = {} \
+             evaluations and the released model's run)",
             fmt_num(mu),
             runs - 1
         ),
@@ -609,9 +647,15 @@ impl Tuner for DpGibo {
                     declared.name
                 ),
             )),
-            (Some(evaluation), _) => {
-                evaluations_guarantee(self.mu, &cfg, evaluation, delta, accountant)
-            }
+            (Some(evaluation), _) => evaluations_guarantee(
+                self.mu,
+                &cfg,
+                evaluation,
+                losses.evaluation_pld.as_deref(),
+                delta,
+                accountant,
+                &declared.name,
+            ),
         }
     }
 

@@ -118,7 +118,7 @@ impl Tuner for LiuTalwar {
                     rdp,
                     pure,
                     "Papernot–Steinke Corollary 16(2)".into(),
-                    accountant,
+                    &accountant.name(),
                     "Liu–Talwar threshold (Corollary 16(1)), pure DP",
                 ))
             }

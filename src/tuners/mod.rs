@@ -16,7 +16,9 @@ pub mod session;
 
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
+use crate::accounting::pld::{accountant_name, composed_epsilon, DEFAULT_INTERVAL};
 use crate::accounting::{Accountant, DpBound};
+use crate::error::Error;
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
@@ -173,7 +175,10 @@ fn repeat_select_session(
 }
 
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
-/// (2+η)ε is used when smaller.
+/// (2+η)ε is used when smaller. It stays in Rényi DP even where the workload declares its run
+/// for the PLD accountant: Papernot–Steinke's theorems bound the RDP of the selection from the
+/// RDP of one run (at orders λ and λ̂ together), and no PLD analogue of them is known; a PLD
+/// of the K runs would bound their composition, not the release of the best.
 fn repeat_select_guarantee(
     training: &TrainingDeclaration,
     law: &RunCount,
@@ -191,7 +196,7 @@ fn repeat_select_guarantee(
         rdp,
         pure,
         bound_name(law),
-        accountant,
+        &accountant.name(),
         "Papernot–Steinke Corollary 3 (pure DP)",
     ))
 }
@@ -205,7 +210,7 @@ fn tighter_of(
     rdp: DpBound,
     pure: Option<f64>,
     rdp_name: String,
-    acc: &Accountant,
+    accountant_name: &str,
     pure_name: &str,
 ) -> Guarantee {
     match pure {
@@ -217,7 +222,81 @@ fn tighter_of(
         _ => Guarantee {
             epsilon: rdp.epsilon,
             delta: rdp.delta,
-            theorem: format!("{rdp_name}; {}", acc.name()),
+            theorem: format!("{rdp_name}; {accountant_name}"),
         },
     }
+}
+
+/// Which accountant bounds a composition of private runs (a tuner's `accountant` parameter):
+/// Rényi DP, the privacy-loss distribution (where the workload declares its run as the PLD
+/// accountant composes it), or the smaller of the two valid upper bounds (the default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunsAccountant {
+    Rdp,
+    Pld,
+    #[default]
+    Best,
+}
+
+impl RunsAccountant {
+    pub fn name(self) -> &'static str {
+        match self {
+            RunsAccountant::Rdp => "rdp",
+            RunsAccountant::Pld => "pld",
+            RunsAccountant::Best => "best",
+        }
+    }
+}
+
+/// A composition's bound and the accountant that gave it.
+pub(crate) struct RunsBound {
+    pub bound: DpBound,
+    /// Whether the PLD bound was the one taken.
+    pub by_pld: bool,
+    /// The accountant's name as results record it.
+    pub accountant: String,
+}
+
+/// The bound `choice` picks for a composition of runs: `rdp` (its RDP bound at `delta`) or
+/// the PLD bound of `pld` (the same composition's mechanisms, when the workload declares them).
+pub(crate) fn runs_bound(
+    choice: RunsAccountant,
+    rdp: DpBound,
+    pld: Option<&[(crate::accounting::pld::PldMechanism, u64)]>,
+    delta: f64,
+    accountant: &Accountant,
+    workload: &str,
+) -> Result<RunsBound> {
+    let by_rdp = |bound| RunsBound {
+        bound,
+        by_pld: false,
+        accountant: accountant.name(),
+    };
+    let parts = match (choice, pld) {
+        (RunsAccountant::Rdp, _) | (RunsAccountant::Best, None) => return Ok(by_rdp(rdp)),
+        (RunsAccountant::Pld, None) => {
+            return Err(Error::invalid(
+                "accountant",
+                "\"pld\"",
+                format!(
+                    "\"rdp\" or \"best\": `{workload}` does not declare its runs for the PLD \
+                     accountant"
+                ),
+            ))
+        }
+        (_, Some(parts)) => parts,
+    };
+    let by_pld = composed_epsilon(parts, delta, DEFAULT_INTERVAL)?;
+    Ok(
+        if choice == RunsAccountant::Best && rdp.epsilon <= by_pld.epsilon {
+            by_rdp(rdp)
+        } else {
+            RunsBound {
+                bound: by_pld,
+                by_pld: true,
+                accountant: accountant_name(DEFAULT_INTERVAL),
+            }
+        },
+    )
 }

@@ -1,10 +1,15 @@
 //! Naive composition: train every candidate of a finite space once, or `candidates` uniform
 //! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
-//! composition of Kairouz–Oh–Viswanath when that is smaller.
+//! composition of Kairouz–Oh–Viswanath when that is smaller; where the workload declares its
+//! run for the PLD accountant, the privacy-loss distribution of the k runs when that is
+//! smaller (`accountant = "rdp" | "pld" | "best"`, default best).
 
 use super::session::{BestOf, Candidates, State};
-use super::{read, tighter_of, tune_by_session, Count, Guarantee, Outcome, Tuner};
+use super::{
+    read, runs_bound, tighter_of, tune_by_session, Count, Guarantee, Outcome, RunsAccountant, Tuner,
+};
 use crate::accounting::composition::kov_epsilon;
+use crate::accounting::pld::repeated;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::workloads::Declarations;
@@ -15,26 +20,36 @@ use rand::RngCore;
 pub struct Naive {
     /// Number of runs for a box search space (a finite space runs every candidate once).
     pub candidates: Option<u64>,
+    /// Which accountant bounds the composition of the runs.
+    pub accountant: RunsAccountant,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Params {
     candidates: Option<Count>,
+    accountant: Option<RunsAccountant>,
 }
 
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
     let p: Params = read("naive", params)?;
-    Ok(Box::new(match p.candidates {
+    let naive = match p.candidates {
         Some(Count(k)) => Naive::random(k)?,
         None => Naive::every_candidate(),
+    };
+    Ok(Box::new(Naive {
+        accountant: p.accountant.unwrap_or_default(),
+        ..naive
     }))
 }
 
 impl Naive {
     /// Every candidate of a finite search space, once.
     pub fn every_candidate() -> Self {
-        Naive { candidates: None }
+        Naive {
+            candidates: None,
+            accountant: RunsAccountant::Best,
+        }
     }
 
     /// `candidates` uniform draws from the search space (any space), each trained once.
@@ -44,6 +59,7 @@ impl Naive {
         }
         Ok(Naive {
             candidates: Some(candidates),
+            accountant: RunsAccountant::Best,
         })
     }
 
@@ -65,8 +81,13 @@ impl Tuner for Naive {
         "naive"
     }
     fn params(&self) -> String {
-        self.candidates
-            .map_or("every candidate".into(), |k| format!("candidates={k}"))
+        let runs = self
+            .candidates
+            .map_or("every candidate".into(), |k| format!("candidates={k}"));
+        match self.accountant {
+            RunsAccountant::Best => runs,
+            a => format!("{runs}, accountant={}", a.name()),
+        }
     }
     fn guarantee(
         &self,
@@ -77,15 +98,30 @@ impl Tuner for Naive {
         let training = declared.require_training(self.name())?;
         let k = self.runs(&declared.space)?;
         let rdp = accountant.epsilon(&training.run_privacy.self_compose(k), delta)?;
+        let pld = match &training.run_pld {
+            Some(run) => Some(repeated(run, k)?),
+            None => None,
+        };
+        let runs = runs_bound(
+            self.accountant,
+            rdp,
+            pld.as_deref(),
+            delta,
+            accountant,
+            &declared.name,
+        )?;
         let pure = match training.run_pure_epsilon {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
             None => None,
         };
         Ok(tighter_of(
-            rdp,
+            runs.bound,
             pure,
-            format!("RDP composition of {k} runs"),
-            accountant,
+            format!(
+                "{} composition of {k} runs",
+                if runs.by_pld { "PLD" } else { "RDP" }
+            ),
+            &runs.accountant,
             "Kairouz–Oh–Viswanath optimal composition",
         ))
     }

@@ -4,7 +4,10 @@
 pub use crate::propose_test::*;
 
 use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
-use super::{tighter_of, tune_by_session, BudgetPlan, Guarantee, Outcome, Tuner, PASSES};
+use super::{
+    runs_bound, tighter_of, tune_by_session, BudgetPlan, Guarantee, Outcome, RunsAccountant, Tuner,
+    PASSES,
+};
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
@@ -76,12 +79,19 @@ impl Tuner for ProposeTestDoubling {
         }
         let (eps0, tests) = self.certified_cost(delta_prime)?;
         let final_delta = delta - delta_prime;
-        let run = accountant.epsilon(&training.run_privacy, final_delta)?;
+        let run = runs_bound(
+            RunsAccountant::Best,
+            accountant.epsilon(&training.run_privacy, final_delta)?,
+            training.run_pld.as_deref(),
+            final_delta,
+            accountant,
+            &declared.name,
+        )?;
         let run = tighter_of(
-            run,
+            run.bound,
             training.run_pure_epsilon,
             "final run".into(),
-            accountant,
+            &run.accountant,
             "final run (pure DP)",
         );
         Ok(Guarantee {

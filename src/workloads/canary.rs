@@ -16,6 +16,7 @@
 //! The space is the unit box (public); nothing here depends on data beyond the side.
 
 use super::{Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Workload};
+use crate::accounting::pld::{PldMechanism, PldRun};
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
@@ -87,6 +88,16 @@ impl Oracle for Canary {
 impl PrivateTraining for Canary {
     fn run_privacy(&self) -> &RdpCurve {
         &self.run_privacy
+    }
+    /// The same Gaussian mechanism (score sensitivity 1, noise sd z) for the PLD accountant.
+    fn run_pld(&self) -> Option<PldRun> {
+        Some(vec![(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma: self.noise,
+            },
+            1,
+        )])
     }
     fn train(&self, _h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         self.canary() + self.noise * normal(rng)

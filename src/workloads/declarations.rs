@@ -4,6 +4,7 @@
 //! data (there is nothing here to read it through).
 
 use super::{GainPrior, LipschitzAssumption, PerUserLosses, Space, Workload};
+use crate::accounting::pld::PldRun;
 use crate::accounting::RdpCurve;
 use crate::error::{Error, Result};
 
@@ -32,6 +33,9 @@ pub struct TrainingDeclaration {
     pub run_privacy: RdpCurve,
     /// The pure-DP ε of one run, when the run is pure DP.
     pub run_pure_epsilon: Option<f64>,
+    /// One run as the PLD accountant composes it, when the workload declares it
+    /// ([`super::PrivateTraining::run_pld`]).
+    pub run_pld: Option<PldRun>,
 }
 
 /// What subsample-and-aggregate needs to know in advance.
@@ -54,6 +58,8 @@ pub struct PerUserDeclaration {
     /// The privacy cost of one evaluation for data other than the users
     /// ([`PerUserLosses::evaluation_privacy`]).
     pub evaluation_privacy: Option<RdpCurve>,
+    /// The same evaluation as the PLD accountant composes it, when declared.
+    pub evaluation_pld: Option<PldRun>,
 }
 
 impl PerUserDeclaration {
@@ -65,6 +71,7 @@ impl PerUserDeclaration {
             evaluation_sd: l.evaluation_sd(),
             prior_lengthscales: l.prior_lengthscales(),
             evaluation_privacy: l.evaluation_privacy().cloned(),
+            evaluation_pld: l.evaluation_pld(),
         }
     }
 }
@@ -87,6 +94,7 @@ impl Declarations {
             training: w.private_training().map(|t| TrainingDeclaration {
                 run_privacy: t.run_privacy().clone(),
                 run_pure_epsilon: t.run_pure_epsilon(),
+                run_pld: t.run_pld(),
             }),
             gain_prior: w.validation_gain().map(|g| g.prior().clone()),
             lipschitz: w.regularised_gain().map(|g| g.assumption().clone()),

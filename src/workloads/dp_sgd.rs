@@ -10,6 +10,7 @@
 //! function of the DP-SGD output alone) scores 0.
 
 use super::{Hyper, PrivateTraining};
+use crate::accounting::pld::{PldMechanism, PldRun};
 use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::{Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
@@ -100,6 +101,8 @@ pub struct DpSgdTask {
     /// The score release: validation accuracy (sensitivity 1/m) plus N(0, (z/m)²).
     release: Gaussian,
     curve: RdpCurve,
+    /// The run for the PLD accountant: its DP-SGD steps, then the score's release.
+    pld: PldRun,
 }
 
 fn parts(d: &Dataset, s: &Standardiser) -> Result<(Array2<f64>, Vec<usize>)> {
@@ -138,7 +141,12 @@ impl DpSgdTask {
         let config = Self::config_for(&settings, 1.0)?;
         let m = validation.1.len() as f64;
         let release = Gaussian::new(1.0 / m, settings.score_noise / m)?;
-        let curve = config.privacy(train.1.len())?.compose(&release.rdp())?;
+        let sgd = config.mechanism(train.1.len())?;
+        let curve = sgd.rdp().compose(&release.rdp())?;
+        let pld = vec![
+            PldMechanism::dpsgd(&sgd),
+            (PldMechanism::gaussian(&release), 1),
+        ];
         Ok(DpSgdTask {
             model,
             settings,
@@ -147,6 +155,7 @@ impl DpSgdTask {
             test,
             release,
             curve,
+            pld,
         })
     }
 
@@ -242,6 +251,9 @@ impl DpSgdTask {
 impl PrivateTraining for DpSgdTask {
     fn run_privacy(&self) -> &RdpCurve {
         &self.curve
+    }
+    fn run_pld(&self) -> Option<PldRun> {
+        Some(self.pld.clone())
     }
     /// The released validation accuracy at learning rate `h[0]`; a failed run releases 0.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {

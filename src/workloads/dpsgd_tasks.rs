@@ -540,16 +540,21 @@ impl Task {
         .with_divergence(OnDivergence::Stop))
     }
 
-    /// The RDP curve of a run at `h`: T·round(n/m) WOR subsampled Gaussian steps, q = m/n.
-    pub fn privacy(&self, h: &Hyperparameters) -> Result<RdpCurve> {
+    /// The DP-SGD mechanism of a run at `h`: T·round(n/m) WOR subsampled Gaussian steps,
+    /// q = m/n.
+    pub fn dpsgd(&self, h: &Hyperparameters) -> Result<DpSgd> {
         self.check(h)?;
-        Ok(DpSgd::without_replacement(
+        DpSgd::without_replacement(
             self.train_size() as u64,
             h.lot_size as u64,
             h.noise_multiplier,
             h.epochs,
-        )?
-        .rdp())
+        )
+    }
+
+    /// The RDP curve of a run at `h` ([`Self::dpsgd`]).
+    pub fn privacy(&self, h: &Hyperparameters) -> Result<RdpCurve> {
+        Ok(self.dpsgd(h)?.rdp())
     }
 
     /// ε at δ = [`TASK_DELTA`] of a run at `h` (spec 001 §6.1's conversion, an upper bound).

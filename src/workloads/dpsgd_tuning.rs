@@ -53,6 +53,7 @@ use super::{
     Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Variant, Workload,
     WorkloadSpec,
 };
+use crate::accounting::pld::{PldMechanism, PldRun};
 use crate::accounting::{Gaussian, RdpCurve};
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
@@ -184,6 +185,8 @@ pub struct DpsgdTuning {
     curve: RdpCurve,
     /// One DP-SGD run alone (what a DP-GIBO evaluation costs: it releases no score).
     training: RdpCurve,
+    /// The same run for the PLD accountant: its steps, then (for a tuner's run) the release.
+    training_pld: PldRun,
     /// The log box: u ↦ (ln η, ln L), the native units of DP-GIBO's lengthscales.
     log_domain: Vec<(f64, f64)>,
     seed: u64,
@@ -208,7 +211,8 @@ impl DpsgdTuning {
         let t = task.test_size() as f64;
         let release = Gaussian::new(1.0 / t, z / t)?;
         let h = settings.hyperparameters(settings.learning_rate.0, settings.clip.0);
-        let training = task.privacy(&h)?;
+        let sgd = task.dpsgd(&h)?;
+        let training = sgd.rdp();
         let curve = training.compose(&release.rdp())?;
         let log_domain = vec![
             (settings.learning_rate.0.ln(), settings.learning_rate.1.ln()),
@@ -222,6 +226,7 @@ impl DpsgdTuning {
             release,
             curve,
             training,
+            training_pld: vec![PldMechanism::dpsgd(&sgd)],
             log_domain,
             seed,
             best,
@@ -255,6 +260,11 @@ impl DpsgdTuning {
 impl PrivateTraining for DpsgdTuning {
     fn run_privacy(&self) -> &RdpCurve {
         &self.curve
+    }
+    fn run_pld(&self) -> Option<PldRun> {
+        let mut run = self.training_pld.clone();
+        run.push((PldMechanism::gaussian(&self.release), 1));
+        Some(run)
     }
     /// The test accuracy of one run at `h` plus N(0, (z/t)²); 0 plus the same noise outside
     /// the square (every failure of a run depends on public sizes only, never on the data's
@@ -330,6 +340,9 @@ impl PerUserLosses for DpsgdTuning {
     }
     fn evaluation_privacy(&self) -> Option<&RdpCurve> {
         Some(&self.training)
+    }
+    fn evaluation_pld(&self) -> Option<PldRun> {
+        Some(self.training_pld.clone())
     }
 }
 

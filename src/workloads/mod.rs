@@ -100,6 +100,12 @@ pub trait PrivateTraining: Send + Sync {
     fn run_pure_epsilon(&self) -> Option<f64> {
         None
     }
+    /// One run as the PLD accountant composes it (the same mechanism as
+    /// [`Self::run_privacy`], as a dominating pair per part), when the workload knows it; a
+    /// tuner composing runs then takes the tighter of the RDP and PLD bounds.
+    fn run_pld(&self) -> Option<crate::accounting::pld::PldRun> {
+        None
+    }
     /// One private run: the released score.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
 }
@@ -204,6 +210,10 @@ pub trait PerUserLosses: Send + Sync {
     /// maximum of the points it evaluates, plus one run for the model its chosen point
     /// releases.
     fn evaluation_privacy(&self) -> Option<&RdpCurve> {
+        None
+    }
+    /// [`Self::evaluation_privacy`]'s evaluation as the PLD accountant composes it, when known.
+    fn evaluation_pld(&self) -> Option<crate::accounting::pld::PldRun> {
         None
     }
     /// The lengthscales (native units) of the GP prior the objective was drawn from, when it

@@ -372,11 +372,13 @@ fn propose_test_tunes_dp_sgd_on_a_public_grid() {
 
 /// DP-GIBO on DP-SGD: its users are the test records and every evaluation is a DP-SGD run on
 /// the training rows, so its guarantee composes μ-GDP (as μ²/2-zCDP) with T·b evaluations plus
-/// the released model's run, each at the workload's σ (recomputed here from the accountant's
-/// pieces); a smaller σ gives a larger ε; equal-budget mode splits the budget by
-/// `evaluation_share`; the share is refused where evaluations cost nothing.
+/// the released model's run, each at the workload's σ (recomputed here from the accountants'
+/// pieces: the smaller of the RDP and PLD bounds); a smaller σ gives a larger ε; equal-budget
+/// mode splits the budget by `evaluation_share`; the share is refused where evaluations cost
+/// nothing.
 #[test]
 fn dp_gibo_on_dp_sgd_accounts_every_training_run() {
+    use dptune::accounting::pld::{PldAccountant, PldMechanism};
     use dptune::accounting::{Accountant, RdpCurve};
     use dptune::rng::stream;
     use dptune::tuners::BudgetPlan;
@@ -407,7 +409,24 @@ fn dp_gibo_on_dp_sgd_accounts_every_training_run() {
         .unwrap()
         .compose(&runs)
         .unwrap();
-    let want = accountant.epsilon(&total, 1e-5).unwrap().epsilon;
+    let by_rdp = accountant.epsilon(&total, 1e-5).unwrap().epsilon;
+    // The same composition by the PLD accountant (μ-GDP as a Gaussian of sensitivity μ): the
+    // tuner takes the smaller, here the PLD's.
+    let sgd = DpSgd::without_replacement(500, 64, 6.0, 1).unwrap();
+    let (step, steps) = PldMechanism::dpsgd(&sgd);
+    let mut pld = PldAccountant::new(1e-4).unwrap();
+    pld.compose(step, 7 * steps)
+        .unwrap()
+        .compose(
+            PldMechanism::Gaussian {
+                sensitivity: 0.5,
+                sigma: 1.0,
+            },
+            1,
+        )
+        .unwrap();
+    let want = pld.epsilon(1e-5).unwrap().epsilon;
+    assert!(want < by_rdp, "PLD {want} vs RDP {by_rdp}");
     assert!(
         (g.epsilon - want).abs() <= 1e-12 * want,
         "{} vs {want}",

@@ -407,3 +407,198 @@ fn lots_of_both_samplings_are_not_composed_together() {
     assert!(PldAccountant::new(0.0).is_err());
     assert!(PldAccountant::new(1e-3).unwrap().epsilon(1e-5).is_err());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Tuners whose guarantee composes runs take the tighter of their RDP and PLD bounds.
+
+use dptune::tuners::Tuner;
+use dptune::workloads::{Declarations, PartitionedDeclaration, Space, TrainingDeclaration};
+
+const ADULT_N: u64 = 30956;
+
+/// A DP-SGD run on Adult (lots of 128 of 30,956 without replacement, 8 epochs, σ) and the
+/// release of a test accuracy over 16,281 records at noise multiplier σ: the run of
+/// sims/dpsgd-equal-budget.toml, built here from its parts.
+fn adult_run(sigma: f64) -> (DpSgd, Gaussian) {
+    let sgd = DpSgd::without_replacement(ADULT_N, 128, sigma, 8).unwrap();
+    let t = 16281.0;
+    (sgd, Gaussian::new(1.0 / t, sigma / t).unwrap())
+}
+
+fn declared_run(sigma: f64, with_pld: bool) -> Declarations {
+    let (sgd, release) = adult_run(sigma);
+    let pld = vec![
+        (
+            PldMechanism::WorGaussian {
+                sampling_rate: sgd.sampling_rate(),
+                noise_multiplier: sigma,
+            },
+            sgd.steps(),
+        ),
+        (
+            PldMechanism::Gaussian {
+                sensitivity: 1.0 / 16281.0,
+                sigma: sigma / 16281.0,
+            },
+            1,
+        ),
+    ];
+    Declarations {
+        training: Some(TrainingDeclaration {
+            run_privacy: sgd.rdp().compose(&release.rdp()).unwrap(),
+            run_pure_epsilon: None,
+            run_pld: with_pld.then_some(pld),
+        }),
+        partitioned: Some(PartitionedDeclaration {
+            private_validation_records: Some(16281),
+        }),
+        ..Declarations::of_space("adult", Space::UnitBox { dim: 2 })
+    }
+}
+
+fn naive(params: &str) -> dptune::Result<Box<dyn Tuner>> {
+    dptune::tuners::build("naive", &params.parse::<toml::Table>().unwrap())
+}
+
+use dptune::accounting::Gaussian;
+
+#[test]
+fn naive_composition_takes_the_tighter_of_its_rdp_and_pld_bounds() {
+    let (sigma, delta, k) = (2.0, 1e-5, 10u64);
+    let declared = declared_run(sigma, true);
+    let acc = Accountant::default();
+    let (sgd, release) = adult_run(sigma);
+
+    // RDP: the run's curve composed k times, converted (independently of the tuner).
+    let rdp = acc
+        .epsilon(
+            &sgd.rdp().compose(&release.rdp()).unwrap().self_compose(k),
+            delta,
+        )
+        .unwrap()
+        .epsilon;
+    let by_rdp = naive("candidates = 10\naccountant = \"rdp\"").unwrap();
+    let g = by_rdp.guarantee(&declared, delta, &acc).unwrap();
+    assert_eq!(g.epsilon, rdp);
+    assert!(
+        g.theorem.starts_with("RDP composition of 10 runs"),
+        "{}",
+        g.theorem
+    );
+
+    // PLD: k·steps WOR steps and k releases, composed by the accountant directly.
+    let mut pld = PldAccountant::new(1e-4).unwrap();
+    pld.compose(
+        PldMechanism::WorGaussian {
+            sampling_rate: 128.0 / ADULT_N as f64,
+            noise_multiplier: sigma,
+        },
+        k * 8 * 242,
+    )
+    .unwrap()
+    .compose(
+        PldMechanism::Gaussian {
+            sensitivity: 1.0,
+            sigma,
+        },
+        k,
+    )
+    .unwrap();
+    let want = pld.epsilon(delta).unwrap().epsilon;
+    let by_pld = naive("candidates = 10\naccountant = \"pld\"").unwrap();
+    let g = by_pld.guarantee(&declared, delta, &acc).unwrap();
+    assert!(
+        (g.epsilon - want).abs() <= 1e-9 * want,
+        "{} vs {want}",
+        g.epsilon
+    );
+    assert_eq!(
+        g.theorem,
+        "PLD composition of 10 runs; pld/connect-dots/1e-4"
+    );
+    // Here the PLD is much tighter, and the default (best) takes it.
+    assert!(want < 0.9 * rdp, "PLD {want} vs RDP {rdp}");
+    let best = naive("candidates = 10").unwrap();
+    assert_eq!(
+        best.guarantee(&declared, delta, &acc).unwrap().epsilon,
+        g.epsilon
+    );
+    assert_eq!(best.params(), "candidates=10");
+    assert_eq!(by_pld.params(), "candidates=10, accountant=pld");
+
+    // A workload that declares no PLD: best is RDP, pld is refused by name.
+    let rdp_only = declared_run(sigma, false);
+    assert_eq!(best.guarantee(&rdp_only, delta, &acc).unwrap().epsilon, rdp);
+    let err = by_pld
+        .guarantee(&rdp_only, delta, &acc)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("accountant") && err.contains("PLD"), "{err}");
+    let err = naive("candidates = 10\naccountant = \"prv\"")
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("accountant"), "{err}");
+}
+
+#[test]
+fn propose_test_and_dp_gibo_take_the_pld_bound_where_it_is_tighter() {
+    let acc = Accountant::default();
+    let delta = 1e-5;
+    // Propose-test's final run.
+    let params: toml::Table = "grid = 3\nshards = 10\nu0 = 0.5\ngranularity = 0.05\neps0 = 0.1"
+        .parse()
+        .unwrap();
+    let pt = dptune::tuners::build("propose-test", &params).unwrap();
+    let with = pt.guarantee(&declared_run(2.0, true), delta, &acc).unwrap();
+    let without = pt
+        .guarantee(&declared_run(2.0, false), delta, &acc)
+        .unwrap();
+    assert!(with.epsilon < without.epsilon, "{with:?} vs {without:?}");
+    assert!(
+        with.theorem.contains("pld/connect-dots"),
+        "{}",
+        with.theorem
+    );
+
+    // DP-GIBO's evaluations: μ-GDP composed with T·b + 1 DP-SGD runs.
+    use dptune::workloads::PerUserDeclaration;
+    let (sgd, _) = adult_run(4.0);
+    let per_user = |pld: bool| Declarations {
+        per_user: Some(PerUserDeclaration {
+            n_users: 100,
+            domain: vec![(0.0, 1.0); 2],
+            evaluation_sd: 0.0,
+            prior_lengthscales: None,
+            evaluation_privacy: Some(sgd.rdp()),
+            evaluation_pld: pld.then(|| vec![PldMechanism::dpsgd(&sgd)]),
+        }),
+        ..Declarations::of_space("losses", Space::UnitBox { dim: 2 })
+    };
+    let params: toml::Table = "mu = 1\nsteps = 4\nbatch = 2\nclip = 1\nlengthscale = 0.3"
+        .parse()
+        .unwrap();
+    let gibo = dptune::tuners::build("dp-gibo", &params).unwrap();
+    let with = gibo.guarantee(&per_user(true), delta, &acc).unwrap();
+    let without = gibo.guarantee(&per_user(false), delta, &acc).unwrap();
+    assert!(with.epsilon < without.epsilon, "{with:?} vs {without:?}");
+    // Independently: the GDP part as a Gaussian of sensitivity μ, and 9 runs of the steps.
+    let mut pld = PldAccountant::new(1e-4).unwrap();
+    let (step, steps) = PldMechanism::dpsgd(&sgd);
+    pld.compose(step, 9 * steps)
+        .unwrap()
+        .compose(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma: 1.0,
+            },
+            1,
+        )
+        .unwrap();
+    let want = pld.epsilon(delta).unwrap().epsilon;
+    assert!(
+        (with.epsilon - want).abs() <= 1e-9 * want,
+        "{} vs {want}",
+        with.epsilon
+    );
+}

@@ -7,6 +7,7 @@
 use crate::common;
 
 use common::temp_dir;
+use dptune::accounting::pld::PldMechanism;
 use dptune::accounting::{steps_for_epochs, Accountant, Conversion, DpSgd, Gaussian, Orders};
 use dptune::tuners::papernot_steinke::PapernotSteinke;
 use dptune::tuners::Tuner;
@@ -51,6 +52,22 @@ fn fixture_declarations(partitioned: Option<PartitionedDeclaration>) -> Declarat
         training: Some(TrainingDeclaration {
             run_privacy: run.compose(&score).unwrap(),
             run_pure_epsilon: None,
+            run_pld: Some(vec![
+                (
+                    PldMechanism::PoissonGaussian {
+                        sampling_rate: 256.0 / 30000.0,
+                        noise_multiplier: 6.0,
+                    },
+                    steps,
+                ),
+                (
+                    PldMechanism::Gaussian {
+                        sensitivity: 1.0 / 5000.0,
+                        sigma: 10.0 / 5000.0,
+                    },
+                    1,
+                ),
+            ]),
         }),
         gain_prior: None,
         lipschitz: None,
@@ -693,6 +710,7 @@ fn dp_gibo_drives_a_command_that_prints_per_user_losses() {
             evaluation_sd: 0.0,
             prior_lengthscales: None,
             evaluation_privacy: None,
+            evaluation_pld: None,
         }),
         ..Declarations::of_space("test", Space::UnitBox { dim: 2 })
     };

@@ -160,7 +160,9 @@ pub struct TunerEntry {
     pub label: String,
     pub tuner: Box<dyn Tuner>,
     /// The registry name and the canonical text of the parameters as written
-    /// ([`crate::params::canonical`]): the key of the tuner's streams.
+    /// ([`crate::params::canonical`]), less `accountant`: the key of the tuner's streams. The
+    /// accountant bounds the runs and draws nothing, so tuners that differ only in it draw
+    /// the same numbers (common random numbers: their rows differ by the noise alone).
     pub canonical: String,
 }
 
@@ -168,6 +170,7 @@ pub struct TunerEntry {
 /// the registry name and its parameters), no label and no tuner listed twice.
 pub(crate) fn tuner_entries(f: &Fields) -> Result<Vec<TunerEntry>> {
     let mut tuners: Vec<TunerEntry> = Vec::new();
+    let mut written: Vec<String> = Vec::new();
     for tf in f.array("tuners", true)? {
         let table = tf.table;
         let name = tf
@@ -185,8 +188,12 @@ pub(crate) fn tuner_entries(f: &Fields) -> Result<Vec<TunerEntry>> {
                 &format!("`{label}` is used twice; give each tuner a distinct label"),
             ));
         }
-        let canonical = format!("{name:?}{}", crate::params::canonical(&params));
-        if let Some(twin) = tuners.iter().find(|t| t.canonical == canonical) {
+        let as_written = format!("{name:?}{}", crate::params::canonical(&params));
+        let mut drawn = params.clone();
+        drawn.remove("accountant");
+        let canonical = format!("{name:?}{}", crate::params::canonical(&drawn));
+        if let Some(i) = written.iter().position(|w| *w == as_written) {
+            let twin = &tuners[i];
             return Err(tf.bad(
                 "tuner",
                 &format!(
@@ -196,6 +203,7 @@ pub(crate) fn tuner_entries(f: &Fields) -> Result<Vec<TunerEntry>> {
                 ),
             ));
         }
+        written.push(as_written);
         tuners.push(TunerEntry {
             label,
             tuner,
