@@ -7,10 +7,10 @@ process of its own (so each one's peak resident memory is its own), in one run, 
 How to run (from the repository root, after `cargo build --release`):
 
     pip install dp-accounting==0.6.0 prv_accountant==0.2.0
-    python3 tools/bench_pld.py            # prints a markdown table; docs/accounting.md has one
+    python3 tools/bench_pld.py            # prints a markdown table; docs/performance.md has one
 
 Equal accuracy: dptune and dp-accounting use the same discretisation (connect the dots, loss
-grid 1e-4; their epsilons agree to 1e-3 relative, tests/pld.rs); prv_accountant is asked for an
+grid 1e-4; their epsilons agree to 1e-3 relative, tests/suite/pld.rs); prv_accountant is asked for an
 epsilon error of 1e-3 and its upper estimate is reported. Times are the median of REPEATS runs
 of the whole computation (construction, composition and epsilon), process start excluded for
 the Python tools (timed inside) and included for dptune (timed from outside: a conservative

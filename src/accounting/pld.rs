@@ -24,6 +24,11 @@ const MAX_POINTS: usize = 80_000_000;
 /// Below this many multiply-adds a convolution is done directly.
 const DIRECT_MAX: usize = 1 << 16;
 
+thread_local! {
+    static PLANNER: std::cell::RefCell<RealFftPlanner<f64>> =
+        std::cell::RefCell::new(RealFftPlanner::new());
+}
+
 /// A mechanism's dominating pair (P, Q), through what the discretisation needs of it.
 pub trait DominatingPair {
     /// δ(ε) = sup_S P(S) − e^ε Q(S).
@@ -822,9 +827,15 @@ fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
         return (out, (terms + 1.0) * u * total);
     }
     let size = n.next_power_of_two();
-    let mut planner = RealFftPlanner::<f64>::new();
-    let forward = planner.plan_fft_forward(size);
-    let inverse = planner.plan_fft_inverse(size);
+    // Plans are kept per thread: making one computes its twiddle factors, which cost more
+    // than the transforms themselves in a self-composition's many same-size convolutions.
+    let (forward, inverse) = PLANNER.with(|p| {
+        let mut planner = p.borrow_mut();
+        (
+            planner.plan_fft_forward(size),
+            planner.plan_fft_inverse(size),
+        )
+    });
     let spectrum = |v: &[f64]| {
         let mut input = vec![0.0; size];
         input[..v.len()].copy_from_slice(v);
@@ -834,8 +845,13 @@ fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
             .expect("buffers of the planned size");
         out
     };
-    let (fa, fb) = (spectrum(a), spectrum(b));
-    let mut product: Vec<_> = fa.iter().zip(&fb).map(|(x, y)| x * y).collect();
+    let fa = spectrum(a);
+    // A squaring transforms its operand once.
+    let mut product: Vec<_> = if std::ptr::eq(a, b) {
+        fa.iter().map(|x| x * x).collect()
+    } else {
+        fa.iter().zip(&spectrum(b)).map(|(x, y)| x * y).collect()
+    };
     let mut out = inverse.make_output_vec();
     inverse
         .process(&mut product, &mut out)
