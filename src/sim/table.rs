@@ -3,8 +3,18 @@
 //! result file or a printed table.
 
 use crate::error::{Error, Result};
-use polars::prelude::*;
+use parquet::basic::{
+    Compression, ConvertedType, IntType, LogicalType, Repetition, Type as PhysicalType, ZstdLevel,
+};
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int64Type};
+use parquet::errors::ParquetError;
+use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::{ColumnPath, Type as SchemaType};
 use std::path::Path;
+use std::sync::Arc;
 
 /// One typed column.
 #[derive(Clone, Debug, PartialEq)]
@@ -288,69 +298,6 @@ impl Table {
         }
     }
 
-    fn to_frame(&self) -> Result<DataFrame> {
-        let height = self.height();
-        let columns = self
-            .columns
-            .iter()
-            .map(|(name, v)| {
-                if v.len() != height {
-                    return Err(Error::Infeasible(format!(
-                        "column `{name}` has a ragged length"
-                    )));
-                }
-                let name = PlSmallStr::from(name.as_str());
-                Ok(match v {
-                    Values::Str(v) => Column::new(name, v),
-                    Values::U64(v) => Column::new(name, v),
-                    Values::F64(v) => Column::new(name, v),
-                    Values::Bool(v) => Column::new(name, v),
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        DataFrame::new(height, columns).map_err(|e| Error::Infeasible(e.to_string()))
-    }
-
-    fn from_frame(df: &DataFrame, path: &Path) -> Result<Table> {
-        let bad = |e: PolarsError| Error::io(path, e);
-        let mut columns = Vec::new();
-        for col in df.columns() {
-            let s = col.as_materialized_series();
-            let values = match s.dtype() {
-                DataType::String => Values::Str(
-                    s.str()
-                        .map_err(bad)?
-                        .iter()
-                        .map(|x| x.unwrap_or_default().to_string())
-                        .collect(),
-                ),
-                DataType::UInt64 => Values::U64(
-                    s.u64()
-                        .map_err(bad)?
-                        .iter()
-                        .map(|x| x.unwrap_or(0))
-                        .collect(),
-                ),
-                DataType::Float64 => Values::F64(s.f64().map_err(bad)?.iter().collect()),
-                DataType::Boolean => Values::Bool(
-                    s.bool()
-                        .map_err(bad)?
-                        .iter()
-                        .map(|x| x.unwrap_or(false))
-                        .collect(),
-                ),
-                other => {
-                    return Err(Error::io(
-                        path,
-                        format!("column `{}` has unsupported type {other}", s.name()),
-                    ))
-                }
-            };
-            columns.push((s.name().to_string(), values));
-        }
-        Ok(Table { columns })
-    }
-
     /// Writes parquet atomically: a hidden temporary file in the same directory, then a rename,
     /// so a reader (or a resumed run) never sees a half-written file.
     pub fn write_parquet(&self, path: &Path) -> Result<()> {
@@ -358,23 +305,257 @@ impl Table {
         write_bytes(path, &bytes)
     }
 
-    /// The parquet encoding of the table (`path` names it in errors).
+    /// The parquet encoding of the table (`path` names it in errors): one optional column per
+    /// column, as polars wrote them (strings as UTF-8 byte arrays, `u64` as unsigned 64-bit
+    /// integers, floats as doubles with nulls, booleans), zstd-compressed, in row groups of
+    /// [`ROW_GROUP`] rows (none for a table without rows: the schema alone keeps the types).
     pub fn parquet_bytes(&self, path: &Path) -> Result<Vec<u8>> {
-        let mut df = self.to_frame()?;
+        let level = ZstdLevel::try_new(ZSTD_LEVEL).map_err(|e| Error::io(path, e))?;
+        // Dictionaries for the text columns only: the numbers are mostly distinct, and a
+        // dictionary that overflows into plain pages made `kusner-suite` 19% larger.
+        let mut properties = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(level))
+            .set_dictionary_enabled(false);
+        for (name, v) in &self.columns {
+            if matches!(v, Values::Str(_)) {
+                properties =
+                    properties.set_column_dictionary_enabled(ColumnPath::from(name.as_str()), true);
+            }
+        }
+        self.encode(path, properties.build())
+    }
+
+    /// The parquet encoding of the table under `properties`.
+    fn encode(&self, path: &Path, properties: WriterProperties) -> Result<Vec<u8>> {
+        let height = self.height();
+        for (i, (name, v)) in self.columns.iter().enumerate() {
+            if v.len() != height {
+                return Err(Error::Infeasible(format!(
+                    "column `{name}` has a ragged length"
+                )));
+            }
+            if self.columns[..i].iter().any(|(n, _)| n == name) {
+                return Err(Error::Infeasible(format!("column `{name}` appears twice")));
+            }
+        }
+        let bad = |e: ParquetError| Error::io(path, e);
+        let fields = self
+            .columns
+            .iter()
+            .map(|(name, v)| {
+                let (physical, logical) = match v {
+                    Values::Str(_) => (PhysicalType::BYTE_ARRAY, Some(LogicalType::String)),
+                    Values::U64(_) => (PhysicalType::INT64, Some(LogicalType::integer(64, false))),
+                    Values::F64(_) => (PhysicalType::DOUBLE, None),
+                    Values::Bool(_) => (PhysicalType::BOOLEAN, None),
+                };
+                SchemaType::primitive_type_builder(name, physical)
+                    .with_repetition(Repetition::OPTIONAL)
+                    .with_logical_type(logical)
+                    .build()
+                    .map(Arc::new)
+            })
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(bad)?;
+        let schema = SchemaType::group_type_builder("schema")
+            .with_fields(fields)
+            .build()
+            .map_err(bad)?;
         let mut bytes = Vec::new();
-        ParquetWriter::new(&mut bytes)
-            .finish(&mut df)
-            .map_err(|e| Error::io(path, e))?;
+        let mut writer =
+            SerializedFileWriter::new(&mut bytes, Arc::new(schema), Arc::new(properties))
+                .map_err(bad)?;
+        for start in (0..height).step_by(ROW_GROUP) {
+            let rows = start..height.min(start + ROW_GROUP);
+            let mut group = writer.next_row_group().map_err(bad)?;
+            for (name, v) in &self.columns {
+                let mut column = group
+                    .next_column()
+                    .map_err(bad)?
+                    .ok_or_else(|| Error::io(path, format!("no column writer for `{name}`")))?;
+                // Every value is present but a float's None.
+                let present = vec![1i16; rows.len()];
+                match v {
+                    Values::Str(v) => {
+                        let values: Vec<ByteArray> = v[rows.clone()]
+                            .iter()
+                            .map(|s| ByteArray::from(s.as_str()))
+                            .collect();
+                        column
+                            .typed::<ByteArrayType>()
+                            .write_batch(&values, Some(&present), None)
+                    }
+                    Values::U64(v) => {
+                        // INT64 holds the bits; the logical type says they are unsigned.
+                        let values: Vec<i64> = v[rows.clone()].iter().map(|&x| x as i64).collect();
+                        column
+                            .typed::<Int64Type>()
+                            .write_batch(&values, Some(&present), None)
+                    }
+                    Values::F64(v) => {
+                        let v = &v[rows.clone()];
+                        let values: Vec<f64> = v.iter().flatten().copied().collect();
+                        let levels: Vec<i16> = v.iter().map(|x| i16::from(x.is_some())).collect();
+                        column
+                            .typed::<DoubleType>()
+                            .write_batch(&values, Some(&levels), None)
+                    }
+                    Values::Bool(v) => column.typed::<BoolType>().write_batch(
+                        &v[rows.clone()],
+                        Some(&present),
+                        None,
+                    ),
+                }
+                .map_err(bad)?;
+                column.close().map_err(bad)?;
+            }
+            group.close().map_err(bad)?;
+        }
+        writer.close().map_err(bad)?;
         Ok(bytes)
     }
 
+    /// Reads a parquet table of string, unsigned 64-bit integer, double and boolean columns
+    /// (what [`Table::write_parquet`] writes, and what polars wrote before it); a null reads as
+    /// None in a float column and as the empty string, 0 or false in the others.
     pub fn read_parquet(path: &Path) -> Result<Table> {
+        let bad = |e: ParquetError| Error::io(path, e);
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-        let df = ParquetReader::new(file)
-            .finish()
-            .map_err(|e| Error::io(path, e))?;
-        Table::from_frame(&df, path)
+        let reader = SerializedFileReader::new(file).map_err(bad)?;
+        let schema = reader.metadata().file_metadata().schema_descr_ptr();
+        let fields = schema.root_schema().get_fields();
+        let mut columns = Vec::with_capacity(fields.len());
+        for field in fields {
+            let unsupported = |what: String| {
+                Error::io(
+                    path,
+                    format!("column `{}` has unsupported type {what}", field.name()),
+                )
+            };
+            if !field.is_primitive() {
+                return Err(unsupported("(a group)".into()));
+            }
+            let i = columns.len();
+            let descr = schema.column(i);
+            if descr.max_rep_level() > 0 {
+                return Err(unsupported("(a repeated field)".into()));
+            }
+            let logical = descr.logical_type_ref();
+            let converted = descr.converted_type();
+            let values = match descr.physical_type() {
+                PhysicalType::BYTE_ARRAY
+                    if matches!(logical, Some(LogicalType::String))
+                        || (logical.is_none() && converted == ConvertedType::UTF8) =>
+                {
+                    Values::Str(Vec::new())
+                }
+                PhysicalType::INT64
+                    if matches!(
+                        logical,
+                        Some(LogicalType::Integer(IntType {
+                            bit_width: 64,
+                            is_signed: false
+                        }))
+                    ) || (logical.is_none() && converted == ConvertedType::UINT_64) =>
+                {
+                    Values::U64(Vec::new())
+                }
+                PhysicalType::DOUBLE if logical.is_none() => Values::F64(Vec::new()),
+                PhysicalType::BOOLEAN if logical.is_none() => Values::Bool(Vec::new()),
+                physical => {
+                    return Err(unsupported(match logical {
+                        Some(l) => format!("{physical} ({l:?})"),
+                        None => format!("{physical} ({converted})"),
+                    }))
+                }
+            };
+            columns.push((field.name().to_string(), values));
+        }
+        let max_def: Vec<i16> = (0..columns.len())
+            .map(|i| schema.column(i).max_def_level())
+            .collect();
+        for g in 0..reader.num_row_groups() {
+            let group = reader.get_row_group(g).map_err(bad)?;
+            let rows = usize::try_from(group.metadata().num_rows())
+                .map_err(|_| Error::io(path, format!("row group {g} has a negative size")))?;
+            for (i, (name, values)) in columns.iter_mut().enumerate() {
+                let column = group.get_column_reader(i).map_err(bad)?;
+                let short =
+                    || Error::io(path, format!("column `{name}` is short in row group {g}"));
+                match (values, column) {
+                    (Values::Str(out), ColumnReader::ByteArrayColumnReader(r)) => {
+                        for x in read_chunk(r, rows, max_def[i])
+                            .map_err(bad)?
+                            .ok_or_else(short)?
+                        {
+                            out.push(match x {
+                                Some(b) => b.as_utf8().map_err(bad)?.to_string(),
+                                None => String::new(),
+                            });
+                        }
+                    }
+                    (Values::U64(out), ColumnReader::Int64ColumnReader(r)) => out.extend(
+                        read_chunk(r, rows, max_def[i])
+                            .map_err(bad)?
+                            .ok_or_else(short)?
+                            .into_iter()
+                            .map(|x| x.map_or(0, |x| x as u64)),
+                    ),
+                    (Values::F64(out), ColumnReader::DoubleColumnReader(r)) => out.extend(
+                        read_chunk(r, rows, max_def[i])
+                            .map_err(bad)?
+                            .ok_or_else(short)?,
+                    ),
+                    (Values::Bool(out), ColumnReader::BoolColumnReader(r)) => out.extend(
+                        read_chunk(r, rows, max_def[i])
+                            .map_err(bad)?
+                            .ok_or_else(short)?
+                            .into_iter()
+                            .map(|x| x.unwrap_or(false)),
+                    ),
+                    _ => {
+                        return Err(Error::io(
+                            path,
+                            format!("column `{name}` changes type in row group {g}"),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(Table { columns })
     }
+}
+
+/// Rows per row group of a written table (parquet-rs's default).
+const ROW_GROUP: usize = 1024 * 1024;
+
+/// The zstd level of written tables (zstd's own default, and polars').
+const ZSTD_LEVEL: i32 = 3;
+
+/// The `rows` values of one column chunk of a flat column (`max_def`: its maximum definition
+/// level), None where null; None in all when the chunk holds fewer rows.
+fn read_chunk<T: DataType>(
+    mut reader: ColumnReaderImpl<T>,
+    rows: usize,
+    max_def: i16,
+) -> std::result::Result<Option<Vec<Option<T::T>>>, ParquetError> {
+    let mut values = Vec::with_capacity(rows);
+    let mut levels = Vec::with_capacity(rows);
+    let (read, _, _) = reader.read_records(rows, Some(&mut levels), None, &mut values)?;
+    if read != rows {
+        return Ok(None);
+    }
+    // A required column (no definition levels) has every value.
+    if levels.is_empty() {
+        return Ok((values.len() == rows).then(|| values.into_iter().map(Some).collect()));
+    }
+    let mut values = values.into_iter();
+    Ok(Some(
+        levels
+            .iter()
+            .map(|&l| if l == max_def { values.next() } else { None })
+            .collect(),
+    ))
 }
 
 pub use super::output::{write_atomically, write_bytes, write_text};
@@ -578,5 +759,276 @@ mod tests {
         assert!(g.markdown().contains("| tnb_η | 1 ± 2 |"));
         let l = g.latex();
         assert!(l.contains("5\\% \\& more") && l.contains("tnb\\_$\\eta$") && l.contains("$\\pm$"));
+    }
+}
+
+/// Throwaway (removed with polars): the polars reader and writer this module used before, and
+/// the proof that the parquet-rs reader reads every committed result exactly as they did.
+#[cfg(test)]
+mod polars_reference {
+    use super::*;
+    use polars::prelude::*;
+
+    fn old_read(path: &Path) -> Table {
+        let file = std::fs::File::open(path).unwrap();
+        let df = ParquetReader::new(file).finish().unwrap();
+        let mut columns = Vec::new();
+        for col in df.columns() {
+            let s = col.as_materialized_series();
+            let values = match s.dtype() {
+                polars::prelude::DataType::String => Values::Str(
+                    s.str()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.unwrap_or_default().to_string())
+                        .collect(),
+                ),
+                polars::prelude::DataType::UInt64 => {
+                    Values::U64(s.u64().unwrap().iter().map(|x| x.unwrap_or(0)).collect())
+                }
+                polars::prelude::DataType::Float64 => {
+                    Values::F64(s.f64().unwrap().iter().collect())
+                }
+                polars::prelude::DataType::Boolean => Values::Bool(
+                    s.bool()
+                        .unwrap()
+                        .iter()
+                        .map(|x| x.unwrap_or(false))
+                        .collect(),
+                ),
+                other => panic!("{}: column `{}` is {other}", path.display(), s.name()),
+            };
+            columns.push((s.name().to_string(), values));
+        }
+        Table { columns }
+    }
+
+    fn old_bytes(t: &Table) -> Vec<u8> {
+        let columns = t
+            .columns
+            .iter()
+            .map(|(name, v)| {
+                let name = PlSmallStr::from(name.as_str());
+                match v {
+                    Values::Str(v) => Column::new(name, v),
+                    Values::U64(v) => Column::new(name, v),
+                    Values::F64(v) => Column::new(name, v),
+                    Values::Bool(v) => Column::new(name, v),
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut df = DataFrame::new(t.height(), columns).unwrap();
+        let mut bytes = Vec::new();
+        ParquetWriter::new(&mut bytes).finish(&mut df).unwrap();
+        bytes
+    }
+
+    /// Bit for bit: floats by their bits (so NaN and -0.0 count), nulls as nulls.
+    fn same_bits(a: &Table, b: &Table) -> bool {
+        a.names() == b.names()
+            && a.columns
+                .iter()
+                .zip(&b.columns)
+                .all(|((_, x), (_, y))| match (x, y) {
+                    (Values::F64(x), Values::F64(y)) => {
+                        x.len() == y.len()
+                            && x.iter()
+                                .zip(y)
+                                .all(|(p, q)| p.map(f64::to_bits) == q.map(f64::to_bits))
+                    }
+                    _ => x == y,
+                })
+    }
+
+    fn committed(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().to_string();
+            if p.is_dir() && name != "parts" && name != "superseded" {
+                committed(&p, out);
+            } else if name.ends_with(".parquet") {
+                out.push(p);
+            }
+        }
+    }
+
+    #[test]
+    fn committed_results_read_as_with_polars() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("results");
+        let mut files = Vec::new();
+        committed(&root, &mut files);
+        files.sort();
+        let scratch =
+            std::env::temp_dir().join(format!("dptune-polars-ref-{}", std::process::id()));
+        let mut sizes = (0, 0);
+        for f in &files {
+            let old = old_read(f);
+            let new = Table::read_parquet(f).unwrap();
+            assert!(same_bits(&old, &new), "{} reads differently", f.display());
+            // Written anew, read back (by both readers) the same.
+            let again = scratch.join("t.parquet");
+            new.write_parquet(&again).unwrap();
+            assert!(
+                same_bits(&Table::read_parquet(&again).unwrap(), &new),
+                "{}",
+                f.display()
+            );
+            assert!(
+                same_bits(&old_read(&again), &new),
+                "{} (polars)",
+                f.display()
+            );
+            // What parquet-rs reads of polars's writing of it.
+            let polars_again = scratch.join("p.parquet");
+            std::fs::write(&polars_again, old_bytes(&new)).unwrap();
+            assert!(same_bits(
+                &Table::read_parquet(&polars_again).unwrap(),
+                &new
+            ));
+            sizes.0 += std::fs::metadata(f).unwrap().len();
+            sizes.1 += std::fs::metadata(&again).unwrap().len();
+            let meta = SerializedFileReader::new(std::fs::File::open(f).unwrap()).unwrap();
+            let codecs: std::collections::BTreeSet<String> = (0..meta.num_row_groups())
+                .flat_map(|g| {
+                    let rg = meta.metadata().row_group(g).clone();
+                    (0..rg.num_columns())
+                        .map(move |c| format!("{:?}", rg.column(c).compression()))
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            println!(
+                "{}: {} rows, {} columns, {} row groups, codecs {:?}, created by {:?}",
+                f.strip_prefix(&root).unwrap().display(),
+                new.height(),
+                new.columns.len(),
+                meta.num_row_groups(),
+                codecs,
+                meta.metadata().file_metadata().created_by()
+            );
+        }
+        println!("{} committed parquet files read identically", files.len());
+        println!(
+            "their bytes: {} as polars wrote them, {} written anew",
+            sizes.0, sizes.1
+        );
+        assert!(files.len() >= 50);
+        std::fs::remove_dir_all(scratch).unwrap();
+    }
+
+    /// Zero rows, zero columns, nulls, unicode: both writers agree with both readers.
+    #[test]
+    fn edge_tables_agree_with_polars() {
+        let t = Table::default()
+            .with("name", Values::Str(vec!["é ε 😀".into(), String::new()]))
+            .with("n", Values::U64(vec![0, u64::MAX]))
+            .with("x", Values::F64(vec![None, Some(-0.0)]))
+            .with("ok", Values::Bool(vec![false, true]));
+        let empty = Table {
+            columns: t
+                .columns
+                .iter()
+                .map(|(n, v)| {
+                    let mut v = v.clone();
+                    match &mut v {
+                        Values::Str(v) => v.clear(),
+                        Values::U64(v) => v.clear(),
+                        Values::F64(v) => v.clear(),
+                        Values::Bool(v) => v.clear(),
+                    }
+                    (n.clone(), v)
+                })
+                .collect(),
+        };
+        let dir = std::env::temp_dir().join(format!("dptune-polars-edge-{}", std::process::id()));
+        for (k, table) in [t, empty, Table::default()].iter().enumerate() {
+            let new = dir.join(format!("new{k}.parquet"));
+            let old = dir.join(format!("old{k}.parquet"));
+            table.write_parquet(&new).unwrap();
+            std::fs::write(&old, old_bytes(table)).unwrap();
+            assert!(
+                same_bits(&Table::read_parquet(&new).unwrap(), table),
+                "{k} new/new"
+            );
+            assert!(
+                same_bits(&Table::read_parquet(&old).unwrap(), table),
+                "{k} polars/new"
+            );
+            assert!(same_bits(&old_read(&new), table), "{k} new/polars");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// Sizes of a large committed table as polars wrote it and as parquet-rs writes it.
+    #[test]
+    fn sizes_of_a_large_table() {
+        use parquet::basic::{Compression, ZstdLevel};
+        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/kusner-suite/suite.parquet");
+        let t = Table::read_parquet(&f).unwrap();
+        println!(
+            "committed (polars): {} bytes",
+            std::fs::metadata(&f).unwrap().len()
+        );
+        println!("polars again: {} bytes", old_bytes(&t).len());
+        println!(
+            "parquet_bytes: {} bytes",
+            t.parquet_bytes(&f).unwrap().len()
+        );
+        for (name, c) in [
+            ("uncompressed", Compression::UNCOMPRESSED),
+            ("zstd 1", Compression::ZSTD(ZstdLevel::try_new(1).unwrap())),
+            ("zstd 3", Compression::ZSTD(ZstdLevel::try_new(3).unwrap())),
+            ("zstd 9", Compression::ZSTD(ZstdLevel::try_new(9).unwrap())),
+        ] {
+            let p = WriterProperties::builder().set_compression(c).build();
+            let started = std::time::Instant::now();
+            let n = t.encode(&f, p).unwrap().len();
+            println!("{name}: {n} bytes in {:?}", started.elapsed());
+        }
+        let p = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap()))
+            .set_dictionary_enabled(false)
+            .build();
+        println!(
+            "zstd 3, no dictionary: {} bytes",
+            t.encode(&f, p).unwrap().len()
+        );
+        for (label, kinds) in [
+            ("strings", &["s"][..]),
+            ("strings+u64", &["s", "u"][..]),
+            ("strings+u64+bool", &["s", "u", "b"][..]),
+        ] {
+            let mut b = WriterProperties::builder()
+                .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).unwrap()))
+                .set_dictionary_enabled(false);
+            for (name, v) in &t.columns {
+                let k = match v {
+                    Values::Str(_) => "s",
+                    Values::U64(_) => "u",
+                    Values::Bool(_) => "b",
+                    Values::F64(_) => "f",
+                };
+                if kinds.contains(&k) {
+                    b = b.set_column_dictionary_enabled(
+                        parquet::schema::types::ColumnPath::from(name.as_str()),
+                        true,
+                    );
+                }
+            }
+            let started = std::time::Instant::now();
+            let n = t.encode(&f, b.build()).unwrap().len();
+            println!(
+                "zstd 3, dictionary for {label}: {n} bytes in {:?}",
+                started.elapsed()
+            );
+        }
+        for (name, v) in &t.columns {
+            let k = match v {
+                Values::Str(_) => "s",
+                Values::U64(_) => "u",
+                Values::Bool(_) => "b",
+                Values::F64(_) => "f",
+            };
+            println!("column {name}: {k}");
+        }
     }
 }
