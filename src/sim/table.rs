@@ -306,6 +306,40 @@ impl Table {
         write_bytes(path, &bytes)
     }
 
+    /// Whether `other` has the same columns, in order, with the same values bit for bit (floats
+    /// by their bits: `-0.0` is not `0.0`; nulls as nulls).
+    pub fn identical(&self, other: &Table) -> bool {
+        self.columns.len() == other.columns.len()
+            && self
+                .columns
+                .iter()
+                .zip(&other.columns)
+                .all(|((m, a), (n, b))| {
+                    m == n
+                        && match (a, b) {
+                            (Values::F64(a), Values::F64(b)) => {
+                                a.len() == b.len()
+                                    && a.iter()
+                                        .zip(b)
+                                        .all(|(x, y)| x.map(f64::to_bits) == y.map(f64::to_bits))
+                            }
+                            _ => a == b,
+                        }
+                })
+    }
+
+    /// [`Table::write_parquet`], unless `path` is a file that already reads back as this very
+    /// table ([`Table::identical`]): that file is left as it is (its bytes may be another
+    /// parquet writer's, as the results polars wrote are). Returns whether it wrote.
+    pub fn write_parquet_if_changed(&self, path: &Path) -> Result<bool> {
+        let same = path.symlink_metadata().is_ok_and(|m| m.is_file())
+            && Table::read_parquet(path).is_ok_and(|old| old.identical(self));
+        if !same {
+            self.write_parquet(path)?;
+        }
+        Ok(!same)
+    }
+
     /// The parquet encoding of the table (`path` names it in errors): one optional column per
     /// column, as polars wrote them (strings as UTF-8 byte arrays, `u64` as unsigned 64-bit
     /// integers, floats as doubles with nulls, booleans), zstd-compressed, in row groups of
@@ -951,6 +985,32 @@ mod tests {
         assert_eq!((released[0], released[6]), (Some(0.6696159276832434), None));
         assert_eq!(t.f64("noise").unwrap()[0], Some(16.53125));
         assert_eq!(t.u64("runs").unwrap()[3], 14);
+    }
+
+    /// A table whose file already reads back bit for bit is not written again (the file keeps
+    /// its bytes); any difference, a signed zero's included, writes it.
+    #[test]
+    fn unchanged_tables_keep_their_files() {
+        let t = Table::default()
+            .with("name", Values::Str(vec!["a".into()]))
+            .with("x", Values::F64(vec![Some(0.0)]));
+        let dir = std::env::temp_dir().join(format!("dptune-table-same-{}", std::process::id()));
+        let path = dir.join("t.parquet");
+        assert!(t.write_parquet_if_changed(&path).unwrap());
+        // Other bytes of the same table (as another writer's would be).
+        std::fs::write(&path, t.encode(&path, WriterProperties::default()).unwrap()).unwrap();
+        let before = std::fs::read(&path).unwrap();
+        assert_ne!(before, t.parquet_bytes(&path).unwrap());
+        assert!(!t.write_parquet_if_changed(&path).unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let negative = Table::default()
+            .with("name", Values::Str(vec!["a".into()]))
+            .with("x", Values::F64(vec![Some(-0.0)]));
+        assert_eq!(negative, t);
+        assert!(!negative.identical(&t));
+        assert!(negative.write_parquet_if_changed(&path).unwrap());
+        assert!(Table::read_parquet(&path).unwrap().identical(&negative));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
