@@ -343,7 +343,7 @@ impl Table {
     /// The parquet encoding of the table (`path` names it in errors): one optional column per
     /// column, as polars wrote them (strings as UTF-8 byte arrays, `u64` as unsigned 64-bit
     /// integers, floats as doubles with nulls, booleans), zstd-compressed, in row groups of
-    /// [`ROW_GROUP`] rows (none for a table without rows: the schema alone keeps the types).
+    /// `ROW_GROUP` rows (none for a table without rows: the schema alone keeps the types).
     pub fn parquet_bytes(&self, path: &Path) -> Result<Vec<u8>> {
         let level = ZstdLevel::try_new(ZSTD_LEVEL).map_err(|e| Error::io(path, e))?;
         // Dictionaries for the text columns only: the numbers are mostly distinct, and a
