@@ -867,6 +867,24 @@ fn private(
         _ => f64::NAN,
     };
     let guarantee = guarantee_at(value)?;
+    if !guarantee.epsilon.is_finite() {
+        // The PLD accountant's bound where the losses outgrow its grid (noise this small).
+        let pld = params.get("accountant").and_then(|a| a.as_str()) == Some("pld");
+        return Err(at(
+            file,
+            if pld { "tuner.accountant" } else { "tuner" },
+            format!(
+                "no finite ε at δ = {}: {}",
+                fmt_num(delta),
+                if pld {
+                    "the privacy-loss distribution of these runs outgrows its grid (noise this \
+                     small); use accountant = \"best\" (the default) or \"rdp\", or more noise"
+                } else {
+                    "more noise, or fewer runs"
+                }
+            ),
+        ));
+    }
     if let Some(target) = privacy.epsilon {
         // The calibration checked this; a guarantee above the budget would be a privacy bug.
         if guarantee.epsilon > target || guarantee.delta > delta {

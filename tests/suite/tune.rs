@@ -312,6 +312,49 @@ fn failed_runs_count_as_the_worst_score() {
     }
 }
 
+/// Naive composition accounted by the PLD alone, with noise so small that the losses outgrow
+/// the PLD's grid, has no finite ε: refused naming the accountant, never printed as inf, and
+/// nothing runs. The default (the tighter of RDP and PLD) states a finite bound.
+#[test]
+fn an_infinite_bound_is_refused_naming_the_accountant() {
+    let dir = temp_dir("tune-inf");
+    let pld = "name = \"naive\"\ncandidates = 4\naccountant = \"pld\"";
+    let file = search_file(
+        &dir,
+        &[
+            (FIXTURE_TUNER, pld),
+            ("noise_multiplier = 6.0", "noise_multiplier = 0.005"),
+        ],
+    );
+    let count = dir.join("count");
+    let ran = tune(
+        &file,
+        &dir.join("out"),
+        &["--dry-run"],
+        &[("TUNE_COUNT", count.to_str().unwrap())],
+    );
+    assert_eq!(ran.code, 2, "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains("search.toml:")
+            && ran.stderr.contains("tuner.accountant")
+            && ran.stderr.contains("no finite"),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stdout.contains("= inf"), "{}", ran.stdout);
+    assert!(!count.exists(), "no run was made");
+    let file = search_file(
+        &dir,
+        &[
+            (FIXTURE_TUNER, "name = \"naive\"\ncandidates = 4"),
+            ("noise_multiplier = 6.0", "noise_multiplier = 0.005"),
+        ],
+    );
+    let ran = tune(&file, &dir.join("best"), &["--dry-run"], &[]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(!ran.stdout.contains("= inf"), "{}", ran.stdout);
+}
+
 #[test]
 fn a_budget_that_cannot_be_met_is_refused_before_any_run() {
     let dir = temp_dir("tune-budget");
