@@ -511,7 +511,8 @@ impl Pld {
         );
         // The window's edges: the b minimising (k·ln M(λ) − ln TAIL)/λ over λ > 0 bounds
         // P(S > b) by TAIL, and the a maximising (ln TAIL − k·ln M(−λ))/λ bounds P(S < a).
-        // ln M errs by at most 3(n + 2)·u relative in M and by the rounding of λ·l; k of them.
+        // ln M errs by at most 4(n + 2)·u relative in M (Horner's rule) and by the rounding
+        // of λ·l; k of them.
         let largest_loss = h
             * (self.offset.unsigned_abs() as f64)
                 .max((self.offset + n as i64 - 1).unsigned_abs() as f64);
@@ -558,9 +559,15 @@ impl Pld {
         let u = f64::EPSILON / 2.0;
         let h = self.interval;
         let total: f64 = self.masses.iter().sum();
-        // An error carried in grows at most k·(total + r)^{k−1}-fold (a telescoping sum).
-        let carried = if self.rounding > 0.0 {
-            k * self.rounding * ((k - 1.0) * (total.max(1.0) + self.rounding).ln()).exp()
+        // Folding more losses than the transform has points sums up to ⌈n/N⌉ masses a point:
+        // an l1 error of at most (⌈n/N⌉ − 1)·u·total (generously).
+        let per_point = self.masses.len().div_ceil(size) as f64;
+        let folding = (per_point - 1.0) * 1.01 * u * total;
+        // An error carried in (or made by folding) grows at most k·(total + r)^{k−1}-fold
+        // (a telescoping sum).
+        let input_error = self.rounding + folding;
+        let carried = if input_error > 0.0 {
+            k * input_error * ((k - 1.0) * (total.max(1.0) + input_error).ln()).exp()
         } else {
             0.0
         };
@@ -604,7 +611,8 @@ impl Pld {
         // Bins whose k-th power is below 10⁻⁴⁰ for sure (all but those near 0 when k is
         // large) are set to 0, that error counted too: powers cost more than transforms.
         let negligible = 1e-40f64.powf(1.0 / k);
-        let negligible_error = bin_bound(negligible) + 1e-40;
+        // (negligible^k is 10⁻⁴⁰ up to rounding: 2·10⁻⁴⁰ bounds it.)
+        let negligible_error = bin_bound(negligible) + 2e-40;
         let mut error_sq = 0.0;
         let last = spectrum.len() - 1;
         for (j, z) in spectrum.iter_mut().enumerate() {
@@ -690,7 +698,7 @@ impl Pld {
 
     /// ln Σ_i m_i e^{λ·l_i} (the finite losses' moment generating function), by Horner's rule
     /// in e^{−|λ|·h} < 1 (no overflow, one multiply-add a loss; positive terms, so it errs by
-    /// at most 3(n + 2)·u relative, and never below for terms lost to underflow).
+    /// at most 4(n + 2)·u relative, and never below for terms lost to underflow).
     fn log_mgf(&self, lambda: f64) -> f64 {
         let rho = (-lambda.abs() * self.interval).exp();
         let n = self.masses.len();
@@ -1089,7 +1097,9 @@ fn golden_section_min(f: impl Fn(f64) -> f64, lo: f64, hi: f64, tolerance: f64) 
 
 /// Σ_i c_i·ρ^{n−1−i} over the n coefficients `c` (with `reversed`: Σ_i c_i·ρ^i), by Horner's
 /// rule four terms a step: four independent products, where one chain of multiply-adds would
-/// wait on each. Each term meets at most n + 7 roundings of relative u.
+/// wait on each. A term c·ρ^j meets ρ⁴'s error (7 roundings: ρ's, ρ²'s and ρ⁴'s) and a product
+/// and a sum per step of four, plus a few in its step: fewer than 2.25·n + 10 roundings of
+/// relative u in all, within the 4(n + 2) that [`Pld::log_mgf`]'s callers allow.
 fn horner(c: &[f64], rho: f64, reversed: bool) -> f64 {
     let (r2, r3) = (rho * rho, rho * rho * rho);
     let r4 = r2 * r2;
