@@ -681,6 +681,14 @@ pub(crate) fn sig_label(v: f64, digits: usize) -> String {
     }
 }
 
+/// `v`, or 0 where it is within 1e-9 of the axis span `(lo, hi)` from zero (float noise).
+fn snap_zero(v: f64, (lo, hi): (f64, f64)) -> f64 {
+    match v.abs() <= 1e-9 * (hi - lo).abs() {
+        true => 0.0,
+        false => v,
+    }
+}
+
 /// The fewest significant digits (at least 1, at most 15) with which every tick's label reads
 /// back as the tick and no two labels are equal.
 pub(crate) fn tick_digits(ticks: &[f64]) -> usize {
@@ -857,8 +865,16 @@ where
     // (plotters prints `{:?}`, 0.6000000000000001) and no light lines.
     // Linear axes keep plotters' ticks, labelled without float noise or a trailing ".0"
     // (20, 0.3, not 20.0, 0.30000000000000004).
-    let x_fmt = |v: &f64| sig_label(*v, ticks.x.unwrap_or(6));
-    let y_fmt = |v: &f64| sig_label(*v, ticks.y.unwrap_or(6));
+    // plotters steps its linear ticks in floating point, so the tick at zero can come out as
+    // -5.5e-17: a tick within 1e-9 of the axis's span from zero is zero.
+    let x_fmt = |v: &f64| match ticks.x {
+        Some(digits) => sig_label(*v, digits),
+        None => sig_label(snap_zero(*v, plan.x), 6),
+    };
+    let y_fmt = |v: &f64| match ticks.y {
+        Some(digits) => sig_label(*v, digits),
+        None => sig_label(snap_zero(*v, plan.y), 6),
+    };
     mesh.x_label_formatter(&x_fmt).y_label_formatter(&y_fmt);
     if ticks.x.is_some() {
         mesh.x_max_light_lines(0);
@@ -1122,6 +1138,25 @@ mod tests {
             .matches(r##"stroke="#1F77B4" stroke-width="1" x1="##)
             .count();
         assert_eq!(bar_lines, 15);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_linear_tick_at_zero_is_labelled_zero() {
+        // The Fashion-MNIST utility figure's y range: plotters stepped to -5.5112e-17.
+        let dir = temp_dir("zero-tick");
+        let points = vec![(1.0, 0.656), (2.0, 0.711), (4.0, 0.763), (8.0, 0.573)];
+        let half = [0.027, 0.065, 0.015, 1.017];
+        let bars = points.iter().zip(half).map(|(&(_, y), h)| (y - h, y + h));
+        let errors = Some(bars.collect());
+        let mut fig = figure(vec![("a", points, errors)]);
+        fig.y_scale = Scale::Linear;
+        fig.hline = None;
+        let paths = draw(&fig, &dir.join("z")).expect("draws");
+        let svg = std::fs::read_to_string(&paths[1]).unwrap();
+        let labels: Vec<String> = texts(&svg).into_iter().map(|t| t.text).collect();
+        assert!(labels.iter().any(|l| l == "0"), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.contains("e-1")), "{labels:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
