@@ -154,11 +154,16 @@ def test_opacus_helpers_round_trip():
     # epochs: int(epochs / q) steps, as Opacus counts them
     assert acc.get_epsilon(noise_multiplier=1.0, sample_rate=0.01, epochs=10, delta=1e-5) == \
         acc.get_epsilon(noise_multiplier=1.0, sample_rate=0.01, steps=1000, delta=1e-5)
-    sigma_pld = acc.get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.01, steps=1000,
+    # PLD (fewer steps: each of the search's ~40 evaluations composes a PLD)
+    sigma_rdp = acc.get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.05, steps=100)
+    sigma_pld = acc.get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.05, steps=100,
                                          accountant="pld")
-    assert sigma_pld < sigma
-    assert acc.get_epsilon(noise_multiplier=sigma_pld, sample_rate=0.01, steps=1000, delta=1e-5,
-                           accountant="pld") <= 2.0
+    assert sigma_pld < sigma_rdp
+    eps_pld = acc.get_epsilon(noise_multiplier=sigma_pld, sample_rate=0.05, steps=100, delta=1e-5, accountant="pld")
+    assert eps_pld <= 1.0 and eps_pld == pytest.approx(1.0, rel=1e-3)
+    theirs = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4).compose(
+        E.PoissonSampledDpEvent(0.05, E.GaussianDpEvent(sigma_pld)), 100).get_epsilon(1e-5)
+    assert eps_pld == pytest.approx(theirs, rel=REL_PLD)
 
 
 def test_calibrate_dp_mechanism_meets_the_target():
