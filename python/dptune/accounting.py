@@ -65,6 +65,10 @@ class NeighboringRelation(enum.Enum):
 # Checks: ValueError naming the parameter and what is allowed.
 
 def _number(name: str, value, allowed: str, ok: Callable[[float], bool]) -> float:
+    if type(value) is float:  # the common case, without the ABC checks below
+        if value == value and ok(value):
+            return value
+        raise ValueError(f"invalid {name} = {value!r}: must be {allowed}")
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"invalid {name} = {value!r}: must be {allowed}")
     v = float(value)
@@ -74,6 +78,8 @@ def _number(name: str, value, allowed: str, ok: Callable[[float], bool]) -> floa
 
 
 def _integer(name: str, value, minimum: int) -> int:
+    if type(value) is int and minimum <= value < 2**63:
+        return value
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         if isinstance(value, float) and value.is_integer():
             value = int(value)
@@ -533,8 +539,9 @@ class RdpAccountant(PrivacyAccountant):
 
     def _compose(self, event, count):
         encoded = event._encode()
-        # Checked now (a bad event is refused here, not at get_epsilon).
-        _dptune.rdp_epsilon([(encoded, 1)], self._orders, 0.5)
+        # Checked now (a bad event is refused here, not at get_epsilon): its curve is built and
+        # evaluated at one order.
+        _dptune.rdp_curve([(encoded, 1)], [2.0])
         self._events.append((encoded, count))
 
     def _bound(self, delta):
