@@ -58,7 +58,7 @@ def main():
     t_ours, e_ours = best_of(lambda: acc.get_epsilon(noise_multiplier=SIGMA, sample_rate=Q, steps=STEPS, delta=DELTA))
     step = acc.PoissonSampledDpEvent(Q, acc.GaussianDpEvent(SIGMA))
     t_ev, e_ev = best_of(lambda: acc.RdpAccountant().compose(step, STEPS).get_epsilon(DELTA))
-    comparisons = []
+    comparisons, later = [], []
     try:
         from dp_accounting import dp_event as E
         from dp_accounting.rdp import rdp_privacy_accountant as R
@@ -73,12 +73,23 @@ def main():
         t_dpx, e_dpx = best_of(lambda: dpx.DPSGDAccountant(noise_multiplier=SIGMA, batch_size=256, dataset_size=60000)
                                .get_epsilon(steps=STEPS, delta=DELTA))
         comparisons.append(("dp-accelerator 0.1.0 DPSGDAccountant(...).get_epsilon", t_dpx, e_dpx))
+        # The same call on the same orders (dp-accelerator's own), so the same ε.
+        orders = sorted(dpx.DPSGDAccountant(noise_multiplier=SIGMA, batch_size=256, dataset_size=60000)
+                        .get_rdp_curve(steps=STEPS).keys())
+        t_same, e_same = best_of(lambda: acc.get_epsilon(noise_multiplier=SIGMA, sample_rate=Q, steps=STEPS,
+                                                         delta=DELTA, orders=orders))
+        later.append((f"dptune.accounting.get_epsilon on dp-accelerator's {len(orders)} orders", t_same,
+                      f"{e_same:.6f}", None))
+        later.append((f"dp-accelerator 0.1.0, the same orders (|Δε| = {abs(e_dpx - e_same):.1e})", t_dpx,
+                      f"{e_dpx:.6f}", t_same))
     except Exception as e:  # noqa: BLE001: an optional comparison
         print(f"(dp-accelerator not compared: {type(e).__name__}: {e})")
     row("dptune.accounting.get_epsilon (RDP, one call)", t_ours, f"{e_ours:.6f}")
     row("dptune RdpAccountant().compose(event, T).get_epsilon", t_ev, f"{e_ev:.6f}")
     for name, t, e in comparisons:
         row(f"{name} (|Δε| = {abs(e - e_ours):.1e})", t, f"{e:.6f}", ours=t_ours)
+    for r in later:
+        row(*r)
 
     # PLD
     pstep = acc.PoissonSampledDpEvent(0.01, acc.GaussianDpEvent(1.0))
