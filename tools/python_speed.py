@@ -12,8 +12,6 @@ Usage: python tools/python_speed.py   (with dptune, dp-accounting and numpy inst
 
 import importlib
 import platform
-import statistics
-import sys
 import time
 
 import dptune

@@ -7,7 +7,6 @@ the release of the chosen hyperparameters and their score, counting both the tra
 the score release of every run. Usage: python examples/python/dpsgd_numpy.py [seed]
 """
 
-import math
 import os
 import sys
 

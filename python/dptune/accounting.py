@@ -572,7 +572,7 @@ class PLDAccountant(PrivacyAccountant):
 
     def _check(self, event):
         super()._check(event)
-        parts = []
+
         def walk(e):
             if isinstance(e, (ZCDpEvent, RepeatAndSelectDpEvent)):
                 raise UnsupportedEventError(
@@ -581,7 +581,6 @@ class PLDAccountant(PrivacyAccountant):
             for child in ([e.event] if hasattr(e, "event") else list(getattr(e, "events", []))):
                 walk(child)
         walk(event)
-        return parts
 
     def _compose(self, event, count):
         encoded = event._encode()

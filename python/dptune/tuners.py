@@ -29,8 +29,8 @@ from __future__ import annotations
 import itertools
 import math
 import secrets
-from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from . import _dptune
 from .accounting import DpEvent, _event, _integer, _number, _positive
