@@ -68,7 +68,48 @@ test: deps
     fi
     stage "doc tests" cargo test --doc
     stage "cuda feature: build and lint" just test-cuda-build
+    stage "python: wheel, clean venv, pytest" just test-python
     echo "== just test: $((SECONDS - start)) s"
+
+# The Python package (python/, docs/python.md): a release abi3 wheel in target/wheels/,
+# installed into the virtual environment .venv/ (made if missing, with maturin in it). Then
+# `.venv/bin/python -c "import dptune; ..."`.
+python:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check "maturin>=1.0,<2.0"
+    rm -f target/wheels/dptune-*.whl
+    CARGO_TARGET_DIR=target .venv/bin/maturin build --release --manifest-path python/Cargo.toml --out target/wheels --auditwheel skip
+    .venv/bin/pip install --quiet --disable-pip-version-check --force-reinstall target/wheels/dptune-*.whl
+    .venv/bin/python -c "import dptune; print('dptune', dptune.__version__, 'installed in .venv/')"
+
+# The Python package's tests (part of `just test`): the extension built in the dev profile
+# into target/ (reusing the dependencies the Rust tests built there; dptune itself builds
+# again, unoptimised: python/Cargo.toml says why), its wheel installed into a clean virtual
+# environment with the test dependencies (dp-accounting 0.6.0 for the cross-checks; pip
+# downloads them while cargo compiles), then pytest on python/tests and the numpy DP-SGD
+# example. Python never enters the Rust tests.
+test-python:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    venv=target/pytest-venv
+    t0=$SECONDS
+    python3 -m venv --clear $venv
+    pip="$venv/bin/pip install --quiet --disable-pip-version-check"
+    $pip "maturin>=1.0,<2.0"
+    $pip pytest numpy "dp-accounting==0.6.0" pandas > target/pytest-pip.log 2>&1 &
+    pip_job=$!
+    rm -rf target/pytest-wheel
+    CARGO_TARGET_DIR=target $venv/bin/maturin build --profile dev --manifest-path python/Cargo.toml --out target/pytest-wheel --auditwheel skip --quiet
+    echo "   wheel built: $((SECONDS - t0)) s"
+    wait $pip_job || { cat target/pytest-pip.log; exit 1; }
+    $pip --no-deps target/pytest-wheel/dptune-*.whl
+    echo "   test environment ready: $((SECONDS - t0)) s"
+    # From outside the source tree, so the tests import the installed wheel.
+    (cd python/tests && ../../$venv/bin/python -m pytest -q -p no:cacheprovider .)
+    $venv/bin/python examples/python/dpsgd_numpy.py > /dev/null
+    echo "   pytest and the example: done at $((SECONDS - t0)) s"
 
 # Fuzz every reader of user input (experiment files, CSV, IDX, RDP curves, the command line)
 # with cargo-fuzz on the nightly toolchain, SECONDS per target (not part of `just test`: the

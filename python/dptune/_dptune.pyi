@@ -1,0 +1,47 @@
+"""The extension module (Rust): plain functions on plain data; use dptune.accounting,
+dptune.tuners and dptune.results instead. An event is a tuple (see src/lib.rs)."""
+
+from typing import Any, List, Optional, Sequence, Tuple, Union
+
+__version__: str
+DEFAULT_PLD_INTERVAL: float
+
+Event = Tuple[Any, ...]
+Orders = Union[None, str, Sequence[float]]
+Bound = Tuple[float, float, Optional[float]]
+
+def rdp_epsilon(events: Sequence[Tuple[Event, int]], orders: Orders, delta: float) -> Bound:
+    """(ε, δ, order) of the composition of (event, count) pairs, by the RDP accountant."""
+def rdp_delta(events: Sequence[Tuple[Event, int]], orders: Orders, epsilon: float) -> Bound:
+    """(ε, δ, order): the smallest δ at ε of the composition, by the RDP accountant."""
+def rdp_curve(events: Sequence[Tuple[Event, int]], orders: Sequence[float]) -> List[float]:
+    """The composition's Rényi DP at each order."""
+def dpsgd_epsilon(q: float, sigma: float, steps: int, delta: float, sampling: str, accountant: str,
+                  orders: Orders) -> Bound:
+    """ε of DP-SGD ('poisson' or 'without_replacement' lots; 'rdp' or 'pld')."""
+def calibrate_dpsgd(q: float, steps: int, target_epsilon: float, delta: float, sampling: str,
+                    accountant: str, orders: Orders) -> Tuple[float, float, float, Optional[float]]:
+    """(σ, ε, δ, order): the smallest noise multiplier meeting the target, checked."""
+def pld_new(interval: float) -> Any:
+    """A PLD accountant's handle on the loss grid of spacing `interval`."""
+def pld_compose(handle: Any, event: Event, count: int) -> None:
+    """Composes `count` runs of `event` (unchanged if it fails)."""
+def pld_epsilon(handle: Any, delta: float) -> Bound:
+    """(ε, δ, None) of what the handle has composed."""
+def pld_delta(handle: Any, epsilon: float) -> Bound:
+    """(ε, δ, None): δ at ε of what the handle has composed."""
+def tuner_guarantee(tuner: Tuple[Any, ...], space: Any, run: Event, delta: float,
+                    orders: Orders) -> Tuple[float, float, str, str, str]:
+    """(ε, δ, theorem, tuner name, parameters) before any run."""
+def session_new(tuner: Tuple[Any, ...], space: Any, run: Event, seed: int) -> Any:
+    """A tuning session's handle (its draws from the stream of `seed`)."""
+def session_ask(handle: Any) -> Tuple[Any, ...]:
+    """('run', index, hyper, what) | ('wait',) | ('done',)."""
+def session_tell(handle: Any, index: int, score: float) -> None:
+    """Tells pending run `index` its released score."""
+def session_finish(handle: Any) -> Tuple[Optional[List[float]], Optional[float], int, bool]:
+    """(chosen, released score, runs, fallback) once the session is done."""
+def session_info(handle: Any) -> Tuple[Optional[int], List[int], str]:
+    """(planned runs, pending indices, the state as JSON)."""
+def read_table(path: str) -> List[Tuple[str, str, list]]:
+    """A parquet table written by dptune as (column, kind, values): kind str, u64, f64, bool."""

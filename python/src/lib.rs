@@ -1,0 +1,647 @@
+//! `dptune._dptune`: the extension module under the pure-Python package `dptune`.
+//!
+//! Plain functions on plain data (numbers, strings, nested tuples), each a PyO3 closure: no
+//! `#[pyclass]`, because PyO3's `macros` feature would change the features of `syn`, which
+//! serde's derive shares, and so every dependency would build again instead of reusing the
+//! root's artifacts (python/Cargo.toml). The classes users see (events, accountants, tuners)
+//! are pure Python (`dptune/`); stateful objects (a PLD accountant, a tuning session) live
+//! here behind capsules.
+//!
+//! An event is a tuple, as `dptune.accounting` encodes it:
+//! `("gaussian", sigma)`, `("laplace", scale)`, `("rr", noise, buckets)`, `("zcdp", rho, xi)`,
+//! `("eps_delta", epsilon, delta)`, `("poisson_gaussian", q, sigma)`,
+//! `("wor_gaussian", n, m, sigma)`, `("self", event, count)`, `("composed", [event, ...])`,
+//! `("repeat_select", event, mean, shape)` (shape = inf: Poisson), `("noop",)`.
+//!
+//! Every error of the library becomes a Python `ValueError` with the library's message (which
+//! names the parameter and its allowed range).
+
+use dptune::accounting::pld::{
+    calibrate_dpsgd_noise_pld, composed_epsilon, PldAccountant, PldMechanism, DEFAULT_INTERVAL,
+};
+use dptune::accounting::{
+    calibrate_dpsgd_noise, Accountant, ClosedForm, Conversion, DpBound, DpSgd, Gaussian, Laplace,
+    LotSampling, Orders, RdpCurve, RdpFunction,
+};
+use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
+use dptune::session::{Next, Session, Told};
+use dptune::tuners::liu_talwar::LiuTalwar;
+use dptune::tuners::naive::Naive;
+use dptune::tuners::papernot_steinke::PapernotSteinke;
+use dptune::tuners::session::State;
+use dptune::tuners::{RunsAccountant, Tuner};
+use dptune::workloads::{Declarations, Space, TrainingDeclaration};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyCFunction, PyCapsule, PyCapsuleMethods, PyDict, PyList, PyTuple};
+use std::ffi::CStr;
+use std::sync::{Arc, Mutex};
+
+type Args<'a, 'py> = &'a Bound<'py, PyTuple>;
+
+fn err(e: dptune::Error) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn value_error(msg: impl Into<String>) -> PyErr {
+    PyValueError::new_err(msg.into())
+}
+
+fn arg<'py, T: for<'a> FromPyObjectOwned<'py>>(args: Args<'_, 'py>, i: usize) -> PyResult<T> {
+    args.get_item(i)?.extract::<T>().map_err(Into::into)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Curves the library has no closed form of, defined here through its public `RdpFunction`.
+
+/// k-ary randomized response under replace-one neighbours (dp_accounting's
+/// `_randomized_response_rdp_replace_one`): the Rényi divergence of P = (1 − p + p/k, p/k, …)
+/// from Q = (p/k, 1 − p + p/k, p/k, …), exactly.
+#[derive(Debug)]
+struct KaryRr {
+    p: f64,
+    k: u64,
+}
+
+impl RdpFunction for KaryRr {
+    fn eval(&self, order: f64) -> f64 {
+        let (p, k) = (self.p, self.k as f64);
+        if self.k == 1 || p == 1.0 {
+            return 0.0;
+        }
+        if p == 0.0 {
+            return f64::INFINITY;
+        }
+        let l = (k / p - k + 1.0).ln(); // ln((1 − p + p/k)/(p/k))
+        if order.is_infinite() {
+            return l;
+        }
+        // ln(p/k·e^{αl} + (1 − p + p/k)·e^{−αl} + (1 − 2/k)·p), stably.
+        let terms = [
+            ((p / k).ln() + order * l),
+            ((1.0 - p + p / k).ln() - order * l),
+            if self.k > 2 { ((1.0 - 2.0 / k) * p).ln() } else { f64::NEG_INFINITY },
+        ];
+        let m = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
+        ((m + s.ln()) / (order - 1.0)).max(0.0)
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+    fn is_monotone(&self) -> bool {
+        true // a Rényi divergence of two fixed distributions is non-decreasing in the order
+    }
+}
+
+/// (ξ, ρ)-zCDP: ε(λ) = ξ + ρλ.
+#[derive(Debug)]
+struct ZcdpXi {
+    rho: f64,
+    xi: f64,
+}
+
+impl RdpFunction for ZcdpXi {
+    fn eval(&self, order: f64) -> f64 {
+        self.xi + self.rho * order
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+    fn is_monotone(&self) -> bool {
+        true
+    }
+}
+
+fn custom(f: impl RdpFunction + 'static) -> RdpCurve {
+    RdpCurve::closed(ClosedForm::Custom(Arc::new(f)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Events.
+
+fn tag(ev: &Bound<'_, PyAny>) -> PyResult<String> {
+    ev.get_item(0)?.extract::<String>()
+}
+
+fn field<'py, T: for<'a> FromPyObjectOwned<'py>>(ev: &Bound<'py, PyAny>, i: usize) -> PyResult<T> {
+    ev.get_item(i)?.extract::<T>().map_err(Into::into)
+}
+
+fn orders_of(spec: &Bound<'_, PyAny>) -> PyResult<Orders> {
+    if spec.is_none() {
+        return Ok(Orders::DpAccounting);
+    }
+    if let Ok(s) = spec.extract::<String>() {
+        return Orders::parse(&s).map_err(err);
+    }
+    let list: Vec<f64> = spec.extract()?;
+    if list.is_empty() || list.iter().any(|o| !(*o > 1.0) || !o.is_finite()) {
+        return Err(value_error(
+            "invalid orders: must be None (dp_accounting's default orders), \"continuous\", or a \
+             non-empty list of finite orders > 1",
+        ));
+    }
+    let mut list = list;
+    list.sort_by(f64::total_cmp);
+    list.dedup();
+    Ok(Orders::List(list))
+}
+
+/// The RDP curve of an event (None: a no-op), repeat-and-select evaluated under `orders`.
+fn rdp_of(ev: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
+    let t = tag(ev)?;
+    Ok(Some(match t.as_str() {
+        "noop" => return Ok(None),
+        "gaussian" => Gaussian::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
+        "laplace" => Laplace::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
+        "rr" => custom(KaryRr { p: field(ev, 1)?, k: field(ev, 2)? }),
+        "zcdp" => {
+            let (rho, xi): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
+            if xi == 0.0 && rho > 0.0 {
+                RdpCurve::zcdp(rho).map_err(err)?
+            } else {
+                custom(ZcdpXi { rho, xi })
+            }
+        }
+        "eps_delta" => {
+            let (eps, delta): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
+            if delta != 0.0 {
+                return Err(value_error(
+                    "the RDP accountant cannot compose an (epsilon, delta) event with delta > 0 \
+                     (it has no Rényi curve): use PLDAccountant",
+                ));
+            }
+            RdpCurve::pure_dp(eps).map_err(err)?
+        }
+        "poisson_gaussian" => DpSgd::new(field(ev, 1)?, field(ev, 2)?, 1).map_err(err)?.rdp(),
+        "wor_gaussian" => {
+            let (n, m, sigma): (u64, u64, f64) = (field(ev, 1)?, field(ev, 2)?, field(ev, 3)?);
+            DpSgd::with_sampling(LotSampling::WithoutReplacement, m as f64 / n as f64, sigma, 1)
+                .map_err(err)?
+                .rdp()
+        }
+        "self" => {
+            let count: u64 = field(ev, 2)?;
+            match rdp_of(&ev.get_item(1)?, orders)? {
+                Some(c) if count > 0 => c.self_compose(count),
+                _ => return Ok(None),
+            }
+        }
+        "composed" => {
+            let mut total: Option<RdpCurve> = None;
+            for e in ev.get_item(1)?.try_iter()? {
+                if let Some(c) = rdp_of(&e?, orders)? {
+                    total = Some(match total {
+                        Some(t) => t.compose(&c).map_err(err)?,
+                        None => c,
+                    });
+                }
+            }
+            return Ok(total);
+        }
+        "repeat_select" => {
+            let Some(base) = rdp_of(&ev.get_item(1)?, orders)? else {
+                return Ok(None);
+            };
+            let (mean, shape): (f64, f64) = (field(ev, 2)?, field(ev, 3)?);
+            let law = if shape.is_infinite() && shape > 0.0 {
+                RunCount::Poisson(PoissonK::new(mean).map_err(err)?)
+            } else {
+                RunCount::Tnb(Tnb::from_mean(shape, mean).map_err(err)?)
+            };
+            repeat_select(&Base::symmetric(base), &law, orders).map_err(err)?
+        }
+        other => return Err(value_error(format!("unknown event kind {other:?}"))),
+    }))
+}
+
+/// The curve of a list of (event, count).
+fn rdp_total(events: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
+    let mut total: Option<RdpCurve> = None;
+    for item in events.try_iter()? {
+        let item = item?;
+        let count: u64 = item.get_item(1)?.extract()?;
+        if count == 0 {
+            continue;
+        }
+        if let Some(c) = rdp_of(&item.get_item(0)?, orders)? {
+            let c = if count == 1 { c } else { c.self_compose(count) };
+            total = Some(match total {
+                Some(t) => t.compose(&c).map_err(err)?,
+                None => c,
+            });
+        }
+    }
+    Ok(total)
+}
+
+/// The PLD parts of an event, each count multiplied by `times`.
+fn pld_parts(ev: &Bound<'_, PyAny>, times: u64, out: &mut Vec<(PldMechanism, u64)>) -> PyResult<()> {
+    let t = tag(ev)?;
+    let mech = match t.as_str() {
+        "noop" => return Ok(()),
+        "gaussian" => PldMechanism::Gaussian { sensitivity: 1.0, sigma: field(ev, 1)? },
+        "laplace" => PldMechanism::Laplace { sensitivity: 1.0, scale: field(ev, 1)? },
+        "rr" => PldMechanism::RandomizedResponse { noise: field(ev, 1)?, buckets: field(ev, 2)? },
+        "eps_delta" => PldMechanism::ApproximateDp { epsilon: field(ev, 1)?, delta: field(ev, 2)? },
+        "poisson_gaussian" => PldMechanism::PoissonGaussian {
+            sampling_rate: field(ev, 1)?,
+            noise_multiplier: field(ev, 2)?,
+        },
+        "wor_gaussian" => {
+            let (n, m): (u64, u64) = (field(ev, 1)?, field(ev, 2)?);
+            PldMechanism::WorGaussian { sampling_rate: m as f64 / n as f64, noise_multiplier: field(ev, 3)? }
+        }
+        "self" => {
+            let count: u64 = field(ev, 2)?;
+            let times = times.checked_mul(count).ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
+            if times == 0 {
+                return Ok(());
+            }
+            return pld_parts(&ev.get_item(1)?, times, out);
+        }
+        "composed" => {
+            for e in ev.get_item(1)?.try_iter()? {
+                pld_parts(&e?, times, out)?;
+            }
+            return Ok(());
+        }
+        "zcdp" | "repeat_select" => {
+            return Err(value_error(format!(
+                "the PLD accountant cannot compose a {} event (it has no privacy-loss distribution \
+                 here): use RdpAccountant",
+                if t == "zcdp" { "zCDP" } else { "repeat-and-select" }
+            )))
+        }
+        other => return Err(value_error(format!("unknown event kind {other:?}"))),
+    };
+    out.push((mech, times));
+    Ok(())
+}
+
+fn bound_tuple(py: Python<'_>, b: &DpBound) -> PyResult<Py<PyAny>> {
+    Ok((b.epsilon, b.delta, b.order).into_pyobject(py)?.into_any().unbind())
+}
+
+fn sampling_of(s: &str) -> PyResult<LotSampling> {
+    match s {
+        "poisson" => Ok(LotSampling::Poisson),
+        "without_replacement" | "without-replacement" => Ok(LotSampling::WithoutReplacement),
+        other => Err(value_error(format!(
+            "invalid sampling = {other:?}: must be \"poisson\" or \"without_replacement\""
+        ))),
+    }
+}
+
+fn rdp_accountant(orders: Orders) -> Accountant {
+    Accountant::new(orders, Conversion::Cks)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capsules.
+
+const PLD_CAPSULE: &CStr = c"dptune.PldAccountant";
+const SESSION_CAPSULE: &CStr = c"dptune.Session";
+
+fn capsule<'a, T>(obj: &'a Bound<'_, PyAny>, name: &CStr) -> PyResult<&'a T> {
+    let cap = obj
+        .cast::<PyCapsule>()
+        .map_err(|_| value_error("not a dptune handle"))?;
+    let ptr = cap.pointer_checked(Some(name))?;
+    // SAFETY: a capsule of this name was made by this module from a boxed `T`
+    // (`PyCapsule::new_with_value`), and `obj` keeps it alive while the reference is used.
+    Ok(unsafe { ptr.cast::<T>().as_ref() })
+}
+
+fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
+    m.lock().map_err(|_| value_error("a previous call on this object failed midway; make a new one"))
+}
+
+struct TuningSession {
+    state: State,
+    rng: rand_chacha::ChaCha20Rng,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tuners.
+
+fn tuner_of(spec: &Bound<'_, PyAny>) -> PyResult<Box<dyn Tuner>> {
+    let t = tag(spec)?;
+    Ok(match t.as_str() {
+        "naive" => {
+            let candidates: Option<u64> = field(spec, 1)?;
+            let accountant: String = field(spec, 2)?;
+            let mut n = match candidates {
+                Some(k) => Naive::random(k).map_err(err)?,
+                None => Naive::every_candidate(),
+            };
+            n.accountant = match accountant.as_str() {
+                "best" => RunsAccountant::Best,
+                "rdp" => RunsAccountant::Rdp,
+                "pld" => RunsAccountant::Pld,
+                other => {
+                    return Err(value_error(format!(
+                        "invalid accountant = {other:?}: must be \"best\", \"rdp\" or \"pld\""
+                    )))
+                }
+            };
+            Box::new(n)
+        }
+        "liu-talwar" => Box::new(LiuTalwar::best_of(field(spec, 1)?).map_err(err)?),
+        "liu-talwar-threshold" => {
+            Box::new(LiuTalwar::threshold(field(spec, 1)?, field(spec, 2)?).map_err(err)?)
+        }
+        "papernot-steinke" => {
+            let dist: String = field(spec, 1)?;
+            let family = CountFamily::parse(&dist).map_err(err)?;
+            if family == CountFamily::Fixed {
+                return Err(value_error(
+                    "invalid dist = \"fixed\": must be logarithmic, geometric, tnb:ETA or poisson \
+                     (a fixed number of runs is the naive tuner)",
+                ));
+            }
+            Box::new(PapernotSteinke::new(family, field(spec, 2)?, field(spec, 3)?).map_err(err)?)
+        }
+        other => return Err(value_error(format!("unknown tuner {other:?}"))),
+    })
+}
+
+fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
+    if let Ok(dim) = spec.extract::<usize>() {
+        if dim == 0 {
+            return Err(value_error("invalid dim = 0: must be an integer >= 1"));
+        }
+        return Ok(Space::UnitBox { dim });
+    }
+    let list: Vec<Vec<f64>> = spec.extract()?;
+    if list.is_empty() {
+        return Err(value_error("invalid candidates: must be a non-empty list of points"));
+    }
+    Ok(Space::Finite(list))
+}
+
+/// A run's declarations: its RDP curve (continuous orders), its pure ε when every part is
+/// pure DP, and its PLD parts when every part has one.
+fn declarations(space: Space, run: &Bound<'_, PyAny>) -> PyResult<Declarations> {
+    let curve = rdp_of(run, &Orders::Continuous)?
+        .ok_or_else(|| value_error("invalid run: a run's event must cost some privacy (not a no-op)"))?;
+    let mut parts = Vec::new();
+    let run_pld = pld_parts(run, 1, &mut parts).ok().map(|_| parts);
+    Ok(Declarations {
+        name: "your training".into(),
+        space,
+        training: Some(TrainingDeclaration {
+            run_privacy: curve,
+            run_pure_epsilon: pure_epsilon(run)?,
+            run_pld,
+        }),
+        gain_prior: None,
+        lipschitz: None,
+        partitioned: None,
+        per_user: None,
+    })
+}
+
+/// The pure-DP ε of an event, when every part of it is pure DP (Laplace: 1/b; randomized
+/// response: ln(k/p − k + 1); (ε, 0)); None otherwise.
+fn pure_epsilon(ev: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
+    let t = tag(ev)?;
+    Ok(match t.as_str() {
+        "laplace" => Some(1.0 / field::<f64>(ev, 1)?),
+        "rr" => {
+            let (p, k): (f64, u64) = (field(ev, 1)?, field(ev, 2)?);
+            (p > 0.0).then(|| if k == 1 || p == 1.0 { 0.0 } else { (k as f64 / p - k as f64 + 1.0).ln() })
+        }
+        "eps_delta" => {
+            let (e, d): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
+            (d == 0.0).then_some(e)
+        }
+        "self" => pure_epsilon(&ev.get_item(1)?)?.map(|e| e * field::<u64>(ev, 2).unwrap_or(0) as f64),
+        "composed" => {
+            let mut sum = 0.0;
+            for e in ev.get_item(1)?.try_iter()? {
+                match pure_epsilon(&e?)? {
+                    Some(x) => sum += x,
+                    None => return Ok(None),
+                }
+            }
+            Some(sum)
+        }
+        "noop" => Some(0.0),
+        _ => None,
+    }
+    .filter(|e| e.is_finite() && *e > 0.0))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The module.
+
+fn add<F, R>(m: &Bound<'_, PyModule>, name: &'static CStr, doc: &'static CStr, f: F) -> PyResult<()>
+where
+    F: Fn(&Bound<'_, PyTuple>, Option<&Bound<'_, PyDict>>) -> R + Send + Sync + 'static,
+    for<'p> R: pyo3::impl_::callback::IntoPyCallbackOutput<'p, *mut pyo3::ffi::PyObject>,
+{
+    let func = PyCFunction::new_closure(m.py(), Some(name), Some(doc), f)?;
+    m.add(name.to_str().expect("ASCII"), func)
+}
+
+/// The module's definition: single-phase initialisation needs a module made from one
+/// (`PyModule_Create`), which `PyModule::new` does not give.
+static mut MODULE_DEF: pyo3::ffi::PyModuleDef = pyo3::ffi::PyModuleDef {
+    m_base: pyo3::ffi::PyModuleDef_HEAD_INIT,
+    m_name: c"dptune._dptune".as_ptr(),
+    m_doc: c"dptune's Rust library: plain functions on plain data (see dptune.accounting, dptune.tuners, dptune.results)".as_ptr(),
+    m_size: -1,
+    m_methods: std::ptr::null_mut(),
+    m_slots: std::ptr::null_mut(),
+    m_traverse: None,
+    m_clear: None,
+    m_free: None,
+};
+
+fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    // SAFETY: the definition is static and handed to the interpreter once, at import, with
+    // the GIL held; the result is a new reference or NULL with an exception set.
+    let m = unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyModule_Create(std::ptr::addr_of_mut!(MODULE_DEF)))?
+    };
+    let m = m.cast_into::<PyModule>().map_err(|_| value_error("PyModule_Create did not give a module"))?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_PLD_INTERVAL", DEFAULT_INTERVAL)?;
+
+    add(&m, c"rdp_epsilon", c"rdp_epsilon(events, orders, delta) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
+        let orders = orders_of(&a.get_item(1)?)?;
+        let delta: f64 = arg(a, 2)?;
+        let py = a.py();
+        match rdp_total(&a.get_item(0)?, &orders)? {
+            Some(c) => bound_tuple(py, &rdp_accountant(orders).epsilon(&c, delta).map_err(err)?),
+            None => Ok((0.0, delta, None::<f64>).into_pyobject(py)?.into_any().unbind()),
+        }
+    })?;
+    add(&m, c"rdp_delta", c"rdp_delta(events, orders, epsilon) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
+        let orders = orders_of(&a.get_item(1)?)?;
+        let epsilon: f64 = arg(a, 2)?;
+        let py = a.py();
+        match rdp_total(&a.get_item(0)?, &orders)? {
+            Some(c) => bound_tuple(py, &rdp_accountant(orders).delta(&c, epsilon).map_err(err)?),
+            None => Ok((epsilon, 0.0, None::<f64>).into_pyobject(py)?.into_any().unbind()),
+        }
+    })?;
+    add(&m, c"rdp_curve", c"rdp_curve(events, orders: list[float]) -> list[float]: the composed RDP at each order", |a, _| -> PyResult<Vec<f64>> {
+        let list: Vec<f64> = arg(a, 1)?;
+        let orders = Orders::List(list.clone());
+        match rdp_total(&a.get_item(0)?, &orders)? {
+            Some(c) => list.iter().map(|&o| c.eval(o).map_err(err)).collect(),
+            None => Ok(vec![0.0; list.len()]),
+        }
+    })?;
+    add(&m, c"dpsgd_epsilon", c"dpsgd_epsilon(q, sigma, steps, delta, sampling, accountant, orders) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
+        let (q, sigma, steps, delta): (f64, f64, u64, f64) = (arg(a, 0)?, arg(a, 1)?, arg(a, 2)?, arg(a, 3)?);
+        let sampling = sampling_of(&arg::<String>(a, 4)?)?;
+        let run = DpSgd::with_sampling(sampling, q, sigma, steps).map_err(err)?;
+        let b = match arg::<String>(a, 5)?.as_str() {
+            "rdp" => rdp_accountant(orders_of(&a.get_item(6)?)?).epsilon(&run.rdp(), delta),
+            "pld" => composed_epsilon(&[PldMechanism::dpsgd(&run)], delta, DEFAULT_INTERVAL),
+            other => return Err(value_error(format!("invalid accountant = {other:?}: must be \"rdp\" or \"pld\""))),
+        }
+        .map_err(err)?;
+        bound_tuple(a.py(), &b)
+    })?;
+    add(&m, c"calibrate_dpsgd", c"calibrate_dpsgd(q, steps, target_epsilon, delta, sampling, accountant, orders) -> (sigma, epsilon, delta, order)", |a, _| -> PyResult<(f64, f64, f64, Option<f64>)> {
+        let (q, steps, target, delta): (f64, u64, f64, f64) = (arg(a, 0)?, arg(a, 1)?, arg(a, 2)?, arg(a, 3)?);
+        let sampling = sampling_of(&arg::<String>(a, 4)?)?;
+        let c = match arg::<String>(a, 5)?.as_str() {
+            "rdp" => calibrate_dpsgd_noise(sampling, q, steps, target, delta, &rdp_accountant(orders_of(&a.get_item(6)?)?)),
+            "pld" => calibrate_dpsgd_noise_pld(sampling, q, steps, target, delta, DEFAULT_INTERVAL),
+            other => return Err(value_error(format!("invalid accountant = {other:?}: must be \"rdp\" or \"pld\""))),
+        }
+        .map_err(err)?;
+        Ok((c.value, c.bound.epsilon, c.bound.delta, c.bound.order))
+    })?;
+
+    add(&m, c"pld_new", c"pld_new(interval) -> handle", |a, _| -> PyResult<Py<PyAny>> {
+        let acc = PldAccountant::new(arg(a, 0)?).map_err(err)?;
+        Ok(PyCapsule::new_with_value(a.py(), Mutex::new(acc), PLD_CAPSULE)?.into_any().unbind())
+    })?;
+    add(&m, c"pld_compose", c"pld_compose(handle, event, count)", |a, _| -> PyResult<()> {
+        let h0 = a.get_item(0)?;
+        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+        let count: u64 = arg(a, 2)?;
+        let mut parts = Vec::new();
+        pld_parts(&a.get_item(1)?, 1, &mut parts)?;
+        // Composed on a copy: a failure midway leaves the accountant as it was.
+        let mut next = lock(acc)?.clone();
+        for (mech, n) in parts {
+            let times = n.checked_mul(count).ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
+            if times > 0 {
+                next.compose(mech, times).map_err(err)?;
+            }
+        }
+        *lock(acc)? = next;
+        Ok(())
+    })?;
+    add(&m, c"pld_epsilon", c"pld_epsilon(handle, delta) -> (epsilon, delta, None)", |a, _| -> PyResult<Py<PyAny>> {
+        let h0 = a.get_item(0)?;
+        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+        let b = lock(acc)?.epsilon(arg(a, 1)?).map_err(err)?;
+        bound_tuple(a.py(), &b)
+    })?;
+    add(&m, c"pld_delta", c"pld_delta(handle, epsilon) -> (epsilon, delta, None)", |a, _| -> PyResult<Py<PyAny>> {
+        let h0 = a.get_item(0)?;
+        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+        let b = lock(acc)?.delta(arg(a, 1)?).map_err(err)?;
+        bound_tuple(a.py(), &b)
+    })?;
+
+    add(&m, c"tuner_guarantee", c"tuner_guarantee(tuner, space, run, delta, orders) -> (epsilon, delta, theorem, name, params)", |a, _| -> PyResult<(f64, f64, String, String, String)> {
+        let tuner = tuner_of(&a.get_item(0)?)?;
+        let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
+        let orders = {
+            let o = a.get_item(4)?;
+            if o.is_none() { Orders::Continuous } else { orders_of(&o)? }
+        };
+        let g = tuner.guarantee(&declared, arg(a, 3)?, &rdp_accountant(orders)).map_err(err)?;
+        Ok((g.epsilon, g.delta, g.theorem, tuner.name().to_string(), tuner.params()))
+    })?;
+    add(&m, c"session_new", c"session_new(tuner, space, run, seed) -> handle", |a, _| -> PyResult<Py<PyAny>> {
+        let tuner = tuner_of(&a.get_item(0)?)?;
+        let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
+        let mut rng = dptune::rng::stream(arg(a, 3)?, &[]);
+        let state = tuner
+            .session(&declared, &mut rng)
+            .map_err(err)?
+            .ok_or_else(|| value_error(format!("tuner `{}` has no ask/tell session", tuner.name())))?;
+        let s = TuningSession { state, rng };
+        Ok(PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?.into_any().unbind())
+    })?;
+    add(&m, c"session_ask", c"session_ask(handle) -> ('run', index, hyper) | ('wait',) | ('done',)", |a, _| -> PyResult<Py<PyAny>> {
+        let h0 = a.get_item(0)?;
+        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+        let mut s = lock(s)?;
+        let TuningSession { state, rng } = &mut *s;
+        let py = a.py();
+        Ok(match state.ask(rng).map_err(err)? {
+            Next::Run(trial) => {
+                let hyper = PyList::new(py, &trial.hyper)?;
+                ("run", trial.index, hyper, trial.evaluation.what()).into_pyobject(py)?.into_any().unbind()
+            }
+            Next::Wait => ("wait",).into_pyobject(py)?.into_any().unbind(),
+            Next::Done => ("done",).into_pyobject(py)?.into_any().unbind(),
+        })
+    })?;
+    add(&m, c"session_tell", c"session_tell(handle, index, score)", |a, _| -> PyResult<()> {
+        let h0 = a.get_item(0)?;
+        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+        let (index, score): (u64, f64) = (arg(a, 1)?, arg(a, 2)?);
+        let told = lock(s)?.state.tell(index, Told::Score(score)).map_err(err);
+        told
+    })?;
+    add(&m, c"session_finish", c"session_finish(handle) -> (chosen, released_score, runs, fallback)", |a, _| -> PyResult<(Option<Vec<f64>>, Option<f64>, u64, bool)> {
+        let h0 = a.get_item(0)?;
+        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+        let o = lock(s)?.state.finish().map_err(err)?;
+        Ok((o.chosen, o.released_score, o.runs, o.fallback))
+    })?;
+    add(&m, c"session_info", c"session_info(handle) -> (planned_runs, pending indices, state as JSON)", |a, _| -> PyResult<(Option<u64>, Vec<u64>, String)> {
+        let h0 = a.get_item(0)?;
+        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+        let s = lock(s)?;
+        let json = serde_json::to_string(&s.state).map_err(|e| value_error(e.to_string()))?;
+        Ok((s.state.planned_runs(), s.state.pending().iter().map(|t| t.index).collect(), json))
+    })?;
+
+    add(&m, c"read_table", c"read_table(path) -> list of (column, kind, values)", |a, _| -> PyResult<Py<PyAny>> {
+        use dptune::sim::table::{Table, Values};
+        let path: std::path::PathBuf = arg(a, 0)?;
+        let t = Table::read_parquet(&path).map_err(err)?;
+        let py = a.py();
+        let cols = PyList::empty(py);
+        for (name, values) in &t.columns {
+            let (kind, v) = match values {
+                Values::Str(v) => ("str", v.into_pyobject(py)?.into_any()),
+                Values::U64(v) => ("u64", v.into_pyobject(py)?.into_any()),
+                Values::F64(v) => ("f64", v.into_pyobject(py)?.into_any()),
+                Values::Bool(v) => ("bool", v.into_pyobject(py)?.into_any()),
+            };
+            cols.append((name, kind, v))?;
+        }
+        Ok(cols.into_any().unbind())
+    })?;
+    Ok(m)
+}
+
+/// The module's entry point (single-phase initialisation, what `#[pymodule]` would write).
+///
+/// # Safety
+/// Called by the Python interpreter, with the GIL held, when `dptune._dptune` is imported.
+#[no_mangle]
+pub unsafe extern "C" fn PyInit__dptune() -> *mut pyo3::ffi::PyObject {
+    Python::attach(|py| match make_module(py) {
+        Ok(m) => m.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    })
+}
