@@ -45,6 +45,16 @@ sims-gpu: deps data
 sims-smoke: deps
     cargo run -- sim run sims/*.toml sims/gpu/*.toml --profile smoke --out target/sims-smoke --rerun-stale --quiet
 
+# Every experiment (paper profile) on a Slurm cluster, from a login node: an array of TASKS
+# tasks (default 16; task I runs shard I/TASKS of every file, one CPU each unless you pass
+# --cpus-per-task) and a merge job after it that writes the tables. The repository (with the
+# release binary and data/cache/) and the results folder must be on a file system every node
+# sees. Run it again to resubmit only the tasks with missing units. Options after TASKS go to
+# `dptune sim slurm` (--partition, --time, --cpus-per-task, --out, --sbatch=--account=…):
+# docs/cluster.md.
+sims-slurm tasks="16" *args: deps data
+    cargo run --release -- sim slurm sims/*.toml --profile paper --tasks {{tasks}} --submit {{args}}
+
 # Redraw plots and tables from the parquet under results/ (no rerun).
 report:
     cargo run --release -- sim report sims/*.toml --profile paper
@@ -52,9 +62,11 @@ report:
 # The whole suite (what CI runs), each stage timed: unit, integration and doc tests, each
 # bench once as a test (cargo-nextest where installed: tests run side by side), the fuzz
 # corpora replayed (tests/suite/fuzz_corpus.rs), the smoke run of every experiment file
-# (tests/suite/smoke_sims.rs, through the binary the tests built), and the `cuda` feature
-# type-checked and linted. One cargo profile (dev, with optimised dependencies) for all of
-# it, so the tree builds once. A timed fuzz campaign is `just fuzz`.
+# (tests/suite/smoke_sims.rs, through the binary the tests built), `dptune sim slurm` on a
+# local Slurm (`just test-slurm`), the `cuda` feature type-checked and linted, and the Python
+# package's tests (`just test-python`). One cargo
+# profile (dev, with optimised dependencies) for all of it, so the tree builds once. A timed
+# fuzz campaign is `just fuzz`.
 test: deps
     #!/usr/bin/env bash
     set -euo pipefail
@@ -66,6 +78,7 @@ test: deps
     else
         stage "run the tests" cargo test --all-targets
     fi
+    stage "sim slurm on a local Slurm (tools/test-slurm.sh)" tools/test-slurm.sh
     stage "doc tests" cargo test --doc
     stage "cuda feature: build and lint" just test-cuda-build
     stage "python: wheel, clean venv, pytest" just test-python
@@ -110,6 +123,17 @@ test-python:
     (cd python/tests && ../../$venv/bin/python -m pytest -q -p no:cacheprovider .)
     $venv/bin/python examples/python/dpsgd_numpy.py > /dev/null
     echo "   pytest and the example: done at $((SECONDS - t0)) s"
+
+# `dptune sim slurm` on a real Slurm started on this machine for the test (tools/test-slurm.sh,
+# through tools/slurm-local.sh: installs slurmctld, slurmd, slurm-client and munge when missing,
+# needs root or sudo): a study over 3 array tasks merged byte for byte as a plain run; a task
+# cancelled midway and resubmitted, nothing run twice; the merge job of failed tasks naming the
+# missing units. The daemons are stopped by process id. Where they cannot start it fails, unless
+# DPTUNE_SKIP_SLURM=1. (`just test` runs the script on the binary its test build made: a
+# `cargo build` there would compile the crate again, under the dev profile.)
+test-slurm:
+    cargo build --quiet
+    tools/test-slurm.sh
 
 # Fuzz every reader of user input (experiment files, CSV, IDX, RDP curves, the command line)
 # with cargo-fuzz on the nightly toolchain, SECONDS per target (not part of `just test`: the

@@ -16,6 +16,9 @@ use crate::selection::{repeat_select, Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
+mod shards;
+mod slurm;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "dptune",
@@ -102,6 +105,10 @@ enum Sim {
         /// kept and listed); the old results move to the folder's superseded/.
         #[arg(long)]
         rerun_stale: bool,
+        /// Compute (and merge) units only: no plots, tables or index; `sim merge` or `sim
+        /// report` draws them (what the array tasks of `sim slurm` run).
+        #[arg(long)]
+        no_report: bool,
         /// Testing aid: exit abruptly after this many units, as if killed.
         #[arg(long, hide = true, alias = "stop-after-cells")]
         stop_after_units: Option<u64>,
@@ -162,6 +169,71 @@ enum Sim {
         profile: ProfileArg,
         #[arg(long, default_value = "results")]
         out: std::path::PathBuf,
+        /// Exit with status 2 unless every experiment is complete, listing every missing unit.
+        #[arg(long)]
+        require_complete: bool,
+        /// With --require-complete: name the shard I/N (array task) that runs each missing unit.
+        #[arg(long, requires = "require_complete",
+              value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
+        tasks: Option<u64>,
+    },
+    /// Merge finished shards: checks that every unit of every experiment is present, then
+    /// writes the merged results, tables and plots; runs no unit. Where units are missing it
+    /// lists them and exits with status 2, writing nothing (the merge job of `sim slurm`).
+    Merge {
+        /// Experiment files (sims/*.toml).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+        /// Name the shard I/N (array task) that runs each missing unit.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
+        tasks: Option<u64>,
+        /// Worker threads for the derived tables (default: one per core).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: Option<u64>,
+    },
+    /// Run experiment files on a Slurm cluster: writes an array job (task I runs `sim run
+    /// FILE… --shard I/N`) and a merge job after it under OUT/slurm/, and with --submit
+    /// submits them. The same command again submits only the tasks with missing units
+    /// (docs/cluster.md).
+    Slurm {
+        /// Experiment files (sims/*.toml).
+        #[arg(required = true)]
+        files: Vec<std::path::PathBuf>,
+        /// Array tasks N: task I runs the units i with i mod N = I - 1 of every file.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
+        tasks: u64,
+        #[arg(long, value_enum, default_value = "paper")]
+        profile: ProfileArg,
+        /// Results folder, on a file system every node sees; the scripts and logs go to
+        /// OUT/slurm/.
+        #[arg(long, default_value = "results")]
+        out: std::path::PathBuf,
+        /// Slurm partition (sbatch --partition).
+        #[arg(long, value_parser = slurm::partition)]
+        partition: Option<String>,
+        /// Time limit of each task (sbatch --time), e.g. 2:00:00 or 1-0.
+        #[arg(long, value_parser = slurm::slurm_time)]
+        time: Option<String>,
+        /// CPUs per task; each task runs with as many worker threads.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        cpus_per_task: u64,
+        /// GPUs per array task (sbatch --gres=gpu:G), for experiments with device = "cuda".
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+        gpus: Option<u64>,
+        /// One more sbatch option for both scripts, e.g. --sbatch=--account=proj (repeatable).
+        #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true,
+              value_parser = slurm::sbatch_option)]
+        sbatch: Vec<String>,
+        /// Submit them (sbatch): the array's tasks with missing units, then the merge job.
+        #[arg(long)]
+        submit: bool,
+        /// Testing aid: every task exits abruptly after this many units, as if killed.
+        #[arg(long, hide = true)]
+        stop_after_units: Option<u64>,
     },
 }
 
@@ -1248,12 +1320,98 @@ fn verify_files(
     Ok(lines.join("\n"))
 }
 
+/// Loads every file at `profile` (each validated at both profiles) before anything runs, so
+/// that a typo in the last one fails fast; two experiments must not share a results folder.
+fn load_experiments(
+    files: &[std::path::PathBuf],
+    profile: ProfileArg,
+) -> Result<Vec<crate::sim::Experiment>, Error> {
+    let experiments = files
+        .iter()
+        .map(|f| crate::sim::load(f, profile.into()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    for (i, exp) in experiments.iter().enumerate() {
+        if let Some(other) = experiments[..i].iter().find(|e| e.name == exp.name) {
+            return Err(Error::Experiment {
+                file: exp.file.display().to_string(),
+                at: String::new(),
+                field: "name".into(),
+                reason: format!(
+                    "`{}` is also the name of {}: each experiment needs its own results folder",
+                    exp.name,
+                    other.file.display()
+                ),
+            });
+        }
+    }
+    Ok(experiments)
+}
+
+fn check_out_folder(out: &std::path::Path) -> Result<(), Error> {
+    if out.exists() && !out.is_dir() {
+        return Err(Error::results(
+            out,
+            "is a file, not a folder: --out names the folder that holds the results (e.g. \
+             --out results)",
+        ));
+    }
+    Ok(())
+}
+
+/// `sim status`; with `require_complete`, an error (after the status and the list of missing
+/// units on stdout) unless every experiment is complete.
+fn status_files(
+    files: &[std::path::PathBuf],
+    profile: ProfileArg,
+    out: &std::path::Path,
+    require_complete: bool,
+    tasks: Option<u64>,
+) -> Result<String, Error> {
+    let experiments = files
+        .iter()
+        .map(|f| crate::sim::load(f, profile.into()))
+        .collect::<Result<Vec<_>, Error>>()?;
+    let text = experiments
+        .iter()
+        .map(|exp| crate::sim::status::status(exp, out))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if !require_complete {
+        return Ok(text);
+    }
+    let found: Vec<_> = experiments
+        .iter()
+        .map(|e| (e, shards::presence(e, out)))
+        .collect();
+    let incomplete = found.iter().filter(|(_, p)| !p.merged).count();
+    if incomplete == 0 {
+        return Ok(text);
+    }
+    let missing: usize = found.iter().map(|(_, p)| p.missing.len()).sum();
+    write_out(
+        &format!(
+            "{text}\n{}",
+            shards::describe_missing(&found, tasks).trim_end()
+        ),
+        true,
+    );
+    Err(Error::results(
+        out,
+        format!(
+            "{incomplete} of {} experiment(s) not complete: {missing} unit(s) missing (listed above)",
+            experiments.len()
+        ),
+    ))
+}
+
 fn execute_sim(sim: Sim) -> Result<String, Error> {
-    use crate::sim::{self, RunOptions, RunStatus};
+    use crate::sim::{self, RunOptions, RunStatus, Shard};
     // Before anything touches BLAS (the checks below build workload instances).
     sim::single_threaded_blas();
     let mut lines = Vec::new();
-    let (files, profile, out, run) = match sim {
+    // `merge`: Some(the array's task count, if given) for `sim merge`.
+    let mut draw = true;
+    let (files, profile, out, run, merge) = match sim {
         Sim::Run {
             files,
             profile,
@@ -1262,9 +1420,11 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             out,
             quiet,
             rerun_stale,
+            no_report,
             stop_after_units,
             stop_after_records,
         } => {
+            draw = !no_report;
             let opts = RunOptions {
                 profile: profile.into(),
                 threads: threads.map(|t| t as usize),
@@ -1275,13 +1435,32 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 stop_after_units,
                 stop_after_records,
             };
-            (files, profile, out, Some(opts))
+            (files, profile, out, Some(opts), None)
+        }
+        Sim::Merge {
+            files,
+            profile,
+            out,
+            tasks,
+            threads,
+        } => {
+            let opts = RunOptions {
+                profile: profile.into(),
+                threads: threads.map(|t| t as usize),
+                shard: Shard::ALL,
+                out: out.clone(),
+                progress: false,
+                rerun_stale: false,
+                stop_after_units: None,
+                stop_after_records: None,
+            };
+            (files, profile, out, Some(opts), Some(tasks))
         }
         Sim::Report {
             files,
             profile,
             out,
-        } => (files, profile, out, None),
+        } => (files, profile, out, None, None),
         Sim::Verify {
             files,
             profile,
@@ -1317,49 +1496,78 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             files,
             profile,
             out,
+            require_complete,
+            tasks,
+        } => return status_files(&files, profile, &out, require_complete, tasks),
+        Sim::Slurm {
+            files,
+            tasks,
+            profile,
+            out,
+            partition,
+            time,
+            cpus_per_task,
+            gpus,
+            sbatch,
+            submit,
+            stop_after_units,
         } => {
-            let experiments = files
-                .iter()
-                .map(|f| sim::load(f, profile.into()))
-                .collect::<Result<Vec<_>, Error>>()?;
-            return Ok(experiments
-                .iter()
-                .map(|exp| sim::status::status(exp, &out))
-                .collect::<Vec<_>>()
-                .join("\n"));
+            check_out_folder(&out)?;
+            let experiments = load_experiments(&files, profile)?;
+            for exp in &experiments {
+                sim::experiment::check(exp)?;
+            }
+            let request = slurm::Request {
+                files,
+                profile: profile.into(),
+                out,
+                tasks,
+                partition,
+                time,
+                cpus_per_task,
+                gpus,
+                sbatch,
+                submit,
+                stop_after_units,
+            };
+            return slurm::slurm(&request, &experiments);
         }
     };
-    if out.exists() && !out.is_dir() {
-        return Err(Error::results(
-            &out,
-            "is a file, not a folder: --out names the folder that holds the results (e.g. \
-             --out results)",
-        ));
-    }
-    // Validate every file (at both profiles) before running any, so a typo in the last one
-    // fails fast; two experiments must not share a results folder.
-    let experiments = files
-        .iter()
-        .map(|f| sim::load(f, profile.into()))
-        .collect::<Result<Vec<_>, Error>>()?;
-    for (i, exp) in experiments.iter().enumerate() {
-        if let Some(other) = experiments[..i].iter().find(|e| e.name == exp.name) {
-            return Err(Error::Experiment {
-                file: exp.file.display().to_string(),
-                at: String::new(),
-                field: "name".into(),
-                reason: format!(
-                    "`{}` is also the name of {}: each experiment needs its own results folder",
-                    exp.name,
-                    other.file.display()
-                ),
-            });
-        }
-    }
+    check_out_folder(&out)?;
+    let experiments = load_experiments(&files, profile)?;
     sim::report::check_index(&out)?;
     if run.is_some() {
         for exp in &experiments {
             sim::experiment::check(exp)?;
+        }
+    }
+    // A run that computes or merges units holds its shard's lock on each experiment's folder
+    // (`sim merge`: the whole split's) until it is done: a second run of the same units at
+    // once is refused, never run beside it (a report only reads).
+    let _locks = match &run {
+        Some(opts) => experiments
+            .iter()
+            .map(|e| shards::ShardLock::acquire(&sim::results_dir(&out, e), opts.shard, &e.name))
+            .collect::<Result<Vec<_>, Error>>()?,
+        None => Vec::new(),
+    };
+    if let Some(tasks) = merge {
+        let found: Vec<_> = experiments
+            .iter()
+            .map(|e| (e, shards::presence(e, &out)))
+            .collect();
+        let missing: usize = found.iter().map(|(_, p)| p.missing.len()).sum();
+        if missing > 0 {
+            let short = found.iter().filter(|(_, p)| !p.missing.is_empty()).count();
+            write_out(shards::describe_missing(&found, tasks).trim_end(), true);
+            return Err(Error::results(
+                &out,
+                format!(
+                    "{missing} unit(s) of {short} experiment(s) missing (listed above): nothing \
+                     merged; run them (`dptune sim slurm … --submit` again, or `dptune sim run`), \
+                     then merge"
+                ),
+            ));
         }
     }
     let mut stale_ones = Vec::new();
@@ -1367,7 +1575,12 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
         if let Some(opts) = &run {
             match sim::run(exp, opts)? {
                 RunStatus::Partial { present, total } => {
-                    lines.push(format!("{}: shard done; {present} of {total} units present (the run that completes the last unit merges and reports)", exp.name));
+                    let then = if draw {
+                        "merges and reports"
+                    } else {
+                        "merges; `sim merge` reports"
+                    };
+                    lines.push(format!("{}: shard done; {present} of {total} units present (the run that completes the last unit {then})", exp.name));
                     continue;
                 }
                 RunStatus::Complete {
@@ -1389,6 +1602,9 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
                 }
             }
         }
+        if !draw {
+            continue;
+        }
         let files = sim::report(exp, &out)?;
         lines.push(format!(
             "{}: {} plot and table files in {}",
@@ -1397,8 +1613,10 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             sim::results_dir(&out, exp).display()
         ));
     }
-    let index = sim::report::write_index(&out)?;
-    lines.push(format!("index: {}", index.display()));
+    if draw {
+        let index = sim::report::write_index(&out)?;
+        lines.push(format!("index: {}", index.display()));
+    }
     if !stale_ones.is_empty() {
         lines.push(format!(
             "{} of these results were made by other code than this dptune's and were kept as \

@@ -41,6 +41,7 @@ mod selection_properties;
 mod sim;
 mod sim_kinds;
 mod sim_safety;
+mod slurm;
 mod smoke_sims;
 mod stats_fixture;
 mod svr;
