@@ -80,7 +80,11 @@ impl RdpFunction for KaryRr {
         let terms = [
             ((p / k).ln() + order * l),
             ((1.0 - p + p / k).ln() - order * l),
-            if self.k > 2 { ((1.0 - 2.0 / k) * p).ln() } else { f64::NEG_INFINITY },
+            if self.k > 2 {
+                ((1.0 - 2.0 / k) * p).ln()
+            } else {
+                f64::NEG_INFINITY
+            },
         ];
         let m = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
         let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
@@ -155,7 +159,10 @@ fn rdp_of(ev: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> 
         "noop" => return Ok(None),
         "gaussian" => Gaussian::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
         "laplace" => Laplace::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
-        "rr" => custom(KaryRr { p: field(ev, 1)?, k: field(ev, 2)? }),
+        "rr" => custom(KaryRr {
+            p: field(ev, 1)?,
+            k: field(ev, 2)?,
+        }),
         "zcdp" => {
             let (rho, xi): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
             if xi == 0.0 && rho > 0.0 {
@@ -174,12 +181,19 @@ fn rdp_of(ev: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> 
             }
             RdpCurve::pure_dp(eps).map_err(err)?
         }
-        "poisson_gaussian" => DpSgd::new(field(ev, 1)?, field(ev, 2)?, 1).map_err(err)?.rdp(),
+        "poisson_gaussian" => DpSgd::new(field(ev, 1)?, field(ev, 2)?, 1)
+            .map_err(err)?
+            .rdp(),
         "wor_gaussian" => {
             let (n, m, sigma): (u64, u64, f64) = (field(ev, 1)?, field(ev, 2)?, field(ev, 3)?);
-            DpSgd::with_sampling(LotSampling::WithoutReplacement, m as f64 / n as f64, sigma, 1)
-                .map_err(err)?
-                .rdp()
+            DpSgd::with_sampling(
+                LotSampling::WithoutReplacement,
+                m as f64 / n as f64,
+                sigma,
+                1,
+            )
+            .map_err(err)?
+            .rdp()
         }
         "self" => {
             let count: u64 = field(ev, 2)?;
@@ -237,25 +251,46 @@ fn rdp_total(events: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpC
 }
 
 /// The PLD parts of an event, each count multiplied by `times`.
-fn pld_parts(ev: &Bound<'_, PyAny>, times: u64, out: &mut Vec<(PldMechanism, u64)>) -> PyResult<()> {
+fn pld_parts(
+    ev: &Bound<'_, PyAny>,
+    times: u64,
+    out: &mut Vec<(PldMechanism, u64)>,
+) -> PyResult<()> {
     let t = tag(ev)?;
     let mech = match t.as_str() {
         "noop" => return Ok(()),
-        "gaussian" => PldMechanism::Gaussian { sensitivity: 1.0, sigma: field(ev, 1)? },
-        "laplace" => PldMechanism::Laplace { sensitivity: 1.0, scale: field(ev, 1)? },
-        "rr" => PldMechanism::RandomizedResponse { noise: field(ev, 1)?, buckets: field(ev, 2)? },
-        "eps_delta" => PldMechanism::ApproximateDp { epsilon: field(ev, 1)?, delta: field(ev, 2)? },
+        "gaussian" => PldMechanism::Gaussian {
+            sensitivity: 1.0,
+            sigma: field(ev, 1)?,
+        },
+        "laplace" => PldMechanism::Laplace {
+            sensitivity: 1.0,
+            scale: field(ev, 1)?,
+        },
+        "rr" => PldMechanism::RandomizedResponse {
+            noise: field(ev, 1)?,
+            buckets: field(ev, 2)?,
+        },
+        "eps_delta" => PldMechanism::ApproximateDp {
+            epsilon: field(ev, 1)?,
+            delta: field(ev, 2)?,
+        },
         "poisson_gaussian" => PldMechanism::PoissonGaussian {
             sampling_rate: field(ev, 1)?,
             noise_multiplier: field(ev, 2)?,
         },
         "wor_gaussian" => {
             let (n, m): (u64, u64) = (field(ev, 1)?, field(ev, 2)?);
-            PldMechanism::WorGaussian { sampling_rate: m as f64 / n as f64, noise_multiplier: field(ev, 3)? }
+            PldMechanism::WorGaussian {
+                sampling_rate: m as f64 / n as f64,
+                noise_multiplier: field(ev, 3)?,
+            }
         }
         "self" => {
             let count: u64 = field(ev, 2)?;
-            let times = times.checked_mul(count).ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
+            let times = times
+                .checked_mul(count)
+                .ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
             if times == 0 {
                 return Ok(());
             }
@@ -281,7 +316,10 @@ fn pld_parts(ev: &Bound<'_, PyAny>, times: u64, out: &mut Vec<(PldMechanism, u64
 }
 
 fn bound_tuple(py: Python<'_>, b: &DpBound) -> PyResult<Py<PyAny>> {
-    Ok((b.epsilon, b.delta, b.order).into_pyobject(py)?.into_any().unbind())
+    Ok((b.epsilon, b.delta, b.order)
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 fn sampling_of(s: &str) -> PyResult<LotSampling> {
@@ -315,7 +353,8 @@ fn capsule<'a, T>(obj: &'a Bound<'_, PyAny>, name: &CStr) -> PyResult<&'a T> {
 }
 
 fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
-    m.lock().map_err(|_| value_error("a previous call on this object failed midway; make a new one"))
+    m.lock()
+        .map_err(|_| value_error("a previous call on this object failed midway; make a new one"))
 }
 
 struct TuningSession {
@@ -376,7 +415,9 @@ fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
     }
     let list: Vec<Vec<f64>> = spec.extract()?;
     if list.is_empty() {
-        return Err(value_error("invalid candidates: must be a non-empty list of points"));
+        return Err(value_error(
+            "invalid candidates: must be a non-empty list of points",
+        ));
     }
     Ok(Space::Finite(list))
 }
@@ -384,8 +425,9 @@ fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
 /// A run's declarations: its RDP curve (continuous orders), its pure ε when every part is
 /// pure DP, and its PLD parts when every part has one.
 fn declarations(space: Space, run: &Bound<'_, PyAny>) -> PyResult<Declarations> {
-    let curve = rdp_of(run, &Orders::Continuous)?
-        .ok_or_else(|| value_error("invalid run: a run's event must cost some privacy (not a no-op)"))?;
+    let curve = rdp_of(run, &Orders::Continuous)?.ok_or_else(|| {
+        value_error("invalid run: a run's event must cost some privacy (not a no-op)")
+    })?;
     let mut parts = Vec::new();
     let run_pld = pld_parts(run, 1, &mut parts).ok().map(|_| parts);
     Ok(Declarations {
@@ -411,13 +453,21 @@ fn pure_epsilon(ev: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
         "laplace" => Some(1.0 / field::<f64>(ev, 1)?),
         "rr" => {
             let (p, k): (f64, u64) = (field(ev, 1)?, field(ev, 2)?);
-            (p > 0.0).then(|| if k == 1 || p == 1.0 { 0.0 } else { (k as f64 / p - k as f64 + 1.0).ln() })
+            (p > 0.0).then(|| {
+                if k == 1 || p == 1.0 {
+                    0.0
+                } else {
+                    (k as f64 / p - k as f64 + 1.0).ln()
+                }
+            })
         }
         "eps_delta" => {
             let (e, d): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
             (d == 0.0).then_some(e)
         }
-        "self" => pure_epsilon(&ev.get_item(1)?)?.map(|e| e * field::<u64>(ev, 2).unwrap_or(0) as f64),
+        "self" => {
+            pure_epsilon(&ev.get_item(1)?)?.map(|e| e * field::<u64>(ev, 2).unwrap_or(0) as f64)
+        }
         "composed" => {
             let mut sum = 0.0;
             for e in ev.get_item(1)?.try_iter()? {
@@ -464,38 +514,68 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     // SAFETY: the definition is static and handed to the interpreter once, at import, with
     // the GIL held; the result is a new reference or NULL with an exception set.
     let m = unsafe {
-        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyModule_Create(std::ptr::addr_of_mut!(MODULE_DEF)))?
+        Bound::from_owned_ptr_or_err(
+            py,
+            pyo3::ffi::PyModule_Create(std::ptr::addr_of_mut!(MODULE_DEF)),
+        )?
     };
-    let m = m.cast_into::<PyModule>().map_err(|_| value_error("PyModule_Create did not give a module"))?;
+    let m = m
+        .cast_into::<PyModule>()
+        .map_err(|_| value_error("PyModule_Create did not give a module"))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("DEFAULT_PLD_INTERVAL", DEFAULT_INTERVAL)?;
 
-    add(&m, c"rdp_epsilon", c"rdp_epsilon(events, orders, delta) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
-        let orders = orders_of(&a.get_item(1)?)?;
-        let delta: f64 = arg(a, 2)?;
-        let py = a.py();
-        match rdp_total(&a.get_item(0)?, &orders)? {
-            Some(c) => bound_tuple(py, &rdp_accountant(orders).epsilon(&c, delta).map_err(err)?),
-            None => Ok((0.0, delta, None::<f64>).into_pyobject(py)?.into_any().unbind()),
-        }
-    })?;
-    add(&m, c"rdp_delta", c"rdp_delta(events, orders, epsilon) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
-        let orders = orders_of(&a.get_item(1)?)?;
-        let epsilon: f64 = arg(a, 2)?;
-        let py = a.py();
-        match rdp_total(&a.get_item(0)?, &orders)? {
-            Some(c) => bound_tuple(py, &rdp_accountant(orders).delta(&c, epsilon).map_err(err)?),
-            None => Ok((epsilon, 0.0, None::<f64>).into_pyobject(py)?.into_any().unbind()),
-        }
-    })?;
-    add(&m, c"rdp_curve", c"rdp_curve(events, orders: list[float]) -> list[float]: the composed RDP at each order", |a, _| -> PyResult<Vec<f64>> {
-        let list: Vec<f64> = arg(a, 1)?;
-        let orders = Orders::List(list.clone());
-        match rdp_total(&a.get_item(0)?, &orders)? {
-            Some(c) => list.iter().map(|&o| c.eval(o).map_err(err)).collect(),
-            None => Ok(vec![0.0; list.len()]),
-        }
-    })?;
+    add(
+        &m,
+        c"rdp_epsilon",
+        c"rdp_epsilon(events, orders, delta) -> (epsilon, delta, order)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let orders = orders_of(&a.get_item(1)?)?;
+            let delta: f64 = arg(a, 2)?;
+            let py = a.py();
+            match rdp_total(&a.get_item(0)?, &orders)? {
+                Some(c) => {
+                    bound_tuple(py, &rdp_accountant(orders).epsilon(&c, delta).map_err(err)?)
+                }
+                None => Ok((0.0, delta, None::<f64>)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()),
+            }
+        },
+    )?;
+    add(
+        &m,
+        c"rdp_delta",
+        c"rdp_delta(events, orders, epsilon) -> (epsilon, delta, order)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let orders = orders_of(&a.get_item(1)?)?;
+            let epsilon: f64 = arg(a, 2)?;
+            let py = a.py();
+            match rdp_total(&a.get_item(0)?, &orders)? {
+                Some(c) => {
+                    bound_tuple(py, &rdp_accountant(orders).delta(&c, epsilon).map_err(err)?)
+                }
+                None => Ok((epsilon, 0.0, None::<f64>)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()),
+            }
+        },
+    )?;
+    add(
+        &m,
+        c"rdp_curve",
+        c"rdp_curve(events, orders: list[float]) -> list[float]: the composed RDP at each order",
+        |a, _| -> PyResult<Vec<f64>> {
+            let list: Vec<f64> = arg(a, 1)?;
+            let orders = Orders::List(list.clone());
+            match rdp_total(&a.get_item(0)?, &orders)? {
+                Some(c) => list.iter().map(|&o| c.eval(o).map_err(err)).collect(),
+                None => Ok(vec![0.0; list.len()]),
+            }
+        },
+    )?;
     add(&m, c"dpsgd_epsilon", c"dpsgd_epsilon(q, sigma, steps, delta, sampling, accountant, orders) -> (epsilon, delta, order)", |a, _| -> PyResult<Py<PyAny>> {
         let (q, sigma, steps, delta): (f64, f64, u64, f64) = (arg(a, 0)?, arg(a, 1)?, arg(a, 2)?, arg(a, 3)?);
         let sampling = sampling_of(&arg::<String>(a, 4)?)?;
@@ -520,39 +600,65 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         Ok((c.value, c.bound.epsilon, c.bound.delta, c.bound.order))
     })?;
 
-    add(&m, c"pld_new", c"pld_new(interval) -> handle", |a, _| -> PyResult<Py<PyAny>> {
-        let acc = PldAccountant::new(arg(a, 0)?).map_err(err)?;
-        Ok(PyCapsule::new_with_value(a.py(), Mutex::new(acc), PLD_CAPSULE)?.into_any().unbind())
-    })?;
-    add(&m, c"pld_compose", c"pld_compose(handle, event, count)", |a, _| -> PyResult<()> {
-        let h0 = a.get_item(0)?;
-        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
-        let count: u64 = arg(a, 2)?;
-        let mut parts = Vec::new();
-        pld_parts(&a.get_item(1)?, 1, &mut parts)?;
-        // Composed on a copy: a failure midway leaves the accountant as it was.
-        let mut next = lock(acc)?.clone();
-        for (mech, n) in parts {
-            let times = n.checked_mul(count).ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
-            if times > 0 {
-                next.compose(mech, times).map_err(err)?;
+    add(
+        &m,
+        c"pld_new",
+        c"pld_new(interval) -> handle",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let acc = PldAccountant::new(arg(a, 0)?).map_err(err)?;
+            Ok(
+                PyCapsule::new_with_value(a.py(), Mutex::new(acc), PLD_CAPSULE)?
+                    .into_any()
+                    .unbind(),
+            )
+        },
+    )?;
+    add(
+        &m,
+        c"pld_compose",
+        c"pld_compose(handle, event, count)",
+        |a, _| -> PyResult<()> {
+            let h0 = a.get_item(0)?;
+            let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+            let count: u64 = arg(a, 2)?;
+            let mut parts = Vec::new();
+            pld_parts(&a.get_item(1)?, 1, &mut parts)?;
+            // Composed on a copy: a failure midway leaves the accountant as it was.
+            let mut next = lock(acc)?.clone();
+            for (mech, n) in parts {
+                let times = n.checked_mul(count).ok_or_else(|| {
+                    value_error("invalid count: the composition's count overflows")
+                })?;
+                if times > 0 {
+                    next.compose(mech, times).map_err(err)?;
+                }
             }
-        }
-        *lock(acc)? = next;
-        Ok(())
-    })?;
-    add(&m, c"pld_epsilon", c"pld_epsilon(handle, delta) -> (epsilon, delta, None)", |a, _| -> PyResult<Py<PyAny>> {
-        let h0 = a.get_item(0)?;
-        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
-        let b = lock(acc)?.epsilon(arg(a, 1)?).map_err(err)?;
-        bound_tuple(a.py(), &b)
-    })?;
-    add(&m, c"pld_delta", c"pld_delta(handle, epsilon) -> (epsilon, delta, None)", |a, _| -> PyResult<Py<PyAny>> {
-        let h0 = a.get_item(0)?;
-        let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
-        let b = lock(acc)?.delta(arg(a, 1)?).map_err(err)?;
-        bound_tuple(a.py(), &b)
-    })?;
+            *lock(acc)? = next;
+            Ok(())
+        },
+    )?;
+    add(
+        &m,
+        c"pld_epsilon",
+        c"pld_epsilon(handle, delta) -> (epsilon, delta, None)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let h0 = a.get_item(0)?;
+            let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+            let b = lock(acc)?.epsilon(arg(a, 1)?).map_err(err)?;
+            bound_tuple(a.py(), &b)
+        },
+    )?;
+    add(
+        &m,
+        c"pld_delta",
+        c"pld_delta(handle, epsilon) -> (epsilon, delta, None)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let h0 = a.get_item(0)?;
+            let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
+            let b = lock(acc)?.delta(arg(a, 1)?).map_err(err)?;
+            bound_tuple(a.py(), &b)
+        },
+    )?;
 
     add(&m, c"tuner_guarantee", c"tuner_guarantee(tuner, space, run, delta, orders) -> (epsilon, delta, theorem, name, params)", |a, _| -> PyResult<(f64, f64, String, String, String)> {
         let tuner = tuner_of(&a.get_item(0)?)?;
@@ -564,70 +670,113 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         let g = tuner.guarantee(&declared, arg(a, 3)?, &rdp_accountant(orders)).map_err(err)?;
         Ok((g.epsilon, g.delta, g.theorem, tuner.name().to_string(), tuner.params()))
     })?;
-    add(&m, c"session_new", c"session_new(tuner, space, run, seed) -> handle", |a, _| -> PyResult<Py<PyAny>> {
-        let tuner = tuner_of(&a.get_item(0)?)?;
-        let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
-        let mut rng = dptune::rng::stream(arg(a, 3)?, &[]);
-        let state = tuner
-            .session(&declared, &mut rng)
-            .map_err(err)?
-            .ok_or_else(|| value_error(format!("tuner `{}` has no ask/tell session", tuner.name())))?;
-        let s = TuningSession { state, rng };
-        Ok(PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?.into_any().unbind())
-    })?;
-    add(&m, c"session_ask", c"session_ask(handle) -> ('run', index, hyper) | ('wait',) | ('done',)", |a, _| -> PyResult<Py<PyAny>> {
-        let h0 = a.get_item(0)?;
-        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
-        let mut s = lock(s)?;
-        let TuningSession { state, rng } = &mut *s;
-        let py = a.py();
-        Ok(match state.ask(rng).map_err(err)? {
-            Next::Run(trial) => {
-                let hyper = PyList::new(py, &trial.hyper)?;
-                ("run", trial.index, hyper, trial.evaluation.what()).into_pyobject(py)?.into_any().unbind()
-            }
-            Next::Wait => ("wait",).into_pyobject(py)?.into_any().unbind(),
-            Next::Done => ("done",).into_pyobject(py)?.into_any().unbind(),
-        })
-    })?;
-    add(&m, c"session_tell", c"session_tell(handle, index, score)", |a, _| -> PyResult<()> {
-        let h0 = a.get_item(0)?;
-        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
-        let (index, score): (u64, f64) = (arg(a, 1)?, arg(a, 2)?);
-        let told = lock(s)?.state.tell(index, Told::Score(score)).map_err(err);
-        told
-    })?;
-    add(&m, c"session_finish", c"session_finish(handle) -> (chosen, released_score, runs, fallback)", |a, _| -> PyResult<(Option<Vec<f64>>, Option<f64>, u64, bool)> {
-        let h0 = a.get_item(0)?;
-        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
-        let o = lock(s)?.state.finish().map_err(err)?;
-        Ok((o.chosen, o.released_score, o.runs, o.fallback))
-    })?;
-    add(&m, c"session_info", c"session_info(handle) -> (planned_runs, pending indices, state as JSON)", |a, _| -> PyResult<(Option<u64>, Vec<u64>, String)> {
-        let h0 = a.get_item(0)?;
-        let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
-        let s = lock(s)?;
-        let json = serde_json::to_string(&s.state).map_err(|e| value_error(e.to_string()))?;
-        Ok((s.state.planned_runs(), s.state.pending().iter().map(|t| t.index).collect(), json))
-    })?;
+    add(
+        &m,
+        c"session_new",
+        c"session_new(tuner, space, run, seed) -> handle",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let tuner = tuner_of(&a.get_item(0)?)?;
+            let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
+            let mut rng = dptune::rng::stream(arg(a, 3)?, &[]);
+            let state = tuner
+                .session(&declared, &mut rng)
+                .map_err(err)?
+                .ok_or_else(|| {
+                    value_error(format!("tuner `{}` has no ask/tell session", tuner.name()))
+                })?;
+            let s = TuningSession { state, rng };
+            Ok(
+                PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
+                    .into_any()
+                    .unbind(),
+            )
+        },
+    )?;
+    add(
+        &m,
+        c"session_ask",
+        c"session_ask(handle) -> ('run', index, hyper) | ('wait',) | ('done',)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let mut s = lock(s)?;
+            let TuningSession { state, rng } = &mut *s;
+            let py = a.py();
+            Ok(match state.ask(rng).map_err(err)? {
+                Next::Run(trial) => {
+                    let hyper = PyList::new(py, &trial.hyper)?;
+                    ("run", trial.index, hyper, trial.evaluation.what())
+                        .into_pyobject(py)?
+                        .into_any()
+                        .unbind()
+                }
+                Next::Wait => ("wait",).into_pyobject(py)?.into_any().unbind(),
+                Next::Done => ("done",).into_pyobject(py)?.into_any().unbind(),
+            })
+        },
+    )?;
+    add(
+        &m,
+        c"session_tell",
+        c"session_tell(handle, index, score)",
+        |a, _| -> PyResult<()> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let (index, score): (u64, f64) = (arg(a, 1)?, arg(a, 2)?);
+            let told = lock(s)?.state.tell(index, Told::Score(score)).map_err(err);
+            told
+        },
+    )?;
+    add(
+        &m,
+        c"session_finish",
+        c"session_finish(handle) -> (chosen, released_score, runs, fallback)",
+        |a, _| -> PyResult<(Option<Vec<f64>>, Option<f64>, u64, bool)> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let o = lock(s)?.state.finish().map_err(err)?;
+            Ok((o.chosen, o.released_score, o.runs, o.fallback))
+        },
+    )?;
+    add(
+        &m,
+        c"session_info",
+        c"session_info(handle) -> (planned_runs, pending indices, state as JSON)",
+        |a, _| -> PyResult<(Option<u64>, Vec<u64>, String)> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let s = lock(s)?;
+            let json = serde_json::to_string(&s.state).map_err(|e| value_error(e.to_string()))?;
+            Ok((
+                s.state.planned_runs(),
+                s.state.pending().iter().map(|t| t.index).collect(),
+                json,
+            ))
+        },
+    )?;
 
-    add(&m, c"read_table", c"read_table(path) -> list of (column, kind, values)", |a, _| -> PyResult<Py<PyAny>> {
-        use dptune::sim::table::{Table, Values};
-        let path: std::path::PathBuf = arg(a, 0)?;
-        let t = Table::read_parquet(&path).map_err(err)?;
-        let py = a.py();
-        let cols = PyList::empty(py);
-        for (name, values) in &t.columns {
-            let (kind, v) = match values {
-                Values::Str(v) => ("str", v.into_pyobject(py)?.into_any()),
-                Values::U64(v) => ("u64", v.into_pyobject(py)?.into_any()),
-                Values::F64(v) => ("f64", v.into_pyobject(py)?.into_any()),
-                Values::Bool(v) => ("bool", v.into_pyobject(py)?.into_any()),
-            };
-            cols.append((name, kind, v))?;
-        }
-        Ok(cols.into_any().unbind())
-    })?;
+    add(
+        &m,
+        c"read_table",
+        c"read_table(path) -> list of (column, kind, values)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            use dptune::sim::table::{Table, Values};
+            let path: std::path::PathBuf = arg(a, 0)?;
+            let t = Table::read_parquet(&path).map_err(err)?;
+            let py = a.py();
+            let cols = PyList::empty(py);
+            for (name, values) in &t.columns {
+                let (kind, v) = match values {
+                    Values::Str(v) => ("str", v.into_pyobject(py)?.into_any()),
+                    Values::U64(v) => ("u64", v.into_pyobject(py)?.into_any()),
+                    Values::F64(v) => ("f64", v.into_pyobject(py)?.into_any()),
+                    Values::Bool(v) => ("bool", v.into_pyobject(py)?.into_any()),
+                };
+                cols.append((name, kind, v))?;
+            }
+            Ok(cols.into_any().unbind())
+        },
+    )?;
     Ok(m)
 }
 
