@@ -7,8 +7,8 @@
 //! inherent impls or impls of our traits to a type it reaches, the files they
 //! `include_str!`/`include_bytes!`, and `Cargo.lock`. The analysis is textual and errs towards
 //! "stale": a path that merely *could* name a module counts, a module counts whole, and a
-//! type's impls anywhere count. `#[cfg(test)] mod … { … }` blocks are skipped (tests reach
-//! anything). Two kinds of file stop the walk: the study registry (a kind depends on it, not on
+//! type's impls anywhere count. `#[cfg(test)] mod … { … }` blocks are neither followed (tests
+//! reach anything) nor hashed (editing a test changes no result). Two kinds of file stop the walk: the study registry (a kind depends on it, not on
 //! the other kinds it lists) and drawing-only leaves (plots, heat maps, declarative figures,
 //! the progress bar), which never touch a parquet table.
 
@@ -41,7 +41,7 @@ pub fn fingerprints(root: &Path) -> Vec<(String, String, Vec<(String, String)>)>
         }
         let mut entries: Vec<(String, String)> = Vec::new();
         for f in &graph.closure(file) {
-            entries.push((f.clone(), hex(fnv1a(sources[f].as_bytes()))));
+            entries.push((f.clone(), hex(fnv1a(hashed_source(&sources[f]).as_bytes()))));
             for inc in &graph.includes[f] {
                 let bytes = fs::read(root.join(inc)).unwrap_or_default();
                 entries.push((inc.clone(), hex(fnv1a(&bytes))));
@@ -234,6 +234,14 @@ fn included(text: &str) -> Vec<String> {
 /// Identifiers and punctuation (`::`, `{`, `}`, `,`, `;`, `<`, `>` …), without comments,
 /// string and char literals.
 fn tokenize(text: &str) -> Vec<String> {
+    lex(text)
+        .into_iter()
+        .map(|(s, e)| text.get(s..e).unwrap_or("?").to_string())
+        .collect()
+}
+
+/// The byte spans of [`tokenize`]'s tokens.
+fn lex(text: &str) -> Vec<(usize, usize)> {
     let b = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
@@ -268,7 +276,7 @@ fn tokenize(text: &str) -> Vec<String> {
                 j += 1;
             }
             if b.get(j) != Some(&b'"') {
-                out.push("r".into());
+                out.push((i, i + 1));
                 i += 1;
                 continue;
             }
@@ -310,18 +318,23 @@ fn tokenize(text: &str) -> Vec<String> {
             while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
                 i += 1;
             }
-            out.push(text[s..i].to_string());
+            out.push((s, i));
         } else if (c == b'-' || c == b'=') && b.get(i + 1) == Some(&b'>') {
-            out.push(text[i..i + 2].to_string());
+            out.push((i, i + 2));
             i += 2;
         } else if c == b':' && b.get(i + 1) == Some(&b':') {
-            out.push("::".into());
+            out.push((i, i + 2));
             i += 2;
         } else if c.is_ascii_whitespace() {
             i += 1;
         } else {
-            out.push((c as char).to_string());
-            i += 1;
+            // Punctuation, or a character outside ASCII taken whole.
+            let len = text
+                .get(i..)
+                .and_then(|t| t.chars().next())
+                .map_or(1, char::len_utf8);
+            out.push((i, i + len));
+            i += len;
         }
     }
     out
@@ -472,8 +485,38 @@ fn impl_targets(tokens: &[String], traits: &BTreeSet<String>) -> Vec<String> {
 
 /// The tokens without `#[cfg(test)] mod … { … }` blocks (tests reach anything).
 fn without_tests(tokens: Vec<String>) -> Vec<String> {
+    let blocks = test_blocks(&tokens);
+    tokens
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| !blocks.iter().any(|&(s, e)| (s..=e).contains(i)))
+        .map(|(_, t)| t)
+        .collect()
+}
+
+/// The source a fingerprint hashes: the file without its `#[cfg(test)] mod … { … }` blocks,
+/// so that editing a test never makes a result stale (comments and the rest kept as written).
+fn hashed_source(text: &str) -> String {
+    let spans = lex(text);
+    let tokens: Vec<String> = spans
+        .iter()
+        .map(|&(s, e)| text.get(s..e).unwrap_or("?").to_string())
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for (first, last) in test_blocks(&tokens) {
+        // Both ends are ASCII tokens (`#` and `}`), so byte offsets are char boundaries.
+        out.push_str(&text[from..spans[first].0]);
+        from = spans[last.min(spans.len() - 1)].1;
+    }
+    out.push_str(&text[from..]);
+    out
+}
+
+/// The token ranges (first, last, inclusive) of `#[cfg(test)] mod NAME { … }` blocks.
+fn test_blocks(tokens: &[String]) -> Vec<(usize, usize)> {
     let attr = ["#", "[", "cfg", "(", "test", ")", "]"];
-    let mut out = Vec::with_capacity(tokens.len());
+    let mut out = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         let is_attr = tokens.len() >= i + attr.len()
@@ -500,9 +543,9 @@ fn without_tests(tokens: Vec<String>) -> Vec<String> {
                 }
                 j += 1;
             }
+            out.push((i, j.min(tokens.len() - 1)));
             i = j + 1;
         } else {
-            out.push(tokens[i].clone());
             i += 1;
         }
     }
@@ -552,6 +595,27 @@ mod tests {
         assert_eq!(resolve(&here, &p("b::f"), &is_module), Some(p("a::b")));
         assert_eq!(resolve(&here, &p("super::Error"), &is_module), Some(vec![]));
         assert_eq!(resolve(&here, &p("std::fs::read"), &is_module), None);
+    }
+
+    #[test]
+    fn the_hashed_source_leaves_out_test_modules_alone() {
+        let code = "const K: &str = \"a}\"; // }\nfn f() -> u8 { 1 }\n";
+        let with =
+            |test: &str| format!("{code}#[cfg(test)]\nmod tests {{ {test} }}\nfn g() {{}}\n");
+        let h = |t: &str| fnv1a(hashed_source(t).as_bytes());
+        assert_eq!(
+            hashed_source(&with("fn t() { assert!(true) }")),
+            format!("{code}\nfn g() {{}}\n")
+        );
+        assert_eq!(h(&with("fn t() {}")), h(&with("fn u() { let s = \"}\"; }")));
+        // Outside the tests every byte counts: code, strings, comments, other attributes.
+        assert_ne!(h(&with("")), h(&with("").replace("\"a}\"", "\"b}\"")));
+        assert_ne!(h(&with("")), h(&with("").replace("{ 1 }", "{ 2 }")));
+        let gated = "#[cfg(test)]\nfn helper() {}\n";
+        assert_eq!(hashed_source(gated), gated);
+        // Text outside ASCII is kept whole and never split.
+        let greek = "fn σ() -> f64 { 1.0 } #[cfg(test)] mod t { const Σ: u8 = 0; }";
+        assert_eq!(hashed_source(greek), "fn σ() -> f64 { 1.0 } ");
     }
 
     #[test]

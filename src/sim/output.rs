@@ -32,7 +32,45 @@ pub(crate) fn listed_files(manifest: &Value) -> Option<Vec<String>> {
     })
 }
 
-/// Writes `path` through a temporary sibling `.<name>.tmp` and a rename.
+/// This host's name as file names carry it (letters, digits and `-` only; empty when unknown).
+pub(crate) fn hostname() -> String {
+    super::provenance::host()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect()
+}
+
+/// The name of this process's temporary for `name`: `.<name>.<host>~<pid>.tmp`. The host is
+/// in it so that a run on one node of a cluster never takes another node's live temporary in a
+/// shared folder for a dead process's ([`is_dead_temporary`]).
+fn temporary_name(name: &str) -> String {
+    format!(".{name}.{}~{}.tmp", hostname(), std::process::id())
+}
+
+/// Whether `file_name` is a temporary left by a process of this host that is gone. Another
+/// host's is never judged (its pid means nothing here); an older temporary without a host
+/// (`.<name>.<pid>.tmp`) is judged by its pid alone, as it always was.
+pub(crate) fn is_dead_temporary(file_name: &str) -> bool {
+    let Some(rest) = file_name.strip_suffix(".tmp") else {
+        return false;
+    };
+    let last = rest.rsplit('.').next().unwrap_or("");
+    let pid = match last.rsplit_once('~') {
+        Some((host, pid)) if host == hostname() => pid,
+        Some(_) => return false,
+        None => last,
+    };
+    !pid_alive(pid)
+}
+
+/// Whether `pid` names a live process on this host (false for anything but digits).
+pub(crate) fn pid_alive(pid: &str) -> bool {
+    !pid.is_empty()
+        && pid.chars().all(|c| c.is_ascii_digit())
+        && Path::new("/proc").join(pid).exists()
+}
+
+/// Writes `path` through a temporary sibling (see [`temporary_name`]) and a rename.
 pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> std::result::Result<(), String>,
@@ -43,7 +81,7 @@ pub fn write_atomically(
         .file_name()
         .ok_or_else(|| Error::io(path, "not a file path"))?
         .to_string_lossy();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = dir.join(temporary_name(&name));
     let result = (|| {
         // A fresh file (never through a link or file left at the temporary name).
         let _ = std::fs::remove_file(&tmp);
@@ -150,4 +188,26 @@ fn set_aside(dir: &Path, path: &Path, folder: &str, why: &str) -> Result<()> {
     let to = rename_free(path, &aside.join(path.file_name().unwrap_or_default()))?;
     eprintln!("{}: {why}: moved to {}", path.display(), to.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_this_hosts_dead_temporaries_are_taken_for_dead() {
+        let host = hostname();
+        let me = std::process::id();
+        // A pid above any kernel's pid_max is never alive.
+        let dead = 4_999_999_999u64;
+        assert!(temporary_name("a.parquet").ends_with(&format!(".{host}~{me}.tmp")));
+        assert!(!is_dead_temporary(&temporary_name("a.parquet")));
+        assert!(is_dead_temporary(&format!(".a.parquet.{host}~{dead}.tmp")));
+        assert!(!is_dead_temporary(&format!(
+            ".a.parquet.{host}x~{dead}.tmp"
+        )));
+        assert!(is_dead_temporary(&format!(".a.parquet.{dead}.tmp")));
+        assert!(!is_dead_temporary(&format!(".a.parquet.{me}.tmp")));
+        assert!(!is_dead_temporary("a.parquet"));
+    }
 }

@@ -17,7 +17,7 @@
 //!   the output is written ([`keep_user_file`]), said on stderr.
 
 use super::fields::fnv1a;
-use super::output::write_text;
+use super::output::{hostname, is_dead_temporary, pid_alive, write_text};
 use super::provenance::{self, Code};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
@@ -317,37 +317,17 @@ impl Journal {
     }
 }
 
-/// Removes temporary files left by killed processes (their pid is gone), never a live one's.
+/// Removes temporary files left by killed processes of this host, never a live one's nor
+/// another host's.
 fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_suffix(".tmp") else {
-            continue;
-        };
-        let pid = rest.rsplit('.').next().unwrap_or("");
-        if !pid_alive(pid) {
+        if is_dead_temporary(&e.file_name().to_string_lossy()) {
             let _ = std::fs::remove_file(e.path());
         }
     }
-}
-
-fn pid_alive(pid: &str) -> bool {
-    !pid.is_empty()
-        && pid.chars().all(|c| c.is_ascii_digit())
-        && Path::new("/proc").join(pid).exists()
-}
-
-fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
-        .map(|h| h.trim().to_string())
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect()
 }
 
 /// A lock held while a run writes a results folder (released on drop).

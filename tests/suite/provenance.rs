@@ -63,6 +63,25 @@ fn changing_a_tuner_makes_the_experiments_that_use_it_stale() {
             std::fs::copy(&p, tree.join("data").join(p.file_name().unwrap())).unwrap();
         }
     }
+    // Editing a test module changes no fingerprint (no result depends on a test).
+    let table = tree.join("src/sim/table.rs");
+    let source = std::fs::read_to_string(&table).unwrap();
+    assert!(source.contains("#[cfg(test)]\nmod tests {"));
+    let test_edit = source.replacen(
+        "#[cfg(test)]\nmod tests {",
+        "#[cfg(test)]\nmod tests {\n    fn added_by_the_test() -> &'static str { \"}\" }",
+        1,
+    );
+    std::fs::write(&table, test_edit).unwrap();
+    let untouched: Vec<_> = fingerprints(Path::new("."))
+        .into_iter()
+        .map(|(f, fp, _)| (f, fp))
+        .collect();
+    let after_test_edit: Vec<_> = fingerprints(&tree)
+        .into_iter()
+        .map(|(f, fp, _)| (f, fp))
+        .collect();
+    assert_eq!(after_test_edit, untouched);
     let naive = tree.join("src/tuners/naive.rs");
     let edited = std::fs::read_to_string(&naive)
         .unwrap()
