@@ -199,42 +199,7 @@ enum Sim {
     /// FILE… --shard I/N`) and a merge job after it under OUT/slurm/, and with --submit
     /// submits them. The same command again submits only the tasks with missing units
     /// (docs/cluster.md).
-    Slurm {
-        /// Experiment files (sims/*.toml).
-        #[arg(required = true)]
-        files: Vec<std::path::PathBuf>,
-        /// Array tasks N: task I runs the units i with i mod N = I - 1 of every file.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
-        tasks: u64,
-        #[arg(long, value_enum, default_value = "paper")]
-        profile: ProfileArg,
-        /// Results folder, on a file system every node sees; the scripts and logs go to
-        /// OUT/slurm/.
-        #[arg(long, default_value = "results")]
-        out: std::path::PathBuf,
-        /// Slurm partition (sbatch --partition).
-        #[arg(long, value_parser = slurm::partition)]
-        partition: Option<String>,
-        /// Time limit of each task (sbatch --time), e.g. 2:00:00 or 1-0.
-        #[arg(long, value_parser = slurm::slurm_time)]
-        time: Option<String>,
-        /// CPUs per task; each task runs with as many worker threads.
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
-        cpus_per_task: u64,
-        /// GPUs per array task (sbatch --gres=gpu:G), for experiments with device = "cuda".
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
-        gpus: Option<u64>,
-        /// One more sbatch option for both scripts, e.g. --sbatch=--account=proj (repeatable).
-        #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true,
-              value_parser = slurm::sbatch_option)]
-        sbatch: Vec<String>,
-        /// Submit them (sbatch): the array's tasks with missing units, then the merge job.
-        #[arg(long)]
-        submit: bool,
-        /// Testing aid: every task exits abruptly after this many units, as if killed.
-        #[arg(long, hide = true)]
-        stop_after_units: Option<u64>,
-    },
+    Slurm(slurm::Request),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -1499,37 +1464,12 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             require_complete,
             tasks,
         } => return status_files(&files, profile, &out, require_complete, tasks),
-        Sim::Slurm {
-            files,
-            tasks,
-            profile,
-            out,
-            partition,
-            time,
-            cpus_per_task,
-            gpus,
-            sbatch,
-            submit,
-            stop_after_units,
-        } => {
-            check_out_folder(&out)?;
-            let experiments = load_experiments(&files, profile)?;
+        Sim::Slurm(request) => {
+            check_out_folder(&request.out)?;
+            let experiments = load_experiments(&request.files, request.profile)?;
             for exp in &experiments {
                 sim::experiment::check(exp)?;
             }
-            let request = slurm::Request {
-                files,
-                profile: profile.into(),
-                out,
-                tasks,
-                partition,
-                time,
-                cpus_per_task,
-                gpus,
-                sbatch,
-                submit,
-                stop_after_units,
-            };
             return slurm::slurm(&request, &experiments);
         }
     };

@@ -5,6 +5,7 @@
 //! tasks that still have units to run. docs/cluster.md.
 
 use super::shards::{presence, shard_of, Presence};
+use super::ProfileArg;
 use crate::error::{Error, Result};
 use crate::sim::fields::fnv1a;
 use crate::sim::{Experiment, Profile};
@@ -15,20 +16,49 @@ use std::process::Command;
 /// At most this many array tasks (Slurm's own limit, `MaxArraySize`, is often 1001).
 pub(super) const MAX_TASKS: u64 = 100_000;
 
-/// What `dptune sim slurm` was asked.
+/// What `dptune sim slurm` was asked (its command-line arguments).
+#[derive(clap::Args, Debug)]
 pub(super) struct Request {
+    /// Experiment files (sims/*.toml).
+    #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    pub profile: Profile,
-    pub out: PathBuf,
+    /// Array tasks N: task I runs the units i with i mod N = I - 1 of every file.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TASKS))]
     pub tasks: u64,
+    #[arg(long, value_enum, default_value = "paper")]
+    pub profile: ProfileArg,
+    /// Results folder, on a file system every node sees; the scripts and logs go to
+    /// OUT/slurm/.
+    #[arg(long, default_value = "results")]
+    pub out: PathBuf,
+    /// Slurm partition (sbatch --partition).
+    #[arg(long, value_parser = partition)]
     pub partition: Option<String>,
+    /// Time limit of each task (sbatch --time), e.g. 2:00:00 or 1-0.
+    #[arg(long, value_parser = slurm_time)]
     pub time: Option<String>,
+    /// CPUs per task; each task runs with as many worker threads.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub cpus_per_task: u64,
+    /// GPUs per array task (sbatch --gres=gpu:G), for experiments with device = "cuda".
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
     pub gpus: Option<u64>,
+    /// One more sbatch option for both scripts, e.g. --sbatch=--account=proj (repeatable).
+    #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true,
+          value_parser = sbatch_option)]
     pub sbatch: Vec<String>,
+    /// Submit them (sbatch): the array's tasks with missing units, then the merge job.
+    #[arg(long)]
     pub submit: bool,
-    /// Testing aid passed to every task: exit abruptly after this many units.
+    /// Testing aid: every task exits abruptly after this many units, as if killed.
+    #[arg(long, hide = true)]
     pub stop_after_units: Option<u64>,
+}
+
+impl Request {
+    fn profile(&self) -> Profile {
+        self.profile.into()
+    }
 }
 
 /// `--time`: Slurm's forms (minutes, minutes:seconds, hours:minutes:seconds, days-hours,
@@ -282,7 +312,7 @@ fn live_jobs(slurm: &Path, names: &[&str]) -> Result<Vec<(String, String)>> {
 fn command_line(r: &Request) -> String {
     let mut c = vec!["dptune".to_string(), "sim".into(), "slurm".into()];
     c.extend(r.files.iter().map(|f| sh(&f.to_string_lossy())));
-    c.push(format!("--profile {}", r.profile.name()));
+    c.push(format!("--profile {}", r.profile().name()));
     c.push(format!("--out {}", sh(&r.out.to_string_lossy())));
     c.push(format!("--tasks {}", r.tasks));
     if let Some(p) = &r.partition {
@@ -337,7 +367,7 @@ pub(super) fn slurm(r: &Request, experiments: &[Experiment]) -> Result<String> {
         cwd.join(&r.out)
     };
     let slurm = out_abs.join("slurm");
-    let folder = slurm.join(key(experiments, r.profile));
+    let folder = slurm.join(key(experiments, r.profile()));
     let logs = folder.join("logs");
     let logs_text = utf8("--out", &logs)?;
     if logs_text
@@ -375,8 +405,8 @@ pub(super) fn slurm(r: &Request, experiments: &[Experiment]) -> Result<String> {
         .collect::<Result<Vec<_>>>()?
         .join(" ");
     let out = sh(utf8("--out", &r.out)?);
-    let (n, c, profile) = (r.tasks, r.cpus_per_task, r.profile.name());
-    let key = key(experiments, r.profile);
+    let (n, c, profile) = (r.tasks, r.cpus_per_task, r.profile().name());
+    let key = key(experiments, r.profile());
     let studies = experiments
         .iter()
         .map(|e| e.name.as_str())
