@@ -211,11 +211,18 @@ impl Session for ProposeTestSession {
     }
 
     fn tell(&mut self, index: u64, told: Told) -> Result<()> {
-        let (_, told) = self.progress.told(index, told)?;
-        self.stage = match (&self.stage, told) {
+        // The utilities are checked before the trial counts as answered: a table out of [0, 1]
+        // is refused and leaves the session as it was (the trial still pending).
+        let n = self.candidates.len();
+        let utilities = match (&self.stage, &told) {
             (Stage::Utilities, Told::Utilities(a)) => {
-                let n = self.candidates.len();
-                let u = proxy_utilities(&a, n, self.tuner.shards)?;
+                Some(proxy_utilities(a, n, self.tuner.shards)?)
+            }
+            _ => None,
+        };
+        let (_, told) = self.progress.told(index, told)?;
+        self.stage = match (&self.stage, told, utilities) {
+            (Stage::Utilities, Told::Utilities(_), Some(u)) => {
                 let walk =
                     self.tuner
                         .walk_on(&u, self.eps0, &mut stream(self.base, &[TEST_STREAM]));
@@ -239,6 +246,7 @@ impl Session for ProposeTestSession {
                     fallback,
                 },
                 Told::Score(score),
+                _,
             ) => Stage::Released {
                 chosen,
                 passes,

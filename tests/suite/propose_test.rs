@@ -568,7 +568,7 @@ tune_share = 0.5
 /// does; its runs are known in advance.
 #[test]
 fn the_session_resumes_from_json_to_the_release_of_tune() {
-    use dptune::tuners::session::{Evaluator, Next, Session, State, WorkloadRuns};
+    use dptune::tuners::session::{Evaluator, Next, Session, State, Told, WorkloadRuns};
     let w = synthetic(0.5, 0.05);
     let t = build("propose-test", &"shards = 10\neps0 = 0.5".parse().unwrap()).unwrap();
     for seed in 0..5 {
@@ -587,6 +587,14 @@ fn the_session_resumes_from_json_to_the_release_of_tune() {
                 .stream
                 .expect("propose-test draws from its own streams");
             let told = runs.evaluate(&trial, &mut stream(seed, &[tag])).unwrap();
+            if let Told::Utilities(a) = &told {
+                // A utility outside [0, 1] is refused and the trial stays pending.
+                let mut bad = a.clone();
+                bad[0][0] = 1.5;
+                let e = s.tell(trial.index, Told::Utilities(bad)).unwrap_err();
+                assert!(e.to_string().contains("outside [0, 1]"), "{e}");
+                assert_eq!(s.pending().len(), 1);
+            }
             s.tell(trial.index, told).unwrap();
             s = serde_json::from_str::<State>(&serde_json::to_string(&s).unwrap()).unwrap();
         }
