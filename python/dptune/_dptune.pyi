@@ -30,15 +30,25 @@ def pld_epsilon(handle: Any, delta: float) -> Bound:
     """(ε, δ, None) of what the handle has composed."""
 def pld_delta(handle: Any, epsilon: float) -> Bound:
     """(ε, δ, None): δ at ε of what the handle has composed."""
-def tuner_guarantee(tuner: Tuple[Any, ...], space: Any, run: Event, delta: float,
-                    orders: Orders) -> Tuple[float, float, str, str, str]:
-    """(ε, δ, theorem, tuner name, parameters) before any run."""
-def session_new(tuner: Tuple[Any, ...], space: Any, run: Event, seed: int) -> Any:
+def tuner_guarantee(tuner: Tuple[Any, ...], space: Any, run: Optional[Event], delta: float,
+                    orders: Orders, declarations: Optional[dict] = None) -> Tuple[float, float, str, str, str]:
+    """(ε, δ, theorem, tuner name, parameters) before any run. `tuner` is ('naive', …), …, or
+    ('registry', 'propose-test' | 'dp-gibo' | 'gp-ucb', {param: value}); `declarations` adds
+    'partitioned' (private validation records or None), 'per_user' ((n, evaluation_sd, run or
+    None)), 'gain_prior' ((kernel, lengthscale, scale, noise_sd, rho))."""
+def session_new(tuner: Tuple[Any, ...], space: Any, run: Optional[Event], seed: int,
+                declarations: Optional[dict] = None) -> Any:
     """A tuning session's handle (its draws from the stream of `seed`)."""
 def session_ask(handle: Any) -> Tuple[Any, ...]:
-    """('run', index, hyper, what) | ('wait',) | ('done',)."""
-def session_tell(handle: Any, index: int, score: float) -> None:
-    """Tells pending run `index` its released score."""
+    """('run', index, hyper, what, kind, payload) | ('wait',) | ('done',); kind 'train' | 'gain'
+    (payload None), 'shards' ((candidates, shards)), 'losses' (points)."""
+def session_tell(handle: Any, index: int, value: Any, kind: str = 'score') -> None:
+    """Tells pending evaluation `index` its value: kind 'score' (a number), 'utilities'
+    (candidates × shards), 'matrix' (users × points); a failed tell changes nothing."""
+def session_save(handle: Any) -> Tuple[str, int, int]:
+    """(the state as JSON, the seed, the stream's word position)."""
+def session_load(state: str, seed: int, position: int) -> Any:
+    """A session's handle from a saved state, its stream at `position` of the stream of `seed`."""
 def session_finish(handle: Any) -> Tuple[Optional[List[float]], Optional[float], int, bool]:
     """(chosen, released score, runs, fallback) once the session is done."""
 def session_info(handle: Any) -> Tuple[Optional[int], List[int], str]:

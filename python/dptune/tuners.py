@@ -26,7 +26,11 @@ for tests: K must stay secret).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+import hashlib
 import itertools
+import json
 import math
 import secrets
 from dataclasses import dataclass
@@ -37,7 +41,8 @@ from .accounting import DpEvent, _event, _integer, _number, _positive
 
 __all__ = [
     "Guarantee", "Trial", "Release", "Tuner", "naive", "random_search", "grid_search",
-    "liu_talwar", "liu_talwar_threshold", "papernot_steinke", "grid",
+    "liu_talwar", "liu_talwar_threshold", "papernot_steinke", "propose_test", "dp_gibo", "gp_ucb",
+    "GpPrior", "grid",
 ]
 
 
@@ -145,34 +150,143 @@ class _Space:
 
 
 class Trial:
-    """One run the tuner asks for: ``params`` (named values), ``hyper`` (the point in the unit
-    box, or the candidate's index), ``number``. Tell its released score with :meth:`report`."""
+    """One evaluation the tuner asks for: ``params`` (named values), ``hyper`` (the point in the
+    unit box, or the candidate's index), ``number``, and ``kind``, what to report:
 
-    def __init__(self, tuner: "Tuner", number: int, hyper: List[float]):
+    - ``"train"``: one private training run at ``params``; report its privately released score;
+    - ``"final"``: propose-test's final run, the full private training at the selected
+      candidate; report its privately released score (the score that tuner releases);
+    - ``"shard"``: propose-test's run of candidate ``candidate`` trained on shard ``shard`` of
+      ``shards`` disjoint parts of the training data; report its utility in [0, 1] (its score
+      mapped to [0, 1], 1 the best end; a failed run 0);
+    - ``"losses"``: DP-GIBO's evaluation at ``params``: report every validation user's loss
+      there, one finite number per user in the users' fixed order;
+    - ``"gain"``: private GP-UCB's evaluation of the validation gain at ``params``.
+
+    Report with :meth:`report`; ``value`` is what was reported (``score`` too when a number)."""
+
+    def __init__(self, tuner: "Tuner", number: int, hyper: List[float], kind: str = "train",
+                 candidate: Optional[int] = None, shard: Optional[int] = None, shards: Optional[int] = None):
         self._tuner = tuner
         self.number = number
         self.hyper = hyper
+        self.kind = kind
+        self.candidate = candidate
+        self.shard = shard
+        self.shards = shards
         self.params = tuner._space.params(hyper)
         self.score: Optional[float] = None
+        self.value: Any = None
 
-    def report(self, score: float) -> None:
-        """Tells the tuner this run's released (private) score; higher is better."""
-        self._tuner.tell(self, score)
+    def report(self, value) -> None:
+        """Tells the tuner what this evaluation gave (see the class for each ``kind``); higher
+        scores are better."""
+        self._tuner.tell(self, value)
 
     def __repr__(self):
-        return f"Trial(number={self.number}, params={self.params!r})"
+        where = f", candidate={self.candidate}, shard={self.shard}" if self.kind == "shard" else ""
+        return f"Trial(number={self.number}, kind={self.kind!r}, params={self.params!r}{where})"
+
+
+class _Evaluation:
+    """One evaluation the Rust session asked for, split into the trials the user runs (one per
+    shard run, one per DP-GIBO point): told to the session once every trial is reported."""
+
+    def __init__(self, index: int, kind: str, hyper: List[float], payload):
+        self.index = index
+        self.kind = kind
+        self.hyper = hyper
+        self.payload = payload
+        if kind == "shards":
+            candidates, shards = payload
+            self.subs = [(list(candidates[j]), {"candidate": j, "shard": i, "shards": shards})
+                         for j in range(len(candidates)) for i in range(shards)]
+        elif kind == "losses":
+            self.subs = [(list(p), {}) for p in payload]
+        else:
+            self.subs = [(hyper, {})]
+        self.asked = 0
+        self.values: Dict[int, Any] = {}
+
+    def told(self):
+        """What the session is told, once every trial is reported."""
+        if self.kind == "shards":
+            candidates, shards = self.payload
+            return [[self.values[j * shards + i] for i in range(shards)] for j in range(len(candidates))], "utilities"
+        if self.kind == "losses":
+            b = len(self.subs)
+            n = len(self.values[0])
+            return [[self.values[p][u] for p in range(b)] for u in range(n)], "matrix"
+        return self.values[0], "score"
+
+
+_STATE_KIND = "dptune.tuners state"
+
+
+def _json_of(x):
+    """The JSON form of a constructor argument (events and priors by class and fields)."""
+    from . import accounting
+    if isinstance(x, accounting.DpEvent):
+        return {"__event__": type(x).__name__,
+                "fields": {f.name: _json_of(getattr(x, f.name)) for f in dataclasses.fields(x)}}
+    if isinstance(x, GpPrior):
+        return {"__gp_prior__": dataclasses.asdict(x)}
+    if isinstance(x, Mapping):
+        if not all(isinstance(k, str) for k in x):
+            raise TypeError("keys must be strings")
+        return {k: _json_of(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_of(v) for v in x]
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return x
+    raise TypeError(f"{type(x).__name__} is not JSON")
+
+
+def _from_json(x):
+    from . import accounting
+    if isinstance(x, dict):
+        if "__event__" in x:
+            cls = getattr(accounting, x["__event__"])
+            if not (isinstance(cls, type) and issubclass(cls, accounting.DpEvent)):
+                raise ValueError(f"invalid state: unknown event {x['__event__']!r}")
+            return cls(**{k: _from_json(v) for k, v in x["fields"].items()})
+        if "__gp_prior__" in x:
+            return GpPrior(**x["__gp_prior__"])
+        return {k: _from_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_from_json(v) for v in x]
+    return x
+
+
+def _resumable(make):
+    """Records the constructor and its arguments on the tuner it makes, so that
+    :meth:`Tuner.resume` can make it again in another process."""
+    @functools.wraps(make)
+    def wrapper(**kwargs):
+        tuner = make(**kwargs)
+        try:
+            args = {k: _json_of(v) for k, v in kwargs.items() if k != "seed"}
+            json.dumps(args)
+            tuner._rebuild = {"constructor": make.__name__, "kwargs": args}
+        except (TypeError, ValueError):
+            tuner._rebuild = None  # not JSON: Tuner.load on a tuner made with the same arguments
+        return tuner
+    return wrapper
 
 
 class Tuner:
     """A private tuner with its guarantee and an ask/tell session. Made by :func:`naive`,
-    :func:`random_search`, :func:`grid_search`, :func:`liu_talwar`, :func:`liu_talwar_threshold`
-    or :func:`papernot_steinke`."""
+    :func:`random_search`, :func:`grid_search`, :func:`liu_talwar`, :func:`liu_talwar_threshold`,
+    :func:`papernot_steinke`, :func:`propose_test`, :func:`dp_gibo` or :func:`gp_ucb`."""
 
-    def __init__(self, spec: tuple, run: DpEvent, space, delta: float, seed: Optional[int],
-                 orders: Union[None, str, Sequence[float]] = None):
+    def __init__(self, spec: tuple, run: Optional[DpEvent], space, delta: float, seed: Optional[int],
+                 orders: Union[None, str, Sequence[float]] = None, declarations: Optional[dict] = None,
+                 encoded_space=None, train_kind: str = "train"):
         self._spec = spec
-        self.run = _event("run", run)
+        self.run = None if run is None else _event("run", run)
         self._space = _Space(space)
+        if encoded_space is not None:
+            self._space.encoded = encoded_space
         self.delta = _number("delta", delta, "in (0, 1)", lambda x: 0 < x < 1)
         if seed is None:
             seed = secrets.randbits(64)
@@ -181,13 +295,26 @@ class Tuner:
         self._seed = seed
         if orders is not None and orders != "continuous":
             orders = [float(o) for o in orders]
+        self._declarations = declarations
+        self._run_encoded = None if self.run is None else self.run._encode()
         eps, d, theorem, name, params = _dptune.tuner_guarantee(
-            spec, self._space.encoded, self.run._encode(), self.delta, orders)
+            spec, self._space.encoded, self._run_encoded, self.delta, orders, declarations)
         self.name: str = name
         self.params: str = params
         self.guarantee = Guarantee(eps, d, theorem)
+        self._train_kind = train_kind
+        self._released = "the chosen hyperparameters and their score"
+        self._conditions = "" if self.run is None else f"; each run being {self.run._words()}"
+        self._fingerprint = hashlib.sha256(repr(
+            (_STATE_KIND, spec, self._space.encoded, self._run_encoded, self.delta, orders, declarations)
+        ).encode()).hexdigest()
+        self._rebuild = None
         self._handle = None
         self._pending: Dict[int, Trial] = {}
+        self._where: Dict[int, tuple] = {}
+        self._evaluations: Dict[int, _Evaluation] = {}
+        self._again: List[Trial] = []
+        self._next_number = 0
         self.trials: List[Trial] = []
         self._done = False
 
@@ -202,43 +329,95 @@ class Tuner:
         """The guarantee in words."""
         g = self.guarantee
         return (f"({'no finite ε' if math.isinf(g.epsilon) else f'ε = {g.epsilon:.6g}'}, δ = {g.delta:g})-differential "
-                f"privacy for the release of the chosen hyperparameters and their score, by tuner `{self.name}` "
-                f"({self.params}): {g.theorem}; each run being {self.run._words()}.")
+                f"privacy for the release of {self._released}, by tuner `{self.name}` "
+                f"({self.params}): {g.theorem}{self._conditions}.")
 
     # -- ask/tell ------------------------------------------------------------------------
     def _session(self):
         if self._handle is None:
-            self._handle = _dptune.session_new(self._spec, self._space.encoded, self.run._encode(), self._seed)
+            self._handle = _dptune.session_new(self._spec, self._space.encoded, self._run_encoded, self._seed,
+                                               self._declarations)
         return self._handle
 
+    def _trial(self, ev: _Evaluation) -> Trial:
+        sub = ev.asked
+        ev.asked += 1
+        hyper, extra = ev.subs[sub]
+        kind = {"train": self._train_kind, "shards": "shard", "losses": "losses", "gain": "gain"}[ev.kind]
+        t = Trial(self, self._next_number, hyper, kind, **extra)
+        self._next_number += 1
+        self._pending[t.number] = t
+        self._where[t.number] = (ev.index, sub)
+        self.trials.append(t)
+        return t
+
     def ask(self) -> Optional[Trial]:
-        """The next run, or None when the tuner has decided (then call :meth:`release`).
-        Raises ValueError if the next run depends on pending runs' scores (tell them first)."""
+        """The next trial, or None when the tuner has decided (then call :meth:`release`).
+        Raises ValueError if the next trial depends on pending trials' values (tell them
+        first). After :meth:`load`, the trials that were pending when the state was saved are
+        asked again first (same numbers, same params)."""
+        if self._again:
+            return self._again.pop(0)
         if self._done:
             return None
+        for ev in self._evaluations.values():
+            if ev.asked < len(ev.subs):
+                return self._trial(ev)
         nxt = _dptune.session_ask(self._session())
         if nxt[0] == "done":
             self._done = True
             return None
         if nxt[0] == "wait":
             raise ValueError(f"tell the pending trials {sorted(self._pending)} first: what comes next depends "
-                             "on their scores")
-        _, index, hyper, _what = nxt
-        t = Trial(self, index, hyper)
-        self._pending[index] = t
-        self.trials.append(t)
-        return t
+                             "on their values")
+        _, index, hyper, _what, kind, payload = nxt
+        ev = _Evaluation(index, kind, hyper, payload)
+        self._evaluations[index] = ev
+        return self._trial(ev)
 
-    def tell(self, trial: Union[Trial, int], score: float) -> None:
-        """Tells the released score of ``trial`` (a Trial or its number); any pending order."""
+    def _check(self, t: Trial, value):
+        if t.kind == "shard":
+            return _number("utility", value, "a number in [0, 1] (the shard run's score mapped to [0, 1], 1 the "
+                           "best end; a failed run 0)", lambda x: 0 <= x <= 1)
+        if t.kind == "losses":
+            n = self._users
+            if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
+                raise ValueError(f"invalid losses = {value!r}: must be a sequence of {n} finite numbers (one per "
+                                 "validation user, in their fixed order)")
+            vals = [_number("losses[]", x, "a finite number (a failed run: every user's declared failed loss)",
+                            math.isfinite) for x in value]
+            if len(vals) != n:
+                raise ValueError(f"invalid losses: {len(vals)} values, must be {n} (one per validation user, "
+                                 "in their fixed order)")
+            return vals
+        what = "gain" if t.kind == "gain" else "score"
+        return _number(what, value, "a finite number (tell a failed run its worst score, never drop it)",
+                       math.isfinite)
+
+    def tell(self, trial: Union[Trial, int], value) -> None:
+        """Tells what ``trial`` (a Trial or its number) gave; pending trials in any order."""
         number = trial.number if isinstance(trial, Trial) else _integer("trial", trial, 0)
         if number not in self._pending:
             raise ValueError(f"invalid trial = {number}: not a pending trial (pending: {sorted(self._pending)})")
-        s = _number("score", score, "a finite number (tell a failed run its worst score, never drop it)",
-                    math.isfinite)
-        _dptune.session_tell(self._session(), number, s)
-        t = self._pending.pop(number)
-        t.score = s
+        t = self._pending[number]
+        v = self._check(t, value)
+        index, sub = self._where[number]
+        ev = self._evaluations[index]
+        ev.values[sub] = v
+        if len(ev.values) == len(ev.subs):
+            told, kind = ev.told()
+            try:
+                _dptune.session_tell(self._session(), index, told, kind)
+            except BaseException:
+                del ev.values[sub]
+                raise
+            del self._evaluations[index]
+        self._pending.pop(number)
+        if t in self._again:
+            self._again.remove(t)
+        t.value = v
+        if not isinstance(v, list):
+            t.score = v
 
     def __iter__(self) -> Iterator[Trial]:
         """Trials one at a time; each must be reported before the next is asked for."""
@@ -248,7 +427,7 @@ class Tuner:
                 return
             yield t
             if t.number in self._pending:
-                raise ValueError(f"trial {t.number} was not reported: call trial.report(score) in the loop")
+                raise ValueError(f"trial {t.number} was not reported: call trial.report(value) in the loop")
 
     @property
     def planned_runs(self) -> Optional[int]:
@@ -257,8 +436,95 @@ class Tuner:
         return _dptune.session_info(self._session())[0]
 
     def state_json(self) -> str:
-        """The session's state as JSON (what the Rust library saves to resume a search)."""
+        """The Rust session's state as JSON (what the Rust library saves; :meth:`save` is the
+        whole tuner's state, its random stream included)."""
         return _dptune.session_info(self._session())[2]
+
+    # -- saving and resuming ---------------------------------------------------------------
+    def save(self) -> str:
+        """The tuner's state as JSON text: the session, its random stream (seed, stream, word
+        position) and every trial asked so far with what was reported. :meth:`load` or
+        :meth:`resume` continue from it, in this process or another, with exactly the draws an
+        uninterrupted run makes. **The state is private**: it holds the seed (whoever knows it
+        can recompute the tuner's draws) and every reported value."""
+        session, seed, position = _dptune.session_save(self._session())
+        trials = [{"number": t.number, "kind": t.kind, "hyper": t.hyper, "candidate": t.candidate,
+                   "shard": t.shard, "shards": t.shards, "index": self._where[t.number][0],
+                   "sub": self._where[t.number][1], "told": t.number not in self._pending, "value": t.value}
+                  for t in self.trials]
+        evaluations = [{"index": ev.index, "kind": ev.kind, "hyper": ev.hyper, "payload": ev.payload,
+                        "asked": ev.asked, "values": [[k, v] for k, v in sorted(ev.values.items())]}
+                       for ev in self._evaluations.values()]
+        return json.dumps({
+            "kind": _STATE_KIND, "version": 1, "fingerprint": self._fingerprint, "tuner": self._rebuild,
+            "session": session, "stream": {"seed": seed, "path": [], "position": position},
+            "next_number": self._next_number, "done": self._done,
+            "evaluations": evaluations, "trials": trials,
+        })
+
+    @staticmethod
+    def _read(state: str) -> dict:
+        try:
+            d = json.loads(state)
+        except (TypeError, ValueError):
+            raise ValueError("invalid state: must be the JSON text Tuner.save() returned") from None
+        if not isinstance(d, dict) or d.get("kind") != _STATE_KIND or d.get("version") != 1:
+            raise ValueError("invalid state: must be the JSON text Tuner.save() returned (version 1)")
+        return d
+
+    def load(self, state: str) -> "Tuner":
+        """Continues from ``state`` (:meth:`save`'s text) on this tuner, which must be fresh
+        (nothing asked yet) and made with the same arguments (its seed is replaced by the
+        saved one). Trials pending at the save are asked again first. Returns the tuner."""
+        d = self._read(state)
+        if d["fingerprint"] != self._fingerprint:
+            raise ValueError("invalid state: saved by a tuner made with other arguments (tuner, space, run, "
+                             "delta or declarations differ)")
+        if self.trials or self._handle is not None:
+            raise ValueError("invalid state: load into a fresh tuner (this one has started its session)")
+        stream = d["stream"]
+        self._handle = _dptune.session_load(d["session"], stream["seed"], stream["position"])
+        self._seed = stream["seed"]
+        self._next_number = d["next_number"]
+        self._done = d["done"]
+        for e in d["evaluations"]:
+            payload = e["payload"]
+            if e["kind"] == "shards":
+                payload = (payload[0], payload[1])
+            ev = _Evaluation(e["index"], e["kind"], e["hyper"], payload)
+            ev.asked = e["asked"]
+            ev.values = {k: v for k, v in e["values"]}
+            self._evaluations[ev.index] = ev
+        for r in d["trials"]:
+            t = Trial(self, r["number"], r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"])
+            self.trials.append(t)
+            self._where[t.number] = (r["index"], r["sub"])
+            if r["told"]:
+                t.value = r["value"]
+                if not isinstance(t.value, list):
+                    t.score = t.value
+            else:
+                self._pending[t.number] = t
+                self._again.append(t)
+        return self
+
+    @classmethod
+    def resume(cls, state: str) -> "Tuner":
+        """The tuner saved in ``state`` (:meth:`save`'s text), made again from the arguments it
+        was made with (stored in the state; tuples come back as lists) and continued: in
+        another process, the same draws as an uninterrupted run. A tuner whose arguments are
+        not JSON (a space of arbitrary objects) cannot be made again this way: make it with
+        the same arguments and call :meth:`load`."""
+        d = cls._read(state)
+        rebuild = d.get("tuner")
+        if not rebuild:
+            raise ValueError("invalid state: its tuner's arguments were not JSON; make the tuner with the same "
+                             "arguments and call tuner.load(state)")
+        make = _CONSTRUCTORS.get(rebuild["constructor"])
+        if make is None:
+            raise ValueError(f"invalid state: unknown constructor {rebuild['constructor']!r}")
+        kwargs = {k: _from_json(v) for k, v in rebuild["kwargs"].items()}
+        return make(seed=d["stream"]["seed"], **kwargs).load(state)
 
     def release(self) -> Release:
         """The release, once :meth:`ask` has returned None: the chosen candidate and its score."""
@@ -271,6 +537,7 @@ class Tuner:
         return f"Tuner({self.name}, {self.params}, epsilon={self.epsilon:.6g}, delta={self.delta:g})"
 
 
+@_resumable
 def naive(*, run: DpEvent, space, candidates: Optional[int] = None, accountant: str = "best",
           delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
     """Naive composition: every candidate of a finite ``space`` once (a grid), or ``candidates``
@@ -282,6 +549,7 @@ def naive(*, run: DpEvent, space, candidates: Optional[int] = None, accountant: 
     return Tuner(("naive", candidates, str(accountant)), run, space, delta, seed)
 
 
+@_resumable
 def random_search(*, run: DpEvent, space, candidates: int, accountant: str = "best",
                   delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
     """Random search: ``candidates`` uniform draws from ``space``, each trained once (naive
@@ -290,6 +558,7 @@ def random_search(*, run: DpEvent, space, candidates: int, accountant: str = "be
                  accountant=accountant, delta=delta, seed=seed)
 
 
+@_resumable
 def grid_search(*, run: DpEvent, grid: Sequence[Any], accountant: str = "best",
                 delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
     """Grid search: every candidate of ``grid`` (a list, e.g. from :func:`grid`) once, in order."""
@@ -298,6 +567,7 @@ def grid_search(*, run: DpEvent, grid: Sequence[Any], accountant: str = "best",
     return naive(run=run, space=list(grid), accountant=accountant, delta=delta, seed=seed)
 
 
+@_resumable
 def liu_talwar(*, run: DpEvent, space, mean: float, delta: float = 1e-6,
                seed: Optional[int] = None) -> Tuner:
     """Liu–Talwar: K ~ geometric with E[K] = ``mean`` runs of uniformly drawn candidates, release
@@ -305,6 +575,7 @@ def liu_talwar(*, run: DpEvent, space, mean: float, delta: float = 1e-6,
     return Tuner(("liu-talwar", _positive("mean", mean)), run, space, delta, seed)
 
 
+@_resumable
 def liu_talwar_threshold(*, run: DpEvent, space, threshold: float, halt_probability: float,
                          delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
     """Liu–Talwar's threshold variant: before each run halt with ``halt_probability``; release
@@ -314,6 +585,7 @@ def liu_talwar_threshold(*, run: DpEvent, space, threshold: float, halt_probabil
                  run, space, delta, seed)
 
 
+@_resumable
 def papernot_steinke(*, run: DpEvent, space, mean: float, dist: str = "logarithmic",
                      eta: Optional[float] = None, truncate: Optional[int] = None,
                      delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
@@ -333,3 +605,266 @@ def papernot_steinke(*, run: DpEvent, space, mean: float, dist: str = "logarithm
     if truncate is not None:
         truncate = _integer("truncate", truncate, 1)
     return Tuner(("papernot-steinke", d, _positive("mean", mean), truncate), run, space, delta, seed)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tuners whose evaluations are not one training run's score.
+
+def _choice(name: str, value, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"invalid {name} = {value!r}: must be one of {', '.join(map(repr, allowed))}")
+    return value
+
+
+def _box_grid(dim: int, n: int) -> List[List[float]]:
+    """The public grid of n points per axis over [0, 1]^dim, last axis fastest (the Rust
+    library's order)."""
+    axis = [i / (n - 1) for i in range(n)]
+    return [list(p) for p in itertools.product(axis, repeat=dim)]
+
+
+def _continuous_box(space, tuner: str) -> _Space:
+    sp = _Space(space)
+    if sp.candidates is not None:
+        raise ValueError(f"invalid space: {tuner} searches a box, not a list of candidates: give a dict of axes "
+                         "((low, high) or (low, high, 'log')) or a dimension d")
+    return sp
+
+
+@_resumable
+def propose_test(*, run: DpEvent, space, shards: int, private_validation_records: Optional[int],
+                 eps0: Optional[float] = None, tune_epsilon: Optional[float] = None, grid: Optional[int] = None,
+                 granularity: float = 0.01, u0: float = 0.0, u_max: float = 1.0, composition: str = "smallest",
+                 delta_prime: Optional[float] = None, scan: str = "shuffle", fallback: Union[str, int] = "uniform",
+                 delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
+    """Propose-test with doubling (spec 003, after Ding–Wu): subsample-and-aggregate over a
+    public, finite list of candidates, then one full private run at the selected one.
+
+    First every candidate is trained on each of ``shards`` = k disjoint parts of the training
+    data (trials of kind ``"shard"``: candidate ``trial.candidate`` on shard ``trial.shard``, e.g.
+    the records with index mod k = shard); each reports its *utility in [0, 1]* (its score
+    mapped to [0, 1], 1 the best end, a failed run 0), which need not be private: the tuner sees
+    the shard means only through noisy tests (AboveThreshold passes at ``eps0`` each, or the
+    largest ε0 whose certified cost meets ``tune_epsilon``) walking a utility scale of
+    ``granularity`` g from ``u0`` to ``u_max``. Then one trial of kind ``"final"``: the full
+    private training of the selected candidate (or the data-independent ``fallback``, "uniform"
+    or a candidate index, when no pass succeeds), which reports its privately released score,
+    the score the tuner releases. A search of C candidates on k shards runs C·k + 1 trials.
+
+    ``space``: a list of candidates, or axes (a dict, or a dimension d) with ``grid`` = N points
+    per axis (the public grid). ``run``: the privacy of the final run, its score's release
+    included. ``private_validation_records``: m when the shard utilities are computed on m
+    private validation records (then k ≤ m: the shard mean has sensitivity 1/k only then), or
+    None when the validation data is public; it must be given.
+
+    Guarantee (from the Rust library): the certified cost of the tests, T_max = 2M − 1 passes
+    (M = ⌈(u_max − u0)/g⌉) composed by ``composition`` ('smallest' | 'basic' | 'advanced' |
+    'kov' | 'pure-refined') with δ′ = ``delta_prime`` (default δ/2), plus the final run's
+    (ε, δ − δ′), by basic composition."""
+    k = _integer("shards", shards, 1)
+    if private_validation_records is not None:
+        private_validation_records = _integer("private_validation_records", private_validation_records, 1)
+    if (eps0 is None) == (tune_epsilon is None):
+        raise ValueError(f"invalid eps0 = {eps0!r}, tune_epsilon = {tune_epsilon!r}: give exactly one (ε0 of "
+                         "each pass, or the tests' total ε)")
+    sp = _Space(space)
+    if sp.candidates is not None:
+        if grid is not None:
+            raise ValueError(f"invalid grid = {grid!r}: only for a space of axes (a list of candidates is "
+                             "searched as it is)")
+    elif grid is None:
+        raise ValueError("invalid grid = None: a space of axes needs grid = N >= 2 points per axis (propose-test "
+                         "searches a public, finite list of candidates)")
+    else:
+        grid = _integer("grid", grid, 2)
+    if isinstance(fallback, str):
+        _choice("fallback", fallback, ["uniform"])
+    else:
+        fallback = _integer("fallback", fallback, 0)
+    params = {
+        "shards": k,
+        "eps0": None if eps0 is None else _positive("eps0", eps0),
+        "tune_epsilon": None if tune_epsilon is None else _positive("tune_epsilon", tune_epsilon),
+        "grid": grid,
+        "granularity": _number("granularity", granularity, "a number in (0, 1)", lambda x: 0 < x < 1),
+        "u0": _number("u0", u0, "a number in [0, 1)", lambda x: 0 <= x < 1),
+        "u_max": _number("u_max", u_max, f"a number in ({u0}, 1]", lambda x: u0 < x <= 1),
+        "composition": _choice("composition", composition, ["smallest", "basic", "advanced", "kov", "pure-refined"]),
+        "delta_prime": None if delta_prime is None else _number("delta_prime", delta_prime, "in (0, 1)",
+                                                                lambda x: 0 < x < 1),
+        "scan": _choice("scan", scan, ["shuffle", "as-given"]),
+        "fallback": fallback,
+    }
+    t = Tuner(("registry", "propose-test", params), run, space, delta, seed,
+              declarations={"partitioned": private_validation_records}, train_kind="final")
+    t._released = "the selected candidate and its final run's score"
+    m = ("" if private_validation_records is None else
+         f"; or validation sets that differ in one of the {private_validation_records} private validation "
+         "records (each shard utility a mean over them)")
+    t._conditions = (f"; the final run being {t.run._words()}; each shard run moving only its own shard's "
+                     f"utilities (disjoint shards){m}")
+    return t
+
+
+@_resumable
+def dp_gibo(*, space, users: int, mu: float, steps: int, clip: float, run: Optional[DpEvent] = None,
+            evaluation_sd: float = 0.0, batch: Optional[int] = None, eps_bias: Optional[float] = None,
+            b_max: Optional[int] = None, kernel: str = "rbf", lengthscale: Union[None, float, Sequence[float]] = None,
+            signal_variance: Optional[float] = None, noise_sd: Optional[float] = None,
+            step_rule: Optional[str] = None, eta: Optional[float] = None, theta0: Optional[Sequence[float]] = None,
+            history: Union[None, str, int] = None, local_box: Optional[float] = None,
+            select_steps: Optional[int] = None, select_lr: Optional[float] = None,
+            delta: float = 1e-6, seed: Optional[int] = None) -> Tuner:
+    """DP-GIBO (spec 004): private gradient-informed Bayesian optimisation, protecting the
+    **validation users**. Each step asks for b points around the iterate θ_t (trials of kind
+    ``"losses"``, which may run side by side): train at ``trial.params`` and report every
+    validation user's loss there, ``users`` = n finite numbers in the users' fixed order (a
+    failed run: a fixed loss for every user, never dropped). A user's loss must depend only on
+    that user's record and the trained model. DP-GIBO fits a surrogate gradient per user, clips
+    each to norm ``clip`` B, averages, adds Gaussian noise and steps; after ``steps`` T steps it
+    releases θ_T (where no trial trained: train your final model there).
+
+    ``space``: continuous axes (a dict of (low, high) or (low, high, 'log')) or a dimension d;
+    ``lengthscale`` of the RBF surrogate is in units of the unit box (0.2 = a fifth of each
+    range), ``theta0`` a point of the unit box. Batches: ``batch`` b points (default d + 1), or
+    adaptive to ``eps_bias`` with at most ``b_max``. ``evaluation_sd``: the noise of a loss
+    evaluation (the model's noise σ). ``run``: None when the training data is public; else the
+    privacy of one training run (each of the T·b_max runs and the final model's run are then
+    counted in RDP beside μ). The other keywords are the Rust tuner's (``step_rule`` 'adagrad'
+    | 'sgd' | 'gibo-normalized' with ``eta``, ``history`` 'all' | 'none' | C, ``local_box``,
+    ``select_steps``, ``select_lr``, ``noise_sd``, ``signal_variance``, ``kernel`` 'rbf' |
+    'polynomial').
+
+    Guarantee (from the Rust library): μ-GDP for validation sets that replace one user (spec 004
+    Theorem 3.1), converted to (ε, δ) exactly; with ``run``, composed with the runs in RDP."""
+    sp = _continuous_box(space, "DP-GIBO")
+    for a in sp.axes or []:
+        if a.scale not in ("linear", "log"):
+            raise ValueError(f"invalid space[{a.name!r}]: DP-GIBO follows a gradient: every axis must be continuous "
+                             "((low, high) or (low, high, 'log'))")
+    n = _integer("users", users, 1)
+    f = lambda name, v, allowed="a finite number > 0": None if v is None else _number(  # noqa: E731
+        name, v, allowed, lambda x: 0 < x < math.inf)
+    if isinstance(lengthscale, (list, tuple)):
+        lengthscale = [f("lengthscale", x) for x in lengthscale]
+    else:
+        lengthscale = f("lengthscale", lengthscale)
+    if isinstance(history, str):
+        _choice("history", history, ["all", "none"])
+    elif history is not None:
+        history = _integer("history", history, 0)
+    params = {
+        "mu": _positive("mu", mu),
+        "steps": _integer("steps", steps, 1),
+        "clip": _positive("clip", clip),
+        "batch": None if batch is None else _integer("batch", batch, 1),
+        "eps_bias": None if eps_bias is None else _number("eps_bias", eps_bias, "a finite number >= 0",
+                                                          lambda x: 0 <= x < math.inf),
+        "b_max": None if b_max is None else _integer("b_max", b_max, 1),
+        "kernel": _choice("kernel", kernel, ["rbf", "polynomial"]),
+        "lengthscale": lengthscale,
+        "signal_variance": f("signal_variance", signal_variance),
+        "noise_sd": None if noise_sd is None else _number("noise_sd", noise_sd, "a finite number >= 0",
+                                                          lambda x: 0 <= x < math.inf),
+        "step_rule": None if step_rule is None else _choice("step_rule", step_rule, ["adagrad", "sgd", "gibo-normalized"]),
+        "eta": f("eta", eta),
+        "theta0": None if theta0 is None else [_number("theta0[]", x, "in [0, 1] (a point of the unit box)",
+                                                       lambda x: 0 <= x <= 1) for x in theta0],
+        "history": history,
+        "local_box": f("local_box", local_box),
+        "select_steps": None if select_steps is None else _integer("select_steps", select_steps, 1),
+        "select_lr": f("select_lr", select_lr),
+    }
+    sd = _number("evaluation_sd", evaluation_sd, "a finite number >= 0", lambda x: 0 <= x < math.inf)
+    run_event = None if run is None else _event("run", run)
+    dim = sp.encoded
+    t = Tuner(("registry", "dp-gibo", params), None, space, delta, seed, encoded_space=dim,
+              declarations={"per_user": (n, sd, None if run_event is None else run_event._encode())})
+    t._users = n
+    t.run = run_event
+    t._released = "θ_T, the last iterate"
+    training = ("the training data being public" if run_event is None else
+                f"or data sets that differ in one training record, each training run being {run_event._words()}")
+    t._conditions = (f"; for validation sets that differ by replacing one of the {n} validation users (each "
+                     f"user's surrogate gradient clipped to norm {params['clip']:g}), {training}")
+    return t
+
+
+@dataclass(frozen=True)
+class GpPrior:
+    """The GP prior of the validation gain that private GP-UCB's guarantee rests on (spec 002
+    Assumption 1), declared by you before any data is seen: f_V ~ GP(0, scale²·k) with k the
+    ``kernel`` ('rbf' | 'matern32' | 'matern52') of ``lengthscale`` (in units of the unit box),
+    observations f_V(λ) + N(0, ``noise_sd``²), and ``rho`` ∈ [0, 1] the prior correlation of
+    the gains of two neighbouring validation sets. Nothing checks that your gain follows it."""
+
+    kernel: str
+    lengthscale: float
+    scale: float
+    noise_sd: float
+    rho: float
+
+    def __post_init__(self):
+        _choice("prior.kernel", self.kernel, ["rbf", "matern32", "matern52"])
+        object.__setattr__(self, "lengthscale", _positive("prior.lengthscale", self.lengthscale))
+        object.__setattr__(self, "scale", _positive("prior.scale", self.scale))
+        object.__setattr__(self, "noise_sd", _number("prior.noise_sd", self.noise_sd, "a finite number >= 0",
+                                                     lambda x: 0 <= x < math.inf))
+        object.__setattr__(self, "rho", _number("prior.rho", self.rho, "a number in [0, 1]", lambda x: 0 <= x <= 1))
+
+
+@_resumable
+def gp_ucb(*, space, grid: int, prior: GpPrior, evaluations: int, epsilon: float, delta: float,
+           release: str = "hyperparameter", gamma: Optional[float] = None, profile: str = "paper",
+           noise_free_a: Optional[float] = None, noise_free_tau: Optional[float] = None,
+           noise_free_gain: Optional[str] = None, seed: Optional[int] = None) -> Tuner:
+    """Private GP-UCB (Kusner et al. 2015, spec 002) over the public grid of ``grid`` points per
+    axis of ``space`` (axes or a dimension): ``evaluations`` T trials of kind ``"gain"``, each
+    reporting a noisy evaluation of the validation gain at ``trial.params`` (not private by
+    itself), then the release of ``release`` = 'hyperparameter' (exponential mechanism on the
+    final posterior mean, Corollary 1), 'gain' (the best observed gain plus Laplace noise,
+    Corollary 2; with exact evaluations, noise_sd = 0, Corollary 3 and its assumed constants
+    ``noise_free_a``, ``noise_free_tau``) or 'both'; each release (``epsilon``, ``delta``)-DP.
+
+    **The guarantee holds only under the GP prior you declare** (``prior``, a :class:`GpPrior`,
+    required: there is no default): its sensitivities are high-probability bounds over the
+    prior draw of the validation gain, not worst-case over data sets, and nothing can check that
+    your model's gain follows that prior. This is why ``dptune tune`` refuses this tuner; here it
+    is yours to declare, and the statement says so.
+
+    Guarantee (from the Rust library): (kε, kδ) for the k releases, by basic composition."""
+    if not isinstance(prior, GpPrior):
+        raise ValueError(f"invalid prior = {prior!r}: must be a GpPrior(kernel=, lengthscale=, scale=, noise_sd=, rho=) "
+                         "you declare (the guarantee holds only under it)")
+    sp = _continuous_box(space, "GP-UCB")
+    n = _integer("grid", grid, 2)
+    dim = sp.encoded
+    if n ** dim > 100_000:
+        raise ValueError(f"invalid grid = {n}: at most 100000 points in all ({n}^{dim} here)")
+    if noise_free_gain is not None:
+        _choice("noise_free_gain", noise_free_gain, ["last", "best"])
+    params = {
+        "evaluations": _integer("evaluations", evaluations, 1),
+        "epsilon": _positive("epsilon", epsilon),
+        "delta": _number("delta", delta, "in (0, 1)", lambda x: 0 < x < 1),
+        "release": _choice("release", release, ["hyperparameter", "gain", "both"]),
+        "gamma": None if gamma is None else _number("gamma", gamma, "a finite number >= 0", lambda x: 0 <= x < math.inf),
+        "profile": _choice("profile", profile, ["paper", "strict"]),
+        "noise_free_a": None if noise_free_a is None else _positive("noise_free_a", noise_free_a),
+        "noise_free_tau": None if noise_free_tau is None else _positive("noise_free_tau", noise_free_tau),
+        "noise_free_gain": noise_free_gain,
+    }
+    t = Tuner(("registry", "gp-ucb", params), None, space, delta, seed, encoded_space=_box_grid(dim, n),
+              declarations={"gain_prior": (prior.kernel, prior.lengthscale, prior.scale, prior.noise_sd, prior.rho)})
+    t.prior = prior
+    t._released = {"hyperparameter": "the chosen hyperparameters", "gain": "the best observed gain",
+                   "both": "the chosen hyperparameters and the best observed gain"}[release]
+    t._conditions = (f"; ONLY IF the validation gain follows the GP prior you declared ({prior.kernel} kernel, "
+                     f"lengthscale {prior.lengthscale:g} in units of the box, scale {prior.scale:g}, observation "
+                     f"noise sd {prior.noise_sd:g}, neighbour correlation rho = {prior.rho:g}), which nothing "
+                     "checks: a high-probability bound over the prior, not a worst case over data sets")
+    return t
+
+
+_CONSTRUCTORS = {f.__name__: f for f in (naive, random_search, grid_search, liu_talwar, liu_talwar_threshold,
+                                         papernot_steinke, propose_test, dp_gibo, gp_ucb)}

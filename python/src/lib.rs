@@ -17,20 +17,24 @@
 //! names the parameter and its allowed range).
 
 use dptune::accounting::pld::{
-    calibrate_dpsgd_noise_pld, composed_epsilon, PldAccountant, PldMechanism, DEFAULT_INTERVAL,
+    calibrate_dpsgd_noise_pld, composed_epsilon, PldAccountant, PldMechanism, PldRun,
+    DEFAULT_INTERVAL,
 };
 use dptune::accounting::{
     calibrate_dpsgd_noise, Accountant, ClosedForm, Conversion, DpBound, DpSgd, Gaussian, Laplace,
     LotSampling, Orders, RdpCurve, RdpFunction,
 };
+use dptune::gp::KernelFamily;
 use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
-use dptune::session::{Next, Session, Told};
+use dptune::session::{Evaluation, Next, Session, Told};
 use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
 use dptune::tuners::papernot_steinke::PapernotSteinke;
 use dptune::tuners::session::State;
 use dptune::tuners::{RunsAccountant, Tuner};
-use dptune::workloads::{Declarations, Space, TrainingDeclaration};
+use dptune::workloads::{
+    Declarations, GainPrior, PartitionedDeclaration, PerUserDeclaration, Space, TrainingDeclaration,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyCapsule, PyCapsuleMethods, PyDict, PyList, PyTuple};
@@ -38,6 +42,9 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 type Args<'a, 'py> = &'a Bound<'py, PyTuple>;
+
+/// What `session_finish` returns: (chosen, released score, runs, fallback).
+type Finished = (Option<Vec<f64>>, Option<f64>, u64, bool);
 
 fn err(e: dptune::Error) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -140,7 +147,11 @@ fn orders_of(spec: &Bound<'_, PyAny>) -> PyResult<Orders> {
         return Orders::parse(&s).map_err(err);
     }
     let list: Vec<f64> = spec.extract()?;
-    if list.is_empty() || list.iter().any(|o| !(*o > 1.0) || !o.is_finite()) {
+    if list.is_empty()
+        || list
+            .iter()
+            .any(|o| o.is_nan() || *o <= 1.0 || !o.is_finite())
+    {
         return Err(value_error(
             "invalid orders: must be None (dp_accounting's default orders), \"continuous\", or a \
              non-empty list of finite orders > 1",
@@ -357,9 +368,20 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
         .map_err(|_| value_error("a previous call on this object failed midway; make a new one"))
 }
 
+/// A session and the random stream that drives it: `rng::stream(seed, &[])`, now at some
+/// word position. The seed and the position are saved with the state, so a session resumes in
+/// another process with exactly the draws an uninterrupted one makes.
 struct TuningSession {
     state: State,
     rng: rand_chacha::ChaCha20Rng,
+    seed: u64,
+}
+
+/// The stream of a session of `seed`, at word `position`.
+fn session_stream(seed: u64, position: u64) -> rand_chacha::ChaCha20Rng {
+    let mut rng = dptune::rng::stream(seed, &[]);
+    rng.set_word_pos(u128::from(position));
+    rng
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -402,8 +424,57 @@ fn tuner_of(spec: &Bound<'_, PyAny>) -> PyResult<Box<dyn Tuner>> {
             }
             Box::new(PapernotSteinke::new(family, field(spec, 2)?, field(spec, 3)?).map_err(err)?)
         }
+        // ("registry", name, {param: value}): built by the library's registry from the table
+        // of parameters a search file would hold (as `dptune tune` builds them).
+        "registry" => {
+            let name: String = field(spec, 1)?;
+            if !matches!(name.as_str(), "propose-test" | "dp-gibo" | "gp-ucb") {
+                return Err(value_error(format!("unknown tuner {name:?}")));
+            }
+            dptune::tuners::build(&name, &toml_table(&spec.get_item(2)?)?).map_err(err)?
+        }
         other => return Err(value_error(format!("unknown tuner {other:?}"))),
     })
+}
+
+/// A dict of parameters as a TOML table (None values left out).
+fn toml_table(d: &Bound<'_, PyAny>) -> PyResult<toml::Table> {
+    let d = d
+        .cast::<PyDict>()
+        .map_err(|_| value_error("tuner parameters must be a dict"))?;
+    let mut t = toml::Table::new();
+    for (k, v) in d.iter() {
+        if v.is_none() {
+            continue;
+        }
+        t.insert(k.extract::<String>()?, toml_value(&v)?);
+    }
+    Ok(t)
+}
+
+fn toml_value(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    if let Ok(b) = v.extract::<bool>() {
+        return Ok(toml::Value::Boolean(b));
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(toml::Value::String(s));
+    }
+    if v.is_instance_of::<pyo3::types::PyInt>() {
+        return Ok(toml::Value::Integer(v.extract::<i64>()?));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(toml::Value::Float(x));
+    }
+    if let Ok(list) = v.cast::<PyList>() {
+        return list
+            .iter()
+            .map(|x| toml_value(&x))
+            .collect::<PyResult<Vec<_>>>()
+            .map(toml::Value::Array);
+    }
+    Err(value_error(format!(
+        "unsupported tuner parameter value {v}"
+    )))
 }
 
 fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
@@ -423,26 +494,93 @@ fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
 }
 
 /// A run's declarations: its RDP curve (continuous orders), its pure ε when every part is
-/// pure DP, and its PLD parts when every part has one.
-fn declarations(space: Space, run: &Bound<'_, PyAny>) -> PyResult<Declarations> {
+/// pure DP, and its PLD parts when every part has one (a run of None: no training declared);
+/// `more` (None, or a dict) adds what the other tuners rest on: `partitioned` (the number of
+/// private validation records, or None), `per_user` ((n_users, evaluation_sd, run event or
+/// None)), `gain_prior` ((kernel, lengthscale, scale, noise_sd, rho)).
+fn declarations(
+    space: Space,
+    run: &Bound<'_, PyAny>,
+    more: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Declarations> {
+    let training = if run.is_none() {
+        None
+    } else {
+        let (run_privacy, run_pld) = run_curve(run)?;
+        Some(TrainingDeclaration {
+            run_privacy,
+            run_pure_epsilon: pure_epsilon(run)?,
+            run_pld,
+        })
+    };
+    let mut declared = Declarations {
+        name: "your training".into(),
+        space,
+        training,
+        gain_prior: None,
+        lipschitz: None,
+        partitioned: None,
+        per_user: None,
+    };
+    let Some(more) = more.filter(|m| !m.is_none()) else {
+        return Ok(declared);
+    };
+    let more = more
+        .cast::<PyDict>()
+        .map_err(|_| value_error("declarations must be a dict"))?;
+    if let Some(p) = more.get_item("partitioned")? {
+        declared.partitioned = Some(PartitionedDeclaration {
+            private_validation_records: p.extract()?,
+        });
+    }
+    if let Some(u) = more.get_item("per_user")? {
+        let (n_users, evaluation_sd): (usize, f64) = (field(&u, 0)?, field(&u, 1)?);
+        let run = u.get_item(2)?;
+        let (evaluation_privacy, evaluation_pld) = if run.is_none() {
+            (None, None)
+        } else {
+            let (curve, pld) = run_curve(&run)?;
+            (Some(curve), pld)
+        };
+        let dim = match &declared.space {
+            Space::UnitBox { dim } => *dim,
+            _ => return Err(value_error("per-user losses need a unit-box space")),
+        };
+        declared.per_user = Some(PerUserDeclaration {
+            n_users,
+            domain: vec![(0.0, 1.0); dim],
+            evaluation_sd,
+            prior_lengthscales: None,
+            evaluation_privacy,
+            evaluation_pld,
+        });
+    }
+    if let Some(g) = more.get_item("gain_prior")? {
+        let kernel: String = field(&g, 0)?;
+        declared.gain_prior = Some(GainPrior {
+            kernel: KernelFamily::parse(&kernel).map_err(err)?,
+            lengthscale: field(&g, 1)?,
+            scale: field(&g, 2)?,
+            noise_sd: field(&g, 3)?,
+            rho: field(&g, 4)?,
+        });
+    }
+    Ok(declared)
+}
+
+/// A run's RDP curve (continuous orders) and its PLD parts when every part has one.
+fn run_curve(run: &Bound<'_, PyAny>) -> PyResult<(RdpCurve, Option<PldRun>)> {
     let curve = rdp_of(run, &Orders::Continuous)?.ok_or_else(|| {
         value_error("invalid run: a run's event must cost some privacy (not a no-op)")
     })?;
     let mut parts = Vec::new();
     let run_pld = pld_parts(run, 1, &mut parts).ok().map(|_| parts);
-    Ok(Declarations {
-        name: "your training".into(),
-        space,
-        training: Some(TrainingDeclaration {
-            run_privacy: curve,
-            run_pure_epsilon: pure_epsilon(run)?,
-            run_pld,
-        }),
-        gain_prior: None,
-        lipschitz: None,
-        partitioned: None,
-        per_user: None,
-    })
+    Ok((curve, run_pld))
+}
+
+/// The optional argument `i` (None when absent).
+fn opt_arg<'py>(args: Args<'_, 'py>, i: usize) -> Option<Bound<'py, PyAny>> {
+    args.get_item(i).ok().filter(|a| !a.is_none())
 }
 
 /// The pure-DP ε of an event, when every part of it is pure DP (Laplace: 1/b; randomized
@@ -660,9 +798,9 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         },
     )?;
 
-    add(&m, c"tuner_guarantee", c"tuner_guarantee(tuner, space, run, delta, orders) -> (epsilon, delta, theorem, name, params)", |a, _| -> PyResult<(f64, f64, String, String, String)> {
+    add(&m, c"tuner_guarantee", c"tuner_guarantee(tuner, space, run, delta, orders, declarations=None) -> (epsilon, delta, theorem, name, params)", |a, _| -> PyResult<(f64, f64, String, String, String)> {
         let tuner = tuner_of(&a.get_item(0)?)?;
-        let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
+        let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?, opt_arg(a, 5).as_ref())?;
         let orders = {
             let o = a.get_item(4)?;
             if o.is_none() { Orders::Continuous } else { orders_of(&o)? }
@@ -673,18 +811,23 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     add(
         &m,
         c"session_new",
-        c"session_new(tuner, space, run, seed) -> handle",
+        c"session_new(tuner, space, run, seed, declarations=None) -> handle",
         |a, _| -> PyResult<Py<PyAny>> {
             let tuner = tuner_of(&a.get_item(0)?)?;
-            let declared = declarations(space_of(&a.get_item(1)?)?, &a.get_item(2)?)?;
-            let mut rng = dptune::rng::stream(arg(a, 3)?, &[]);
+            let declared = declarations(
+                space_of(&a.get_item(1)?)?,
+                &a.get_item(2)?,
+                opt_arg(a, 4).as_ref(),
+            )?;
+            let seed: u64 = arg(a, 3)?;
+            let mut rng = session_stream(seed, 0);
             let state = tuner
                 .session(&declared, &mut rng)
                 .map_err(err)?
                 .ok_or_else(|| {
                     value_error(format!("tuner `{}` has no ask/tell session", tuner.name()))
                 })?;
-            let s = TuningSession { state, rng };
+            let s = TuningSession { state, rng, seed };
             Ok(
                 PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
                     .into_any()
@@ -695,17 +838,45 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     add(
         &m,
         c"session_ask",
-        c"session_ask(handle) -> ('run', index, hyper) | ('wait',) | ('done',)",
+        c"session_ask(handle) -> ('run', index, hyper, what, kind, payload) | ('wait',) | ('done',)",
         |a, _| -> PyResult<Py<PyAny>> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
             let mut s = lock(s)?;
-            let TuningSession { state, rng } = &mut *s;
+            let TuningSession { state, rng, .. } = &mut *s;
             let py = a.py();
             Ok(match state.ask(rng).map_err(err)? {
                 Next::Run(trial) => {
                     let hyper = PyList::new(py, &trial.hyper)?;
-                    ("run", trial.index, hyper, trial.evaluation.what())
+                    let (kind, payload) = match &trial.evaluation {
+                        Evaluation::Train => ("train", py.None()),
+                        Evaluation::ShardUtilities { candidates, shards } => (
+                            "shards",
+                            (candidates.clone(), *shards)
+                                .into_pyobject(py)?
+                                .into_any()
+                                .unbind(),
+                        ),
+                        Evaluation::UserLosses { points } => (
+                            "losses",
+                            points.clone().into_pyobject(py)?.into_any().unbind(),
+                        ),
+                        Evaluation::ValidationGain => ("gain", py.None()),
+                        other => {
+                            return Err(value_error(format!(
+                                "this session asks for {}, which the Python layer cannot give",
+                                other.what()
+                            )))
+                        }
+                    };
+                    (
+                        "run",
+                        trial.index,
+                        hyper,
+                        trial.evaluation.what(),
+                        kind,
+                        payload,
+                    )
                         .into_pyobject(py)?
                         .into_any()
                         .unbind()
@@ -718,20 +889,39 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     add(
         &m,
         c"session_tell",
-        c"session_tell(handle, index, score)",
+        c"session_tell(handle, index, value, kind='score' | 'utilities' | 'matrix')",
         |a, _| -> PyResult<()> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
-            let (index, score): (u64, f64) = (arg(a, 1)?, arg(a, 2)?);
-            let told = lock(s)?.state.tell(index, Told::Score(score)).map_err(err);
-            told
+            let index: u64 = arg(a, 1)?;
+            let kind = match opt_arg(a, 3) {
+                Some(k) => k.extract::<String>()?,
+                None => "score".into(),
+            };
+            let told = match kind.as_str() {
+                "score" => Told::Score(arg(a, 2)?),
+                "utilities" => Told::Utilities(arg(a, 2)?),
+                "matrix" => Told::Matrix(arg(a, 2)?),
+                other => return Err(value_error(format!("unknown kind of value {other:?}"))),
+            };
+            let mut s = lock(s)?;
+            if matches!(s.state, State::BestOf(_) | State::Threshold(_)) {
+                // Their tells check the score before changing anything.
+                return s.state.tell(index, told).map_err(err);
+            }
+            // The others are told on a copy: a tell that fails midway (a table the algorithm
+            // refuses) leaves the session as it was.
+            let mut next = s.state.clone();
+            next.tell(index, told).map_err(err)?;
+            s.state = next;
+            Ok(())
         },
     )?;
     add(
         &m,
         c"session_finish",
         c"session_finish(handle) -> (chosen, released_score, runs, fallback)",
-        |a, _| -> PyResult<(Option<Vec<f64>>, Option<f64>, u64, bool)> {
+        |a, _| -> PyResult<Finished> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
             let o = lock(s)?.state.finish().map_err(err)?;
@@ -755,6 +945,40 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         },
     )?;
 
+    add(
+        &m,
+        c"session_save",
+        c"session_save(handle) -> (state as JSON, seed, stream position in words)",
+        |a, _| -> PyResult<(String, u64, u64)> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let s = lock(s)?;
+            let json = serde_json::to_string(&s.state).map_err(|e| value_error(e.to_string()))?;
+            let position = dptune::rng::word_position(&s.rng).map_err(err)?;
+            Ok((json, s.seed, position))
+        },
+    )?;
+    add(
+        &m,
+        c"session_load",
+        c"session_load(state as JSON, seed, stream position) -> handle",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let json: String = arg(a, 0)?;
+            let state: State = serde_json::from_str(&json)
+                .map_err(|e| value_error(format!("invalid state: not a saved session ({e})")))?;
+            let (seed, position): (u64, u64) = (arg(a, 1)?, arg(a, 2)?);
+            let s = TuningSession {
+                state,
+                rng: session_stream(seed, position),
+                seed,
+            };
+            Ok(
+                PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
+                    .into_any()
+                    .unbind(),
+            )
+        },
+    )?;
     add(
         &m,
         c"read_table",
