@@ -319,10 +319,10 @@ fn lex(text: &str) -> Vec<(usize, usize)> {
                 i += 1;
             }
             out.push((s, i));
-        } else if (c == b'-' || c == b'=') && b.get(i + 1) == Some(&b'>') {
-            out.push((i, i + 2));
-            i += 2;
-        } else if c == b':' && b.get(i + 1) == Some(&b':') {
+        } else if ((c == b'-' || c == b'=') && b.get(i + 1) == Some(&b'>'))
+            || (c == b':' && b.get(i + 1) == Some(&b':'))
+        {
+            // `->`, `=>` and `::`, one token each.
             out.push((i, i + 2));
             i += 2;
         } else if c.is_ascii_whitespace() {
