@@ -1,4 +1,5 @@
 //! The `dptune` command line. Every error is one line naming the parameter and its range.
+#![cfg(feature = "harness")]
 
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
 use crate::accounting::pld::{

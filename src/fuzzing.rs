@@ -3,6 +3,7 @@
 //! a reader's error is a correct answer. `fuzz/` (cargo-fuzz, `just fuzz`) drives them with
 //! libFuzzer; `tests/suite/fuzz_corpus.rs` replays the committed corpora and every crash found
 //! (`fuzz/regressions/`) on the stable toolchain, so a fixed crash stays fixed.
+#![cfg(feature = "harness")]
 
 use crate::accounting::RdpCurve;
 use crate::data::{parse_csv, TargetKind};

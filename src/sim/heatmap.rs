@@ -5,15 +5,22 @@
 //! a log axis); a missing value is a grey cell. Colours are viridis over the finite values'
 //! range, with a colour bar; optional points are drawn as white dots and one star marks a
 //! chosen cell (an argmax).
+#![cfg_attr(not(feature = "harness"), allow(dead_code, unused_imports))]
 
 use std::path::{Path, PathBuf};
 
+#[cfg(feature = "harness")]
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+#[cfg(feature = "harness")]
 use plotters::coord::Shift;
+#[cfg(feature = "harness")]
 use plotters::prelude::*;
+#[cfg(feature = "harness")]
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::plot::{linear_ticks, log_ticks, outputs, sig_label, tick_digits, FONT};
+#[cfg(feature = "harness")]
+use super::plot::outputs;
+use super::plot::{linear_ticks, log_ticks, sig_label, tick_digits, FONT};
 use crate::error::{Error, Result};
 
 /// A grid of values: `values[j * xs.len() + i]` sits at (xs[i], ys[j]).
@@ -53,9 +60,11 @@ const VIRIDIS: [(u8, u8, u8); 9] = [
     (170, 220, 50),
     (253, 231, 37),
 ];
+#[cfg(feature = "harness")]
 const MISSING: RGBColor = RGBColor(200, 200, 200);
 
 /// The viridis colour at t ∈ [0, 1] (clamped), linear between the stops.
+#[cfg(feature = "harness")]
 pub fn viridis(t: f64) -> RGBColor {
     let t = if t.is_nan() { 0.0 } else { t.clamp(0.0, 1.0) };
     let x = t * (VIRIDIS.len() - 1) as f64;
@@ -71,6 +80,7 @@ fn fail(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// An axis: cell edges (halfway in ln v on a log axis) and, on a log axis, its ticks.
+#[cfg(feature = "harness")]
 struct Axis {
     log: bool,
     edges: Vec<f64>,
@@ -78,6 +88,7 @@ struct Axis {
     digits: usize,
 }
 
+#[cfg(feature = "harness")]
 impl Axis {
     fn new(values: &[f64], log: bool, what: &str) -> std::result::Result<Self, String> {
         let ok = values.iter().all(|v| v.is_finite() && (!log || *v > 0.0))
@@ -133,9 +144,19 @@ impl Axis {
     }
 }
 
+/// Without the `harness` feature dptune draws no figure: asking for one is an error that says so.
+#[cfg(not(feature = "harness"))]
+pub fn draw(_map: &Heatmap, stem: &Path) -> Result<Vec<PathBuf>> {
+    Err(fail(
+        stem,
+        "this dptune was built without its `harness` feature",
+    ))
+}
+
 /// Draws `map` to `<stem>.png` and `<stem>.svg`; returns both paths. Fails, naming the file,
 /// when the axes are not increasing, the values do not fill the grid, no value is finite, or a
 /// file cannot be written.
+#[cfg(feature = "harness")]
 pub fn draw(map: &Heatmap, stem: &Path) -> Result<Vec<PathBuf>> {
     let x = Axis::new(&map.xs, map.x_log, "x").map_err(|e| fail(stem, e))?;
     let y = Axis::new(&map.ys, map.y_log, "y").map_err(|e| fail(stem, e))?;
@@ -175,6 +196,7 @@ pub fn draw(map: &Heatmap, stem: &Path) -> Result<Vec<PathBuf>> {
     Ok(vec![png, svg])
 }
 
+#[cfg(feature = "harness")]
 struct Plan<'a> {
     map: &'a Heatmap,
     x: Axis,
@@ -183,6 +205,7 @@ struct Plan<'a> {
     hi: f64,
 }
 
+#[cfg(feature = "harness")]
 fn font(size: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FONT), size, FontStyle::Normal)
 }
@@ -202,6 +225,7 @@ fn wrap(text: &str, chars: usize) -> Vec<String> {
     lines
 }
 
+#[cfg(feature = "harness")]
 fn render<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     plan: &Plan,
@@ -229,6 +253,7 @@ fn render<DB: DrawingBackend>(
     root.present()
 }
 
+#[cfg(feature = "harness")]
 fn map_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     plan: &Plan,
@@ -244,6 +269,7 @@ fn map_chart<DB: DrawingBackend>(
 }
 
 /// The map's chart on coordinates `x_spec` × `y_spec` (linear, or log with its own ticks).
+#[cfg(feature = "harness")]
 fn cells<DB, X, Y>(
     area: &DrawingArea<DB, Shift>,
     plan: &Plan,
@@ -321,6 +347,7 @@ where
     Ok(())
 }
 
+#[cfg(feature = "harness")]
 fn colour_bar<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     plan: &Plan,

@@ -11,13 +11,18 @@
 //! or more are a translucent band, not bars at every point; series that would be drawn on top of
 //! each other share one legend entry; [`Figure::focus_on_the_bulk`] fits the y axis to the bulk
 //! of the points and names in the title the few it leaves off.
+#![cfg_attr(not(feature = "harness"), allow(dead_code, unused_imports))]
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+#[cfg(feature = "harness")]
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+#[cfg(feature = "harness")]
 use plotters::coord::Shift;
+#[cfg(feature = "harness")]
 use plotters::prelude::*;
+#[cfg(feature = "harness")]
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{Error, Result};
@@ -215,6 +220,7 @@ const SIZE: (u32, u32) = (1024, 640);
 pub(crate) const FONT: &str = "sans-serif";
 /// matplotlib's "tab10" colours and two more (black, maroon), so that up to 12 series (the
 /// DP-SGD benchmark draws ten tuners and a reference) never share a colour; cycled beyond.
+#[cfg(feature = "harness")]
 const PALETTE: [RGBColor; 12] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
@@ -230,11 +236,21 @@ const PALETTE: [RGBColor; 12] = [
     RGBColor(128, 0, 0),
 ];
 
+/// Without the `harness` feature dptune draws no figure: asking for one is an error that says so.
+#[cfg(not(feature = "harness"))]
+pub fn draw(_fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
+    Err(fail(
+        stem,
+        "this dptune was built without its `harness` feature",
+    ))
+}
+
 /// Draws `fig` to `<stem>.png` (1024×640) and `<stem>.svg`; returns both paths.
 ///
 /// `<stem>` gets the extension appended (`runs/fig.v1` → `runs/fig.v1.png`); the parent directory
 /// is created if missing. Fails, naming the file, when the figure has no drawable point, an axis
 /// limit is unusable, error bars and points differ in number, or a file cannot be written.
+#[cfg(feature = "harness")]
 pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     let merged = merge_coinciding(fig);
     let fig = &merged;
@@ -254,6 +270,7 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
 /// Draws one figure to `png` and `svg` without writing through whatever is at those paths:
 /// the SVG is drawn into a string and the PNG into a temporary file beside it, and each then
 /// replaces its path by a rename (atomic; a link of that name is replaced, never followed).
+#[cfg(feature = "harness")]
 pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
     png: &Path,
     svg: &Path,
@@ -281,6 +298,7 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
 }
 
 /// `<stem>.png` and `<stem>.svg`, with the font registered and the folder created.
+#[cfg(feature = "harness")]
 pub(crate) fn outputs(stem: &Path) -> Result<(PathBuf, PathBuf)> {
     register_font(stem)?;
     if let Some(dir) = stem.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -300,6 +318,7 @@ fn fail(path: &Path, e: impl std::fmt::Display) -> Error {
 }
 
 /// With the `ab_glyph` text backend there are no system fonts: register the embedded one once.
+#[cfg(feature = "harness")]
 pub(crate) fn register_font(stem: &Path) -> Result<()> {
     static OK: OnceLock<bool> = OnceLock::new();
     let ok = *OK.get_or_init(|| {
@@ -479,6 +498,7 @@ enum Mark {
 }
 
 /// One legend entry: its label wrapped into lines, its mark and colour.
+#[cfg(feature = "harness")]
 struct Entry {
     lines: Vec<String>,
     mark: Mark,
@@ -487,6 +507,7 @@ struct Entry {
 
 /// Text placement decided before drawing, the same for the PNG and the SVG: the title wrapped to
 /// the figure's width, the legend column right of the chart and the axis labels' font size.
+#[cfg(feature = "harness")]
 struct Layout {
     title: Vec<String>,
     title_size: f64,
@@ -499,11 +520,13 @@ struct Layout {
     desc_size: f64,
 }
 
+#[cfg(feature = "harness")]
 fn font(size: f64) -> FontDesc<'static> {
     FontDesc::new(FontFamily::Name(FONT), size, FontStyle::Normal)
 }
 
 /// Height of one line of text at font size `size`.
+#[cfg(feature = "harness")]
 fn line_height(size: f64) -> i32 {
     (size * 1.25).ceil() as i32
 }
@@ -511,6 +534,7 @@ fn line_height(size: f64) -> i32 {
 /// Rendered width of `text` at font size `size`, in pixels, as the PNG draws it. The SVG gets
 /// `font-size` size / 1.24 (an em), the PNG's glyphs are size / 1.16 em (DejaVu's ascent plus
 /// descent is 1.16 em), so with the same font the SVG's text is about 6% narrower still.
+#[cfg(feature = "harness")]
 fn text_width(text: &str, size: f64) -> std::result::Result<u32, String> {
     font(size)
         .box_size(text)
@@ -520,6 +544,7 @@ fn text_width(text: &str, size: f64) -> std::result::Result<u32, String> {
 
 /// `text` split at spaces into lines no wider than `max_w` at font size `size`; a word wider than
 /// a line is itself broken between characters.
+#[cfg(feature = "harness")]
 fn wrap(text: &str, size: f64, max_w: u32) -> std::result::Result<Vec<String>, String> {
     let fits = |s: &str| text_width(s, size).map(|w| w <= max_w);
     let mut lines = Vec::new();
@@ -558,6 +583,7 @@ fn wrap(text: &str, size: f64, max_w: u32) -> std::result::Result<Vec<String>, S
 
 /// Largest font size from `start` down to `MIN_SIZE` (in steps of 1) at which `ok` holds, else
 /// `MIN_SIZE`.
+#[cfg(feature = "harness")]
 fn largest_size(
     start: f64,
     mut ok: impl FnMut(f64) -> std::result::Result<bool, String>,
@@ -572,6 +598,7 @@ fn largest_size(
     Ok(MIN_SIZE)
 }
 
+#[cfg(feature = "harness")]
 impl Layout {
     fn new(fig: &Figure, plan: &Plan) -> std::result::Result<Layout, String> {
         let (w, h) = (SIZE.0 as f64, SIZE.1 as f64);
@@ -649,6 +676,7 @@ impl Layout {
 }
 
 /// Height of a legend box holding `entries` at font size `size`.
+#[cfg(feature = "harness")]
 fn legend_height(entries: &[Entry], size: f64) -> i32 {
     let lines: usize = entries.iter().map(|e| e.lines.len()).sum();
     let gaps = entries.len().saturating_sub(1) as i32 * ENTRY_GAP;
@@ -754,6 +782,7 @@ pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// Fills the area, lays out title, chart and legend, draws them and writes the file.
+#[cfg(feature = "harness")]
 fn render<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     fig: &Figure,
@@ -832,6 +861,7 @@ struct Ticks {
 }
 
 #[allow(clippy::too_many_arguments)]
+#[cfg(feature = "harness")]
 fn chart<DB, X, Y>(
     area: &DrawingArea<DB, Shift>,
     fig: &Figure,
@@ -956,6 +986,7 @@ where
 }
 
 /// Draws the legend box at the top left of `area` (the column right of the chart).
+#[cfg(feature = "harness")]
 fn legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     layout: &Layout,
