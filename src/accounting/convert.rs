@@ -188,17 +188,35 @@ impl Accountant {
             (Orders::Continuous, Some(form)) => minimise_over_orders(form, &objective, true),
             (Orders::Continuous, None) => {
                 let (orders, eps) = curve.grid().expect("a curve is a grid or a closed form");
-                minimise_grid(orders, eps, &objective)
+                let values: Vec<f64> = orders
+                    .iter()
+                    .zip(eps)
+                    .map(|(&l, &e)| objective(e, l))
+                    .collect();
+                minimise_grid(orders, &values)
             }
-            (Orders::DpAccounting, _) => {
-                let sampled = curve.on_orders(&DP_ACCOUNTING_ORDERS)?;
-                let (orders, eps) = sampled.grid().expect("sampled");
-                minimise_grid(orders, eps, &objective)
+            (Orders::DpAccounting, Some(form)) => minimise_grid(
+                &DP_ACCOUNTING_ORDERS,
+                &form.objective_at(&DP_ACCOUNTING_ORDERS, &objective),
+            ),
+            (Orders::List(list), Some(form)) => {
+                // The orders checked and sorted as a sampled curve's are.
+                let sorted = RdpCurve::on_grid(list.clone(), vec![0.0; list.len()])?;
+                let (orders, _) = sorted.grid().expect("sampled");
+                minimise_grid(orders, &form.objective_at(orders, &objective))
             }
-            (Orders::List(list), _) => {
-                let sampled = curve.on_orders(list)?;
+            (Orders::DpAccounting | Orders::List(_), None) => {
+                let sampled = curve.on_orders(match &self.orders {
+                    Orders::List(list) => list,
+                    _ => &DP_ACCOUNTING_ORDERS,
+                })?;
                 let (orders, eps) = sampled.grid().expect("sampled");
-                minimise_grid(orders, eps, &objective)
+                let values: Vec<f64> = orders
+                    .iter()
+                    .zip(eps)
+                    .map(|(&l, &e)| objective(e, l))
+                    .collect();
+                minimise_grid(orders, &values)
             }
         };
         if best.0.is_nan() {
@@ -399,11 +417,11 @@ pub fn integer_orders_epsilon(curve: &RdpCurve, delta: f64, max_order: u64) -> R
     })
 }
 
-/// min over a grid; ties go to the first (lowest) order, as dp-accounting's argmin does.
-fn minimise_grid(orders: &[f64], eps: &[f64], objective: impl Fn(f64, f64) -> f64) -> (f64, f64) {
+/// min over a grid of the objective's values there; ties go to the first (lowest) order, as
+/// dp-accounting's argmin does.
+fn minimise_grid(orders: &[f64], values: &[f64]) -> (f64, f64) {
     let mut best = (f64::INFINITY, orders[0]);
-    for (&o, &e) in orders.iter().zip(eps) {
-        let v = objective(e, o);
+    for (&o, &v) in orders.iter().zip(values) {
         if v < best.0 {
             best = (v, o);
         }
@@ -446,12 +464,9 @@ fn minimise_over_orders(
         candidates.sort_by(f64::total_cmp);
         candidates.dedup();
     }
-    let rdp = form.eval_many(&candidates);
-    let mut values: Vec<f64> = candidates
-        .iter()
-        .zip(&rdp)
-        .map(|(&l, &r)| objective(r, l))
-        .collect();
+    // Orders that provably cannot attain the minimum are skipped (+∞): the same minimum at
+    // the same candidate as evaluating them all.
+    let mut values = form.objective_at(&candidates, &objective);
     let mut best = argmin(&values);
     if !cheap {
         while best == candidates.len() - 1 && candidates[best] < 1.0e9 {
@@ -687,6 +702,99 @@ pub fn mu_for_budget(epsilon: f64, delta: f64) -> Result<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The accountant skips orders of DP-SGD curves that cannot attain the minimum; the same
+    /// curves sampled on a grid are searched at every order. Both must give the same (ε, order)
+    /// and (δ, order), to the bit, on dp-accounting's orders and on a dense list (fractional
+    /// orders between every integer, integers out to 4096), with and without a Gaussian term
+    /// composed in, with and without dp-accounting's guards.
+    #[test]
+    fn skipping_orders_changes_no_bound() {
+        use crate::accounting::{DpSgd, LotSampling};
+        let dense: Vec<f64> = (1..400)
+            .map(|i| 1.0 + f64::from(i) * 0.05)
+            .chain((21..=64).map(f64::from))
+            .chain([100.0, 128.0, 1000.0, 4096.0, 70_000.0])
+            .collect();
+        let mut cases = 0;
+        for &q in &[1e-6, 1e-3, 256.0 / 60000.0, 0.02, 0.1, 0.5, 0.95] {
+            for &sigma in &[0.4, 0.8, 1.1, 2.0, 6.0] {
+                for &steps in &[1, 30, 14063, 1_000_000] {
+                    let run = DpSgd::with_sampling(LotSampling::Poisson, q, sigma, steps).unwrap();
+                    for gaussian in [None, Some(0.05)] {
+                        let mut curve = run.rdp();
+                        if let Some(rho) = gaussian {
+                            curve = curve.compose(&RdpCurve::zcdp(rho).unwrap()).unwrap();
+                        }
+                        for (orders, list) in [
+                            (Orders::DpAccounting, &DP_ACCOUNTING_ORDERS[..]),
+                            (Orders::List(dense.clone()), &dense[..]),
+                        ] {
+                            let grid = curve.on_orders(list).unwrap();
+                            for conversion in [Conversion::Cks, Conversion::Mironov] {
+                                let acc = Accountant::new(orders.clone(), conversion);
+                                for delta in [1e-5, 1e-10] {
+                                    let (a, b) = (
+                                        acc.epsilon(&curve, delta).unwrap(),
+                                        acc.epsilon(&grid, delta).unwrap(),
+                                    );
+                                    let what = format!("q={q} σ={sigma} T={steps} ρ={gaussian:?} {conversion:?} δ={delta}");
+                                    assert_eq!(
+                                        a.epsilon.to_bits(),
+                                        b.epsilon.to_bits(),
+                                        "{what}: {a:?} vs {b:?}"
+                                    );
+                                    assert_eq!(a.order, b.order, "{what}");
+                                }
+                                for epsilon in [0.5, 4.0] {
+                                    let (a, b) = (
+                                        acc.delta(&curve, epsilon).unwrap(),
+                                        acc.delta(&grid, epsilon).unwrap(),
+                                    );
+                                    assert_eq!(
+                                        a.delta.to_bits(),
+                                        b.delta.to_bits(),
+                                        "ε={epsilon}: {a:?} vs {b:?}"
+                                    );
+                                    assert_eq!(a.order, b.order);
+                                }
+                                cases += 1;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 7 * 5 * 4 * 2 * 2 * 2);
+    }
+
+    /// Skipping needs the objective non-decreasing in ε(λ) at each order: the conversions are.
+    #[test]
+    fn conversions_are_non_decreasing_in_the_rdp() {
+        for conversion in [Conversion::Cks, Conversion::Mironov] {
+            for guards in [false, true] {
+                let rule = Rule {
+                    conversion,
+                    dp_accounting_guards: guards,
+                };
+                for &order in &[1.005, 1.1, 1.5, 2.0, 7.3, 64.0, 1e4] {
+                    let mut last = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+                    for i in 0..4000 {
+                        let rdp = 1e-12 * 1.02f64.powi(i);
+                        let now = (
+                            rule.epsilon(rdp, order, 1e-6),
+                            rule.log_delta(rdp, order, 1.0),
+                        );
+                        assert!(
+                            now.0 >= last.0 && now.1 >= last.1,
+                            "{conversion:?} λ={order} ε(λ)={rdp}"
+                        );
+                        last = now;
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn dp_accounting_grid_has_156_orders() {

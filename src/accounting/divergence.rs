@@ -27,23 +27,42 @@ pub fn gaussian_rdp(sigma: f64, order: f64) -> f64 {
 /// vanishing in 1 + tiny; the fractional series follows dp-accounting 0.6.0's terms and
 /// stopping rule.
 pub fn subsampled_gaussian_rdp(q: f64, sigma: f64, order: f64) -> f64 {
-    if q == 0.0 {
-        return 0.0;
-    }
-    let gaussian = gaussian_rdp(sigma, order);
-    if q == 1.0 || order > MAX_SERIES_ORDER {
-        return gaussian;
-    }
-    let log_a = if order.fract() == 0.0 {
-        log_a_integer(q, sigma, order as u64)
-    } else {
-        log_a_fractional(q, sigma, order)
-    };
-    // A divergence is ≥ 0; never above the full Gaussian (subsampling never adds privacy loss).
-    (div_up(log_a, order - 1.0)).clamp(0.0, gaussian)
+    subsampled_gaussian_rdp_bounds(q, sigma, order).1
 }
 
-/// ln x for x ≥ 1 given ln(x − 1), rounded up: ln(1 + e^y).
+/// A lower and an upper bound on the Rényi divergence D_λ(μ‖μ₀) of Mironov–Talwar–Zhang
+/// (μ₀ = N(0, σ²), μ = (1−q)μ₀ + qN(1, σ²)), which is the subsampled Gaussian's RDP: the upper
+/// one is [`subsampled_gaussian_rdp`]; the lower one is the same exact sum less its rounding
+/// allowance at integer orders up to [`MAX_SERIES_ORDER`] (and for q ∈ {0, 1}), 0 elsewhere
+/// (the fractional series is an upper bound only). The accountant's search over orders bounds
+/// the divergence between integer orders from below with it (`rdp::IntegerOrderBound`).
+pub fn subsampled_gaussian_rdp_bounds(q: f64, sigma: f64, order: f64) -> (f64, f64) {
+    if q == 0.0 {
+        return (0.0, 0.0);
+    }
+    let gaussian = gaussian_rdp(sigma, order);
+    if q == 1.0 {
+        return (gaussian * (1.0 - 4.0 * f64::EPSILON), gaussian);
+    }
+    if order > MAX_SERIES_ORDER {
+        return (0.0, gaussian);
+    }
+    let (lower, log_a) = if order.fract() == 0.0 {
+        let (lo, hi) = log_a_integer(q, sigma, order as u64);
+        // One division, rounded to nearest: a relative step of 2 ulps covers it.
+        (
+            (lo / (order - 1.0) * (1.0 - 2.0 * f64::EPSILON)).max(0.0),
+            hi,
+        )
+    } else {
+        (0.0, log_a_fractional(q, sigma, order))
+    };
+    // A divergence is ≥ 0; never above the full Gaussian (subsampling never adds privacy loss).
+    let upper = (div_up(log_a, order - 1.0)).clamp(0.0, gaussian);
+    (lower.min(upper), upper)
+}
+
+/// ln x for x ≥ 1 given ln(x − 1): ln(1 + e^y), within a few ulps (callers widen it by ROUNDING).
 fn ln_one_plus_exp(y: f64) -> f64 {
     if y > 0.0 {
         y + (-y).exp().ln_1p()
@@ -60,8 +79,9 @@ static LN_INT: LazyLock<Vec<f64>> = LazyLock::new(|| {
 });
 
 /// ln A_λ = ln Σ_{i=0}^{λ} C(λ,i) q^i (1−q)^{λ−i} e^{(i²−i)/(2σ²)} for integer λ ≥ 2, rounded
-/// up, through ln(A_λ − 1) (positive terms only, see [`subsampled_gaussian_rdp`]).
-fn log_a_integer(q: f64, sigma: f64, alpha: u64) -> f64 {
+/// down and up (a lower bound, an upper bound), through ln(A_λ − 1) (positive terms only, see
+/// [`subsampled_gaussian_rdp`]).
+fn log_a_integer(q: f64, sigma: f64, alpha: u64) -> (f64, f64) {
     let (ln_q, ln_1mq) = (q.ln(), (-q).ln_1p());
     let inv_two_var = 0.5 / (sigma * sigma);
     let ln_int = &LN_INT;
@@ -91,7 +111,11 @@ fn log_a_integer(q: f64, sigma: f64, alpha: u64) -> f64 {
     // Each exponent is off by a few ulps of its parts, the binomial's running sum by one ulp
     // of its size per step, and the log-sum-exp by about one ulp per term.
     let slack = ROUNDING * (1.0 + size) + (alpha as f64 + 2.0) * f64::EPSILON * (1.0 + size);
-    ln_one_plus_exp(sum.value() + slack) * (1.0 + ROUNDING)
+    let ln_a_minus_1 = sum.value();
+    (
+        ln_one_plus_exp(ln_a_minus_1 - slack) * (1.0 - ROUNDING),
+        ln_one_plus_exp(ln_a_minus_1 + slack) * (1.0 + ROUNDING),
+    )
 }
 
 /// ln A_λ for fractional λ: the integrals over (−∞, z₀] and [z₀, ∞) as series in i, adding

@@ -8,7 +8,10 @@
 //! says it is not monotone, so [`RdpCurve::envelope`] gives it a numerical envelope. Custom curves (e.g. repeat-and-select
 //! bounds, which carry a ln E[K]/(λ−1) term) say whether they are monotone.
 
-use super::divergence::{laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp};
+use super::divergence::{
+    laplace_rdp, randomized_response_rdp, subsampled_gaussian_rdp, subsampled_gaussian_rdp_bounds,
+    MAX_SERIES_ORDER,
+};
 use super::subsampled_wor::wor_subsampled_gaussian_rdp;
 use crate::error::{Error, Range, Result};
 use rayon::prelude::*;
@@ -142,6 +145,55 @@ impl RdpFunction for Envelope {
     }
 }
 
+/// A lower bound on ε(λ) at every order λ from lower bounds on D(k) at integer orders k, for a
+/// curve of [`ClosedForm::integer_orders_are_divergences`]. A Rényi divergence D_λ is
+/// non-decreasing in λ (van Erven and Harremoës 2014, Thm. 3) and (λ−1)·D_λ(P‖Q) =
+/// ln E_Q[(dP/dQ)^λ], a log-moment-generating function, is convex in λ (Hölder); so are D and
+/// (λ−1)·D, their sums with weights ≥ 0. So,
+/// for the two largest orders k′ < k ≤ λ known, ε(λ) ≥ D(λ) ≥ max(D(k), [(k−1)D(k) + (λ−k)s]/(λ−1)),
+/// s being the slope of (λ−1)·D's chord from k′ to k, taken from D(k)'s lower bound and
+/// D(k′)'s upper bound (ε(k′)), so that it is never too steep.
+#[derive(Debug, Default)]
+struct IntegerOrderBound {
+    /// (k, lower bound on D(k), ε(k) ≥ D(k)), in ascending order of k.
+    known: Vec<(f64, f64, f64)>,
+}
+
+impl IntegerOrderBound {
+    fn last_order(&self) -> Option<f64> {
+        self.known.last().map(|k| k.0)
+    }
+
+    /// Records an order above every order recorded so far.
+    fn push(&mut self, order: f64, lower: f64, upper: f64) {
+        debug_assert!(self.last_order().is_none_or(|k| k < order));
+        self.known.push((order, lower, upper));
+    }
+
+    /// A lower bound on ε(λ) (0 where no order ≤ λ is known).
+    fn at(&self, order: f64) -> f64 {
+        let n = self.known.partition_point(|k| k.0 <= order);
+        if n == 0 {
+            return 0.0;
+        }
+        let (k, d_k, _) = self.known[n - 1];
+        if !d_k.is_finite() {
+            return 0.0;
+        }
+        let mut bound = d_k;
+        if n >= 2 && order > k {
+            let (k0, _, e0) = self.known[n - 2];
+            let slope = ((k - 1.0) * d_k - (k0 - 1.0) * e0) / (k - k0);
+            if slope > 0.0 && slope.is_finite() {
+                bound = bound.max(((k - 1.0) * d_k + (order - k) * slope) / (order - 1.0));
+            }
+        }
+        // The few roundings above are each within an ulp of terms no larger than (λ−1)·D(λ)
+        // times (λ−k)/(k−k′) ≤ 2^16: far inside this step.
+        bound * (1.0 - 1e-9)
+    }
+}
+
 impl ClosedForm {
     /// ε(λ) for λ > 1.
     pub fn eval(&self, order: f64) -> f64 {
@@ -191,6 +243,103 @@ impl ClosedForm {
             orders.iter().map(|&o| self.eval(o)).collect()
         } else {
             orders.par_iter().map(|&o| self.eval(o)).collect()
+        }
+    }
+
+    /// `objective(ε(λ), λ)` at each of `orders`, for an `objective` non-decreasing in ε (every
+    /// (ε, δ) conversion is), except at orders where it provably exceeds the smallest value
+    /// found: +∞ there, so the minimum and the first order attaining it are exactly those of
+    /// evaluating every order. Only a series-based curve whose values at integer orders are
+    /// divergences ([`Self::integer_orders_are_divergences`]) skips orders: it is evaluated at
+    /// its integer orders first, in ascending order, each skipped when the lower bound of
+    /// [`IntegerOrderBound`] already loses, then at the other orders that bound leaves (in
+    /// parallel). Every other curve is evaluated everywhere. On Abadi et al.'s DP-SGD, a search
+    /// on dp-accounting's 156 orders skips over 100 of them and takes a fifth of the time.
+    pub fn objective_at(&self, orders: &[f64], objective: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        if self.is_cheap() || !self.integer_orders_are_divergences() {
+            let eps = self.eval_many(orders);
+            return orders
+                .iter()
+                .zip(eps)
+                .map(|(&l, e)| objective(e, l))
+                .collect();
+        }
+        let is_divergence_order = |l: f64| l >= 2.0 && l.fract() == 0.0 && l <= MAX_SERIES_ORDER;
+        let mut integer: Vec<usize> = (0..orders.len())
+            .filter(|&i| is_divergence_order(orders[i]))
+            .collect();
+        integer.sort_by(|&a, &b| orders[a].total_cmp(&orders[b]));
+        let mut values = vec![f64::INFINITY; orders.len()];
+        let mut bound = IntegerOrderBound::default();
+        let mut best = f64::INFINITY;
+        for i in integer {
+            let l = orders[i];
+            // A repeated order is evaluated once (later copies read +∞: no minimum changes).
+            if bound.last_order() == Some(l) || objective(bound.at(l), l) > best {
+                continue;
+            }
+            let (lower, eps) = self.eval_with_lower_bound(l);
+            let v = objective(eps, l);
+            values[i] = v;
+            best = best.min(v);
+            bound.push(l, lower, eps);
+        }
+        let rest: Vec<usize> = (0..orders.len())
+            .filter(|&i| {
+                let l = orders[i];
+                let floor = objective(bound.at(l), l);
+                !is_divergence_order(l) && (floor <= best || floor.is_nan())
+            })
+            .collect();
+        let rest_orders: Vec<f64> = rest.iter().map(|&i| orders[i]).collect();
+        for (&i, eps) in rest.iter().zip(self.eval_many(&rest_orders)) {
+            values[i] = objective(eps, orders[i]);
+        }
+        values
+    }
+
+    /// Whether ε(λ) ≥ D(λ) := Σ wᵢ·D_λ(Pᵢ‖Qᵢ) at every order, for fixed pairs of distributions
+    /// (Pᵢ, Qᵢ) and weights wᵢ ≥ 0, with [`Self::eval_with_lower_bound`] bounding D(k) from below
+    /// at integer orders 2 ≤ k ≤ [`MAX_SERIES_ORDER`]: then [`IntegerOrderBound`] bounds ε from
+    /// below everywhere. True of ρλ (the Gaussian mechanism), of Mironov–Talwar–Zhang's
+    /// subsampled Gaussian (exact sums at integer orders, upper bounds between) and of their
+    /// compositions.
+    pub fn integer_orders_are_divergences(&self) -> bool {
+        match self {
+            ClosedForm::Zcdp { .. } | ClosedForm::SubsampledGaussian { .. } => true,
+            ClosedForm::Sum(terms) => terms
+                .iter()
+                .all(|(w, c)| w.is_finite() && *w >= 0.0 && c.integer_orders_are_divergences()),
+            _ => false,
+        }
+    }
+
+    /// (a lower bound on D(λ), ε(λ)) for a curve of [`Self::integer_orders_are_divergences`]:
+    /// ε(λ) is exactly [`Self::eval`]'s value; the lower bound is 0 where the curve has none.
+    fn eval_with_lower_bound(&self, order: f64) -> (f64, f64) {
+        match self {
+            ClosedForm::Zcdp { rho } => (
+                crate::numeric::mul_down(*rho, order),
+                crate::numeric::mul_up(*rho, order),
+            ),
+            ClosedForm::SubsampledGaussian {
+                sampling_rate,
+                noise_multiplier,
+            } => subsampled_gaussian_rdp_bounds(*sampling_rate, *noise_multiplier, order),
+            ClosedForm::Sum(terms) => {
+                let parts: Vec<(f64, f64)> = terms
+                    .iter()
+                    .map(|(w, c)| {
+                        let (lo, hi) = c.eval_with_lower_bound(order);
+                        (weighted(*w, lo), weighted(*w, hi))
+                    })
+                    .collect();
+                // The upper sum as `eval` adds it; the lower one shrunk by an ulp per operation.
+                let lower: f64 = parts.iter().map(|p| p.0).sum();
+                let slack = 1.0 - 2.0 * (parts.len() as f64 + 1.0) * f64::EPSILON;
+                ((lower * slack).max(0.0), parts.iter().map(|p| p.1).sum())
+            }
+            other => (0.0, other.eval(order)),
         }
     }
 
@@ -583,6 +732,76 @@ mod tests {
 
     fn grid(orders: &[f64], eps: &[f64]) -> RdpCurve {
         RdpCurve::on_grid(orders.to_vec(), eps.to_vec()).unwrap()
+    }
+
+    /// The lower bound from integer orders never exceeds the curve, at integer and fractional
+    /// orders, near and far from the orders it was built from.
+    #[test]
+    fn integer_order_bound_is_below_the_curve() {
+        let orders: Vec<f64> = (1..2000)
+            .map(|i| 1.0 + f64::from(i) * 0.01)
+            .chain((21..300).map(f64::from))
+            .collect();
+        for &q in &[1e-7, 1e-3, 0.01, 0.2, 0.7, 0.999] {
+            for &sigma in &[0.3, 0.7, 1.0, 3.0, 50.0] {
+                let steps = ClosedForm::SubsampledGaussian {
+                    sampling_rate: q,
+                    noise_multiplier: sigma,
+                }
+                .scaled(1000.0);
+                for form in [steps.clone(), steps.plus(ClosedForm::Zcdp { rho: 0.3 })] {
+                    let mut bound = IntegerOrderBound::default();
+                    for k in 2..=12 {
+                        let (lower, upper) = form.eval_with_lower_bound(f64::from(k));
+                        assert!(
+                            lower <= upper && lower >= upper * (1.0 - 1e-9),
+                            "q={q} σ={sigma} k={k}: {lower} {upper}"
+                        );
+                        assert_eq!(upper.to_bits(), form.eval(f64::from(k)).to_bits());
+                        bound.push(f64::from(k), lower, upper);
+                        for &l in &orders {
+                            assert!(
+                                bound.at(l) <= form.eval(l),
+                                "q={q} σ={sigma} known to {k}, λ={l}: {} > {}",
+                                bound.at(l),
+                                form.eval(l)
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// On Abadi et al.'s DP-SGD (the Python speed table's call), the search on dp-accounting's
+    /// orders skips most of them (what makes it fast), and what it keeps matches every order's value.
+    #[test]
+    fn objective_at_skips_most_orders_of_dp_sgd() {
+        use super::super::convert::{cks_epsilon, DP_ACCOUNTING_ORDERS};
+        let form = ClosedForm::SubsampledGaussian {
+            sampling_rate: 256.0 / 60000.0,
+            noise_multiplier: 1.1,
+        }
+        .scaled(14063.0);
+        let objective = |e: f64, l: f64| cks_epsilon(e, l, 1e-5);
+        let some = form.objective_at(&DP_ACCOUNTING_ORDERS, objective);
+        let skipped = some.iter().filter(|v| **v == f64::INFINITY).count();
+        assert!(skipped >= 100, "{skipped} of 156 orders skipped");
+        for (&l, &v) in DP_ACCOUNTING_ORDERS.iter().zip(&some) {
+            if v != f64::INFINITY {
+                assert_eq!(v.to_bits(), objective(form.eval(l), l).to_bits());
+            }
+        }
+        // A curve whose integer values are not divergences is evaluated everywhere.
+        let wor = ClosedForm::WorSubsampledGaussian {
+            sampling_rate: 0.01,
+            noise_multiplier: 1.1,
+        }
+        .scaled(100.0);
+        assert!(wor
+            .objective_at(&DP_ACCOUNTING_ORDERS, objective)
+            .iter()
+            .all(|v| v.is_finite()));
     }
 
     #[test]
