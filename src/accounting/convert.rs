@@ -716,6 +716,13 @@ mod tests {
             .chain((21..=64).map(f64::from))
             .chain([100.0, 128.0, 1000.0, 4096.0, 70_000.0])
             .collect();
+        // Fractional orders below the first integer one (as dp-accelerator's): the search
+        // bounds them from integers it evaluates only for that.
+        let sparse: Vec<f64> = (0..50)
+            .map(|i| 1.01 + f64::from(i) * 0.14265)
+            .chain((9..=63).map(f64::from))
+            .chain([114.0, 512.0])
+            .collect();
         let mut cases = 0;
         for &q in &[1e-6, 1e-3, 256.0 / 60000.0, 0.02, 0.1, 0.5, 0.95] {
             for &sigma in &[0.4, 0.8, 1.1, 2.0, 6.0] {
@@ -729,6 +736,7 @@ mod tests {
                         for (orders, list) in [
                             (Orders::DpAccounting, &DP_ACCOUNTING_ORDERS[..]),
                             (Orders::List(dense.clone()), &dense[..]),
+                            (Orders::List(sparse.clone()), &sparse[..]),
                         ] {
                             let grid = curve.on_orders(list).unwrap();
                             for conversion in [Conversion::Cks, Conversion::Mironov] {
@@ -765,7 +773,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cases, 7 * 5 * 4 * 2 * 2 * 2);
+        assert_eq!(cases, 7 * 5 * 4 * 2 * 3 * 2);
     }
 
     /// Skipping needs the objective non-decreasing in ε(λ) at each order: the conversions are.
