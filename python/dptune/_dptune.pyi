@@ -55,3 +55,16 @@ def session_info(handle: Any) -> Tuple[Optional[int], List[int], str]:
     """(planned runs, pending indices, the state as JSON)."""
 def read_table(path: str) -> List[Tuple[str, str, list]]:
     """A parquet table written by dptune as (column, kind, values): kind str, u64, f64, bool."""
+def front_new(plan: tuple, dims: List[Tuple[str, float, float, bool, bool]], seed: int) -> Any:
+    """A front search's handle; plan ('random', count) | ('grid', points) | ('dpareto', initial,
+    iterations, candidates, acquisition); dims (name, low, high, integer, log)."""
+def front_ask(handle: Any) -> Optional[List[float]]:
+    """The next point (one value per dimension), or None when the search is over."""
+def front_tell(handle: Any, epsilon: float, errors: List[float]) -> None:
+    """The evaluation of the point asked for."""
+def front_evaluations(handle: Any) -> Tuple[List[Tuple[List[float], float, float, List[float], bool, Optional[float]]], List[int]]:
+    """(values, ε, mean error, errors, proposed, acquisition) per evaluation, and the indices on the front."""
+def front_save(handle: Any) -> Tuple[str, int, int]:
+    """(the search's state as JSON, seed, stream position in words)."""
+def front_load(state: str, seed: int, position: int) -> Any:
+    """A front search's handle from a saved state."""

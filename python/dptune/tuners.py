@@ -42,7 +42,7 @@ from .accounting import DpEvent, _event, _integer, _number, _positive
 __all__ = [
     "Guarantee", "Trial", "Release", "Tuner", "naive", "random_search", "grid_search",
     "liu_talwar", "liu_talwar_threshold", "papernot_steinke", "propose_test", "dp_gibo", "gp_ucb",
-    "GpPrior", "grid",
+    "GpPrior", "grid", "FrontSearch", "FrontTrial", "dpareto", "front_random_sampling", "front_grid_search",
 ]
 
 
@@ -868,3 +868,182 @@ def gp_ucb(*, space, grid: int, prior: GpPrior, evaluations: int, epsilon: float
 
 _CONSTRUCTORS = {f.__name__: f for f in (naive, random_search, grid_search, liu_talwar, liu_talwar_threshold,
                                          papernot_steinke, propose_test, dp_gibo, gp_ucb)}
+
+
+# -- front searches (DPareto and its baselines): not private tuners ------------------------------
+
+_FRONT_STATE_KIND = "dptune.FrontSearch"
+
+
+class FrontTrial:
+    """One point a front search asks to be evaluated: ``params`` (named values; integers on
+    integer axes), ``values`` (the same, in axis order) and ``number``. Report its ε and its
+    error(s): ``trial.report(epsilon, error)`` or ``trial.report(epsilon, errors=[...])``
+    (several replicates; their mean is the objective)."""
+
+    def __init__(self, search: "FrontSearch", number: int, values: List[float]):
+        self._search = search
+        self.number = number
+        self.values = values
+        self.params = {a.name: (int(v) if "int" in a.scale else v) for a, v in zip(search._axes, values)}
+        self.epsilon: Optional[float] = None
+        self.errors: Optional[List[float]] = None
+
+    def report(self, epsilon: float, error: Optional[float] = None, *,
+               errors: Optional[Sequence[float]] = None) -> None:
+        self._search.tell(self, epsilon, error, errors=errors)
+
+    def __repr__(self):
+        return f"FrontTrial({self.number}, {self.params})"
+
+
+class FrontSearch:
+    """A search for the privacy–utility Pareto front: DPareto (spec 001; Avent et al. 2020:
+    random points, then the proposals of GPs on log ε and logit error through HVPoI or EHVI),
+    or its baselines, uniform random sampling and a grid. Each evaluation trains one model at
+    the asked hyperparameters and reports its ε (the training's privacy cost, computed from the
+    hyperparameters, e.g. by :func:`dptune.accounting.get_epsilon`) and its error in [0, 1].
+
+    **Not a private tuner**: the errors it is told, the points it proposes from them and the
+    front it returns are computed from the evaluation data without any privacy cost (the ε of
+    each point is that point's training alone). It maps the trade-off for a study or for
+    choosing a budget on public or already-released data; to *release* a choice made on
+    private data, use a private tuner (:func:`papernot_steinke`, :func:`liu_talwar`, …).
+
+    Use it as the tuners are: ``for trial in search: trial.report(eps, err)``, or
+    ``search.ask()`` / ``search.tell(trial, eps, err)``; then :meth:`front` and
+    :attr:`evaluations`. :meth:`save` / :meth:`resume` continue in another process with the
+    same draws."""
+
+    def __init__(self, plan: tuple, space, seed: Optional[int], rebuild: dict):
+        if not isinstance(space, Mapping) or not space:
+            raise ValueError(f"invalid space = {space!r}: a front search needs a dict of numeric axes, e.g. "
+                             "{'lr': (1e-4, 1.0, 'log'), 'sigma': (0.5, 8.0, 'log')}")
+        self._axes = [_Axis(str(k), v) for k, v in space.items()]
+        for a in self._axes:
+            if a.choices is not None:
+                raise ValueError(f"invalid space[{a.name!r}]: a front search needs numeric axes (low, high[, scale]), "
+                                 "not a list of choices (its GPs need coordinates)")
+        self._dims = [(a.name, a.lo, a.hi, "int" in a.scale, "log" in a.scale) for a in self._axes]
+        self._seed = secrets.randbits(63) if seed is None else _integer("seed", seed, 0)
+        self._handle = _dptune.front_new(plan, self._dims, self._seed)
+        self._pending: Optional[FrontTrial] = None
+        self._rebuild = rebuild
+
+    @property
+    def evaluations(self) -> List[Dict[str, Any]]:
+        """Every evaluation so far, in order: ``params``, ``epsilon``, ``error`` (the mean),
+        ``errors``, ``proposed`` (by the acquisition, not drawn at random) and ``acquisition``
+        (its value there, None for random points)."""
+        rows, _front = _dptune.front_evaluations(self._handle)
+        return [self._row(r) for r in rows]
+
+    def _row(self, r) -> Dict[str, Any]:
+        values, eps, err, errors, proposed, acq = r
+        params = {a.name: (int(v) if "int" in a.scale else v) for a, v in zip(self._axes, values)}
+        return {"params": params, "epsilon": eps, "error": err, "errors": list(errors),
+                "proposed": proposed, "acquisition": acq}
+
+    def front(self) -> List[Dict[str, Any]]:
+        """The evaluations no other evaluation beats in both ε and error (the Pareto front),
+        by increasing ε."""
+        rows, front = _dptune.front_evaluations(self._handle)
+        return sorted((self._row(rows[i]) for i in front), key=lambda r: (r["epsilon"], r["error"]))
+
+    def ask(self) -> Optional[FrontTrial]:
+        """The next point to evaluate, or None when the search is over. One point at a time:
+        tell it before asking again."""
+        if self._pending is not None:
+            raise ValueError(f"trial {self._pending.number} is not reported yet: tell it before asking again")
+        values = _dptune.front_ask(self._handle)
+        if values is None:
+            return None
+        self._pending = FrontTrial(self, len(self.evaluations), list(values))
+        return self._pending
+
+    def tell(self, trial: FrontTrial, epsilon: float, error: Optional[float] = None, *,
+             errors: Optional[Sequence[float]] = None) -> None:
+        """What training at ``trial`` gave: its ε (> 0, finite) and its error in [0, 1] (or
+        several replicates' errors)."""
+        if trial is not self._pending:
+            raise ValueError(f"{trial!r} is not the point this search asked for")
+        eps = _number("epsilon", epsilon, "a finite number > 0", lambda x: 0 < x < math.inf)
+        if (error is None) == (errors is None):
+            raise ValueError("give the error (error=...) or the replicates' errors (errors=[...]), not both")
+        values = [error] if errors is None else list(errors)
+        if not values:
+            raise ValueError("invalid errors = []: give at least one replicate's error")
+        values = [_number("error", e, "in [0, 1]", lambda x: 0 <= x <= 1) for e in values]
+        _dptune.front_tell(self._handle, eps, values)
+        trial.epsilon, trial.errors = eps, values
+        self._pending = None
+
+    def __iter__(self) -> Iterator[FrontTrial]:
+        while (t := self.ask()) is not None:
+            yield t
+            if self._pending is t:
+                raise ValueError(f"{t!r} was not reported: call trial.report(epsilon, error) in the loop")
+
+    def save(self) -> str:
+        """The search's state as JSON text (its evaluations, the GPs' last fits, its random
+        stream): :meth:`resume` continues from it with exactly the draws of an uninterrupted
+        run. A point asked and not yet told is asked again after resuming."""
+        if self._pending is not None:
+            raise ValueError(f"trial {self._pending.number} is not reported yet: tell it before saving")
+        search, seed, position = _dptune.front_save(self._handle)
+        return json.dumps({"kind": _FRONT_STATE_KIND, "version": 1, "search": search,
+                           "stream": {"seed": seed, "position": position}, "rebuild": self._rebuild})
+
+    @classmethod
+    def resume(cls, state: str) -> "FrontSearch":
+        """The search saved in ``state`` (:meth:`save`'s text), continued."""
+        try:
+            d = json.loads(state)
+        except (TypeError, ValueError):
+            raise ValueError("invalid state: must be the JSON text FrontSearch.save() returned") from None
+        if not isinstance(d, dict) or d.get("kind") != _FRONT_STATE_KIND or d.get("version") != 1:
+            raise ValueError("invalid state: must be the JSON text FrontSearch.save() returned (version 1)")
+        r = d["rebuild"]
+        made = _FRONT_CONSTRUCTORS[r["constructor"]](seed=d["stream"]["seed"], **r["kwargs"])
+        made._handle = _dptune.front_load(d["search"], d["stream"]["seed"], d["stream"]["position"])
+        return made
+
+    def __repr__(self):
+        return f"FrontSearch({self._rebuild['constructor']}, {len(self.evaluations)} evaluations)"
+
+
+def _space_json(space):
+    return {str(k): list(v) if isinstance(v, tuple) else v for k, v in space.items()} \
+        if isinstance(space, Mapping) else space
+
+
+def dpareto(*, space, initial: int = 16, iterations: int = 256, candidates: int = 5000,
+            acquisition: str = "hvpoi", seed: Optional[int] = None) -> FrontSearch:
+    """DPareto (spec 001 §4's defaults: 16 random points, 256 proposals, 5000 candidates per
+    proposal, HVPoI): a :class:`FrontSearch`, **not a private tuner** (see there)."""
+    plan = ("dpareto", _integer("initial", initial, 1), _integer("iterations", iterations, 0),
+            _integer("candidates", candidates, 1), _choice("acquisition", acquisition, ("hvpoi", "ehvi")))
+    return FrontSearch(plan, space, seed, {"constructor": "dpareto", "kwargs": {
+        "space": _space_json(space), "initial": initial, "iterations": iterations, "candidates": candidates,
+        "acquisition": acquisition}})
+
+
+def front_random_sampling(*, space, count: int, seed: Optional[int] = None) -> FrontSearch:
+    """DPareto's baseline: ``count`` points drawn uniformly (log-uniformly on log axes); a
+    :class:`FrontSearch`, not a private tuner."""
+    return FrontSearch(("random", _integer("count", count, 1)), space, seed,
+                       {"constructor": "front_random_sampling", "kwargs": {"space": _space_json(space), "count": count}})
+
+
+def front_grid_search(*, space, points: int) -> FrontSearch:
+    """DPareto's other baseline: ``points`` values per axis (log-spaced on log axes), every
+    combination in order; a :class:`FrontSearch`, not a private tuner."""
+    return FrontSearch(("grid", _integer("points", points, 1)), space, 0,
+                       {"constructor": "front_grid_search", "kwargs": {"space": _space_json(space), "points": points}})
+
+
+_FRONT_CONSTRUCTORS = {
+    "dpareto": lambda seed, **kw: dpareto(seed=seed, **kw),
+    "front_random_sampling": lambda seed, **kw: front_random_sampling(seed=seed, **kw),
+    "front_grid_search": lambda seed, **kw: front_grid_search(**kw),
+}

@@ -3,7 +3,7 @@ from _typeshed import Incomplete
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
-__all__ = ['Guarantee', 'Release', 'grid', 'Trial', 'Tuner', 'naive', 'random_search', 'grid_search', 'liu_talwar', 'liu_talwar_threshold', 'papernot_steinke', 'propose_test', 'dp_gibo', 'gp_ucb', 'GpPrior']
+__all__ = ['Guarantee', 'Release', 'grid', 'Trial', 'Tuner', 'naive', 'random_search', 'grid_search', 'liu_talwar', 'liu_talwar_threshold', 'papernot_steinke', 'propose_test', 'dp_gibo', 'gp_ucb', 'GpPrior', 'FrontSearch', 'FrontTrial', 'dpareto', 'front_random_sampling', 'front_grid_search']
 
 @dataclass(frozen=True)
 class Guarantee:
@@ -221,3 +221,52 @@ def gp_ucb(*, space, grid: int, prior: GpPrior, evaluations: int, epsilon: float
     is yours to declare, and the statement says so.
 
     Guarantee (from the Rust library): (kε, kδ) for the k releases, by basic composition."""
+
+class FrontTrial:
+    """One point a front search asks to be evaluated: ``params`` (named values; integers on
+    integer axes), ``values`` (the same, in axis order) and ``number``. Report its ε and its
+    error(s): ``trial.report(epsilon, error)`` or ``trial.report(epsilon, errors=[...])``
+    (several replicates; their mean is the objective)."""
+    number: int
+    values: list[float]
+    params: dict[str, Any]
+    epsilon: float | None
+    errors: list[float] | None
+    def __init__(self, search: FrontSearch, number: int, values: list[float]) -> None: ...
+    def report(self, epsilon: float, error: float | None = None, *, errors: Sequence[float] | None = None) -> None: ...
+
+class FrontSearch:
+    """A search for the privacy–utility Pareto front: DPareto (spec 001; Avent et al. 2020:
+    random points, then the proposals of GPs on log ε and logit error through HVPoI or EHVI),
+    or its baselines, uniform random sampling and a grid. Each evaluation trains one model at
+    the asked hyperparameters and reports its ε (the training's privacy cost) and its error in
+    [0, 1].
+
+    **Not a private tuner**: the errors it is told, the points it proposes from them and the
+    front it returns are computed from the evaluation data without any privacy cost (the ε of
+    each point is that point's training alone)."""
+    def __init__(self, plan: tuple, space, seed: int | None, rebuild: dict) -> None: ...
+    @property
+    def evaluations(self) -> list[dict[str, Any]]:
+        """Every evaluation so far, in order: ``params``, ``epsilon``, ``error`` (the mean),
+        ``errors``, ``proposed`` and ``acquisition``."""
+    def front(self) -> list[dict[str, Any]]:
+        """The evaluations no other evaluation beats in both ε and error, by increasing ε."""
+    def ask(self) -> FrontTrial | None:
+        """The next point to evaluate, or None when the search is over."""
+    def tell(self, trial: FrontTrial, epsilon: float, error: float | None = None, *, errors: Sequence[float] | None = None) -> None:
+        """What training at ``trial`` gave: its ε (> 0, finite) and its error in [0, 1] (or
+        several replicates' errors)."""
+    def __iter__(self) -> Iterator[FrontTrial]: ...
+    def save(self) -> str:
+        """The search's state as JSON text (evaluations, the GPs' last fits, the stream)."""
+    @classmethod
+    def resume(cls, state: str) -> FrontSearch:
+        """The search saved in ``state``, continued with the draws of an uninterrupted run."""
+
+def dpareto(*, space, initial: int = 16, iterations: int = 256, candidates: int = 5000, acquisition: str = 'hvpoi', seed: int | None = None) -> FrontSearch:
+    """DPareto (spec 001 §4's defaults): a :class:`FrontSearch`, **not a private tuner**."""
+def front_random_sampling(*, space, count: int, seed: int | None = None) -> FrontSearch:
+    """DPareto's baseline: ``count`` uniform (log-uniform on log axes) points; not private."""
+def front_grid_search(*, space, points: int) -> FrontSearch:
+    """DPareto's other baseline: ``points`` values per axis, every combination; not private."""

@@ -25,6 +25,10 @@ use dptune::accounting::{
     LotSampling, Orders, RdpCurve, RdpFunction,
 };
 use dptune::gp::KernelFamily;
+use dptune::pareto::designs::Design;
+use dptune::pareto::dpareto::{Acquisition, DparetoOptions, FrontSearch, Observation, Oracle};
+use dptune::pareto::space::Dimension;
+use dptune::pareto::{pareto_front, Objectives};
 use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
 use dptune::session::{Evaluation, Next, Session, Told};
 use dptune::tuners::liu_talwar::LiuTalwar;
@@ -42,6 +46,9 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 type Args<'a, 'py> = &'a Bound<'py, PyTuple>;
+
+/// One evaluation of a front search: (values, ε, mean error, errors, proposed, acquisition).
+type FrontRow = (Vec<f64>, f64, f64, Vec<f64>, bool, Option<f64>);
 
 /// What `session_finish` returns: (chosen, released score, runs, fallback).
 type Finished = (Option<Vec<f64>>, Option<f64>, u64, bool);
@@ -352,6 +359,7 @@ fn rdp_accountant(orders: Orders) -> Accountant {
 
 const PLD_CAPSULE: &CStr = c"dptune.PldAccountant";
 const SESSION_CAPSULE: &CStr = c"dptune.Session";
+const FRONT_CAPSULE: &CStr = c"dptune.FrontSearch";
 
 fn capsule<'a, T>(obj: &'a Bound<'_, PyAny>, name: &CStr) -> PyResult<&'a T> {
     let cap = obj
@@ -375,6 +383,31 @@ struct TuningSession {
     state: State,
     rng: rand_chacha::ChaCha20Rng,
     seed: u64,
+}
+
+/// A front search (random sampling, a grid, or DPareto) and the stream that drives it, saved
+/// as a session is (state, seed, word position).
+struct FrontSession {
+    search: FrontSearch,
+    rng: rand_chacha::ChaCha20Rng,
+    seed: u64,
+}
+
+/// No ε in closed form: DPareto models log ε by its GP, as the paper does.
+struct PythonOracle;
+
+impl Oracle for PythonOracle {
+    fn evaluate(&mut self, _: &[f64], _: &mut dyn rand::RngCore) -> dptune::Result<Observation> {
+        Err(dptune::Error::Infeasible(
+            "a front search from Python is told its evaluations".into(),
+        ))
+    }
+}
+
+fn front_handle(py: Python<'_>, s: FrontSession) -> PyResult<Py<PyAny>> {
+    Ok(PyCapsule::new_with_value(py, Mutex::new(s), FRONT_CAPSULE)?
+        .into_any()
+        .unbind())
 }
 
 /// The stream of a session of `seed`, at word `position`.
@@ -976,6 +1009,157 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
                 PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
                     .into_any()
                     .unbind(),
+            )
+        },
+    )?;
+    add(
+        &m,
+        c"front_new",
+        c"front_new(plan, dims: [(name, low, high, integer, log)], seed) -> handle; plan: ('random', count) | ('grid', points) | ('dpareto', initial, iterations, candidates, acquisition)",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let plan = a.get_item(0)?;
+            let dims: Vec<(String, f64, f64, bool, bool)> = arg(a, 1)?;
+            let dims = dims
+                .iter()
+                .map(|(name, low, high, integer, log)| {
+                    let mut d = if *log {
+                        Dimension::log(name, *low, *high)
+                    } else {
+                        Dimension::new(name, *low, *high, *integer)
+                    }
+                    .map_err(err)?;
+                    d.integer = *integer;
+                    Ok(d)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            let search = match tag(&plan)?.as_str() {
+                "random" => FrontSearch::sample(&dims, Design::Uniform, field(&plan, 1)?),
+                "grid" => FrontSearch::grid(&dims, field(&plan, 1)?),
+                "dpareto" => {
+                    let acquisition = match field::<String>(&plan, 4)?.as_str() {
+                        "hvpoi" => Acquisition::HvPoi,
+                        "ehvi" => Acquisition::Ehvi,
+                        other => {
+                            return Err(value_error(format!(
+                                "invalid acquisition = {other:?}: must be \"hvpoi\" or \"ehvi\""
+                            )))
+                        }
+                    };
+                    let options = DparetoOptions {
+                        initial: field(&plan, 1)?,
+                        iterations: field(&plan, 2)?,
+                        candidates: field(&plan, 3)?,
+                        acquisition,
+                        ..DparetoOptions::default()
+                    };
+                    FrontSearch::dpareto(&dims, &options, Design::Uniform)
+                }
+                other => return Err(value_error(format!("unknown front search {other:?}"))),
+            }
+            .map_err(err)?;
+            let seed: u64 = arg(a, 2)?;
+            front_handle(
+                a.py(),
+                FrontSession {
+                    search,
+                    rng: session_stream(seed, 0),
+                    seed,
+                },
+            )
+        },
+    )?;
+    add(
+        &m,
+        c"front_ask",
+        c"front_ask(handle) -> the point to evaluate (its values per dimension) | None when the search is over",
+        |a, _| -> PyResult<Option<Vec<f64>>> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<FrontSession> = capsule(&h0, FRONT_CAPSULE)?;
+            let mut s = lock(s)?;
+            let FrontSession { search, rng, .. } = &mut *s;
+            // On copies: a fit that fails leaves the search and its stream as they were.
+            let (mut next, mut next_rng) = (search.clone(), rng.clone());
+            let asked = next.ask(&PythonOracle, &mut next_rng).map_err(err)?;
+            (*search, *rng) = (next, next_rng);
+            Ok(asked)
+        },
+    )?;
+    add(
+        &m,
+        c"front_tell",
+        c"front_tell(handle, epsilon, errors)",
+        |a, _| -> PyResult<()> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<FrontSession> = capsule(&h0, FRONT_CAPSULE)?;
+            let observed = Observation {
+                epsilon: arg(a, 1)?,
+                errors: arg(a, 2)?,
+            };
+            let told = lock(s)?.search.tell(observed).map_err(err);
+            told
+        },
+    )?;
+    add(
+        &m,
+        c"front_evaluations",
+        c"front_evaluations(handle) -> [(values, epsilon, mean error, errors, proposed, acquisition)], the indices on the front, planned count",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<FrontSession> = capsule(&h0, FRONT_CAPSULE)?;
+            let s = lock(s)?;
+            let done = s.search.evaluations();
+            let rows: Vec<FrontRow> = done
+                .iter()
+                .map(|e| {
+                    (
+                        e.lambda.clone(),
+                        e.objectives[0],
+                        e.objectives[1],
+                        e.errors.clone(),
+                        !e.random,
+                        e.acquisition,
+                    )
+                })
+                .collect();
+            let points: Vec<Objectives> = done.iter().map(|e| e.objectives).collect();
+            let front = if points.is_empty() {
+                Vec::new()
+            } else {
+                pareto_front(&points).map_err(err)?
+            };
+            Ok((rows, front).into_pyobject(a.py())?.into_any().unbind())
+        },
+    )?;
+    add(
+        &m,
+        c"front_save",
+        c"front_save(handle) -> (state as JSON, seed, stream position in words)",
+        |a, _| -> PyResult<(String, u64, u64)> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<FrontSession> = capsule(&h0, FRONT_CAPSULE)?;
+            let s = lock(s)?;
+            let json = serde_json::to_string(&s.search).map_err(|e| value_error(e.to_string()))?;
+            let position = dptune::rng::word_position(&s.rng).map_err(err)?;
+            Ok((json, s.seed, position))
+        },
+    )?;
+    add(
+        &m,
+        c"front_load",
+        c"front_load(state as JSON, seed, stream position) -> handle",
+        |a, _| -> PyResult<Py<PyAny>> {
+            let json: String = arg(a, 0)?;
+            let search: FrontSearch = serde_json::from_str(&json).map_err(|e| {
+                value_error(format!("invalid state: not a saved front search ({e})"))
+            })?;
+            let (seed, position): (u64, u64) = (arg(a, 1)?, arg(a, 2)?);
+            front_handle(
+                a.py(),
+                FrontSession {
+                    search,
+                    rng: session_stream(seed, position),
+                    seed,
+                },
             )
         },
     )?;
