@@ -186,15 +186,6 @@ impl Accountant {
     ) -> Result<(f64, f64)> {
         let best = match (&self.orders, curve.closed_form()) {
             (Orders::Continuous, Some(form)) => minimise_over_orders(form, &objective, true),
-            (Orders::Continuous, None) => {
-                let (orders, eps) = curve.grid().expect("a curve is a grid or a closed form");
-                let values: Vec<f64> = orders
-                    .iter()
-                    .zip(eps)
-                    .map(|(&l, &e)| objective(e, l))
-                    .collect();
-                minimise_grid(orders, &values)
-            }
             (Orders::DpAccounting, Some(form)) => minimise_grid(
                 &DP_ACCOUNTING_ORDERS,
                 &form.objective_at(&DP_ACCOUNTING_ORDERS, &objective),
@@ -205,12 +196,21 @@ impl Accountant {
                 let (orders, _) = sorted.grid().expect("sampled");
                 minimise_grid(orders, &form.objective_at(orders, &objective))
             }
-            (Orders::DpAccounting | Orders::List(_), None) => {
-                let sampled = curve.on_orders(match &self.orders {
-                    Orders::List(list) => list,
-                    _ => &DP_ACCOUNTING_ORDERS,
-                })?;
-                let (orders, eps) = sampled.grid().expect("sampled");
+            (policy, None) => {
+                // A sampled curve, read at the policy's orders (its own, for `Continuous`).
+                let read;
+                let sampled = match policy {
+                    Orders::Continuous => curve,
+                    Orders::DpAccounting => {
+                        read = curve.on_orders(&DP_ACCOUNTING_ORDERS)?;
+                        &read
+                    }
+                    Orders::List(list) => {
+                        read = curve.on_orders(list)?;
+                        &read
+                    }
+                };
+                let (orders, eps) = sampled.grid().expect("a curve is a grid or a closed form");
                 let values: Vec<f64> = orders
                     .iter()
                     .zip(eps)
