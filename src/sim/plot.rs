@@ -280,8 +280,13 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
 ) -> Result<()> {
     let dir = png.parent().unwrap_or(Path::new("."));
     let name = png.file_name().unwrap_or_default().to_string_lossy();
-    // The extension stays last: the bitmap backend picks its encoder by it.
-    let tmp = dir.join(format!(".{name}.{}.tmp.png", std::process::id()));
+    // Named by host and process, as every temporary of a run is (folders may be shared by the
+    // nodes of a cluster); the extension stays last: the bitmap backend picks its encoder by it.
+    let tmp = dir.join(format!(
+        ".{name}.{}~{}.tmp.png",
+        super::output::hostname(),
+        std::process::id()
+    ));
     let _ = std::fs::remove_file(&tmp);
     let drawn = bitmap(BitMapBackend::new(&tmp, size).into_drawing_area())
         .map_err(|e| fail(png, e))
