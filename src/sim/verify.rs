@@ -452,6 +452,20 @@ fn stamped_record(exp: &Experiment, committed: &Path) -> Option<Value> {
 
 /// Whether a verification `record` was made by this dptune's code for `exp` (one made by
 /// other code says nothing about this code's results).
+/// The wall time a run's provenance records, and whether it covers every unit: a process
+/// that is stopped never records its time, and the process that resumes its work records only
+/// its own units, so the sum then understates the time the whole run took.
+fn wall_time(provenance: &Value) -> (Option<f64>, bool) {
+    let recorded: u64 = provenance["runs"].as_array().map_or(0, |runs| {
+        runs.iter().filter_map(|r| r["units"].as_u64()).sum()
+    });
+    let whole = match provenance["unit_wall_s"]["units"].as_u64() {
+        Some(all) => recorded >= all,
+        None => true,
+    };
+    (provenance["wall_s"].as_f64(), whole)
+}
+
 fn by_this_code(exp: &Experiment, record: &Value) -> bool {
     provenance::Code::of(exp.kind.source)
         .staleness(record.get("code"))
@@ -470,6 +484,7 @@ pub fn summary(
     let mut rows = String::new();
     let mut details = String::new();
     let (mut done, mut matched, mut total_s) = (0, 0, 0.0);
+    let mut every_time_whole = true;
     let mut machines = std::collections::BTreeSet::new();
     let mut commits = std::collections::BTreeSet::new();
     for exp in experiments {
@@ -485,8 +500,9 @@ pub fn summary(
             continue;
         };
         done += 1;
-        let wall = r["provenance"]["wall_s"].as_f64();
+        let (wall, whole) = wall_time(&r["provenance"]);
         total_s += wall.unwrap_or(0.0);
+        every_time_whole &= whole;
         let runs = r["provenance"]["runs"]
             .as_array()
             .cloned()
@@ -525,7 +541,11 @@ pub fn summary(
             "| `{}` | {} | {} | {} |\n",
             exp.name,
             outcome,
-            wall.map_or("not recorded".to_string(), |w| format!("{w:.1}")),
+            match (wall, whole) {
+                (None, _) => "not recorded".to_string(),
+                (Some(w), true) => format!("{w:.1}"),
+                (Some(w), false) => format!("≥ {w:.1} ¹"),
+            },
             r["compared"].as_str().unwrap_or("?")
         );
         if !bad.is_empty() {
@@ -550,8 +570,9 @@ pub fn summary(
     );
     s += &format!(
         "{done} of {} experiments regenerated so far; {matched} match their committed results \
-         in every file; {:.0} s ({:.1} min) of wall time for those regenerated.\n\n",
+         in every file; {}{:.0} s ({:.1} min) of wall time for those regenerated.\n\n",
         experiments.len(),
+        if every_time_whole { "" } else { "at least " },
         total_s,
         total_s / 60.0
     );
@@ -564,6 +585,11 @@ pub fn summary(
     }
     s += "| experiment | outcome | from-scratch wall time (s) | compared |\n|---|---|---:|---|\n";
     s += &rows;
+    if !every_time_whole {
+        s += "\n¹ Part of its units were run by a process that was stopped (a session's end) \
+              before it could record its time; the time shown is that of the processes that \
+              recorded theirs, which resumed the rest.\n";
+    }
     if !details.is_empty() {
         s += "\n## Files that differ\n\n";
         s += &details;
@@ -578,6 +604,24 @@ pub fn summary(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wall_time_is_whole_only_when_its_runs_ran_every_unit() {
+        let provenance = |units: &[u64]| {
+            json!({
+                "wall_s": 5.0,
+                "unit_wall_s": {"units": 200},
+                "runs": units.iter().map(|u| json!({"units": u})).collect::<Vec<_>>(),
+            })
+        };
+        assert_eq!(wall_time(&provenance(&[200])), (Some(5.0), true));
+        assert_eq!(wall_time(&provenance(&[120, 80])), (Some(5.0), true));
+        // Resumed after a process that was stopped before recording its 192 units.
+        assert_eq!(wall_time(&provenance(&[8])), (Some(5.0), false));
+        assert_eq!(wall_time(&provenance(&[])), (Some(5.0), false));
+        // Older manifests without unit counts are taken as they say.
+        assert_eq!(wall_time(&json!({"wall_s": 5.0})), (Some(5.0), true));
+    }
 
     #[test]
     fn ulps_count_representable_doubles_between() {
