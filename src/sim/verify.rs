@@ -586,9 +586,9 @@ pub fn summary(
     s += "| experiment | outcome | from-scratch wall time (s) | compared |\n|---|---|---:|---|\n";
     s += &rows;
     if !every_time_whole {
-        s += "\n¹ Part of its units were run by a process that was stopped (a session's end) \
-              before it could record its time; the time shown is that of the processes that \
-              recorded theirs, which resumed the rest.\n";
+        s += "\n¹ Part of its units were run by a process that was stopped (at a session's end \
+              or by hand) before it could record its time; the time shown is that of the \
+              processes that recorded theirs, which resumed the rest.\n";
     }
     if !details.is_empty() {
         s += "\n## Files that differ\n\n";
