@@ -267,6 +267,25 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     Ok(vec![png, svg])
 }
 
+/// Removes the PNG temporaries of `name` left in `dir` by killed processes of this host (never
+/// a live one's nor another host's). The store's cleanup does not see them: their name ends in
+/// `.png`, which the bitmap backend needs, not `.tmp`.
+#[cfg(feature = "harness")]
+fn remove_dead_png_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for e in entries.flatten() {
+        let file_name = e.file_name().to_string_lossy().into_owned();
+        if let Some(temporary) = file_name.strip_suffix(".png") {
+            if temporary.starts_with(&prefix) && super::output::is_dead_temporary(temporary) {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
 /// Draws one figure to `png` and `svg` without writing through whatever is at those paths:
 /// the SVG is drawn into a string and the PNG into a temporary file beside it, and each then
 /// replaces its path by a rename (atomic; a link of that name is replaced, never followed).
@@ -287,6 +306,7 @@ pub(crate) fn write_both<E1: std::fmt::Display, E2: std::fmt::Display>(
         super::output::hostname(),
         std::process::id()
     ));
+    remove_dead_png_temporaries(dir, &name);
     let _ = std::fs::remove_file(&tmp);
     let drawn = bitmap(BitMapBackend::new(&tmp, size).into_drawing_area())
         .map_err(|e| fail(png, e))
@@ -1152,6 +1172,28 @@ mod tests {
     fn drawn_width(t: &SvgText) -> f64 {
         register_font(Path::new("test")).unwrap();
         text_width(&t.text, t.size * 1.24).unwrap() as f64
+    }
+
+    #[test]
+    fn drawing_removes_only_this_hosts_dead_png_temporaries_of_its_figure() {
+        let dir = temp_dir("temporaries");
+        std::fs::create_dir_all(&dir).unwrap();
+        let host = crate::sim::output::hostname();
+        // No process has a pid this large (Linux caps pids at 2^22); pid 1 is always alive.
+        let dead = format!(".fig.png.{host}~999999999.tmp.png");
+        let live = format!(".fig.png.{host}~1.tmp.png");
+        let other_host = format!(".fig.png.{host}x~999999999.tmp.png");
+        let other_figure = format!(".other.png.{host}~999999999.tmp.png");
+        for name in [&dead, &live, &other_host, &other_figure] {
+            std::fs::write(dir.join(name), b"left over").unwrap();
+        }
+        let fig = figure(vec![("curve", vec![(1.0, 0.5), (2.0, 0.25)], None)]);
+        draw(&fig, &dir.join("fig")).expect("draws");
+        assert!(!dir.join(&dead).exists());
+        for kept in [&live, &other_host, &other_figure] {
+            assert!(dir.join(kept).exists(), "{kept} was removed");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

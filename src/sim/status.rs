@@ -79,11 +79,19 @@ pub fn status(exp: &Experiment, out: &Path) -> String {
             serde_json::Value::Null => &p["unit_wall_s"]["slowest"],
             span => span,
         };
+        // A process that was stopped never recorded its time (its units were resumed).
+        let (at_least, stopped) = match super::verify::wall_time(p) {
+            (_, true) => ("", ""),
+            (_, false) => (
+                "at least ",
+                " (and a process that was stopped before it recorded its time)",
+            ),
+        };
         format!(
             "  made by commit {} with {} on {} ({} kernels), {} thread(s), shard(s) {}, \
-             {} → {}: {} s of wall time in {} run(s) of {} unit(s); the longest unit span `{}` \
-             {} s (a span counts the other units' work its thread ran while waiting on its own \
-             parallel parts)",
+             {} → {}: {at_least}{} s of wall time in {} run(s){stopped} of {} unit(s); the \
+             longest unit span `{}` {} s (a span counts the other units' work its thread ran \
+             while waiting on its own parallel parts)",
             commits.join(", "),
             all("rustc"),
             all("cpu"),

@@ -455,7 +455,7 @@ fn stamped_record(exp: &Experiment, committed: &Path) -> Option<Value> {
 /// The wall time a run's provenance records, and whether it covers every unit: a process
 /// that is stopped never records its time, and the process that resumes its work records only
 /// its own units, so the sum then understates the time the whole run took.
-fn wall_time(provenance: &Value) -> (Option<f64>, bool) {
+pub(crate) fn wall_time(provenance: &Value) -> (Option<f64>, bool) {
     let recorded: u64 = provenance["runs"].as_array().map_or(0, |runs| {
         runs.iter().filter_map(|r| r["units"].as_u64()).sum()
     });

@@ -198,6 +198,18 @@ fn manifests_carry_provenance_and_stale_results_are_reported() {
         )),
         "{s}"
     );
+    assert!(!s.contains("at least"), "{s}");
+    // As if a process that ran the unit had been stopped and another had only finished up:
+    // the recorded time is then a lower bound, and said to be.
+    let mut resumed = m.clone();
+    resumed["provenance"]["runs"][0]["units"] = 0.into();
+    std::fs::write(out.join("tiny/manifest.json"), resumed.to_string()).unwrap();
+    let s = text(&dptune(&["sim", "status", f, "--out", o]));
+    assert!(
+        s.contains("at least") && s.contains("a process that was stopped"),
+        "{s}"
+    );
+    std::fs::write(out.join("tiny/manifest.json"), &before).unwrap();
 
     // Pretend the results were made when src/accounting/rdp.rs was different.
     let mut old = m.clone();
