@@ -759,10 +759,19 @@ impl Report<'_> {
             .and_then(|c| self.plan.space.values(c).ok())
     }
 
-    fn released_score(&self) -> Option<f64> {
+    fn released_record(&self) -> Option<&Record> {
         self.released
             .and_then(|i| self.journal.runs.iter().find(|r| r.index == i))
-            .map(|r| r.released_score)
+    }
+
+    fn released_score(&self) -> Option<f64> {
+        self.released_record().map(|r| r.released_score)
+    }
+
+    /// Why the released run failed. Its output directory is released, and with it whether
+    /// it failed, so saying so costs nothing more.
+    fn released_failure(&self) -> Option<&str> {
+        self.released_record().and_then(|r| r.failure.as_deref())
     }
 
     fn words(&self) -> String {
@@ -792,6 +801,21 @@ impl Report<'_> {
                         ""
                     };
                     lines.push(format!("  score = {}{noised}", fmt_num(s)));
+                }
+                if let Some(why) = self.released_failure() {
+                    lines.push(format!(
+                        "  Warning: this run FAILED ({why}), so its score is the worst score{}. \
+                         If every run fails the same way (a missing package or file), fix the \
+                         command and start a new search: this one resumes as it is from {} \
+                         (delete it or pass another --out), and the new search's cost comes on \
+                         top of this one's.",
+                        if p.score.as_ref().is_some_and(|s| s.private.is_some()) {
+                            " with noise"
+                        } else {
+                            ""
+                        },
+                        self.out.display()
+                    ));
                 }
                 if !self.keep_all {
                     lines.push(format!(
@@ -847,6 +871,7 @@ impl Report<'_> {
                 "run": self.released,
                 "hyperparameters": chosen,
                 "score": self.released_score(),
+                "failure": self.released_failure(),
                 "output_dir": self.released.filter(|_| !self.keep_all).map(|i| run_dir(self.out, i)),
             },
             "privacy": p.guarantee.as_ref().map(|g| serde_json::json!({

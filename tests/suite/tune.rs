@@ -268,6 +268,19 @@ fn failed_runs_count_as_the_worst_score() {
         assert_eq!(ran.code, 0, "{mode}: {}", ran.stderr);
         let json = ran.json();
         assert_eq!(json["runs"].as_u64(), Some(8));
+        // A released run that failed says so (its output directory, kept, shows it anyway),
+        // with the way to start again; every run fails when it is slow.
+        let failure = json["released"]["failure"].as_str();
+        assert_eq!(
+            failure.is_some(),
+            ran.stdout.contains("Warning: this run FAILED"),
+            "{mode}: {}",
+            ran.stdout
+        );
+        if mode == "slow" {
+            assert!(failure.is_some_and(|f| f.contains(says)), "{}", ran.stdout);
+            assert!(ran.stdout.contains("start a new search"), "{}", ran.stdout);
+        }
         let rows: Vec<&str> = ran
             .stdout
             .lines()
