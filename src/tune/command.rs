@@ -69,6 +69,30 @@ pub fn env_name(name: &str) -> String {
     format!("DPTUNE_HP_{}", name.to_ascii_uppercase())
 }
 
+/// The script an interpreter is asked to run (`python3 train.py`: its first argument that is
+/// not an option), refused before any run when no such file exists: every run would fail
+/// and the search's budget would be spent on nothing. Only a name ending in a script
+/// extension, without spaces, is taken for a script path.
+pub fn check_script(command: &[String]) -> Result<()> {
+    const SCRIPTS: [&str; 10] = [
+        ".py", ".sh", ".bash", ".R", ".r", ".jl", ".rb", ".pl", ".js", ".lua",
+    ];
+    let Some(first) = command.iter().skip(1).find(|a| !a.starts_with('-')) else {
+        return Ok(());
+    };
+    let script = SCRIPTS.iter().any(|e| first.ends_with(e)) && !first.contains(char::is_whitespace);
+    if script && !Path::new(first).exists() {
+        let dir = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| "?".into());
+        return Err(Error::Infeasible(format!(
+            "the script `{first}` of the command does not exist (relative to the working \
+             directory {dir}): every run would fail, so nothing was run"
+        )));
+    }
+    Ok(())
+}
+
 /// Where `program` is: itself when it names a path, else the first match on PATH. An error
 /// (before any run) when there is none.
 pub fn resolve(program: &str) -> Result<PathBuf> {
@@ -352,5 +376,28 @@ mod tests {
         );
         assert!(resolve("./no/such/file").is_err());
         assert!(resolve("sh").is_ok());
+    }
+
+    #[test]
+    fn a_missing_script_is_named_and_anything_else_passes() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let e = check_script(&argv(&["python3", "-u", "no/such/train.py", "--x"]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`no/such/train.py`") && e.contains("nothing was run"),
+            "{e}"
+        );
+        // The script is there; not a script; a module; a shell line; no argument.
+        let here = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/tune-adult/train.py");
+        for ok in [
+            &["python3", here][..],
+            &["./train", "data.csv"],
+            &["python3", "-m", "train"],
+            &["sh", "-c", "python3 no/such/train.py"],
+            &["./train"],
+        ] {
+            assert!(check_script(&argv(ok)).is_ok(), "{ok:?}");
+        }
     }
 }

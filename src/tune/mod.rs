@@ -134,6 +134,7 @@ pub fn tune(opts: &Options) -> Result<String> {
         ));
     }
     let program = command::resolve(&opts.command[0])?;
+    command::check_script(&opts.command)?;
     let mut argv = opts.command.clone();
     argv[0] = program.display().to_string();
     if opts.dry_run {
