@@ -242,6 +242,17 @@ def _json_of(x):
     raise TypeError(f"{type(x).__name__} is not JSON")
 
 
+def _read_state(state: str, kind: str, saver: str) -> dict:
+    """The dict of a saved state of ``kind``; a clear error for any other text."""
+    try:
+        d = json.loads(state)
+    except (TypeError, ValueError):
+        raise ValueError(f"invalid state: must be the JSON text {saver} returned") from None
+    if not isinstance(d, dict) or d.get("kind") != kind or d.get("version") != 1:
+        raise ValueError(f"invalid state: must be the JSON text {saver} returned (version 1)")
+    return d
+
+
 def _from_json(x):
     from . import accounting
     if isinstance(x, dict):
@@ -464,13 +475,7 @@ class Tuner:
 
     @staticmethod
     def _read(state: str) -> dict:
-        try:
-            d = json.loads(state)
-        except (TypeError, ValueError):
-            raise ValueError("invalid state: must be the JSON text Tuner.save() returned") from None
-        if not isinstance(d, dict) or d.get("kind") != _STATE_KIND or d.get("version") != 1:
-            raise ValueError("invalid state: must be the JSON text Tuner.save() returned (version 1)")
-        return d
+        return _read_state(state, _STATE_KIND, "Tuner.save()")
 
     def load(self, state: str) -> "Tuner":
         """Continues from ``state`` (:meth:`save`'s text) on this tuner, which must be fresh
@@ -997,12 +1002,7 @@ class FrontSearch:
     @classmethod
     def resume(cls, state: str) -> "FrontSearch":
         """The search saved in ``state`` (:meth:`save`'s text), continued."""
-        try:
-            d = json.loads(state)
-        except (TypeError, ValueError):
-            raise ValueError("invalid state: must be the JSON text FrontSearch.save() returned") from None
-        if not isinstance(d, dict) or d.get("kind") != _FRONT_STATE_KIND or d.get("version") != 1:
-            raise ValueError("invalid state: must be the JSON text FrontSearch.save() returned (version 1)")
+        d = _read_state(state, _FRONT_STATE_KIND, "FrontSearch.save()")
         r = d["rebuild"]
         made = _FRONT_CONSTRUCTORS[r["constructor"]](seed=d["stream"]["seed"], **r["kwargs"])
         made._handle = _dptune.front_load(d["search"], d["stream"]["seed"], d["stream"]["position"])

@@ -411,6 +411,17 @@ fn front_handle(py: Python<'_>, s: FrontSession) -> PyResult<Py<PyAny>> {
 }
 
 /// The stream of a session of `seed`, at word `position`.
+/// A session's saved form: its state as JSON, its seed and its stream's position in words.
+fn saved(
+    state: &impl serde::Serialize,
+    seed: u64,
+    rng: &rand_chacha::ChaCha20Rng,
+) -> PyResult<(String, u64, u64)> {
+    let json = serde_json::to_string(state).map_err(|e| value_error(e.to_string()))?;
+    let position = dptune::rng::word_position(rng).map_err(err)?;
+    Ok((json, seed, position))
+}
+
 fn session_stream(seed: u64, position: u64) -> rand_chacha::ChaCha20Rng {
     let mut rng = dptune::rng::stream(seed, &[]);
     rng.set_word_pos(u128::from(position));
@@ -986,9 +997,7 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
             let s = lock(s)?;
-            let json = serde_json::to_string(&s.state).map_err(|e| value_error(e.to_string()))?;
-            let position = dptune::rng::word_position(&s.rng).map_err(err)?;
-            Ok((json, s.seed, position))
+            saved(&s.state, s.seed, &s.rng)
         },
     )?;
     add(
@@ -1138,9 +1147,7 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<FrontSession> = capsule(&h0, FRONT_CAPSULE)?;
             let s = lock(s)?;
-            let json = serde_json::to_string(&s.search).map_err(|e| value_error(e.to_string()))?;
-            let position = dptune::rng::word_position(&s.rng).map_err(err)?;
-            Ok((json, s.seed, position))
+            saved(&s.search, s.seed, &s.rng)
         },
     )?;
     add(
