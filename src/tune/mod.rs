@@ -805,16 +805,11 @@ impl Report<'_> {
                 }
                 if let Some(why) = self.released_failure() {
                     lines.push(format!(
-                        "  Warning: this run FAILED ({why}), so its score is the worst score{}. \
-                         If every run fails the same way (a missing package or file), fix the \
-                         command and start a new search: this one resumes as it is from {} \
+                        "  Warning: this run FAILED ({why}), so it was scored as the worst \
+                         score. If every run fails the same way (a missing package or file), fix \
+                         the command and start a new search: this one resumes as it is from {} \
                          (delete it or pass another --out), and the new search's cost comes on \
                          top of this one's.",
-                        if p.score.as_ref().is_some_and(|s| s.private.is_some()) {
-                            " with noise"
-                        } else {
-                            ""
-                        },
                         self.out.display()
                     ));
                 }
