@@ -148,7 +148,8 @@ impl Evaluation {
 }
 
 /// What an evaluation gave.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Told {
     Score(f64),
     Utilities(Vec<Vec<f64>>),
@@ -418,4 +419,304 @@ pub(crate) fn unfinished(progress: &Progress, more: bool) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// One step of a session's [`History`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Step {
+    /// An ask that returned trial `index`.
+    Asked(u64),
+    /// An ask that said the tuner is done (a threshold tuner's halting coin is drawn there).
+    Done,
+    /// An ask that waited after drawing from the stream.
+    Waited,
+    /// Trial `index`'s evaluation left its own stream at `position` (before its tell).
+    LeftAt { index: u64, position: u64 },
+    /// What trial `index` was told, as the session accepted it.
+    Told { index: u64, told: Told },
+}
+
+/// Everything a session was asked and told, in order: what a saved session is re-derived
+/// from. A state read back from a file is only believed when the session started afresh and
+/// replayed through its history equals it ([`History::check`]), so an edited or damaged state
+/// cannot claim a number of runs, a best run or a stream position that its recorded results
+/// do not give.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct History {
+    pub steps: Vec<Step>,
+}
+
+impl History {
+    /// `session.ask(rng)`, recorded (an ask that waits without drawing changes nothing and is
+    /// not recorded: a caller may ask as often as it likes).
+    pub fn ask<S: Session + ?Sized>(
+        &mut self,
+        session: &mut S,
+        rng: &mut rand_chacha::ChaCha20Rng,
+    ) -> Result<Next> {
+        let before = rng.get_word_pos();
+        let next = session.ask(rng)?;
+        match &next {
+            Next::Run(t) => self.steps.push(Step::Asked(t.index)),
+            Next::Done => self.steps.push(Step::Done),
+            Next::Wait if rng.get_word_pos() != before => self.steps.push(Step::Waited),
+            Next::Wait => {}
+        }
+        Ok(next)
+    }
+
+    /// `session.tell(index, told)`, recorded once the session accepts it.
+    pub fn tell<S: Session + ?Sized>(
+        &mut self,
+        session: &mut S,
+        index: u64,
+        told: Told,
+    ) -> Result<()> {
+        session.tell(index, told.clone())?;
+        self.steps.push(Step::Told { index, told });
+        Ok(())
+    }
+
+    /// `session.stream_left_at(index, position)`, recorded.
+    pub fn left_at<S: Session + ?Sized>(&mut self, session: &mut S, index: u64, position: u64) {
+        session.stream_left_at(index, position);
+        self.steps.push(Step::LeftAt { index, position });
+    }
+
+    /// The session `start` (as it was before its first ask) taken through every step, its
+    /// asks drawing from `rng` (the stream it started with, at its start).
+    pub fn replay<S: Session>(&self, start: S, rng: &mut rand_chacha::ChaCha20Rng) -> Result<S> {
+        let mut s = start;
+        for (k, step) in self.steps.iter().enumerate() {
+            let differs =
+                |what: String| Error::Infeasible(format!("step {k} of the history: {what}"));
+            match step {
+                Step::Asked(i) => match s.ask(rng)? {
+                    Next::Run(t) if t.index == *i => {}
+                    other => {
+                        return Err(differs(format!(
+                            "recorded as asking run {i}, but the session {}",
+                            said(&other)
+                        )))
+                    }
+                },
+                Step::Done => match s.ask(rng)? {
+                    Next::Done => {}
+                    other => {
+                        return Err(differs(format!(
+                            "recorded as the end, but the session {}",
+                            said(&other)
+                        )))
+                    }
+                },
+                Step::Waited => match s.ask(rng)? {
+                    Next::Wait => {}
+                    other => {
+                        return Err(differs(format!(
+                            "recorded as a wait, but the session {}",
+                            said(&other)
+                        )))
+                    }
+                },
+                Step::LeftAt { index, position } => s.stream_left_at(*index, *position),
+                Step::Told { index, told } => s
+                    .tell(*index, told.clone())
+                    .map_err(|e| differs(format!("telling run {index} failed: {e}")))?,
+            }
+        }
+        Ok(s)
+    }
+
+    /// `saved` (a session state read back, with its stream at word `position`) checked
+    /// against this history replayed from `start` and `rng`: the replayed session when they
+    /// agree, else an error naming the first difference.
+    pub fn check<S: Session + PartialEq + Serialize>(
+        &self,
+        start: S,
+        mut rng: rand_chacha::ChaCha20Rng,
+        saved: &S,
+        position: u128,
+    ) -> Result<S> {
+        let replayed = self.replay(start, &mut rng)?;
+        if &replayed != saved {
+            let json = |s: &S| serde_json::to_value(s).unwrap_or(serde_json::Value::Null);
+            return Err(Error::Infeasible(format!(
+                "the saved state is not what its recorded history gives: {}",
+                first_difference("", &json(saved), &json(&replayed))
+            )));
+        }
+        if rng.get_word_pos() != position {
+            return Err(Error::Infeasible(format!(
+                "the saved stream position {position} is not what its recorded history gives \
+                 ({})",
+                rng.get_word_pos()
+            )));
+        }
+        Ok(replayed)
+    }
+}
+
+fn said(next: &Next) -> String {
+    match next {
+        Next::Run(t) => format!("asked run {}", t.index),
+        Next::Wait => "waited".into(),
+        Next::Done => "said it is done".into(),
+    }
+}
+
+/// Where two JSON values first differ, as `path: saved … where the history gives …`.
+fn first_difference(path: &str, saved: &serde_json::Value, derived: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let at = |p: &str| {
+        if p.is_empty() {
+            "the state".to_string()
+        } else {
+            p.to_string()
+        }
+    };
+    match (saved, derived) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, va) in a {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match b.get(k) {
+                    Some(vb) if va == vb => {}
+                    Some(vb) => return first_difference(&p, va, vb),
+                    None => return format!("{p}: saved, but the history gives no such field"),
+                }
+            }
+            match b.keys().find(|k| !a.contains_key(*k)) {
+                Some(k) => format!(
+                    "{}: missing from the saved state",
+                    if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    }
+                ),
+                None => format!("{}: differs", at(path)),
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find(|(_, (x, y))| x != y)
+            .map(|(i, (x, y))| first_difference(&format!("{path}[{i}]"), x, y))
+            .unwrap_or_else(|| format!("{}: differs", at(path))),
+        _ => {
+            let clip = |v: &Value| {
+                let t = v.to_string();
+                if t.chars().count() > 80 {
+                    format!("{}…", t.chars().take(80).collect::<String>())
+                } else {
+                    t
+                }
+            };
+            format!(
+                "{}: saved {}, where the history gives {}",
+                at(path),
+                clip(saved),
+                clip(derived)
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod history_tests {
+    use super::*;
+    use crate::rng::stream;
+    use crate::tuners::session::{BestOf, Candidates, State, Threshold};
+    use crate::workloads::Space;
+
+    fn best_of(k: u64) -> State {
+        State::BestOf(BestOf::new(k, Candidates::Drawn(Space::UnitBox { dim: 2 })).unwrap())
+    }
+
+    /// Asks two, tells one, asks one more, tells both: the history replays to the same state.
+    fn run(history: &mut History, s: &mut State, rng: &mut rand_chacha::ChaCha20Rng) {
+        for _ in 0..2 {
+            history.ask(s, rng).unwrap();
+        }
+        history.tell(s, 1, Told::Score(0.25)).unwrap();
+        history.ask(s, rng).unwrap();
+        history.tell(s, 0, Told::Score(0.5)).unwrap();
+        history.tell(s, 2, Told::Score(0.125)).unwrap();
+    }
+
+    #[test]
+    fn a_state_is_believed_only_when_its_history_gives_it() {
+        let (mut s, mut rng, mut h) = (best_of(5), stream(7, &[1]), History::default());
+        run(&mut h, &mut s, &mut rng);
+        let pos = rng.get_word_pos();
+        let replayed = h.check(best_of(5), stream(7, &[1]), &s, pos).unwrap();
+        assert_eq!(replayed, s);
+        // A history read back from JSON replays the same.
+        let h2: History = serde_json::from_str(&serde_json::to_string(&h).unwrap()).unwrap();
+        assert_eq!(h2, h);
+
+        // An edited count (K = 5 → 40), named.
+        let mut json = serde_json::to_value(&s).unwrap();
+        json["best-of"]["k"] = 40.into();
+        let forged: State = serde_json::from_value(json).unwrap();
+        let e = h
+            .check(best_of(5), stream(7, &[1]), &forged, pos)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("best-of.k") && e.contains("saved 40") && e.contains('5'),
+            "{e}"
+        );
+        // A moved stream position.
+        let e = h
+            .check(best_of(5), stream(7, &[1]), &s, pos - 2)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("stream position"), "{e}");
+        // A score changed by one ulp in the history: the best run's score differs.
+        let mut edited = h.clone();
+        for st in &mut edited.steps {
+            if let Step::Told { index: 0, told } = st {
+                *told = Told::Score(f64::from_bits(0.5f64.to_bits() + 1));
+            }
+        }
+        let e = edited
+            .check(best_of(5), stream(7, &[1]), &s, pos)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("best-of.best"), "{e}");
+        // A duplicated tell, a removed ask: refused at their step.
+        let mut dup = h.clone();
+        dup.steps.push(dup.steps.last().unwrap().clone());
+        let e = dup
+            .replay(best_of(5), &mut stream(7, &[1]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("step 6") && e.contains("telling run 2"), "{e}");
+        let mut cut = h.clone();
+        cut.steps.remove(0);
+        assert!(cut.replay(best_of(5), &mut stream(7, &[1])).is_err());
+    }
+
+    #[test]
+    fn a_threshold_tuners_halt_is_a_step() {
+        // Halts at once with probability 1: the coin is drawn and the ask says Done.
+        let start = State::Threshold(Threshold::new(Space::UnitBox { dim: 1 }, 0.5, 1.0));
+        let (mut s, mut rng, mut h) = (start.clone(), stream(3, &[]), History::default());
+        assert_eq!(h.ask(&mut s, &mut rng).unwrap(), Next::Done);
+        assert_eq!(h.steps, vec![Step::Done]);
+        let pos = rng.get_word_pos();
+        assert_eq!(h.check(start.clone(), stream(3, &[]), &s, pos).unwrap(), s);
+        // Without the step the saved (halted) state is not what the history gives.
+        let e = History::default()
+            .check(start, stream(3, &[]), &s, pos)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("threshold.halted"), "{e}");
+    }
 }
