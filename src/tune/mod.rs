@@ -5,11 +5,23 @@
 //! score, and the total budget; everything the guarantee rests on is known before the first
 //! run. The tuner runs as an ask/tell session ([`crate::tuners::session`]): each asked run
 //! executes COMMAND ([`command`]) in a fresh directory, and its score (noised by dptune when it
-//! is a private one) is told back. The session's state, its random stream's position and every
-//! finished run go to a journal after each step, so a killed search resumes with no finished run
-//! redone. Runs go side by side (`--jobs`) where the tuner's choices do not depend on scores;
-//! every draw (the tuner's, each run's seed, the score noise) comes from the file's seed and the
-//! run's index, so the release does not depend on `--jobs`.
+//! is a private one) is told back. Runs go side by side (`--jobs`) where the tuner's choices do
+//! not depend on scores; every draw (the tuner's, each run's seed, the score noise) comes from
+//! the file's seed and the run's index, so the release does not depend on `--jobs`.
+//!
+//! **What is published** is a [`Release`]: exactly what the tuner's theorem covers (the chosen
+//! hyperparameters, the released score, the released run's own outputs, moved to
+//! `OUT/released-run`), printed, written to `OUT/release.json`, and nothing else. Everything
+//! else is private and lives under `OUT/private/`: the journal (every run's raw and told
+//! scores, failures, timings, and for a tuner with a random number of runs that number), every
+//! run's captured stdout and stderr (its raw score is there), the unreleased runs' outputs
+//! with `--keep-all`. `--show-private` prints it, marked as not covered.
+//!
+//! **The journal cannot lie**: it keeps the session's state, the tuner stream's position and
+//! the session's [`History`] (every ask and tell), each record checksummed. A resume
+//! re-derives the session from the seed and the history and refuses a journal whose state,
+//! position or records are not what that gives, so an edited or damaged journal cannot make
+//! the search run more than its statement says.
 
 pub mod command;
 pub mod file;
@@ -18,6 +30,7 @@ pub mod space;
 use crate::error::{Error, Result};
 use crate::numeric::{fmt_num, fmt_up_sig};
 use crate::rng::{normal, stream};
+use crate::session::{History, Step};
 use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, State, Told, Trial};
 use crate::tuners::Outcome;
 use crate::workloads::{Declarations, Space};
@@ -26,7 +39,7 @@ use file::{Goal, Plan, RunPrivacy, Selector};
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -55,42 +68,41 @@ const SCORE_NOISE_STREAM: u64 = 0x6e6f_6973; // "nois"
 const SHARD_SEED_STREAM: u64 = 0x7368_7264; // "shrd"
 const POINT_SEED_STREAM: u64 = 0x706f_696e; // "poin"
 
+/// The published statement, in OUT.
+const RELEASE: &str = "release.json";
+/// The released run's output directory, in OUT (its name carries no index).
+const RELEASED_RUN: &str = "released-run";
+/// Everything private, in OUT.
+const PRIVATE: &str = "private";
+/// The journal, in OUT/private.
+const JOURNAL: &str = "journal.json";
+/// What a journal of an older dptune was called (in OUT itself).
+const OLD_JOURNAL: &str = "journal.json";
+/// The journal's format: 2 has checksums and the session's history.
+const FORMAT: u32 = 2;
+/// The largest journal read back (every user's loss of every DP-GIBO run is in it).
+const JOURNAL_LIMIT: u64 = 1 << 30;
+const PRIVATE_NOTE: &str = "PRIVATE: every run's raw and told score, failure and time, and the \
+    number of runs: not covered by the privacy guarantee. Do not share this folder.";
+
 /// One finished run, as the journal keeps it. Private: scores of runs not released.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Record {
     pub index: u64,
     pub point: Vec<f64>,
     pub seed: u64,
+    /// Its output directory's name under `OUT/private/runs` (drawn at random, no index).
+    pub dir: String,
     /// The command's score, clipped to the declared range (None: the run failed).
     pub raw_score: Option<f64>,
+    /// The score as the command printed it (to find it in the released outputs).
+    pub printed: Option<String>,
     /// Why it failed.
     pub failure: Option<String>,
     /// What the tuner was told (the worst score for a failure; noise added to a private score),
     /// on the user's scale.
     pub released_score: f64,
     pub seconds: f64,
-}
-
-/// The journal: enough to resume, and the private record of every finished run.
-#[derive(Serialize, Deserialize)]
-struct Journal {
-    about: String,
-    /// The search file's text and the command: a journal of another search is never resumed.
-    fingerprint: String,
-    /// The seed of every draw (the file's, or a secret one).
-    seed: u64,
-    session: State,
-    /// The tuner stream's position (words drawn), as text (a u128).
-    stream_position: String,
-    runs: Vec<Record>,
-    /// Propose-test's shard runs.
-    #[serde(default)]
-    shard_runs: Vec<ShardRecord>,
-    /// DP-GIBO's runs, one per point of a step.
-    #[serde(default)]
-    point_runs: Vec<PointRecord>,
-    #[serde(default)]
-    finished: bool,
 }
 
 /// One shard run of propose-test's shard utilities. Private, like a run's score.
@@ -117,10 +129,196 @@ pub struct PointRecord {
     pub seconds: f64,
 }
 
-const JOURNAL: &str = "journal.json";
-const RELEASE: &str = "release.json";
-const PRIVATE_NOTE: &str = "PRIVATE: the scores here are of runs that were not released; \
-    they are not covered by the privacy guarantee. Do not share this file.";
+/// What makes a search this search: a journal of another is never resumed.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+struct Fingerprint {
+    /// SHA-256 of the search file's text.
+    search_file: String,
+    command: Vec<String>,
+    /// SHA-256 of the script the command runs (`python3 train.py`), when it names one.
+    script: Option<String>,
+}
+
+/// The journal, in memory.
+struct Journal {
+    fingerprint: Fingerprint,
+    /// The seed of every draw (the file's, or a secret one).
+    seed: u64,
+    session: State,
+    /// The tuner stream's position (words drawn).
+    stream_position: u128,
+    history: History,
+    runs: Vec<Record>,
+    /// Propose-test's shard runs.
+    shard_runs: Vec<ShardRecord>,
+    /// DP-GIBO's runs, one per point of a step.
+    point_runs: Vec<PointRecord>,
+    finished: bool,
+}
+
+/// A value and the SHA-256 of its JSON keyed by its journal (fingerprint and seed): a
+/// damaged or edited record, or one moved from another journal, does not match.
+#[derive(Serialize, Deserialize)]
+struct Sealed<T> {
+    record: T,
+    sha256: String,
+}
+
+/// The session's part of the journal, sealed as one.
+#[derive(Clone, Serialize, Deserialize)]
+struct SessionPart {
+    session: State,
+    /// As text (a u128).
+    stream_position: String,
+    history: History,
+    finished: bool,
+}
+
+/// The journal as written.
+#[derive(Serialize, Deserialize)]
+struct JournalFile {
+    about: String,
+    format: u32,
+    fingerprint: Fingerprint,
+    seed: u64,
+    state: Sealed<SessionPart>,
+    runs: Vec<Sealed<Record>>,
+    shard_runs: Vec<Sealed<ShardRecord>>,
+    point_runs: Vec<Sealed<PointRecord>>,
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn seal_key(fingerprint: &Fingerprint, seed: u64) -> String {
+    format!("{}\0{seed}\0", canonical(fingerprint))
+}
+
+/// A record's JSON with its keys in order (a `serde_json::Value`'s), the text its checksum is of.
+fn canonical<T: Serialize>(t: &T) -> String {
+    serde_json::to_value(t)
+        .and_then(|v| serde_json::to_string(&v))
+        .expect("plain values")
+}
+
+fn seal<T: Serialize + Clone>(key: &str, t: &T) -> Sealed<T> {
+    let json = canonical(t);
+    Sealed {
+        record: t.clone(),
+        sha256: sha256_hex(format!("{key}{json}").as_bytes()),
+    }
+}
+
+fn unseal<T: Serialize>(key: &str, s: Sealed<T>, what: &str) -> Result<T> {
+    let json = canonical(&s.record);
+    if sha256_hex(format!("{key}{json}").as_bytes()) != s.sha256 {
+        return Err(Error::Infeasible(format!(
+            "{what} is damaged or was edited (its checksum does not match)"
+        )));
+    }
+    Ok(s.record)
+}
+
+impl Journal {
+    fn to_file(&self) -> JournalFile {
+        let key = seal_key(&self.fingerprint, self.seed);
+        JournalFile {
+            about: PRIVATE_NOTE.into(),
+            format: FORMAT,
+            fingerprint: self.fingerprint.clone(),
+            seed: self.seed,
+            state: seal(
+                &key,
+                &SessionPart {
+                    session: self.session.clone(),
+                    stream_position: self.stream_position.to_string(),
+                    history: self.history.clone(),
+                    finished: self.finished,
+                },
+            ),
+            runs: self.runs.iter().map(|r| seal(&key, r)).collect(),
+            shard_runs: self.shard_runs.iter().map(|r| seal(&key, r)).collect(),
+            point_runs: self.point_runs.iter().map(|r| seal(&key, r)).collect(),
+        }
+    }
+
+    fn from_file(f: JournalFile) -> Result<Journal> {
+        if f.format != FORMAT {
+            return Err(Error::Infeasible(format!(
+                "a journal of format {} (this dptune reads format {FORMAT})",
+                f.format
+            )));
+        }
+        let key = seal_key(&f.fingerprint, f.seed);
+        let state = unseal(&key, f.state, "the session's state")?;
+        let stream_position = state.stream_position.parse().map_err(|_| {
+            Error::Infeasible(format!("bad stream position `{}`", state.stream_position))
+        })?;
+        let all = |n: usize, what: &str| -> Vec<String> {
+            (0..n).map(|i| format!("{what} record {i}")).collect()
+        };
+        let (rn, sn, pn) = (f.runs.len(), f.shard_runs.len(), f.point_runs.len());
+        Ok(Journal {
+            fingerprint: f.fingerprint,
+            seed: f.seed,
+            session: state.session,
+            stream_position,
+            history: state.history,
+            finished: state.finished,
+            runs: f
+                .runs
+                .into_iter()
+                .zip(all(rn, "run"))
+                .map(|(s, w)| unseal(&key, s, &w))
+                .collect::<Result<_>>()?,
+            shard_runs: f
+                .shard_runs
+                .into_iter()
+                .zip(all(sn, "shard run"))
+                .map(|(s, w)| unseal(&key, s, &w))
+                .collect::<Result<_>>()?,
+            point_runs: f
+                .point_runs
+                .into_iter()
+                .zip(all(pn, "point run"))
+                .map(|(s, w)| unseal(&key, s, &w))
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Where a search keeps what.
+struct Layout {
+    out: PathBuf,
+}
+
+impl Layout {
+    fn private(&self) -> PathBuf {
+        self.out.join(PRIVATE)
+    }
+    fn journal(&self) -> PathBuf {
+        self.private().join(JOURNAL)
+    }
+    /// The runs' output directories.
+    fn runs(&self) -> PathBuf {
+        self.private().join("runs")
+    }
+    /// Each run's run file and captured stdout and stderr.
+    fn logs(&self) -> PathBuf {
+        self.private().join("logs")
+    }
+    fn released_run(&self) -> PathBuf {
+        self.out.join(RELEASED_RUN)
+    }
+    fn release(&self) -> PathBuf {
+        self.out.join(RELEASE)
+    }
+}
 
 /// Runs (or resumes) the search; the text to print.
 pub fn tune(opts: &Options) -> Result<String> {
@@ -134,7 +332,7 @@ pub fn tune(opts: &Options) -> Result<String> {
         ));
     }
     let program = command::resolve(&opts.command[0])?;
-    command::check_script(&opts.command)?;
+    let script = command::check_script(&opts.command)?;
     let mut argv = opts.command.clone();
     argv[0] = program.display().to_string();
     if opts.dry_run {
@@ -148,116 +346,283 @@ pub fn tune(opts: &Options) -> Result<String> {
             plan.selector.label(),
             opts.command.join(" "),
         )];
-        lines.extend(plan_words(&plan, planned));
+        lines.extend(plan_words(&plan, public_count(&plan, planned)));
+        if !count_is_public(&plan) && plan.guarantee.is_some() {
+            lines.push(HIDDEN_COUNT.into());
+            if let (true, Some(k)) = (opts.show_private, planned) {
+                lines.push(format!(
+                    "PRIVATE (--show-private): with this file's seed, {k} runs"
+                ));
+            }
+        }
         return Ok(lines.join("\n"));
     }
-    let fingerprint = fingerprint(&text, &opts.command);
+    let fingerprint = Fingerprint {
+        search_file: sha256_hex(text.as_bytes()),
+        command: opts.command.clone(),
+        script: match &script {
+            Some(p) => Some(sha256_hex(&std::fs::read(p).map_err(|e| Error::io(p, e))?)),
+            None => None,
+        },
+    };
+    if std::fs::symlink_metadata(&opts.out)
+        .is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink())
+        || (opts.out.exists() && !opts.out.is_dir())
+    {
+        return Err(Error::Results {
+            path: opts.out.display().to_string(),
+            reason: "--out is a file, not a folder: choose a folder (nothing was changed)".into(),
+        });
+    }
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     // Absolute, so a command that changes directory still finds its output directory.
     let out = std::fs::canonicalize(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
+    let layout = Layout { out };
     let opts = &Options {
-        out,
+        out: layout.out.clone(),
         ..opts.clone()
     };
-    let journal_path = opts.out.join(JOURNAL);
-    let mut journal = match std::fs::read_to_string(&journal_path) {
-        Ok(saved) => {
-            let j: Journal = serde_json::from_str(&saved).map_err(|e| Error::Results {
-                path: journal_path.display().to_string(),
-                reason: format!("not a journal of dptune tune ({e}); choose another --out"),
-            })?;
-            if j.fingerprint != fingerprint {
-                return Err(Error::Results {
-                    path: opts.out.display().to_string(),
-                    reason: "holds a search with another search file or command; choose \
-                             another --out (nothing there is overwritten)"
-                        .into(),
-                });
-            }
-            j
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let used = std::fs::read_dir(&opts.out)
-                .map_err(|e| Error::io(&opts.out, e))?
-                .next()
-                .is_some();
-            if used {
-                return Err(Error::Results {
-                    path: opts.out.display().to_string(),
-                    reason: "exists and holds files dptune tune did not write; choose \
-                             another --out (nothing there is overwritten)"
-                        .into(),
-                });
-            }
-            // A seed the file does not set is drawn from the operating system and kept only
-            // here: the noise of a release must not be recomputable from a public file.
-            let seed = plan.seed.unwrap_or_else(rand::random);
-            let mut rng = stream(seed, &[TUNER_STREAM]);
-            Journal {
-                about: PRIVATE_NOTE.into(),
-                fingerprint,
-                seed,
-                session: start(&plan, &mut rng)?,
-                stream_position: rng.get_word_pos().to_string(),
-                runs: Vec::new(),
-                shard_runs: Vec::new(),
-                point_runs: Vec::new(),
-                finished: false,
-            }
-        }
-        Err(e) => return Err(Error::io(&journal_path, e)),
-    };
-    let started = Instant::now();
+    let mut journal = open_journal(&plan, &layout, fingerprint)?;
     if !journal.finished {
         command::catch_interrupts();
-        search(&plan, &argv, opts, &mut journal, &journal_path)?;
+        // What runs of this search a killed dptune left behind stop before anything runs.
+        command::stop_leftovers(&layout.runs());
+        let searched = search(&plan, &argv, opts, &layout, &mut journal);
+        if searched.is_err() {
+            command::stop_leftovers(&layout.runs());
+        }
+        searched?;
+        // Nothing a run forked writes into the folders from here on.
+        command::stop_leftovers(&layout.runs());
     }
     let outcome = journal.session.finish()?;
-    let released = released_run(&journal, &outcome);
+    let released = released_record(&journal, &outcome).cloned();
     if !journal.finished {
-        // Only the released run's directory stays (the others' outputs are not covered).
-        if !opts.keep_all {
-            let runs = opts.out.join("runs");
-            let entries = match std::fs::read_dir(&runs) {
-                Ok(e) => e.collect::<std::io::Result<Vec<_>>>(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-                Err(e) => Err(e),
-            }
-            .map_err(|e| Error::io(&runs, e))?;
-            let keep = released.map(|i| i.to_string());
-            for entry in entries {
-                if Some(entry.file_name().to_string_lossy().into_owned()) != keep {
-                    let dir = entry.path();
-                    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                }
-            }
-        }
+        keep_only_the_release(&layout, released.as_ref(), opts.keep_all)?;
         journal.finished = true;
-        save(&journal_path, &journal)?;
+        save(&layout.journal(), &journal)?;
     }
-    let report = Report {
-        plan: &plan,
-        journal: &journal,
-        outcome: &outcome,
-        released,
-        command: &opts.command,
-        out: &opts.out,
-        seconds: started.elapsed().as_secs_f64(),
-        keep_all: opts.keep_all,
-    };
-    let json = report.json();
-    let release_path = opts.out.join(RELEASE);
-    std::fs::write(
-        &release_path,
-        serde_json::to_string_pretty(&json).expect("plain values"),
-    )
-    .map_err(|e| Error::io(&release_path, e))?;
-    let mut text = report.words();
+    let release = Release::of(&plan, &journal, &outcome, released.as_ref(), opts, &layout);
+    let json = release.json();
+    write_replacing(
+        &layout.release(),
+        serde_json::to_string_pretty(&json)
+            .expect("plain values")
+            .as_bytes(),
+    )?;
+    let mut text = release.words();
+    if let Some(r) = &released {
+        for f in files_with_the_raw_score(&layout.released_run(), r) {
+            text.push_str(&format!(
+                "\nWarning: {} contains the released run's raw score (the number your command \
+                 printed, before dptune's noise), which the guarantee does not cover: remove it \
+                 before you publish the output directory, and do not write the score into the \
+                 run's outputs.",
+                f.display()
+            ));
+        }
+    }
     if opts.show_private {
-        text.push_str(&private_table(&plan, &journal));
+        text.push_str(&private_table(&plan, &journal, released.as_ref()));
     }
-    text.push_str(&format!("\nTook {:.0} s. As JSON:\n{json}", report.seconds));
+    text.push_str(&format!("\nAs JSON:\n{json}"));
     Ok(text)
+}
+
+/// Whether the number of runs may be published: it may when the search file fixes it
+/// (naive's k, propose-test's shard and final runs, DP-GIBO's steps, the baselines); a
+/// repeat-and-select count drawn at random (Liu–Talwar, Papernot–Steinke) may not (their
+/// theorems cover the best of K runs with K hidden: given K = k the release is a best of k,
+/// whose loss grows with k), nor a threshold tuner's (it depends on the scores).
+fn count_is_public(plan: &Plan) -> bool {
+    match &plan.selector {
+        Selector::Private(t, _) => !matches!(t.name(), "liu-talwar" | "papernot-steinke"),
+        Selector::RandomSearch { .. } | Selector::GridSearch { .. } => true,
+    }
+}
+
+/// What the statement says of a number of runs that must stay secret.
+const HIDDEN_COUNT: &str = "  runs: not published (the tuner's number of runs must stay secret \
+    for its theorem to hold)";
+
+fn public_count(plan: &Plan, planned: Option<u64>) -> Option<u64> {
+    planned.filter(|_| count_is_public(plan))
+}
+
+/// The journal of the search in `layout`: a new one when the folder is new (or empty), the
+/// saved one when it is this search's and checks out, else an error that says why and
+/// changes nothing.
+fn open_journal(plan: &Plan, layout: &Layout, fingerprint: Fingerprint) -> Result<Journal> {
+    let path = layout.journal();
+    let refuse = |reason: String| Error::Results {
+        path: path.display().to_string(),
+        reason,
+    };
+    let meta = match std::fs::symlink_metadata(&path) {
+        Ok(m) => Some(m),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let Some(meta) = meta else {
+        if layout.out.join(OLD_JOURNAL).exists() {
+            return Err(Error::Results {
+                path: layout.out.display().to_string(),
+                reason: "holds a search of an older dptune, whose journal has no checksums and \
+                         cannot be checked; choose another --out (nothing there is overwritten)"
+                    .into(),
+            });
+        }
+        let used = std::fs::read_dir(&layout.out)
+            .map_err(|e| Error::io(&layout.out, e))?
+            .next()
+            .is_some();
+        if used {
+            return Err(Error::Results {
+                path: layout.out.display().to_string(),
+                reason: "exists and holds files dptune tune did not write; choose another \
+                         --out (nothing there is overwritten)"
+                    .into(),
+            });
+        }
+        // A seed the file does not set is drawn from the operating system and kept only in
+        // the journal: the noise of a release must not be recomputable from a public file.
+        let seed = plan.seed.unwrap_or_else(rand::random);
+        let mut rng = stream(seed, &[TUNER_STREAM]);
+        let journal = Journal {
+            fingerprint,
+            seed,
+            session: start(plan, &mut rng)?,
+            stream_position: rng.get_word_pos(),
+            history: History::default(),
+            runs: Vec::new(),
+            shard_runs: Vec::new(),
+            point_runs: Vec::new(),
+            finished: false,
+        };
+        for dir in [layout.private(), layout.runs(), layout.logs()] {
+            std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        }
+        save(&path, &journal)?;
+        return Ok(journal);
+    };
+    if !meta.is_file() || meta.len() > JOURNAL_LIMIT {
+        return Err(refuse(format!(
+            "not a journal of dptune tune (a regular file of at most {} GiB); choose another \
+             --out",
+            JOURNAL_LIMIT >> 30
+        )));
+    }
+    let saved = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
+    let file: JournalFile = serde_json::from_str(&saved).map_err(|e| {
+        refuse(format!(
+            "not a journal of dptune tune ({e}); choose another --out"
+        ))
+    })?;
+    if file.fingerprint != fingerprint {
+        let what = if file.fingerprint.search_file != fingerprint.search_file {
+            "another search file"
+        } else if file.fingerprint.command != fingerprint.command {
+            "another command"
+        } else {
+            "another version of the command's script (it changed since the search began)"
+        };
+        return Err(Error::Results {
+            path: layout.out.display().to_string(),
+            reason: format!(
+                "holds a search with {what}; choose another --out (nothing there is \
+                 overwritten; a new search spends its own budget)"
+            ),
+        });
+    }
+    let journal = Journal::from_file(file).map_err(|e| {
+        refuse(format!(
+            "{e}: the search cannot be resumed from it (nothing was run; a new search in \
+             another --out spends its own budget)"
+        ))
+    })?;
+    check_journal(plan, &journal).map_err(|e| {
+        refuse(format!(
+            "the journal is not what its own records give ({e}): it was damaged or edited, \
+             and the search cannot be resumed from it (nothing was run)"
+        ))
+    })?;
+    Ok(journal)
+}
+
+/// The saved journal re-derived: the session started from the seed and replayed through its
+/// history must be the saved session at the saved stream position, and every told result
+/// must be what the records give (each recomputed as at its tell: its noise from the seed),
+/// each record belonging to one asked trial, none twice.
+fn check_journal(plan: &Plan, j: &Journal) -> Result<()> {
+    let mut rng = stream(j.seed, &[TUNER_STREAM]);
+    let fresh = start(plan, &mut rng)?;
+    let replayed = j.history.check(fresh, rng, &j.session, j.stream_position)?;
+    let pending: BTreeSet<u64> = replayed.pending().iter().map(|t| t.index).collect();
+    let mut told = BTreeSet::new();
+    for step in &j.history.steps {
+        let Step::Told { index, told: t } = step else {
+            continue;
+        };
+        told.insert(*index);
+        let derived = told_of(plan, j, *index)?;
+        if derived.as_ref() != Some(t) {
+            return Err(Error::Infeasible(format!(
+                "run {index} was told a result its records do not give"
+            )));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for r in &j.runs {
+        if !seen.insert(r.index) {
+            return Err(Error::Infeasible(format!(
+                "run {} is on record twice",
+                r.index
+            )));
+        }
+        if !told.contains(&r.index) {
+            return Err(Error::Infeasible(format!(
+                "run {} is on record but was never told",
+                r.index
+            )));
+        }
+        if r.seed != run_seed(j.seed, r.index) {
+            return Err(Error::Infeasible(format!(
+                "run {}'s seed is not the search's",
+                r.index
+            )));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for r in &j.shard_runs {
+        if !seen.insert((r.trial, r.candidate, r.shard)) {
+            return Err(Error::Infeasible(format!(
+                "shard run {}/{} of candidate {} is on record twice",
+                r.shard, r.trial, r.candidate
+            )));
+        }
+        if !told.contains(&r.trial) && !pending.contains(&r.trial) {
+            return Err(Error::Infeasible(format!(
+                "shard run {}/{} belongs to no trial asked",
+                r.shard, r.trial
+            )));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for r in &j.point_runs {
+        if !seen.insert((r.trial, r.point)) {
+            return Err(Error::Infeasible(format!(
+                "point {} of step {} is on record twice",
+                r.point, r.trial
+            )));
+        }
+        if !told.contains(&r.trial) && !pending.contains(&r.trial) {
+            return Err(Error::Infeasible(format!(
+                "point {} of step {} belongs to no step asked",
+                r.point, r.trial
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn read_search_file(path: &Path) -> Result<String> {
@@ -269,17 +634,6 @@ fn read_search_file(path: &Path) -> Result<String> {
         ));
     }
     std::fs::read_to_string(path).map_err(|e| Error::io(path, e))
-}
-
-fn fingerprint(text: &str, command: &[String]) -> String {
-    use sha2::{Digest, Sha256};
-    let mut h = Sha256::new();
-    h.update(text.as_bytes());
-    for a in command {
-        h.update([0u8]);
-        h.update(a.as_bytes());
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The tuner's session, its first draws (repeat-and-select's K) taken from `rng`.
@@ -309,27 +663,133 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
     }
 }
 
-fn run_dir(out: &Path, index: u64) -> PathBuf {
-    out.join("runs").join(index.to_string())
-}
-
-/// Writes the journal whole and then renames it over the old one: a kill leaves one or the
-/// other, never half of one.
-fn save(path: &Path, journal: &Journal) -> Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string(journal).expect("plain values"))
+/// Writes `bytes` to `path` through a fresh temporary renamed over it: a kill leaves the old
+/// file or the new one, never half of one, and a symbolic link at `path` is replaced, never
+/// followed onto the file it points to.
+pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    // A temporary left by a killed process of the same id, or planted: removed, not followed.
+    match std::fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(Error::io(&tmp, e)),
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
         .map_err(|e| Error::io(&tmp, e))?;
+    f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
+    drop(f);
     std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
 }
 
-/// The tuner stream at the journal's position.
-fn tuner_stream(seed: u64, position: &str) -> Result<ChaCha20Rng> {
-    let mut rng = stream(seed, &[TUNER_STREAM]);
-    let pos: u128 = position
-        .parse()
-        .map_err(|_| Error::Infeasible(format!("journal: bad stream position `{position}`")))?;
-    rng.set_word_pos(pos);
-    Ok(rng)
+fn save(path: &Path, journal: &Journal) -> Result<()> {
+    write_replacing(
+        path,
+        serde_json::to_string(&journal.to_file())
+            .expect("plain values")
+            .as_bytes(),
+    )
+}
+
+/// A fresh name for a run's directory: random, so it says nothing of the run's index.
+fn fresh_name() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+/// The released run's output directory moved to `OUT/released-run`; every other run's
+/// output deleted (or, with `keep_all`, left in the private folder).
+fn keep_only_the_release(layout: &Layout, released: Option<&Record>, keep_all: bool) -> Result<()> {
+    if let Some(r) = released {
+        let from = layout.runs().join(&r.dir);
+        let to = layout.released_run();
+        // Moved before a kill that stopped the end: nothing to move again.
+        if from.is_dir() && std::fs::symlink_metadata(&to).is_err() {
+            std::fs::rename(&from, &to).map_err(|e| Error::io(&to, e))?;
+        }
+    }
+    if keep_all {
+        return Ok(());
+    }
+    let runs = layout.runs();
+    let entries = match std::fs::read_dir(&runs) {
+        Ok(e) => e.collect::<std::io::Result<Vec<_>>>(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| Error::io(&runs, e))?;
+    for entry in entries {
+        let dir = entry.path();
+        let removed = if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            std::fs::remove_dir_all(&dir)
+        } else {
+            std::fs::remove_file(&dir)
+        };
+        removed.map_err(|e| Error::io(&dir, e))?;
+    }
+    Ok(())
+}
+
+/// The files under `dir` (of at most 64 MiB each, 256 MiB in all, links not followed) whose
+/// bytes contain the run's raw score as printed, or rounded to 4, 5 or 6 decimals.
+fn files_with_the_raw_score(dir: &Path, r: &Record) -> Vec<PathBuf> {
+    let Some(x) = r.raw_score else {
+        return Vec::new();
+    };
+    let mut needles: Vec<String> = r.printed.iter().cloned().collect();
+    needles.push(x.to_string());
+    for d in 4..=6 {
+        let t = format!("{x:.d$}");
+        // Short texts (0.5000) are everywhere: only those with three digits that are not 0.
+        if t.chars()
+            .filter(|c| c.is_ascii_digit() && *c != '0')
+            .count()
+            >= 3
+        {
+            needles.push(t);
+        }
+    }
+    needles.retain(|n| n.chars().filter(char::is_ascii_digit).count() >= 3);
+    needles.sort();
+    needles.dedup();
+    let mut found = Vec::new();
+    let mut budget: u64 = 256 << 20;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                let len = e.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+                if len > 64 << 20 || len > budget {
+                    continue;
+                }
+                budget -= len;
+                let Ok(bytes) = std::fs::read(e.path()) else {
+                    continue;
+                };
+                if needles
+                    .iter()
+                    .any(|n| bytes.windows(n.len()).any(|w| w == n.as_bytes()))
+                {
+                    found.push(e.path());
+                }
+            }
+        }
+    }
+    found
 }
 
 /// One command to run: a training run (trial `index`), or candidate `candidate`'s run on
@@ -353,6 +813,7 @@ enum Job {
 
 struct Finished {
     job: Job,
+    dir: String,
     ended: Result<Ended>,
     seconds: f64,
 }
@@ -396,201 +857,230 @@ fn jobs_of(trial: &Trial, journal: &Journal) -> Result<Vec<Job>> {
     })
 }
 
-/// Asks, runs and tells until the session is done, `opts.jobs` commands at a time.
+/// Asks, runs and tells until the session is done, `opts.jobs` commands at a time. On an
+/// error, the runs in flight are stopped, not waited for.
 fn search(
     plan: &Plan,
     argv: &[String],
     opts: &Options,
+    layout: &Layout,
     journal: &mut Journal,
-    journal_path: &Path,
 ) -> Result<()> {
+    let journal_path = layout.journal();
     let seed = journal.seed;
-    let mut rng = tuner_stream(seed, &journal.stream_position)?;
+    let mut rng = stream(seed, &[TUNER_STREAM]);
+    rng.set_word_pos(journal.stream_position);
     // Evaluations asked before a kill and never told run again (what of them is on record,
     // shard runs, is kept).
     let mut queue: VecDeque<Job> = VecDeque::new();
     for t in journal.session.pending().to_vec() {
         queue.extend(jobs_of(&t, journal)?);
-        tell_if_complete(plan, journal, &t)?;
+        tell_if_complete(plan, journal, t.index)?;
     }
     let total = journal.session.planned_runs();
     let done_runs = on_record(journal);
-    // Runs done of how many (fixed before any data was seen); a run's end says nothing of
-    // its score.
+    // Runs done of how many, where the count may be shown (fixed before any data was seen;
+    // a random count is private: shown only with --show-private); a run's end says nothing
+    // of its score.
+    let shown = total.filter(|_| count_is_public(plan) || opts.show_private);
+    if total.is_some() && shown.is_none() && !opts.quiet {
+        eprintln!(
+            "dptune tune: running (no progress count: the number of runs is private; \
+             --show-private shows it)"
+        );
+    }
     let progress = crate::sim::progress::Progress::counting(
         "dptune tune",
         "runs",
-        total.map_or(0, |t| t.saturating_sub(done_runs)),
-        !opts.quiet && total.is_some(),
+        shown.map_or(0, |t| t.saturating_sub(done_runs)),
+        !opts.quiet && shown.is_some(),
     );
     let (sender, receiver) = mpsc::channel::<Finished>();
     let mut running = 0usize;
     std::thread::scope(|scope| -> Result<()> {
-        loop {
-            // Start commands while there are free jobs and the session can say what to run
-            // (asking a session that waits or is done draws nothing).
-            while running < opts.jobs.max(1) && !command::interrupted() {
-                let job = match queue.pop_front() {
-                    Some(j) => j,
-                    None => match journal.session.ask(&mut rng)? {
-                        Next::Run(t) => {
-                            journal.stream_position = rng.get_word_pos().to_string();
-                            save(journal_path, journal)?;
-                            queue.extend(jobs_of(&t, journal)?);
-                            continue;
+        let mut body = || -> Result<()> {
+            loop {
+                // Start commands while there are free jobs and the session can say what to
+                // run (asking a session that waits or is done draws nothing).
+                while running < opts.jobs.max(1) && !command::interrupted() {
+                    let job = match queue.pop_front() {
+                        Some(j) => j,
+                        None => match journal.history.ask(&mut journal.session, &mut rng)? {
+                            Next::Run(t) => {
+                                journal.stream_position = rng.get_word_pos();
+                                save(&journal_path, journal)?;
+                                queue.extend(jobs_of(&t, journal)?);
+                                continue;
+                            }
+                            Next::Done => {
+                                journal.stream_position = rng.get_word_pos();
+                                save(&journal_path, journal)?;
+                                break;
+                            }
+                            Next::Wait => break,
+                        },
+                    };
+                    let trial = journal
+                        .session
+                        .pending()
+                        .iter()
+                        .find(|t| t.index == job_index(job))
+                        .cloned()
+                        .ok_or_else(|| Error::Infeasible("a job of no pending trial".into()))?;
+                    let (point, seed, shard) = match (job, &trial.evaluation) {
+                        (Job::Run { index }, _) => {
+                            (trial.hyper.clone(), run_seed(seed, index), None)
                         }
-                        Next::Wait | Next::Done => break,
-                    },
+                        (
+                            Job::Shard {
+                                index,
+                                candidate,
+                                shard,
+                            },
+                            Evaluation::ShardUtilities { candidates, shards },
+                        ) => (
+                            candidates[candidate].clone(),
+                            shard_seed(seed, index, candidate, shard),
+                            Some((shard, *shards)),
+                        ),
+                        (Job::Point { index, point }, Evaluation::UserLosses { points }) => {
+                            (points[point].clone(), point_seed(seed, index, point), None)
+                        }
+                        _ => {
+                            return Err(Error::Infeasible("a job of another kind of trial".into()))
+                        }
+                    };
+                    let values = plan.space.values(&point)?;
+                    // A fresh directory for every attempt: one a killed attempt left (whose
+                    // processes were stopped) is never reused.
+                    let name = loop {
+                        let n = fresh_name();
+                        if std::fs::symlink_metadata(layout.runs().join(&n)).is_err() {
+                            break n;
+                        }
+                    };
+                    let sender = sender.clone();
+                    let argv = argv.to_vec();
+                    let run = plan.run.clone();
+                    let users = plan.users.as_ref().map(|u| u.count);
+                    let timeout = plan.timeout_s.map(Duration::from_secs_f64);
+                    let (dir, private) = (layout.runs().join(&name), layout.logs().join(&name));
+                    scope.spawn(move || {
+                        let t0 = Instant::now();
+                        let req = command::Request {
+                            seed,
+                            dir,
+                            private,
+                            values: &values,
+                            run: run.as_ref(),
+                            shard,
+                            users,
+                            timeout,
+                        };
+                        let ended = command::run(&argv, &req);
+                        let _ = sender.send(Finished {
+                            job,
+                            dir: name,
+                            ended,
+                            seconds: t0.elapsed().as_secs_f64(),
+                        });
+                    });
+                    running += 1;
+                }
+                if running == 0 {
+                    if command::interrupted() {
+                        return Err(Error::Infeasible(format!(
+                            "interrupted: the {} finished run(s) are in {}; run the same \
+                             command again to resume",
+                            on_record(journal),
+                            journal_path.display()
+                        )));
+                    }
+                    return Ok(());
+                }
+                let f = receiver
+                    .recv()
+                    .map_err(|_| Error::Infeasible("a run's thread stopped".into()))?;
+                running -= 1;
+                // A command that cannot start stops the search; an interrupted run is no
+                // result (it runs again on resuming).
+                let ended = match f.ended? {
+                    Ended::Interrupted => continue,
+                    Ended::Failed(why) => Err(why),
+                    e => Ok(e),
                 };
                 let trial = journal
                     .session
                     .pending()
                     .iter()
-                    .find(|t| t.index == job_index(job))
+                    .find(|t| t.index == job_index(f.job))
                     .cloned()
-                    .ok_or_else(|| Error::Infeasible("a job of no pending trial".into()))?;
-                let (point, dir, seed, shard) = match (job, &trial.evaluation) {
-                    (Job::Run { index }, _) => (
-                        trial.hyper.clone(),
-                        run_dir(&opts.out, index),
-                        run_seed(seed, index),
-                        None,
-                    ),
-                    (
-                        Job::Shard {
-                            index,
-                            candidate,
-                            shard,
-                        },
-                        Evaluation::ShardUtilities { candidates, shards },
-                    ) => (
-                        candidates[candidate].clone(),
-                        opts.out
-                            .join("runs")
-                            .join(format!("{index}-shards/{candidate}-{shard}")),
-                        shard_seed(seed, index, candidate, shard),
-                        Some((shard, *shards)),
-                    ),
-                    (Job::Point { index, point }, Evaluation::UserLosses { points }) => (
-                        points[point].clone(),
-                        opts.out
-                            .join("runs")
-                            .join(format!("{index}-points/{point}")),
-                        point_seed(seed, index, point),
-                        None,
-                    ),
-                    _ => return Err(Error::Infeasible("a job of another kind of trial".into())),
+                    .ok_or_else(|| {
+                        Error::Infeasible("a finished job of no pending trial".into())
+                    })?;
+                let score = |e: std::result::Result<Ended, String>| match e {
+                    Ok(Ended::Score(x, text)) => Ok((x, text)),
+                    Ok(_) => Err("it reported something else than a score".to_string()),
+                    Err(why) => Err(why),
                 };
-                let values = plan.space.values(&point)?;
-                if dir.exists() {
-                    // What a killed attempt left: it never finished, so nothing was used.
-                    std::fs::remove_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
-                }
-                let sender = sender.clone();
-                let argv = argv.to_vec();
-                let run = plan.run.clone();
-                let users = plan.users.as_ref().map(|u| u.count);
-                let timeout = plan.timeout_s.map(Duration::from_secs_f64);
-                scope.spawn(move || {
-                    let t0 = Instant::now();
-                    let req = command::Request {
-                        index: job_index(job),
-                        seed,
-                        dir,
-                        values: &values,
-                        run: run.as_ref(),
-                        shard,
-                        users,
-                        timeout,
-                    };
-                    let ended = command::run(&argv, &req);
-                    let _ = sender.send(Finished {
-                        job,
-                        ended,
-                        seconds: t0.elapsed().as_secs_f64(),
-                    });
-                });
-                running += 1;
-            }
-            if running == 0 {
-                if command::interrupted() {
-                    return Err(Error::Infeasible(format!(
-                        "interrupted: the {} finished run(s) are in {}; run the same command \
-                         again to resume",
-                        on_record(journal),
-                        journal_path.display()
-                    )));
-                }
-                return Ok(());
-            }
-            let f = receiver
-                .recv()
-                .map_err(|_| Error::Infeasible("a run's thread stopped".into()))?;
-            running -= 1;
-            // A command that cannot start stops the search; an interrupted run is no result
-            // (it runs again on resuming).
-            let ended = match f.ended? {
-                Ended::Score(x) => Ok(Ended::Score(x)),
-                Ended::Losses(l) => Ok(Ended::Losses(l)),
-                Ended::Failed(why) => Err(why),
-                Ended::Interrupted => continue,
-            };
-            let trial = journal
-                .session
-                .pending()
-                .iter()
-                .find(|t| t.index == job_index(f.job))
-                .cloned()
-                .ok_or_else(|| Error::Infeasible("a finished job of no pending trial".into()))?;
-            let score = |e: std::result::Result<Ended, String>| match e {
-                Ok(Ended::Score(x)) => Ok(x),
-                Ok(_) => Err("it reported something else than a score".to_string()),
-                Err(why) => Err(why),
-            };
-            match f.job {
-                Job::Run { index } => {
-                    let record = tell(plan, journal, index, trial.hyper, score(ended), f.seconds)?;
-                    journal.runs.push(record);
-                    journal.runs.sort_by_key(|r| r.index);
-                }
-                Job::Shard {
-                    index,
-                    candidate,
-                    shard,
-                } => {
-                    journal.shard_runs.push(shard_record(
-                        plan.score()?,
+                match f.job {
+                    Job::Run { index } => {
+                        let record = run_record(
+                            plan,
+                            journal,
+                            index,
+                            trial.hyper,
+                            f.dir,
+                            score(ended),
+                            f.seconds,
+                        )?;
+                        journal.runs.push(record);
+                        journal.runs.sort_by_key(|r| r.index);
+                    }
+                    Job::Shard {
                         index,
                         candidate,
                         shard,
-                        score(ended),
-                        f.seconds,
-                    ));
-                    tell_if_complete(plan, journal, &trial)?;
+                    } => {
+                        journal.shard_runs.push(shard_record(
+                            plan.score()?,
+                            index,
+                            candidate,
+                            shard,
+                            score(ended).map(|s| s.0),
+                            f.seconds,
+                        ));
+                    }
+                    Job::Point { index, point } => {
+                        let (losses, failure) = match ended {
+                            Ok(Ended::Losses(l)) => (Some(l), None),
+                            Ok(_) => (None, Some("it reported something else than losses".into())),
+                            Err(why) => (None, Some(why)),
+                        };
+                        journal.point_runs.push(PointRecord {
+                            trial: index,
+                            point,
+                            losses,
+                            failure,
+                            seconds: f.seconds,
+                        });
+                    }
                 }
-                Job::Point { index, point } => {
-                    let (losses, failure) = match ended {
-                        Ok(Ended::Losses(l)) => (Some(l), None),
-                        Ok(_) => (None, Some("it reported something else than losses".into())),
-                        Err(why) => (None, Some(why)),
-                    };
-                    journal.point_runs.push(PointRecord {
-                        trial: index,
-                        point,
-                        losses,
-                        failure,
-                        seconds: f.seconds,
-                    });
-                    tell_if_complete(plan, journal, &trial)?;
+                tell_if_complete(plan, journal, trial.index)?;
+                save(&journal_path, journal)?;
+                progress.tick();
+                let on_record = on_record(journal);
+                if opts.stop_after_runs == Some(on_record) {
+                    std::process::exit(3);
                 }
             }
-            save(journal_path, journal)?;
-            progress.tick();
-            let on_record = on_record(journal);
-            if opts.stop_after_runs == Some(on_record) {
-                std::process::exit(3);
-            }
+        };
+        let r = body();
+        if r.is_err() {
+            // The scope waits for every run's thread: stop their runs rather than wait.
+            command::stop_runs();
         }
+        r
     })
 }
 
@@ -619,32 +1109,122 @@ fn shard_record(
         Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
         Err(why) => (None, Some(why)),
     };
-    let utility = raw.map_or(0.0, |x| match s.goal {
-        Goal::Maximize => (x - s.lo) / (s.hi - s.lo),
-        Goal::Minimize => (s.hi - x) / (s.hi - s.lo),
-    });
     ShardRecord {
         trial,
         candidate,
         shard,
         raw_score: raw,
         failure,
-        utility: utility.clamp(0.0, 1.0),
+        utility: utility(s, raw),
         seconds,
     }
 }
 
-/// Tells `trial` its shard utilities, or its users' losses, once every run of it is on record.
-fn tell_if_complete(plan: &Plan, journal: &mut Journal, trial: &Trial) -> Result<()> {
-    if let (Evaluation::UserLosses { points }, Some(users)) = (&trial.evaluation, &plan.users) {
-        // n × b, a row per user; a failed run gives every user the declared loss.
-        let mut m = vec![vec![f64::NAN; points.len()]; users.count];
-        let mut told = vec![false; points.len()];
-        for r in journal.point_runs.iter().filter(|r| r.trial == trial.index) {
+/// A shard run's clipped score mapped to [0, 1] (0 for a failure).
+fn utility(s: &file::ScorePlan, raw: Option<f64>) -> f64 {
+    raw.map_or(0.0, |x| match s.goal {
+        Goal::Maximize => (x - s.lo) / (s.hi - s.lo),
+        Goal::Minimize => (s.hi - x) / (s.hi - s.lo),
+    })
+    .clamp(0.0, 1.0)
+}
+
+/// Tells trial `index` what its records give, once every run of it is on record.
+fn tell_if_complete(plan: &Plan, journal: &mut Journal, index: u64) -> Result<()> {
+    if let Some(told) = told_of(plan, journal, index)? {
+        journal.history.tell(&mut journal.session, index, told)?;
+    }
+    Ok(())
+}
+
+/// What trial `index` is told, from its records: a run's released score (oriented so larger
+/// is better), the shard utilities, or the users' losses (n × b, a row per user; a failed
+/// run gives every user the declared loss); None while a run of it is missing. The one place
+/// a told result is made, at the tell and when a resumed journal is checked.
+fn told_of(plan: &Plan, journal: &Journal, index: u64) -> Result<Option<Told>> {
+    if let Some(r) = journal.runs.iter().find(|r| r.index == index) {
+        let s = plan.score()?;
+        let released = released_score(plan, journal.seed, index, r.raw_score)?;
+        if released.to_bits() != r.released_score.to_bits()
+            || r.raw_score.is_some_and(|x| x != x.clamp(s.lo, s.hi))
+            || r.raw_score.is_some() == r.failure.is_some()
+        {
+            return Err(Error::Infeasible(format!(
+                "run {index}'s record does not agree with itself"
+            )));
+        }
+        return Ok(Some(Told::Score(match s.goal {
+            Goal::Maximize => released,
+            Goal::Minimize => -released,
+        })));
+    }
+    let trial = journal.session.pending().iter().find(|t| t.index == index);
+    let shards: Vec<&ShardRecord> = journal
+        .shard_runs
+        .iter()
+        .filter(|r| r.trial == index)
+        .collect();
+    let points: Vec<&PointRecord> = journal
+        .point_runs
+        .iter()
+        .filter(|r| r.trial == index)
+        .collect();
+    // A trial told already (when checking a journal): its shape from its records alone.
+    let shape = match trial.map(|t| &t.evaluation) {
+        Some(Evaluation::ShardUtilities { candidates, shards }) => {
+            Some((candidates.len(), *shards))
+        }
+        Some(Evaluation::UserLosses { points }) => Some((points.len(), 0)),
+        _ => None,
+    };
+    if !shards.is_empty() {
+        let s = plan.score()?;
+        let (c, k) = match shape {
+            Some(ck) => ck,
+            None => (
+                shards.iter().map(|r| r.candidate + 1).max().unwrap_or(0),
+                shards.iter().map(|r| r.shard + 1).max().unwrap_or(0),
+            ),
+        };
+        let mut a = vec![vec![f64::NAN; k]; c];
+        for r in &shards {
+            let cell = a
+                .get_mut(r.candidate)
+                .and_then(|row| row.get_mut(r.shard))
+                .ok_or_else(|| {
+                    Error::Infeasible(format!(
+                        "trial {index} has no shard run {}/{}",
+                        r.candidate, r.shard
+                    ))
+                })?;
+            if r.utility.to_bits() != utility(s, r.raw_score).to_bits() {
+                return Err(Error::Infeasible(format!(
+                    "shard run {}/{index} of candidate {}: its utility is not its score's",
+                    r.shard, r.candidate
+                )));
+            }
+            *cell = r.utility;
+        }
+        if a.iter().flatten().any(|x| x.is_nan()) {
+            return Ok(None);
+        }
+        return Ok(Some(Told::Utilities(a)));
+    }
+    if !points.is_empty() {
+        let users = plan.users.as_ref().ok_or_else(|| {
+            Error::Infeasible("point runs in a search without validation users".into())
+        })?;
+        let b = match shape {
+            Some((b, _)) => b,
+            None => points.iter().map(|r| r.point + 1).max().unwrap_or(0),
+        };
+        let mut m = vec![vec![f64::NAN; b]; users.count];
+        let mut told = vec![false; b];
+        for r in &points {
             let Some(t) = told.get_mut(r.point) else {
                 return Err(Error::Infeasible(format!(
-                    "journal: step {} has no point {}",
-                    r.trial, r.point
+                    "step {index} has no point {}",
+                    r.point
                 )));
             };
             *t = true;
@@ -656,22 +1236,12 @@ fn tell_if_complete(plan: &Plan, journal: &mut Journal, trial: &Trial) -> Result
                     .unwrap_or(users.failed_loss);
             }
         }
-        if told.iter().all(|&t| t) {
-            journal.session.tell(trial.index, Told::Matrix(m))?;
+        if !told.iter().all(|&t| t) {
+            return Ok(None);
         }
-        return Ok(());
+        return Ok(Some(Told::Matrix(m)));
     }
-    let Evaluation::ShardUtilities { candidates, shards } = &trial.evaluation else {
-        return Ok(());
-    };
-    let mut a = vec![vec![f64::NAN; *shards]; candidates.len()];
-    for r in journal.shard_runs.iter().filter(|r| r.trial == trial.index) {
-        a[r.candidate][r.shard] = r.utility;
-    }
-    if a.iter().flatten().any(|x| x.is_nan()) {
-        return Ok(());
-    }
-    journal.session.tell(trial.index, Told::Utilities(a))
+    Ok(None)
 }
 
 /// The seed handed to candidate `candidate`'s run on shard `shard`.
@@ -693,183 +1263,218 @@ fn run_seed(seed: u64, index: u64) -> u64 {
     stream(seed, &[RUN_SEED_STREAM, index]).next_u64()
 }
 
-/// Tells the session what run `index` released: its score clipped to the range (the worst
-/// end for a failure), oriented so larger is better, with the private score's noise.
-fn tell(
+/// What run `index` releases: its clipped score (the worst end for a failure) with the
+/// private score's noise, on the user's scale.
+fn released_score(plan: &Plan, seed: u64, index: u64, clipped: Option<f64>) -> Result<f64> {
+    let s = plan.score()?;
+    let noise = match s.noise_sd() {
+        Some(sd) => sd * normal(&mut stream(seed, &[SCORE_NOISE_STREAM, index])),
+        None => 0.0,
+    };
+    Ok(clipped.unwrap_or_else(|| s.worst()) + noise)
+}
+
+/// The record of run `index`: its score clipped to the range, or why it failed, and what it
+/// released.
+fn run_record(
     plan: &Plan,
-    journal: &mut Journal,
+    journal: &Journal,
     index: u64,
     point: Vec<f64>,
-    ended: std::result::Result<f64, String>,
+    dir: String,
+    ended: std::result::Result<(f64, String), String>,
     seconds: f64,
 ) -> Result<Record> {
     let s = plan.score()?;
-    let (raw, failure) = match ended {
-        Ok(x) => (Some(x.clamp(s.lo, s.hi)), None),
-        Err(why) => (None, Some(why)),
+    let (raw, printed, failure) = match ended {
+        Ok((x, text)) => (Some(x.clamp(s.lo, s.hi)), Some(text), None),
+        Err(why) => (None, None, Some(why)),
     };
-    let clipped = raw.unwrap_or_else(|| s.worst());
-    let noise = match s.noise_sd() {
-        Some(sd) => sd * normal(&mut stream(journal.seed, &[SCORE_NOISE_STREAM, index])),
-        None => 0.0,
-    };
-    let released = clipped + noise;
-    let told = match s.goal {
-        Goal::Maximize => released,
-        Goal::Minimize => -released,
-    };
-    journal.session.tell(index, Told::Score(told))?;
     Ok(Record {
         index,
         point,
         seed: run_seed(journal.seed, index),
+        dir,
         raw_score: raw,
+        printed,
         failure,
-        released_score: released,
+        released_score: released_score(plan, journal.seed, index, raw)?,
         seconds,
     })
 }
 
-/// The index of the run the outcome released (of equal ones, the first).
-fn released_run(journal: &Journal, outcome: &Outcome) -> Option<u64> {
+/// The record of the run the outcome released: the first run told the released score at the
+/// chosen point.
+fn released_record<'a>(journal: &'a Journal, outcome: &Outcome) -> Option<&'a Record> {
     let chosen = outcome.chosen.as_ref()?;
+    let score = outcome.released_score?;
     journal
         .runs
         .iter()
-        .find(|r| &r.point == chosen)
-        .map(|r| r.index)
+        .find(|r| &r.point == chosen && (r.released_score == score || -r.released_score == score))
 }
 
-/// What the search released and under what guarantee.
-struct Report<'a> {
+/// What a search publishes, and nothing more: the tuner's theorem covers the chosen
+/// hyperparameters, the released score and the released run's own outputs. Never the number
+/// of runs of a tuner whose count is random or data-dependent, never a run's index, never a
+/// time, never a raw or unreleased score.
+struct Release<'a> {
     plan: &'a Plan,
-    journal: &'a Journal,
-    outcome: &'a Outcome,
-    released: Option<u64>,
     command: &'a [String],
-    out: &'a Path,
-    seconds: f64,
+    what: Released,
+    /// The number of runs, where the search file fixed it (see [`count_is_public`]).
+    runs: Option<u64>,
     keep_all: bool,
+    /// Where the private things are.
+    private: PathBuf,
 }
 
-impl Report<'_> {
-    fn chosen_values(&self) -> Option<Vec<(String, space::Value)>> {
-        self.outcome
+/// What was released.
+enum Released {
+    /// A run: its hyperparameters, its score with dptune's noise (as the user reads it), and
+    /// its output directory.
+    Run {
+        values: Vec<(String, space::Value)>,
+        score: f64,
+        output_dir: PathBuf,
+    },
+    /// DP-GIBO's last iterate θ_T, where no run trained.
+    Iterate { values: Vec<(String, space::Value)> },
+    /// The tuner's data-independent outcome: nothing.
+    Nothing,
+}
+
+impl<'a> Release<'a> {
+    fn of(
+        plan: &'a Plan,
+        journal: &Journal,
+        outcome: &Outcome,
+        released: Option<&Record>,
+        opts: &'a Options,
+        layout: &Layout,
+    ) -> Release<'a> {
+        let values = outcome
             .chosen
             .as_ref()
-            .and_then(|c| self.plan.space.values(c).ok())
-    }
-
-    fn released_record(&self) -> Option<&Record> {
-        self.released
-            .and_then(|i| self.journal.runs.iter().find(|r| r.index == i))
-    }
-
-    fn released_score(&self) -> Option<f64> {
-        self.released_record().map(|r| r.released_score)
-    }
-
-    /// Why the released run failed. Its output directory is released, and with it whether
-    /// it failed, so saying so costs nothing more.
-    fn released_failure(&self) -> Option<&str> {
-        self.released_record().and_then(|r| r.failure.as_deref())
+            .and_then(|c| plan.space.values(c).ok());
+        let what = match (values, released) {
+            (Some(values), Some(r)) => Released::Run {
+                values,
+                score: r.released_score,
+                output_dir: layout.released_run(),
+            },
+            (Some(values), None) if plan.users.is_some() => Released::Iterate { values },
+            _ => Released::Nothing,
+        };
+        Release {
+            plan,
+            command: &opts.command,
+            what,
+            runs: public_count(plan, journal.session.planned_runs()),
+            keep_all: opts.keep_all,
+            private: layout.private(),
+        }
     }
 
     fn words(&self) -> String {
         let p = self.plan;
-        let seed = match p.seed {
-            Some(s) => format!(
-                "seed {s}, set in the search file: whoever knows it can recompute the noise, so \
-                 leave it out for a release you share"
+        let seed = match (p.seed, &p.guarantee) {
+            (Some(s), Some(_)) => format!(
+                "seed {s}, set in the search file: whoever knows it can recompute dptune's \
+                 noise and draws, so leave it out for a release you share"
             ),
-            None => "a secret seed, kept in the journal".into(),
+            (Some(s), None) => format!("seed {s}, set in the search file"),
+            (None, _) => "a secret seed, kept in the private journal".into(),
         };
         let mut lines = vec![format!(
             "dptune tune: {} over `{}` ({seed}).",
             p.selector.label(),
             self.command.join(" "),
         )];
-        match (self.chosen_values(), self.released) {
-            (Some(values), Some(i)) => {
-                lines.push(format!("Released: run {i}, with"));
-                for (name, v) in values {
-                    lines.push(format!("  {name} = {}", value_text(&v)));
-                }
-                if let Some(s) = self.released_score() {
-                    let noised = if p.score.as_ref().is_some_and(|s| s.private.is_some()) {
-                        ", with dptune's noise"
-                    } else {
-                        ""
-                    };
-                    lines.push(format!("  score = {}{noised}", fmt_num(s)));
-                }
-                if let Some(why) = self.released_failure() {
-                    lines.push(format!(
-                        "  Warning: this run FAILED ({why}), so it was scored as the worst \
-                         score. If every run fails the same way (a missing package or file), fix \
-                         the command and start a new search: this one resumes as it is from {} \
-                         (delete it or pass another --out), and the new search's cost comes on \
-                         top of this one's.",
-                        self.out.display()
-                    ));
-                }
-                if !self.keep_all {
-                    lines.push(format!(
-                        "  its output directory: {}",
-                        run_dir(self.out, i).display()
-                    ));
-                }
+        let hyper = |lines: &mut Vec<String>, values: &[(String, space::Value)]| {
+            for (name, v) in values {
+                lines.push(format!("  {name} = {}", value_text(v)));
             }
-            (Some(values), None) if p.users.is_some() => {
+        };
+        match &self.what {
+            Released::Run {
+                values,
+                score,
+                output_dir,
+            } => {
+                lines.push("Released: the chosen run's hyperparameters,".into());
+                hyper(&mut lines, values);
+                let noised = if p.score.as_ref().is_some_and(|s| s.private.is_some()) {
+                    ", with dptune's noise"
+                } else {
+                    ""
+                };
+                lines.push(format!("  score = {}{noised}", fmt_num(*score)));
+                lines.push(format!("  its output directory: {}", output_dir.display()));
+            }
+            Released::Iterate { values } => {
                 lines.push(
                     "Released: DP-GIBO's last iterate θ_T (no run trained there: train your \
                      final model at it), with"
                         .into(),
                 );
-                for (name, v) in values {
-                    lines.push(format!("  {name} = {}", value_text(&v)));
-                }
+                hyper(&mut lines, values);
             }
-            _ => lines.push(
+            Released::Nothing => lines.push(
                 "Released: nothing (the tuner's data-independent outcome: it drew no run, \
                  or halted)"
                     .into(),
             ),
         }
-        lines.extend(plan_words(p, self.journal.session.planned_runs()));
+        lines.extend(plan_words(p, self.runs));
+        if p.guarantee.is_some() && !count_is_public(p) {
+            lines.push(HIDDEN_COUNT.into());
+        }
         lines.push(if p.users.is_some() && !self.keep_all {
-            "Every run's output was deleted (DP-GIBO releases θ_T, no run's output); the \
-             users' losses are in the journal, private, never printed (--show-private prints \
-             a summary of them: what it prints is not covered)."
-                .to_string()
+            "Every run's output was deleted (DP-GIBO releases θ_T, no run's output).".to_string()
         } else if self.keep_all {
-            "Warning: --keep-all kept every run's output directory; the unreleased ones \
-             are not covered by the guarantee."
+            "Warning: --keep-all kept the other runs' output directories, in the private \
+             folder's runs/: they are not covered by the guarantee."
                 .to_string()
         } else {
-            "The other runs' outputs were deleted; their scores (and any failures) are in the \
-             journal, private, never printed (--show-private prints them: what it prints is not \
-             covered)."
-                .to_string()
+            "The other runs' outputs were deleted.".to_string()
         });
+        lines.push(format!(
+            "Everything else (the number of runs, every run's score, failure, log and time) \
+             is private, in {}: not covered by the guarantee, never printed (--show-private \
+             prints it, for you, not for publication).",
+            self.private.display()
+        ));
         lines.join("\n")
     }
 
     fn json(&self) -> serde_json::Value {
         let p = self.plan;
-        let chosen = self.chosen_values().map(|vals| {
-            vals.into_iter()
-                .map(|(k, v)| (k, serde_json::to_value(v).expect("plain values")))
+        let map = |values: &[(String, space::Value)]| {
+            values
+                .iter()
+                .map(|(k, v)| (k.clone(), serde_json::to_value(v).expect("plain values")))
                 .collect::<serde_json::Map<_, _>>()
-        });
+        };
+        let released = match &self.what {
+            Released::Run {
+                values,
+                score,
+                output_dir,
+            } => serde_json::json!({
+                "kind": "run",
+                "hyperparameters": map(values),
+                "score": score,
+                "output_dir": output_dir,
+            }),
+            Released::Iterate { values } => serde_json::json!({
+                "kind": "iterate",
+                "hyperparameters": map(values),
+            }),
+            Released::Nothing => serde_json::json!({ "kind": "nothing" }),
+        };
         serde_json::json!({
-            "released": {
-                "run": self.released,
-                "hyperparameters": chosen,
-                "score": self.released_score(),
-                "failure": self.released_failure(),
-                "output_dir": self.released.filter(|_| !self.keep_all).map(|i| run_dir(self.out, i)),
-            },
+            "released": released,
             "privacy": p.guarantee.as_ref().map(|g| serde_json::json!({
                 "epsilon": g.epsilon,
                 "delta": g.delta,
@@ -878,7 +1483,7 @@ impl Report<'_> {
                 "calibrated": p.calibrated.map(|(f, v)| serde_json::json!({"field": f, "value": v})),
             })),
             "tuner": p.selector.label(),
-            "runs": self.journal.session.planned_runs(),
+            "runs": self.runs,
             // A secret seed stays in the journal.
             "seed": p.seed,
         })
@@ -993,14 +1598,32 @@ fn ended_text(raw_score: Option<f64>, failure: Option<&str>) -> String {
     }
 }
 
-/// Every run's score and failure: only with `--show-private`.
-fn private_table(plan: &Plan, journal: &Journal) -> String {
+/// Everything private: only with `--show-private`.
+fn private_table(plan: &Plan, journal: &Journal, released: Option<&Record>) -> String {
     let mut lines = vec![
         String::new(),
-        "PRIVATE (--show-private): every run, released or not. What follows is not covered by \
+        "PRIVATE (--show-private): for you, not for publication; nothing below is covered by \
          the privacy guarantee."
             .to_string(),
     ];
+    if let Some(k) = journal.session.planned_runs() {
+        lines.push(format!("  runs: {k}"));
+    }
+    if let Some(r) = released {
+        lines.push(format!("  released: run {}", r.index));
+        if let Some(why) = &r.failure {
+            lines.push(format!(
+                "  Warning: the released run FAILED ({why}), so it was scored as the worst \
+                 score. If every run fails the same way (a missing package or file), fix the \
+                 command and start a new search in another --out: the new search's cost comes \
+                 on top of this one's."
+            ));
+        }
+    }
+    let seconds: f64 = journal.runs.iter().map(|r| r.seconds).sum::<f64>()
+        + journal.shard_runs.iter().map(|r| r.seconds).sum::<f64>()
+        + journal.point_runs.iter().map(|r| r.seconds).sum::<f64>();
+    lines.push(format!("  time in runs: {seconds:.1} s"));
     for r in &journal.runs {
         let values = plan
             .space
