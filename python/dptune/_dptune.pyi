@@ -45,6 +45,8 @@ def session_ask(handle: Any) -> Tuple[Any, ...]:
 def session_tell(handle: Any, index: int, value: Any, kind: str = 'score') -> None:
     """Tells pending evaluation `index` its value: kind 'score' (a number), 'utilities'
     (candidates × shards), 'matrix' (users × points); a failed tell changes nothing."""
+def session_pending(handle: Any) -> List[Tuple[Any, ...]]:
+    """The evaluations asked and not yet told, each as `session_ask` gives it."""
 def session_save(handle: Any) -> Tuple[str, str, int, int]:
     """(the state as JSON, the history of its asks and tells as JSON, the seed, the stream's
     word position)."""

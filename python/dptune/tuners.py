@@ -375,12 +375,15 @@ class Tuner:
                                                self._declarations)
         return self._handle
 
+    def _sub_trial(self, ev: _Evaluation, sub: int, number: int) -> Trial:
+        hyper, extra = ev.subs[sub]
+        kind = {"train": self._train_kind, "shards": "shard", "losses": "losses", "gain": "gain"}[ev.kind]
+        return Trial(self, number, hyper, kind, **extra)
+
     def _trial(self, ev: _Evaluation) -> Trial:
         sub = ev.asked
         ev.asked += 1
-        hyper, extra = ev.subs[sub]
-        kind = {"train": self._train_kind, "shards": "shard", "losses": "losses", "gain": "gain"}[ev.kind]
-        t = Trial(self, self._next_number, hyper, kind, **extra)
+        t = self._sub_trial(ev, sub, self._next_number)
         self._next_number += 1
         self._pending[t.number] = t
         self._where[t.number] = (ev.index, sub)
@@ -519,28 +522,53 @@ class Tuner:
         if self.trials or self._handle is not None:
             raise ValueError("invalid state: load into a fresh tuner (this one has started its session)")
         stream = d["stream"]
-        self._handle = _dptune.session_load(self._spec, self._space.encoded, self._run_encoded, stream["seed"],
-                                            self._declarations, d["session"], d["history"], stream["position"])
-        self._seed = stream["seed"]
-        self._next_number = d["next_number"]
-        self._done = d["done"]
-        for e in d["evaluations"]:
-            payload = e["payload"]
-            if e["kind"] == "shards":
-                payload = (payload[0], payload[1])
-            ev = _Evaluation(e["index"], e["kind"], e["hyper"], payload)
+        handle = _dptune.session_load(self._spec, self._space.encoded, self._run_encoded, stream["seed"],
+                                      self._declarations, d["session"], d["history"], stream["position"])
+        # The runs still to be made are the checked session's, each split into its trials as
+        # when first asked: a saved evaluation or trial that differs is refused.
+        evaluations = {p[1]: _Evaluation(p[1], p[4], p[2], p[5]) for p in _dptune.session_pending(handle)}
+        saved = {e["index"]: e for e in d["evaluations"]}
+        if sorted(saved) != sorted(evaluations):
+            raise ValueError(f"invalid state: evaluations {sorted(saved)} saved as pending, where the session's "
+                             f"history gives {sorted(evaluations)}")
+        for index, ev in evaluations.items():
+            e = saved[index]
+            if json.dumps([e["kind"], e["hyper"], e["payload"]]) != json.dumps([ev.kind, ev.hyper, ev.payload]):
+                raise ValueError(f"invalid state: evaluation {index} is saved as asking for other runs than the "
+                                 "session's history gives")
             ev.asked = e["asked"]
             ev.values = {k: v for k, v in e["values"]}
-            self._evaluations[ev.index] = ev
+        if [r["number"] for r in d["trials"]] != list(range(d["next_number"])):
+            raise ValueError("invalid state: the saved trials are not numbered 0, 1, … in order")
+        trials = []
         for r in d["trials"]:
-            t = Trial(self, r["number"], r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"])
-            self.trials.append(t)
-            self._where[t.number] = (r["index"], r["sub"])
-            if r["told"]:
+            saved_trial = Trial(self, r["number"], r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"])
+            if not r["told"]:
+                ev = evaluations.get(r["index"])
+                if ev is None or not 0 <= r["sub"] < ev.asked or r["sub"] in ev.values:
+                    raise ValueError(f"invalid state: trial {r['number']} is saved as pending, but its evaluation "
+                                     "is not")
+                t = self._sub_trial(ev, r["sub"], r["number"])
+                if [t.hyper, t.kind, t.candidate, t.shard, t.shards] != [
+                        saved_trial.hyper, saved_trial.kind, saved_trial.candidate, saved_trial.shard,
+                        saved_trial.shards]:
+                    raise ValueError(f"invalid state: trial {r['number']} is saved with other params than the "
+                                     "session's history gives")
+            else:
+                t = saved_trial
                 t.value = r["value"]
                 if not isinstance(t.value, list):
                     t.score = t.value
-            else:
+            trials.append((t, r))
+        self._handle = handle
+        self._seed = stream["seed"]
+        self._next_number = d["next_number"]
+        self._done = d["done"]
+        self._evaluations = evaluations
+        for t, r in trials:
+            self.trials.append(t)
+            self._where[t.number] = (r["index"], r["sub"])
+            if not r["told"]:
                 self._pending[t.number] = t
                 self._again.append(t)
         return self

@@ -30,7 +30,7 @@ use dptune::pareto::dpareto::{Acquisition, DparetoOptions, FrontSearch, Observat
 use dptune::pareto::space::Dimension;
 use dptune::pareto::{pareto_front, Objectives};
 use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
-use dptune::session::{Evaluation, History, Next, Session, Told};
+use dptune::session::{Evaluation, History, Next, Session, Told, Trial};
 use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
 use dptune::tuners::papernot_steinke::PapernotSteinke;
@@ -428,6 +428,43 @@ fn session_stream(seed: u64, position: u64) -> rand_chacha::ChaCha20Rng {
     let mut rng = dptune::rng::stream(seed, &[]);
     rng.set_word_pos(u128::from(position));
     rng
+}
+
+/// A trial as `session_ask` gives it: ('run', index, hyper, what, kind, payload).
+fn run_tuple(py: Python<'_>, trial: &Trial) -> PyResult<Py<PyAny>> {
+    let hyper = PyList::new(py, &trial.hyper)?;
+    let (kind, payload) = match &trial.evaluation {
+        Evaluation::Train => ("train", py.None()),
+        Evaluation::ShardUtilities { candidates, shards } => (
+            "shards",
+            (candidates.clone(), *shards)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        ),
+        Evaluation::UserLosses { points } => (
+            "losses",
+            points.clone().into_pyobject(py)?.into_any().unbind(),
+        ),
+        Evaluation::ValidationGain => ("gain", py.None()),
+        other => {
+            return Err(value_error(format!(
+                "this session asks for {}, which the Python layer cannot give",
+                other.what()
+            )))
+        }
+    };
+    Ok((
+        "run",
+        trial.index,
+        hyper,
+        trial.evaluation.what(),
+        kind,
+        payload,
+    )
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -910,41 +947,7 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             } = &mut *s;
             let py = a.py();
             Ok(match history.ask(state, rng).map_err(err)? {
-                Next::Run(trial) => {
-                    let hyper = PyList::new(py, &trial.hyper)?;
-                    let (kind, payload) = match &trial.evaluation {
-                        Evaluation::Train => ("train", py.None()),
-                        Evaluation::ShardUtilities { candidates, shards } => (
-                            "shards",
-                            (candidates.clone(), *shards)
-                                .into_pyobject(py)?
-                                .into_any()
-                                .unbind(),
-                        ),
-                        Evaluation::UserLosses { points } => (
-                            "losses",
-                            points.clone().into_pyobject(py)?.into_any().unbind(),
-                        ),
-                        Evaluation::ValidationGain => ("gain", py.None()),
-                        other => {
-                            return Err(value_error(format!(
-                                "this session asks for {}, which the Python layer cannot give",
-                                other.what()
-                            )))
-                        }
-                    };
-                    (
-                        "run",
-                        trial.index,
-                        hyper,
-                        trial.evaluation.what(),
-                        kind,
-                        payload,
-                    )
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind()
-                }
+                Next::Run(trial) => run_tuple(py, &trial)?,
                 Next::Wait => ("wait",).into_pyobject(py)?.into_any().unbind(),
                 Next::Done => ("done",).into_pyobject(py)?.into_any().unbind(),
             })
@@ -1011,6 +1014,21 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         },
     )?;
 
+    add(
+        &m,
+        c"session_pending",
+        c"session_pending(handle) -> [('run', index, hyper, what, kind, payload)], the evaluations asked and not yet told",
+        |a, _| -> PyResult<Vec<Py<PyAny>>> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let s = lock(s)?;
+            s.state
+                .pending()
+                .iter()
+                .map(|t| run_tuple(a.py(), t))
+                .collect()
+        },
+    )?;
     add(
         &m,
         c"session_save",

@@ -84,7 +84,7 @@ def test_an_edited_k_is_refused_naming_it():
     _refused(forged, rf"best-of\.k: saved 40, where the history gives {k}\b")
 
 
-def test_an_edited_best_score_is_refused_and_never_released():
+def test_an_edited_best_score_is_refused():
     state = _saved()
     forged = _forged(state, _edit_session(lambda s: s["best-of"]["best"].__setitem__(2, 0.999)))
     _refused(forged, r"best-of\.best\[2\]: saved 0\.999, where the history gives ")
@@ -184,3 +184,24 @@ def test_a_state_an_older_dptune_saved_is_refused_as_unchecked():
         del d[field]
     d["version"] = 1
     _refused(json.dumps(d), "saved by an older dptune .* cannot be checked")
+
+
+def test_a_pending_trial_saved_with_other_params_is_refused():
+    # Saved with one trial asked and not reported: after the resume the user is asked to run
+    # the session's own candidate, never one the file names instead.
+    t = helpers.make("papernot_steinke", 20261128)
+    t.ask().report(0.5)
+    held = t.ask()
+    state = t.save()
+    again = tuners.Tuner.resume(state).ask()
+    assert (again.number, again.hyper) == (held.number, held.hyper)
+
+    def move(d):
+        d["trials"][held.number]["hyper"] = [0.5, 0.5]
+        (e,) = d["evaluations"]
+        e["hyper"] = [0.5, 0.5]
+    _refused(_forged(state, move), "evaluation 1 is saved as asking for other runs than the session's history gives")
+    _refused(_forged(state, lambda d: d["trials"][held.number].__setitem__("hyper", [0.5, 0.5])),
+             "trial 1 is saved with other params than the session's history gives")
+    _refused(_forged(state, lambda d: d.__setitem__("evaluations", [])),
+             r"evaluations \[\] saved as pending, where the session's history gives \[1\]")
