@@ -710,6 +710,33 @@ mod history_tests {
     }
 
     #[test]
+    fn a_state_is_compared_as_saved() {
+        // DP-GD keeps its last step's diagnostics unsaved: the replayed session holds them, the
+        // state read back does not, and it is still the state its history gives.
+        use crate::gibo::{DpGdConfig, GiboSession, StepRule};
+        let cfg = DpGdConfig {
+            mu: 1.0,
+            steps: 3,
+            clip: 1.0,
+            step_rule: StepRule::Sgd { eta: 0.1 },
+            theta0: None,
+        };
+        let domain = [(0.0, 1.0), (0.0, 1.0)];
+        let gd = GiboSession::gd(cfg, &domain, 4, &mut stream(5, &[])).unwrap();
+        let start = State::Gibo(Box::new(gd));
+        let (mut s, mut rng, mut h) = (start.clone(), stream(6, &[]), History::default());
+        let Next::Run(t) = h.ask(&mut s, &mut rng).unwrap() else {
+            panic!("DP-GD asks for its first gradients")
+        };
+        h.tell(&mut s, t.index, Told::Matrix(vec![vec![0.1, -0.2]; 4]))
+            .unwrap();
+        let read: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_ne!(read, s, "the test needs a session with unsaved fields");
+        let pos = rng.get_word_pos();
+        assert_eq!(h.check(start, stream(6, &[]), &read, pos).unwrap(), s);
+    }
+
+    #[test]
     fn a_threshold_tuners_halt_is_a_step() {
         // Halts at once with probability 1: the coin is drawn and the ask says Done.
         let start = State::Threshold(Threshold::new(Space::UnitBox { dim: 1 }, 0.5, 1.0));
