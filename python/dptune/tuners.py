@@ -542,20 +542,18 @@ class Tuner:
             raise ValueError("invalid state: the saved trials are not numbered 0, 1, … in order")
         trials = []
         for r in d["trials"]:
-            saved_trial = Trial(self, r["number"], r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"])
+            fields = [r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"]]
             if not r["told"]:
                 ev = evaluations.get(r["index"])
                 if ev is None or not 0 <= r["sub"] < ev.asked or r["sub"] in ev.values:
                     raise ValueError(f"invalid state: trial {r['number']} is saved as pending, but its evaluation "
                                      "is not")
                 t = self._sub_trial(ev, r["sub"], r["number"])
-                if [t.hyper, t.kind, t.candidate, t.shard, t.shards] != [
-                        saved_trial.hyper, saved_trial.kind, saved_trial.candidate, saved_trial.shard,
-                        saved_trial.shards]:
+                if [t.hyper, t.kind, t.candidate, t.shard, t.shards] != fields:
                     raise ValueError(f"invalid state: trial {r['number']} is saved with other params than the "
                                      "session's history gives")
             else:
-                t = saved_trial
+                t = Trial(self, r["number"], *fields)
                 t.value = r["value"]
                 if not isinstance(t.value, list):
                     t.score = t.value
