@@ -529,8 +529,10 @@ impl History {
     }
 
     /// `saved` (a session state read back, with its stream at word `position`) checked
-    /// against this history replayed from `start` and `rng`, as JSON: the replayed session
-    /// when they agree, else an error naming the first difference.
+    /// against this history replayed from `start` and `rng`: the replayed session when they
+    /// agree, else an error naming the first difference. Compared as saved (their JSON): what
+    /// a session does not save (DP-GIBO's and GP-UCB's last-step diagnostics) is no part of
+    /// its state, so a replayed session that holds it still equals the state read back.
     pub fn check<S: Session + Serialize>(
         &self,
         start: S,
@@ -539,14 +541,15 @@ impl History {
         position: u128,
     ) -> Result<S> {
         let replayed = self.replay(start, &mut rng)?;
-        // Compared as saved (JSON): a state read back is its JSON, and a NaN a session keeps
-        // for "none yet" is never equal to itself.
-        let json = |s: &S| serde_json::to_value(s).unwrap_or(serde_json::Value::Null);
-        let (saved, derived) = (json(saved), json(&replayed));
-        if saved != derived {
+        let json = |s: &S| {
+            serde_json::to_value(s)
+                .map_err(|e| Error::Infeasible(format!("a session state as JSON: {e}")))
+        };
+        let (saved_json, replayed_json) = (json(saved)?, json(&replayed)?);
+        if saved_json != replayed_json {
             return Err(Error::Infeasible(format!(
                 "the saved state is not what its recorded history gives: {}",
-                first_difference("", &saved, &derived)
+                first_difference("", &saved_json, &replayed_json)
             )));
         }
         if rng.get_word_pos() != position {
@@ -704,6 +707,33 @@ mod history_tests {
         let mut cut = h.clone();
         cut.steps.remove(0);
         assert!(cut.replay(best_of(5), &mut stream(7, &[1])).is_err());
+    }
+
+    #[test]
+    fn a_state_is_compared_as_saved() {
+        // DP-GD keeps its last step's diagnostics unsaved: the replayed session holds them, the
+        // state read back does not, and it is still the state its history gives.
+        use crate::gibo::{DpGdConfig, GiboSession, StepRule};
+        let cfg = DpGdConfig {
+            mu: 1.0,
+            steps: 3,
+            clip: 1.0,
+            step_rule: StepRule::Sgd { eta: 0.1 },
+            theta0: None,
+        };
+        let domain = [(0.0, 1.0), (0.0, 1.0)];
+        let gd = GiboSession::gd(cfg, &domain, 4, &mut stream(5, &[])).unwrap();
+        let start = State::Gibo(Box::new(gd));
+        let (mut s, mut rng, mut h) = (start.clone(), stream(6, &[]), History::default());
+        let Next::Run(t) = h.ask(&mut s, &mut rng).unwrap() else {
+            panic!("DP-GD asks for its first gradients")
+        };
+        h.tell(&mut s, t.index, Told::Matrix(vec![vec![0.1, -0.2]; 4]))
+            .unwrap();
+        let read: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_ne!(read, s, "the test needs a session with unsaved fields");
+        let pos = rng.get_word_pos();
+        assert_eq!(h.check(start, stream(6, &[]), &read, pos).unwrap(), s);
     }
 
     #[test]

@@ -45,10 +45,16 @@ def session_ask(handle: Any) -> Tuple[Any, ...]:
 def session_tell(handle: Any, index: int, value: Any, kind: str = 'score') -> None:
     """Tells pending evaluation `index` its value: kind 'score' (a number), 'utilities'
     (candidates × shards), 'matrix' (users × points); a failed tell changes nothing."""
-def session_save(handle: Any) -> Tuple[str, int, int]:
-    """(the state as JSON, the seed, the stream's word position)."""
-def session_load(state: str, seed: int, position: int) -> Any:
-    """A session's handle from a saved state, its stream at `position` of the stream of `seed`."""
+def session_pending(handle: Any) -> List[Tuple[Any, ...]]:
+    """The evaluations asked and not yet told, each as `session_ask` gives it."""
+def session_save(handle: Any) -> Tuple[str, str, int, int]:
+    """(the state as JSON, the history of its asks and tells as JSON, the seed, the stream's
+    word position)."""
+def session_load(tuner: Tuple[Any, ...], space: Any, run: Optional[Event], seed: int,
+                 declarations: Optional[dict], state: str, history: str, position: int) -> Any:
+    """A session's handle from a saved state, its stream at `position` of the stream of `seed`;
+    ValueError (naming the first difference) unless the session `session_new` makes from the
+    same arguments, taken through `history`, is `state` with its stream at `position`."""
 def session_finish(handle: Any) -> Tuple[Optional[List[float]], Optional[float], int, bool]:
     """(chosen, released score, runs, fallback) once the session is done."""
 def session_info(handle: Any) -> Tuple[Optional[int], List[int], str]:

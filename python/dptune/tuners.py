@@ -221,6 +221,7 @@ class _Evaluation:
 
 
 _STATE_KIND = "dptune.tuners state"
+_STATE_VERSION = 2  # 2: with the session's history and a checksum
 
 
 def _json_of(x):
@@ -242,14 +243,38 @@ def _json_of(x):
     raise TypeError(f"{type(x).__name__} is not JSON")
 
 
-def _read_state(state: str, kind: str, saver: str) -> dict:
-    """The dict of a saved state of ``kind``; a clear error for any other text."""
+def _checksum(d: dict) -> str:
+    """SHA-256 of a saved state's fields (all but the checksum), in one canonical JSON text: a
+    float reads back as the float it was, so the text, and the sum, are the same on reading."""
+    body = {k: v for k, v in d.items() if k != "checksum"}
+    return "sha256:" + hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _sealed(d: dict) -> str:
+    """A state's JSON text, with its checksum."""
+    return json.dumps({**d, "checksum": _checksum(d)})
+
+
+def _read_state(state: str, kind: str, saver: str, version: int = 1) -> dict:
+    """The dict of a saved state of ``kind``; a clear error for any other text. From version 2
+    on a state carries its checksum: one that does not match is refused, and so is an older
+    state, which has none (and no history to check it by)."""
     try:
         d = json.loads(state)
     except (TypeError, ValueError):
         raise ValueError(f"invalid state: must be the JSON text {saver} returned") from None
-    if not isinstance(d, dict) or d.get("kind") != kind or d.get("version") != 1:
-        raise ValueError(f"invalid state: must be the JSON text {saver} returned (version 1)")
+    if not isinstance(d, dict) or d.get("kind") != kind:
+        raise ValueError(f"invalid state: must be the JSON text {saver} returned (version {version})")
+    saved = d.get("version")
+    if version > 1 and isinstance(saved, int) and not isinstance(saved, bool) and 1 <= saved < version:
+        raise ValueError(f"invalid state: saved by an older dptune (version {saved}, without the history of "
+                         "its asks and tells or a checksum), so it cannot be checked and is not resumed; a new "
+                         "tuning adds its privacy cost to that of the runs already made")
+    if saved != version:
+        raise ValueError(f"invalid state: must be the JSON text {saver} returned (version {version})")
+    if version > 1 and d.get("checksum") != _checksum(d):
+        raise ValueError("invalid state: damaged or edited: checksum mismatch")
     return d
 
 
@@ -350,12 +375,15 @@ class Tuner:
                                                self._declarations)
         return self._handle
 
+    def _sub_trial(self, ev: _Evaluation, sub: int, number: int) -> Trial:
+        hyper, extra = ev.subs[sub]
+        kind = {"train": self._train_kind, "shards": "shard", "losses": "losses", "gain": "gain"}[ev.kind]
+        return Trial(self, number, hyper, kind, **extra)
+
     def _trial(self, ev: _Evaluation) -> Trial:
         sub = ev.asked
         ev.asked += 1
-        hyper, extra = ev.subs[sub]
-        kind = {"train": self._train_kind, "shards": "shard", "losses": "losses", "gain": "gain"}[ev.kind]
-        t = Trial(self, self._next_number, hyper, kind, **extra)
+        t = self._sub_trial(ev, sub, self._next_number)
         self._next_number += 1
         self._pending[t.number] = t
         self._where[t.number] = (ev.index, sub)
@@ -456,9 +484,11 @@ class Tuner:
         """The tuner's state as JSON text: the session, its random stream (seed, stream, word
         position) and every trial asked so far with what was reported. :meth:`load` or
         :meth:`resume` continue from it, in this process or another, with exactly the draws an
-        uninterrupted run makes. **The state is private**: it holds the seed (whoever knows it
-        can recompute the tuner's draws) and every reported value."""
-        session, seed, position = _dptune.session_save(self._session())
+        uninterrupted run makes. It also holds the history of every ask and tell and a checksum:
+        a resume re-derives the session from the seed and the history and refuses a state they
+        do not give. **The state is private**: it holds the seed (whoever knows it can
+        recompute the tuner's draws) and every reported value."""
+        session, history, seed, position = _dptune.session_save(self._session())
         trials = [{"number": t.number, "kind": t.kind, "hyper": t.hyper, "candidate": t.candidate,
                    "shard": t.shard, "shards": t.shards, "index": self._where[t.number][0],
                    "sub": self._where[t.number][1], "told": t.number not in self._pending, "value": t.value}
@@ -466,21 +496,25 @@ class Tuner:
         evaluations = [{"index": ev.index, "kind": ev.kind, "hyper": ev.hyper, "payload": ev.payload,
                         "asked": ev.asked, "values": [[k, v] for k, v in sorted(ev.values.items())]}
                        for ev in self._evaluations.values()]
-        return json.dumps({
-            "kind": _STATE_KIND, "version": 1, "fingerprint": self._fingerprint, "tuner": self._rebuild,
-            "session": session, "stream": {"seed": seed, "path": [], "position": position},
+        return _sealed({
+            "kind": _STATE_KIND, "version": _STATE_VERSION, "fingerprint": self._fingerprint,
+            "tuner": self._rebuild, "session": session, "history": history,
+            "stream": {"seed": seed, "path": [], "position": position},
             "next_number": self._next_number, "done": self._done,
             "evaluations": evaluations, "trials": trials,
         })
 
     @staticmethod
     def _read(state: str) -> dict:
-        return _read_state(state, _STATE_KIND, "Tuner.save()")
+        return _read_state(state, _STATE_KIND, "Tuner.save()", _STATE_VERSION)
 
     def load(self, state: str) -> "Tuner":
         """Continues from ``state`` (:meth:`save`'s text) on this tuner, which must be fresh
         (nothing asked yet) and made with the same arguments (its seed is replaced by the
-        saved one). Trials pending at the save are asked again first. Returns the tuner."""
+        saved one). Trials pending at the save are asked again first. Returns the tuner.
+        Raises ValueError, naming the first difference, unless the session started afresh and
+        taken through the saved history is the saved session (its K, best run, counters and
+        stream position)."""
         d = self._read(state)
         if d["fingerprint"] != self._fingerprint:
             raise ValueError("invalid state: saved by a tuner made with other arguments (tuner, space, run, "
@@ -488,27 +522,51 @@ class Tuner:
         if self.trials or self._handle is not None:
             raise ValueError("invalid state: load into a fresh tuner (this one has started its session)")
         stream = d["stream"]
-        self._handle = _dptune.session_load(d["session"], stream["seed"], stream["position"])
-        self._seed = stream["seed"]
-        self._next_number = d["next_number"]
-        self._done = d["done"]
-        for e in d["evaluations"]:
-            payload = e["payload"]
-            if e["kind"] == "shards":
-                payload = (payload[0], payload[1])
-            ev = _Evaluation(e["index"], e["kind"], e["hyper"], payload)
+        handle = _dptune.session_load(self._spec, self._space.encoded, self._run_encoded, stream["seed"],
+                                      self._declarations, d["session"], d["history"], stream["position"])
+        # The runs still to be made are the checked session's, each split into its trials as
+        # when first asked: a saved evaluation or trial that differs is refused.
+        evaluations = {p[1]: _Evaluation(p[1], p[4], p[2], p[5]) for p in _dptune.session_pending(handle)}
+        saved = {e["index"]: e for e in d["evaluations"]}
+        if sorted(saved) != sorted(evaluations):
+            raise ValueError(f"invalid state: evaluations {sorted(saved)} saved as pending, where the session's "
+                             f"history gives {sorted(evaluations)}")
+        for index, ev in evaluations.items():
+            e = saved[index]
+            if json.dumps([e["kind"], e["hyper"], e["payload"]]) != json.dumps([ev.kind, ev.hyper, ev.payload]):
+                raise ValueError(f"invalid state: evaluation {index} is saved as asking for other runs than the "
+                                 "session's history gives")
             ev.asked = e["asked"]
             ev.values = {k: v for k, v in e["values"]}
-            self._evaluations[ev.index] = ev
+        if [r["number"] for r in d["trials"]] != list(range(d["next_number"])):
+            raise ValueError("invalid state: the saved trials are not numbered 0, 1, … in order")
+        trials = []
         for r in d["trials"]:
-            t = Trial(self, r["number"], r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"])
-            self.trials.append(t)
-            self._where[t.number] = (r["index"], r["sub"])
-            if r["told"]:
+            fields = [r["hyper"], r["kind"], r["candidate"], r["shard"], r["shards"]]
+            if not r["told"]:
+                ev = evaluations.get(r["index"])
+                if ev is None or not 0 <= r["sub"] < ev.asked or r["sub"] in ev.values:
+                    raise ValueError(f"invalid state: trial {r['number']} is saved as pending, but its evaluation "
+                                     "is not")
+                t = self._sub_trial(ev, r["sub"], r["number"])
+                if [t.hyper, t.kind, t.candidate, t.shard, t.shards] != fields:
+                    raise ValueError(f"invalid state: trial {r['number']} is saved with other params than the "
+                                     "session's history gives")
+            else:
+                t = Trial(self, r["number"], *fields)
                 t.value = r["value"]
                 if not isinstance(t.value, list):
                     t.score = t.value
-            else:
+            trials.append((t, r))
+        self._handle = handle
+        self._seed = stream["seed"]
+        self._next_number = d["next_number"]
+        self._done = d["done"]
+        self._evaluations = evaluations
+        for t, r in trials:
+            self.trials.append(t)
+            self._where[t.number] = (r["index"], r["sub"])
+            if not r["told"]:
                 self._pending[t.number] = t
                 self._again.append(t)
         return self

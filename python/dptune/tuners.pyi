@@ -109,12 +109,17 @@ class Tuner:
         """The tuner's state as JSON text: the session, its random stream (seed, stream, word
         position) and every trial asked so far with what was reported. :meth:`load` or
         :meth:`resume` continue from it, in this process or another, with exactly the draws an
-        uninterrupted run makes. **The state is private**: it holds the seed (whoever knows it
-        can recompute the tuner's draws) and every reported value."""
+        uninterrupted run makes. It also holds the history of every ask and tell and a checksum:
+        a resume re-derives the session from the seed and the history and refuses a state they
+        do not give. **The state is private**: it holds the seed (whoever knows it can
+        recompute the tuner's draws) and every reported value."""
     def load(self, state: str) -> Tuner:
         """Continues from ``state`` (:meth:`save`'s text) on this tuner, which must be fresh
         (nothing asked yet) and made with the same arguments (its seed is replaced by the
-        saved one). Trials pending at the save are asked again first. Returns the tuner."""
+        saved one). Trials pending at the save are asked again first. Returns the tuner.
+        Raises ValueError, naming the first difference, unless the session started afresh and
+        taken through the saved history is the saved session (its K, best run, counters and
+        stream position)."""
     @classmethod
     def resume(cls, state: str) -> Tuner:
         """The tuner saved in ``state`` (:meth:`save`'s text), made again from the arguments it

@@ -30,7 +30,7 @@ use dptune::pareto::dpareto::{Acquisition, DparetoOptions, FrontSearch, Observat
 use dptune::pareto::space::Dimension;
 use dptune::pareto::{pareto_front, Objectives};
 use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
-use dptune::session::{Evaluation, Next, Session, Told};
+use dptune::session::{Evaluation, History, Next, Session, Told, Trial};
 use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
 use dptune::tuners::papernot_steinke::PapernotSteinke;
@@ -377,12 +377,14 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
 }
 
 /// A session and the random stream that drives it: `rng::stream(seed, &[])`, now at some
-/// word position. The seed and the position are saved with the state, so a session resumes in
-/// another process with exactly the draws an uninterrupted one makes.
+/// word position, and every ask and tell so far. The seed, the position and the history are
+/// saved with the state, so a session resumes in another process with exactly the draws an
+/// uninterrupted one makes, and a saved state is believed only if its history gives it.
 struct TuningSession {
     state: State,
     rng: rand_chacha::ChaCha20Rng,
     seed: u64,
+    history: History,
 }
 
 /// A front search (random sampling, a grid, or DPareto) and the stream that drives it, saved
@@ -410,7 +412,6 @@ fn front_handle(py: Python<'_>, s: FrontSession) -> PyResult<Py<PyAny>> {
         .unbind())
 }
 
-/// The stream of a session of `seed`, at word `position`.
 /// A session's saved form: its state as JSON, its seed and its stream's position in words.
 fn saved(
     state: &impl serde::Serialize,
@@ -422,14 +423,72 @@ fn saved(
     Ok((json, seed, position))
 }
 
+/// The stream of a session of `seed`, at word `position`.
 fn session_stream(seed: u64, position: u64) -> rand_chacha::ChaCha20Rng {
     let mut rng = dptune::rng::stream(seed, &[]);
     rng.set_word_pos(u128::from(position));
     rng
 }
 
+/// A trial as `session_ask` gives it: ('run', index, hyper, what, kind, payload).
+fn run_tuple(py: Python<'_>, trial: &Trial) -> PyResult<Py<PyAny>> {
+    let hyper = PyList::new(py, &trial.hyper)?;
+    let (kind, payload) = match &trial.evaluation {
+        Evaluation::Train => ("train", py.None()),
+        Evaluation::ShardUtilities { candidates, shards } => (
+            "shards",
+            (candidates.clone(), *shards)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        ),
+        Evaluation::UserLosses { points } => (
+            "losses",
+            points.clone().into_pyobject(py)?.into_any().unbind(),
+        ),
+        Evaluation::ValidationGain => ("gain", py.None()),
+        other => {
+            return Err(value_error(format!(
+                "this session asks for {}, which the Python layer cannot give",
+                other.what()
+            )))
+        }
+    };
+    Ok((
+        "run",
+        trial.index,
+        hyper,
+        trial.evaluation.what(),
+        kind,
+        payload,
+    )
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tuners.
+
+/// The session of `(tuner, space, run, seed, declarations)` (arguments 0 to 4) before its
+/// first ask, with its stream there (the tuner draws from it when the session starts, e.g.
+/// repeat-and-select's K): what a new session is, and what a saved one's history is replayed
+/// from.
+fn session_start(a: Args<'_, '_>) -> PyResult<(State, rand_chacha::ChaCha20Rng, u64)> {
+    let tuner = tuner_of(&a.get_item(0)?)?;
+    let declared = declarations(
+        space_of(&a.get_item(1)?)?,
+        &a.get_item(2)?,
+        opt_arg(a, 4).as_ref(),
+    )?;
+    let seed: u64 = arg(a, 3)?;
+    let mut rng = session_stream(seed, 0);
+    let state = tuner
+        .session(&declared, &mut rng)
+        .map_err(err)?
+        .ok_or_else(|| value_error(format!("tuner `{}` has no ask/tell session", tuner.name())))?;
+    Ok((state, rng, seed))
+}
 
 fn tuner_of(spec: &Bound<'_, PyAny>) -> PyResult<Box<dyn Tuner>> {
     let t = tag(spec)?;
@@ -857,21 +916,14 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
         c"session_new",
         c"session_new(tuner, space, run, seed, declarations=None) -> handle",
         |a, _| -> PyResult<Py<PyAny>> {
-            let tuner = tuner_of(&a.get_item(0)?)?;
-            let declared = declarations(
-                space_of(&a.get_item(1)?)?,
-                &a.get_item(2)?,
-                opt_arg(a, 4).as_ref(),
-            )?;
-            let seed: u64 = arg(a, 3)?;
-            let mut rng = session_stream(seed, 0);
-            let state = tuner
-                .session(&declared, &mut rng)
-                .map_err(err)?
-                .ok_or_else(|| {
-                    value_error(format!("tuner `{}` has no ask/tell session", tuner.name()))
-                })?;
-            let s = TuningSession { state, rng, seed };
+            let (state, rng, seed) = session_start(a)?;
+            let history = History::default();
+            let s = TuningSession {
+                state,
+                rng,
+                seed,
+                history,
+            };
             Ok(
                 PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
                     .into_any()
@@ -887,44 +939,15 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
             let mut s = lock(s)?;
-            let TuningSession { state, rng, .. } = &mut *s;
+            let TuningSession {
+                state,
+                rng,
+                history,
+                ..
+            } = &mut *s;
             let py = a.py();
-            Ok(match state.ask(rng).map_err(err)? {
-                Next::Run(trial) => {
-                    let hyper = PyList::new(py, &trial.hyper)?;
-                    let (kind, payload) = match &trial.evaluation {
-                        Evaluation::Train => ("train", py.None()),
-                        Evaluation::ShardUtilities { candidates, shards } => (
-                            "shards",
-                            (candidates.clone(), *shards)
-                                .into_pyobject(py)?
-                                .into_any()
-                                .unbind(),
-                        ),
-                        Evaluation::UserLosses { points } => (
-                            "losses",
-                            points.clone().into_pyobject(py)?.into_any().unbind(),
-                        ),
-                        Evaluation::ValidationGain => ("gain", py.None()),
-                        other => {
-                            return Err(value_error(format!(
-                                "this session asks for {}, which the Python layer cannot give",
-                                other.what()
-                            )))
-                        }
-                    };
-                    (
-                        "run",
-                        trial.index,
-                        hyper,
-                        trial.evaluation.what(),
-                        kind,
-                        payload,
-                    )
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind()
-                }
+            Ok(match history.ask(state, rng).map_err(err)? {
+                Next::Run(trial) => run_tuple(py, &trial)?,
                 Next::Wait => ("wait",).into_pyobject(py)?.into_any().unbind(),
                 Next::Done => ("done",).into_pyobject(py)?.into_any().unbind(),
             })
@@ -949,15 +972,17 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
                 other => return Err(value_error(format!("unknown kind of value {other:?}"))),
             };
             let mut s = lock(s)?;
-            if matches!(s.state, State::BestOf(_) | State::Threshold(_)) {
+            let TuningSession { state, history, .. } = &mut *s;
+            if matches!(state, State::BestOf(_) | State::Threshold(_)) {
                 // Their tells check the score before changing anything.
-                return s.state.tell(index, told).map_err(err);
+                return history.tell(state, index, told).map_err(err);
             }
             // The others are told on a copy: a tell that fails midway (a table the algorithm
-            // refuses) leaves the session as it was.
-            let mut next = s.state.clone();
-            next.tell(index, told).map_err(err)?;
-            s.state = next;
+            // refuses) leaves the session as it was (and the history records only accepted
+            // tells).
+            let mut next = state.clone();
+            history.tell(&mut next, index, told).map_err(err)?;
+            *state = next;
             Ok(())
         },
     )?;
@@ -991,28 +1016,56 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
 
     add(
         &m,
-        c"session_save",
-        c"session_save(handle) -> (state as JSON, seed, stream position in words)",
-        |a, _| -> PyResult<(String, u64, u64)> {
+        c"session_pending",
+        c"session_pending(handle) -> [('run', index, hyper, what, kind, payload)], the evaluations asked and not yet told",
+        |a, _| -> PyResult<Vec<Py<PyAny>>> {
             let h0 = a.get_item(0)?;
             let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
             let s = lock(s)?;
-            saved(&s.state, s.seed, &s.rng)
+            s.state
+                .pending()
+                .iter()
+                .map(|t| run_tuple(a.py(), t))
+                .collect()
+        },
+    )?;
+    add(
+        &m,
+        c"session_save",
+        c"session_save(handle) -> (state as JSON, history as JSON, seed, stream position in words)",
+        |a, _| -> PyResult<(String, String, u64, u64)> {
+            let h0 = a.get_item(0)?;
+            let s: &Mutex<TuningSession> = capsule(&h0, SESSION_CAPSULE)?;
+            let s = lock(s)?;
+            let (state, seed, position) = saved(&s.state, s.seed, &s.rng)?;
+            let history =
+                serde_json::to_string(&s.history).map_err(|e| value_error(e.to_string()))?;
+            Ok((state, history, seed, position))
         },
     )?;
     add(
         &m,
         c"session_load",
-        c"session_load(state as JSON, seed, stream position) -> handle",
+        c"session_load(tuner, space, run, seed, declarations, state as JSON, history as JSON, stream position) -> handle; refused unless the session started afresh and taken through the history is the state, its stream at the position",
         |a, _| -> PyResult<Py<PyAny>> {
-            let json: String = arg(a, 0)?;
+            let (start, start_rng, seed) = session_start(a)?;
+            let json: String = arg(a, 5)?;
             let state: State = serde_json::from_str(&json)
                 .map_err(|e| value_error(format!("invalid state: not a saved session ({e})")))?;
-            let (seed, position): (u64, u64) = (arg(a, 1)?, arg(a, 2)?);
+            let history: History = serde_json::from_str(&arg::<String>(a, 6)?).map_err(|e| {
+                value_error(format!("invalid state: not a saved session's history ({e})"))
+            })?;
+            let position: u64 = arg(a, 7)?;
+            // Believed only as re-derived: K, the best run, the counters and the stream are
+            // what the recorded asks and tells give, or the load is refused.
+            let state = history
+                .check(start, start_rng, &state, u128::from(position))
+                .map_err(|e| value_error(format!("invalid state: {e}")))?;
             let s = TuningSession {
                 state,
                 rng: session_stream(seed, position),
                 seed,
+                history,
             };
             Ok(
                 PyCapsule::new_with_value(a.py(), Mutex::new(s), SESSION_CAPSULE)?
