@@ -79,7 +79,7 @@ def main(seed=1):
               f"Opacus's ε of this run's training alone {opacus_eps:.3f}")
         trial.report(score)
     r = tuner.release()
-    print("released:", r.params, r.score, f"after {r.runs} runs")
+    print("released:", r.params, r.score)  # not the number of runs: K must stay secret
     print("privacy:", r.statement)
 
 

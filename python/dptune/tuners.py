@@ -21,7 +21,16 @@ Each reported score must be *released privately* by your run (e.g. a validation 
 Gaussian noise), and the run's whole privacy must be what ``run`` declares: the guarantee is
 for the release of the chosen candidate and its score. The tuner's own draws (the number of
 runs K, the candidates) come from a fresh secret seed unless ``seed`` is given (a fixed seed is
-for tests: K must stay secret).
+for tests).
+
+What may be published is what the tuner's theorem covers: the chosen candidate, its released
+score and that run's own outputs. Liu–Talwar's and Papernot–Steinke's theorems bound the
+privacy of the best of K runs *with K hidden*: K is drawn independently of the data, but given
+K = k the release is a best of k, whose loss grows with k, so K must stay secret (and so must
+which run was released, which tells about K); the threshold variant's count depends on the
+scores. So :class:`Release` carries the number of runs only where the tuner fixes it in
+advance (naive, random and grid search, propose-test, DP-GIBO); ``Tuner.planned_runs`` has it
+for your logs, private (the same rule as ``dptune tune``: docs/tune.md).
 """
 
 from __future__ import annotations
@@ -55,16 +64,21 @@ class Guarantee:
     theorem: str
 
 
+#: The tuners whose number of runs is random or data-dependent: never in a :class:`Release`.
+_SECRET_COUNT = frozenset({"liu-talwar", "liu-talwar-threshold", "papernot-steinke"})
+
+
 @dataclass(frozen=True)
 class Release:
     """What a tuning run released: the chosen candidate (None if the tuner released its
-    data-independent default, e.g. K = 0), its released score, the number of runs, and the
-    guarantee with its statement in words."""
+    data-independent default, e.g. K = 0), its released score, the number of runs where the
+    tuner fixes it in advance (None for Liu–Talwar, Papernot–Steinke and the threshold
+    variant, whose count must stay secret), and the guarantee with its statement in words."""
 
     params: Optional[Dict[str, Any]]
     hyper: Optional[List[float]]
     score: Optional[float]
-    runs: int
+    runs: Optional[int]
     guarantee: Guarantee
     statement: str
 
@@ -470,8 +484,8 @@ class Tuner:
 
     @property
     def planned_runs(self) -> Optional[int]:
-        """The number of runs once drawn (repeat-and-select's K is secret: for your logs only
-        if you treat it as private), or None where it depends on the scores."""
+        """The number of runs once drawn, or None where it depends on the scores. Private for
+        Liu–Talwar and Papernot–Steinke (their K must stay secret): for your logs only."""
         return _dptune.session_info(self._session())[0]
 
     def state_json(self) -> str:
@@ -594,7 +608,8 @@ class Tuner:
         chosen, score, runs, _fallback = _dptune.session_finish(self._session())
         return Release(
             params=None if chosen is None else self._space.params(chosen),
-            hyper=chosen, score=score, runs=runs, guarantee=self.guarantee, statement=self.statement)
+            hyper=chosen, score=score, runs=None if self.name in _SECRET_COUNT else runs,
+            guarantee=self.guarantee, statement=self.statement)
 
     def __repr__(self):
         return f"Tuner({self.name}, {self.params}, epsilon={self.epsilon:.6g}, delta={self.delta:g})"

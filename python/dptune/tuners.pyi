@@ -15,12 +15,13 @@ class Guarantee:
 @dataclass(frozen=True)
 class Release:
     """What a tuning run released: the chosen candidate (None if the tuner released its
-    data-independent default, e.g. K = 0), its released score, the number of runs, and the
-    guarantee with its statement in words."""
+    data-independent default, e.g. K = 0), its released score, the number of runs where the
+    tuner fixes it in advance (None for Liu–Talwar, Papernot–Steinke and the threshold
+    variant, whose count must stay secret), and the guarantee with its statement in words."""
     params: dict[str, Any] | None
     hyper: list[float] | None
     score: float | None
-    runs: int
+    runs: int | None
     guarantee: Guarantee
     statement: str
 
