@@ -424,9 +424,39 @@ pub fn tune(opts: &Options) -> Result<String> {
     }
     if opts.show_private {
         text.push_str(&private_table(&plan, &journal, released.as_ref()));
+    } else if let Some(note) = failures_note(&journal, released.as_ref()) {
+        // For the curator, on stderr: a search whose every run failed (a missing package)
+        // would otherwise end in silence.
+        eprintln!("{note}");
     }
     text.push_str(&format!("\nAs JSON:\n{json}"));
     Ok(text)
+}
+
+/// What failed, in words for the curator (private: never on stdout without --show-private).
+fn failures_note(journal: &Journal, released: Option<&Record>) -> Option<String> {
+    let failed = journal.runs.iter().filter(|r| r.failure.is_some()).count()
+        + journal
+            .shard_runs
+            .iter()
+            .filter(|r| r.failure.is_some())
+            .count()
+        + journal
+            .point_runs
+            .iter()
+            .filter(|r| r.failure.is_some())
+            .count();
+    (failed > 0).then(|| {
+        format!(
+            "dptune tune: PRIVATE, for you, not for publication: {failed} of the {} runs              failed{}; --show-private says which and why. If they failed the same way (a              missing package or file), fix the command and start a new search in another --out              (its cost comes on top of this one's).",
+            on_record(journal),
+            if released.is_some_and(|r| r.failure.is_some()) {
+                ", the released one among them (it was scored as the worst score)"
+            } else {
+                ""
+            }
+        )
+    })
 }
 
 /// Whether the number of runs may be published: it may when the search file fixes it

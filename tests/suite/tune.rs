@@ -314,6 +314,14 @@ fn failed_runs_count_as_the_worst_score() {
             );
             assert!(ran.stdout.contains("start a new search"), "{}", ran.stdout);
         }
+        // Without --show-private the curator is told on stderr, marked private.
+        let quiet = tune(&file, &out, &[], &[]);
+        assert!(
+            quiet.stderr.contains("PRIVATE, for you") && quiet.stderr.contains("runs failed"),
+            "{mode}: {}",
+            quiet.stderr
+        );
+        assert!(!quiet.stdout.contains("failed"), "{mode}: {}", quiet.stdout);
         let rows: Vec<&str> = ran
             .stdout
             .lines()
