@@ -448,7 +448,10 @@ fn failures_note(journal: &Journal, released: Option<&Record>) -> Option<String>
             .count();
     (failed > 0).then(|| {
         format!(
-            "dptune tune: PRIVATE, for you, not for publication: {failed} of the {} runs              failed{}; --show-private says which and why. If they failed the same way (a              missing package or file), fix the command and start a new search in another --out              (its cost comes on top of this one's).",
+            "dptune tune: PRIVATE, for you, not for publication: {failed} of the {} runs \
+             failed{}; --show-private says which and why. If they failed the same way (a \
+             missing package or file), fix the command and start a new search in another \
+             --out (its cost comes on top of this one's).",
             on_record(journal),
             if released.is_some_and(|r| r.failure.is_some()) {
                 ", the released one among them (it was scored as the worst score)"
