@@ -612,7 +612,7 @@ fn huge_orders_and_file_outputs_read_well() {
 fn negative_counts_and_file_folders_are_refused_in_words() {
     let sims = "sim run sims/dw-table1-budgets.toml --profile smoke";
     for (args, says) in [
-        (format!("tune x.toml --jobs -1 -- true"), "'--jobs <JOBS>': must be a whole number from 1 to 256"),
+        ("tune x.toml --jobs -1 -- true".into(), "'--jobs <JOBS>': must be a whole number from 1 to 256"),
         (format!("{sims} --threads -1"), "'--threads <THREADS>': must be a whole number from 1 to 1024"),
         (format!("{sims} --shard -1/2"), "'--shard <SHARD>': invalid shard = -1/2"),
         (format!("{sims} --stop-after-units -1"), "must be a whole number ≥ 1"),
