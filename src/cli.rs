@@ -56,7 +56,8 @@ struct Tune {
     out: Option<std::path::PathBuf>,
     /// Runs at a time (where the tuner's choices do not depend on scores). The release does
     /// not depend on it.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=256))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
+          value_parser = whole::<1, 256>)]
     jobs: u64,
     /// Keep every run's output directory, not only the released one's (they are not covered
     /// by the guarantee).
@@ -73,7 +74,7 @@ struct Tune {
     #[arg(long)]
     dry_run: bool,
     /// Testing aid: exit abruptly once this many runs are on record, as if killed.
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, allow_negative_numbers = true, value_parser = whole::<1, { u64::MAX }>)]
     stop_after_runs: Option<u64>,
     /// The training command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -91,10 +92,10 @@ enum Sim {
         #[arg(long, value_enum, default_value = "paper")]
         profile: ProfileArg,
         /// Worker threads (default: one per core). Results do not depend on it.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, 1024>)]
         threads: Option<u64>,
         /// Run only shard I of N (units i with i mod N = I - 1); results merge when all are done.
-        #[arg(long, default_value = "1/1", value_parser = shard)]
+        #[arg(long, default_value = "1/1", allow_hyphen_values = true, value_parser = shard)]
         shard: crate::sim::Shard,
         /// Results folder; each experiment writes to OUT/<name>/.
         #[arg(long, default_value = "results")]
@@ -111,10 +112,12 @@ enum Sim {
         #[arg(long)]
         no_report: bool,
         /// Testing aid: exit abruptly after this many units, as if killed.
-        #[arg(long, hide = true, alias = "stop-after-cells")]
+        #[arg(long, hide = true, alias = "stop-after-cells", allow_negative_numbers = true,
+              value_parser = whole::<1, { u64::MAX }>)]
         stop_after_units: Option<u64>,
         /// Testing aid: exit abruptly after this many journal records (inside a unit).
-        #[arg(long, hide = true)]
+        #[arg(long, hide = true, allow_negative_numbers = true,
+              value_parser = whole::<1, { u64::MAX }>)]
         stop_after_records: Option<u64>,
     },
     /// Regenerate plots and tables from the parquet files only (no rerun).
@@ -144,9 +147,9 @@ enum Sim {
         /// Where the regeneration goes (kept between calls: it resumes).
         #[arg(long, default_value = "target/sims-verify")]
         scratch: std::path::PathBuf,
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, 1024>)]
         threads: Option<u64>,
-        #[arg(long, default_value = "1/1", value_parser = shard)]
+        #[arg(long, default_value = "1/1", allow_hyphen_values = true, value_parser = shard)]
         shard: crate::sim::Shard,
         /// Write the summary of every file's verification so far here (markdown).
         #[arg(long)]
@@ -174,8 +177,8 @@ enum Sim {
         #[arg(long)]
         require_complete: bool,
         /// With --require-complete: name the shard I/N (array task) that runs each missing unit.
-        #[arg(long, requires = "require_complete",
-              value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
+        #[arg(long, requires = "require_complete", allow_negative_numbers = true,
+              value_parser = whole::<1, { slurm::MAX_TASKS }>)]
         tasks: Option<u64>,
     },
     /// Merge finished shards: checks that every unit of every experiment is present, then
@@ -190,10 +193,10 @@ enum Sim {
         #[arg(long, default_value = "results")]
         out: std::path::PathBuf,
         /// Name the shard I/N (array task) that runs each missing unit.
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=slurm::MAX_TASKS))]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, { slurm::MAX_TASKS }>)]
         tasks: Option<u64>,
         /// Worker threads for the derived tables (default: one per core).
-        #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, 1024>)]
         threads: Option<u64>,
     },
     /// Run experiment files on a Slurm cluster: writes an array job (task I runs `sim run
@@ -290,7 +293,7 @@ enum Account {
         #[arg(long, allow_hyphen_values = true, value_parser = positive, required_unless_present = "target_epsilon")]
         mean: Option<f64>,
         /// Never run more than N times (K conditioned on K <= N, Lemma 22).
-        #[arg(long, value_parser = steps)]
+        #[arg(long, allow_hyphen_values = true, value_parser = steps)]
         truncate: Option<u64>,
         /// δ in (0, 1).
         #[arg(long, allow_hyphen_values = true, value_parser = open_unit)]
@@ -387,7 +390,7 @@ struct RdpOptions {
     /// Orders to optimise over: continuous, dp-accounting (its 156 default orders and rules), a
     /// comma-separated list, or an integer range A..B (with --conversion mironov, 2..4096 is
     /// spec 001 §6.1's plain conversion).
-    #[arg(long, default_value = "continuous", value_parser = orders)]
+    #[arg(long, default_value = "continuous", allow_hyphen_values = true, value_parser = orders)]
     orders: Orders,
     /// RDP → (ε, δ) conversion.
     #[arg(long, value_enum, default_value_t = ConversionArg::Cks)]
@@ -530,9 +533,16 @@ fn non_negative(s: &str) -> Result<f64, String> {
     parse_in(s, Range::NonNegative)
 }
 fn steps(s: &str) -> Result<u64, String> {
+    whole::<1, { u64::MAX }>(s)
+}
+
+/// A whole-number flag in [MIN, MAX]; every one takes `allow_negative_numbers`, so that `-1`
+/// reaches this parser (which says the range) instead of clap's "unexpected argument".
+fn whole<const MIN: u64, const MAX: u64>(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
-        Ok(v) if v >= 1 => Ok(v),
-        _ => Err("must be an integer >= 1".into()),
+        Ok(v) if (MIN..=MAX).contains(&v) => Ok(v),
+        _ if MAX == u64::MAX => Err(format!("must be a whole number ≥ {MIN}")),
+        _ => Err(format!("must be a whole number from {MIN} to {MAX}")),
     }
 }
 fn orders(s: &str) -> Result<Orders, String> {
@@ -665,6 +675,7 @@ fn execute(cli: Cli) -> Result<String, Error> {
                     .map_or("search".into(), |s| s.to_string_lossy().into_owned());
                 std::path::Path::new("dptune-tune").join(stem)
             });
+            check_folder("--out", &out, "the search's journal and release")?;
             crate::tune::tune(&crate::tune::Options {
                 file: t.file,
                 command: t.command,
@@ -1236,6 +1247,7 @@ fn verify_files(
         }
     }
     let mut lines = Vec::new();
+    let mut differing = 0;
     for exp in experiments.iter().filter(|_| !summary_only) {
         let Some(record) = verify::verify(exp, committed, opts)? else {
             lines.push(format!(
@@ -1264,12 +1276,13 @@ fn verify_files(
                 exp.name
             ));
         } else {
-            lines.push(format!(
-                "{}: {} file(s) differ\n{}",
-                exp.name,
-                bad.len(),
-                bad.join("\n")
-            ));
+            differing += 1;
+            let why = if record["committed_exists"] == json!(true) {
+                format!("{} file(s) differ", bad.len())
+            } else {
+                "nothing committed to compare with".into()
+            };
+            lines.push(format!("{}: {why}\n{}", exp.name, bad.join("\n")));
         }
     }
     if let Some(doc) = doc {
@@ -1279,11 +1292,25 @@ fn verify_files(
         };
         crate::sim::table::write_text(
             doc,
-            &verify::summary(&experiments, &opts.out, committed, &notes),
+            &verify::summary(&experiments, &opts.out, committed, &notes)?,
         )?;
         lines.push(format!("summary: {}", doc.display()));
     }
-    Ok(lines.join("\n"))
+    if differing == 0 {
+        return Ok(lines.join("\n"));
+    }
+    // A regression check: any difference fails it, after the report and the summary are
+    // written.
+    write_out(&lines.join("\n"), true);
+    Err(Error::results(
+        committed,
+        format!(
+            "{differing} of {} experiment(s) do not match their committed results (listed \
+             above; each comparison is in {}/<name>/verify.json)",
+            experiments.len(),
+            opts.out.display()
+        ),
+    ))
 }
 
 /// Loads every file at `profile` (each validated at both profiles) before anything runs, so
@@ -1313,15 +1340,32 @@ fn load_experiments(
     Ok(experiments)
 }
 
-fn check_out_folder(out: &std::path::Path) -> Result<(), Error> {
-    if out.exists() && !out.is_dir() {
-        return Err(Error::results(
-            out,
-            "is a file, not a folder: --out names the folder that holds the results (e.g. \
-             --out results)",
-        ));
+/// Refuses a folder flag (`--out`, `--scratch`) that names a file, or a folder inside one,
+/// before anything runs (creating it would fail with "File exists" or "Not a directory").
+fn check_folder(flag: &str, folder: &std::path::Path, holds: &str) -> Result<(), Error> {
+    // The nearest part of the path that exists must be a folder (a link to one is).
+    let Some(existing) = folder.ancestors().find(|a| a.symlink_metadata().is_ok()) else {
+        return Ok(());
+    };
+    if existing.is_dir() {
+        return Ok(());
     }
-    Ok(())
+    let what = if existing == folder {
+        "is a file, not a folder".to_string()
+    } else {
+        format!("cannot be a folder: {} is a file", existing.display())
+    };
+    Err(Error::results(
+        folder,
+        format!(
+            "{flag} {} {what}; {flag} names the folder that holds {holds}",
+            folder.display()
+        ),
+    ))
+}
+
+fn check_out_folder(out: &std::path::Path) -> Result<(), Error> {
+    check_folder("--out", out, "the results (e.g. --out results)")
 }
 
 /// `sim status`; with `require_complete`, an error (after the status and the list of missing
@@ -1340,15 +1384,15 @@ fn status_files(
     let text = experiments
         .iter()
         .map(|exp| crate::sim::status::status(exp, out))
-        .collect::<Vec<_>>()
+        .collect::<Result<Vec<_>, Error>>()?
         .join("\n");
     if !require_complete {
         return Ok(text);
     }
     let found: Vec<_> = experiments
         .iter()
-        .map(|e| (e, shards::presence(e, out)))
-        .collect();
+        .map(|e| shards::presence(e, out).map(|p| (e, p)))
+        .collect::<Result<_, Error>>()?;
     let incomplete = found.iter().filter(|(_, p)| !p.merged).count();
     if incomplete == 0 {
         return Ok(text);
@@ -1439,6 +1483,8 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             summary_only,
             quiet,
         } => {
+            check_out_folder(&out)?;
+            check_folder("--scratch", &scratch, "the regeneration")?;
             let opts = RunOptions {
                 profile: profile.into(),
                 threads: threads.map(|t| t as usize),
@@ -1464,7 +1510,10 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             out,
             require_complete,
             tasks,
-        } => return status_files(&files, profile, &out, require_complete, tasks),
+        } => {
+            check_out_folder(&out)?;
+            return status_files(&files, profile, &out, require_complete, tasks);
+        }
         Sim::Slurm(request) => {
             check_out_folder(&request.out)?;
             let experiments = load_experiments(&request.files, request.profile)?;
@@ -1495,8 +1544,8 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
     if let Some(tasks) = merge {
         let found: Vec<_> = experiments
             .iter()
-            .map(|e| (e, shards::presence(e, &out)))
-            .collect();
+            .map(|e| shards::presence(e, &out).map(|p| (e, p)))
+            .collect::<Result<_, Error>>()?;
         let missing: usize = found.iter().map(|(_, p)| p.missing.len()).sum();
         if missing > 0 {
             let short = found.iter().filter(|(_, p)| !p.missing.is_empty()).count();

@@ -18,7 +18,9 @@ pub fn read<T: DeserializeOwned>(owner: &str, table: &toml::Table) -> Result<T> 
         };
         // serde names Rust types ("expected u64"); a file's author reads words.
         let reason = [
-            ("expected u64", "expected an integer >= 0"),
+            // The type says only "not negative"; the key's own least value (often 1) is checked
+            // after, and said when a value is below it.
+            ("expected u64", "expected a whole number (not negative)"),
             ("expected f64", "expected a number"),
             ("expected a sequence", "expected a list"),
             ("expected a borrowed string", "expected a string"),
@@ -140,11 +142,35 @@ impl Count {
 }
 
 /// A parameter given as one value or a list of them (`task = "a"` or `task = ["a", "b"]`).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum OneOrMany<T> {
     One(T),
     Many(Vec<T>),
+}
+
+/// Read by hand, not `#[serde(untagged)]`, whose only message is "data did not match any
+/// variant of untagged enum OneOrMany": this one says what the value, or which list item, is
+/// not (the field's path and line are [`read`]'s).
+impl<'de, T: DeserializeOwned> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        match toml::Value::deserialize(d)? {
+            toml::Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| {
+                    T::deserialize(item).map_err(|e| {
+                        D::Error::custom(format!("item {i}: {}", e.to_string().trim_end()))
+                    })
+                })
+                .collect::<std::result::Result<_, _>>()
+                .map(OneOrMany::Many),
+            one => T::deserialize(one).map(OneOrMany::One).map_err(|e| {
+                let e = e.to_string();
+                D::Error::custom(format!("{} (or a list of such values)", e.trim_end()))
+            }),
+        }
+    }
 }
 
 impl<T> OneOrMany<T> {
@@ -306,7 +332,9 @@ mod tests {
         );
         let negative = err("mean = 1\nruns = -1").to_string();
         assert!(
-            negative.ends_with("`runs`: invalid value: integer `-1`, expected an integer >= 0"),
+            negative.ends_with(
+                "`runs`: invalid value: integer `-1`, expected a whole number (not negative)"
+            ),
             "{negative}"
         );
     }

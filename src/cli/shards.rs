@@ -7,6 +7,7 @@
 //! file's bytes>.parquet` (`sim::store::Parts`).
 
 use crate::error::{Error, Result};
+use crate::sim::output::{open_regular, read_text_limited, MAX_RECORD_BYTES};
 use crate::sim::provenance::Code;
 use crate::sim::store::{file_checksum, hash_text, Manifest};
 use crate::sim::{results_dir, Experiment, Shard};
@@ -32,7 +33,7 @@ pub(super) struct Presence {
 /// A part counts when its name is the unit's and its bytes still hash to the checksum in its
 /// name; parts of another configuration or (unmerged) of other code count for nothing, since a
 /// run sets them aside.
-pub(super) fn presence(exp: &Experiment, out: &Path) -> Presence {
+pub(super) fn presence(exp: &Experiment, out: &Path) -> Result<Presence> {
     let dir = results_dir(out, exp);
     let study = exp.study.as_ref();
     let units = study.units();
@@ -44,29 +45,29 @@ pub(super) fn presence(exp: &Experiment, out: &Path) -> Presence {
         merged: false,
         note: Some(note),
     };
-    let Some(m) = Manifest::read(&dir) else {
-        return all(format!("no results yet in {}", dir.display()));
+    let Some(m) = Manifest::read(&dir)? else {
+        return Ok(all(format!("no results yet in {}", dir.display())));
     };
     if m.str("config_hash") != Some(hash_text(exp.config_hash).as_str()) {
-        return all(format!(
+        return Ok(all(format!(
             "{} holds results of another configuration (set aside when a run starts)",
             dir.display()
-        ));
+        )));
     }
     let stale = Code::of(exp.kind.source).staleness(m.value.get("code"));
     if m.intact(&dir, &tables) {
-        return Presence {
+        return Ok(Presence {
             total: units.len(),
             missing: Vec::new(),
             merged: true,
             note: stale.map(|why| format!("STALE: {why}")),
-        };
+        });
     }
     if let Some(why) = stale {
-        return all(format!(
+        return Ok(all(format!(
             "the unfinished results in {} were {why}: a run sets them aside and starts again",
             dir.display()
-        ));
+        )));
     }
     // Part names by unit-key prefix; a part counts when its checksum holds.
     let parts = dir.join("parts");
@@ -91,7 +92,7 @@ pub(super) fn presence(exp: &Experiment, out: &Path) -> Presence {
             })
         })
     };
-    Presence {
+    Ok(Presence {
         total: units.len(),
         missing: units
             .iter()
@@ -101,7 +102,7 @@ pub(super) fn presence(exp: &Experiment, out: &Path) -> Presence {
             .collect(),
         merged: false,
         note: None,
-    }
+    })
 }
 
 /// The shard (1-based) of `count` that runs unit `index` (0-based): units i with
@@ -217,7 +218,10 @@ fn same_file(file: &std::fs::File, path: &Path) -> bool {
 
 /// Who holds a lock, as its holder wrote it.
 fn holder(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = read_text_limited(path, MAX_RECORD_BYTES)
+        .ok()
+        .flatten()
+        .unwrap_or_default();
     let text = text.trim();
     if text.is_empty() {
         "another process".into()
@@ -255,13 +259,16 @@ impl ShardLock {
         let shard_text = format!("{}/{}", shard.index, shard.count);
         let mut tries = 0;
         let file = loop {
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&path)
-                .map_err(|e| Error::io(&path, e))?;
+            // Never through a link: the lock is truncated once held.
+            let file = open_regular(
+                &path,
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false),
+            )?
+            .ok_or_else(|| Error::io(&path, "vanished as it was created"))?;
             match try_lock(&file) {
                 Locked::Yes if same_file(&file, &path) => break file,
                 // Its holder removed it as we opened it: try the new one.
@@ -321,7 +328,8 @@ impl ShardLock {
             if theirs.count == shard.count {
                 continue;
             }
-            let Ok(file) = std::fs::OpenOptions::new().read(true).open(e.path()) else {
+            let Ok(Some(file)) = open_regular(&e.path(), std::fs::OpenOptions::new().read(true))
+            else {
                 continue;
             };
             match try_lock(&file) {

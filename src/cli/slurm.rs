@@ -5,9 +5,10 @@
 //! tasks that still have units to run. docs/cluster.md.
 
 use super::shards::{presence, shard_of, Presence};
-use super::ProfileArg;
+use super::{whole, ProfileArg};
 use crate::error::{Error, Result};
 use crate::sim::fields::fnv1a;
+use crate::sim::output::{read_text_limited, MAX_RECORD_BYTES};
 use crate::sim::{Experiment, Profile};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -23,7 +24,7 @@ pub(super) struct Request {
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// Array tasks N: task I runs the units i with i mod N = I - 1 of every file.
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=MAX_TASKS))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, MAX_TASKS>)]
     pub tasks: u64,
     #[arg(long, value_enum, default_value = "paper")]
     pub profile: ProfileArg,
@@ -35,13 +36,14 @@ pub(super) struct Request {
     #[arg(long, value_parser = partition)]
     pub partition: Option<String>,
     /// Time limit of each task (sbatch --time), e.g. 2:00:00 or 1-0.
-    #[arg(long, value_parser = slurm_time)]
+    #[arg(long, allow_hyphen_values = true, value_parser = slurm_time)]
     pub time: Option<String>,
     /// CPUs per task; each task runs with as many worker threads.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true,
+          value_parser = whole::<1, 1024>)]
     pub cpus_per_task: u64,
     /// GPUs per array task (sbatch --gres=gpu:G), for experiments with device = "cuda".
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=64))]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<1, 64>)]
     pub gpus: Option<u64>,
     /// One more sbatch option for both scripts, e.g. --sbatch=--account=proj (repeatable).
     #[arg(long = "sbatch", value_name = "OPTION", allow_hyphen_values = true,
@@ -51,7 +53,8 @@ pub(super) struct Request {
     #[arg(long)]
     pub submit: bool,
     /// Testing aid: every task exits abruptly after this many units, as if killed.
-    #[arg(long, hide = true)]
+    #[arg(long, hide = true, allow_negative_numbers = true,
+          value_parser = whole::<1, { u64::MAX }>)]
     pub stop_after_units: Option<u64>,
 }
 
@@ -173,9 +176,9 @@ fn unedited(text: &str) -> bool {
 /// did not write, or that was edited since, is never overwritten.
 fn write_script(path: &Path, body: &str) -> Result<()> {
     let text = script_text(body);
-    match std::fs::read_to_string(path) {
-        Ok(old) if old == text => return Ok(()),
-        Ok(old) if !unedited(&old) => {
+    match read_text_limited(path, MAX_RECORD_BYTES) {
+        Ok(Some(old)) if old == text => return Ok(()),
+        Ok(Some(old)) if !unedited(&old) => {
             return Err(Error::results(
                 path,
                 "exists and is not as dptune wrote it (edited, or another file): dptune does not \
@@ -183,14 +186,12 @@ fn write_script(path: &Path, body: &str) -> Result<()> {
             ))
         }
         Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) if path.symlink_metadata().is_ok() => {
+        Err(e) => {
             return Err(Error::results(
                 path,
                 format!("exists and cannot be read ({e}): dptune does not overwrite it"),
             ))
         }
-        Err(_) => {}
     }
     crate::sim::output::write_text(path, &text)
 }
@@ -284,7 +285,8 @@ const JOBS: &str = "jobs.tsv";
 fn live_jobs(slurm: &Path, names: &[&str]) -> Result<Vec<(String, String)>> {
     let mut recorded: Vec<(String, String)> = Vec::new();
     for d in std::fs::read_dir(slurm).into_iter().flatten().flatten() {
-        let text = std::fs::read_to_string(d.path().join(JOBS)).unwrap_or_default();
+        let path = d.path().join(JOBS);
+        let text = read_text_limited(&path, MAX_RECORD_BYTES)?.unwrap_or_default();
         for line in text.lines() {
             let f: Vec<&str> = line.split('\t').collect();
             if f.len() < 4 || !f[3].split(',').any(|n| names.contains(&n)) {
@@ -512,8 +514,8 @@ pub(super) fn slurm(r: &Request, experiments: &[Experiment]) -> Result<String> {
     }
     let found: Vec<(&Experiment, Presence)> = experiments
         .iter()
-        .map(|e| (e, presence(e, &r.out)))
-        .collect();
+        .map(|e| presence(e, &r.out).map(|p| (e, p)))
+        .collect::<Result<_>>()?;
     let needed: BTreeSet<u64> = found
         .iter()
         .flat_map(|(_, p)| p.missing.iter().map(|(i, _)| shard_of(*i, n)))
@@ -565,21 +567,12 @@ pub(super) fn slurm(r: &Request, experiments: &[Experiment]) -> Result<String> {
             ));
         }
     };
-    {
-        use std::io::Write;
-        let record = folder.join(JOBS);
-        let line = format!(
-            "{array_id}\t{merge_id}\t{spec}\t{}\t{}\n",
-            names.join(","),
-            crate::sim::provenance::utc(crate::sim::provenance::now())
-        );
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&record)
-            .and_then(|mut f| f.write_all(line.as_bytes()))
-            .map_err(|e| Error::io(&record, e))?;
-    }
+    let line = format!(
+        "{array_id}\t{merge_id}\t{spec}\t{}\t{}\n",
+        names.join(","),
+        crate::sim::provenance::utc(crate::sim::provenance::now())
+    );
+    crate::sim::output::append(&folder.join(JOBS), line.as_bytes())?;
     let task_word = if needed.len() == 1 { "task" } else { "tasks" };
     lines.push(format!(
         "submitted array job {array_id} ({task_word} {spec} of {n}: {missing} unit(s) to run) and merge job {merge_id} (after the array ends)"

@@ -130,6 +130,20 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The repetitions `seeds`, from 1 to [`MAX_SEEDS`], located.
+    pub(crate) fn seeds(&self, given: Count) -> Result<u64> {
+        match given.0 {
+            1..=MAX_SEEDS => Ok(given.0),
+            n => Err(self.bad(
+                "seeds",
+                &format!(
+                    "{n} is invalid: must be a whole number from 1 to {MAX_SEEDS} (repetitions \
+                     are bounded so that a run fits in memory and time)"
+                ),
+            )),
+        }
+    }
+
     /// A count as read, if at least `min`, located at `key`.
     pub(crate) fn count(&self, key: &str, given: Count, min: u64) -> Result<u64> {
         if given.0 >= min {
@@ -237,4 +251,8 @@ impl<'a> Fields<'a> {
 }
 
 /// The keys of every experiment file's root table, read by `load`: not a study's parameters.
+/// The most repetitions (`seeds`) an experiment may ask for: docs/cli.md and
+/// docs/architecture.md give this number (tests/suite/sim.rs holds them to it).
+pub const MAX_SEEDS: u64 = 100_000;
+
 const ROOT_KEYS: [&str; 6] = ["name", "title", "kind", "description", "plots", "tables"];

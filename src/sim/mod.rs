@@ -254,7 +254,7 @@ fn complete(dir: &Path, output: &str, tables: &[&str], stale: Option<String>) ->
 pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
     let dir = results_dir(out, exp);
     let hash = store::hash_text(exp.config_hash);
-    let Some(mut manifest) = Manifest::read(&dir) else {
+    let Some(mut manifest) = Manifest::read(&dir)? else {
         return Err(Error::results(
             &dir,
             format!(

@@ -2,7 +2,9 @@
 //! reader or a resumed run never sees half a file; never through a link) and without
 //! overwriting a file of the user's: in a folder whose manifest lists what dptune wrote, a file
 //! it does not list that has an output's name moves to `superseded/user-files/` first. The
-//! lowest layer of the harness's files: tables, plots and the store write through it.
+//! lowest layer of the harness's files: tables, plots and the store write through it. Every file
+//! read or appended to here is opened by [`open_regular`]: a regular file only (never through a
+//! link, never a device or a pipe) and, when read, of a bounded size.
 
 use crate::error::{Error, Result};
 use serde_json::Value;
@@ -68,6 +70,100 @@ pub(crate) fn pid_alive(pid: &str) -> bool {
     !pid.is_empty()
         && pid.chars().all(|c| c.is_ascii_digit())
         && Path::new("/proc").join(pid).exists()
+}
+
+/// The largest JSON or text record dptune reads from a results folder (a manifest, a
+/// verification record, a lock, the run and timing lines): theirs are kilobytes.
+pub const MAX_RECORD_BYTES: u64 = 64 << 20;
+/// The largest data file dptune reads from a results folder (a parquet table or part, a unit's
+/// journal, a table or figure `sim verify` compares): the committed ones are a few megabytes.
+pub const MAX_DATA_BYTES: u64 = 1 << 30;
+
+/// Opens `path` with `options`, never through a symbolic link (at its last component: a link
+/// there is refused, not followed) and never blocking on a pipe; anything but a regular file is
+/// refused. None when nothing is there (and `options` does not create).
+pub(crate) fn open_regular(
+    path: &Path,
+    options: &mut std::fs::OpenOptions,
+) -> Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    let not_regular = || {
+        Error::results(
+            path,
+            "is not a regular file (a symbolic link, folder, device or pipe): dptune reads and \
+             writes a results folder's files only as regular files, never through a link; \
+             replace it by a regular file, or move it away",
+        )
+    };
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // O_NOFOLLOW's answer to a link.
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_regular()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let meta = file.metadata().map_err(|e| Error::io(path, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok(Some(file))
+}
+
+/// Why a file over `limit` bytes is not read.
+fn too_large(path: &Path, limit: u64) -> Error {
+    Error::results(
+        path,
+        format!(
+            "is larger than {limit} bytes, more than dptune reads for a file of this kind (its \
+             own are far smaller): move it away"
+        ),
+    )
+}
+
+/// The regular file `path` opened for reading (see [`open_regular`]), or None when there is
+/// none; a file over `limit` bytes is refused.
+pub fn open_limited(path: &Path, limit: u64) -> Result<Option<std::fs::File>> {
+    let Some(file) = open_regular(path, std::fs::OpenOptions::new().read(true))? else {
+        return Ok(None);
+    };
+    if file.metadata().map_err(|e| Error::io(path, e))?.len() > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(Some(file))
+}
+
+/// The bytes of the regular file `path` (see [`open_limited`]), or None when there is none.
+pub fn read_limited(path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(file) = open_limited(path, limit)? else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    // Bounded again while reading: the file may grow after its size was taken.
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, limit));
+    }
+    Ok(Some(bytes))
+}
+
+/// [`read_limited`] as UTF-8 text.
+pub fn read_text_limited(path: &Path, limit: u64) -> Result<Option<String>> {
+    read_limited(path, limit)?
+        .map(|b| String::from_utf8(b).map_err(|_| Error::results(path, "is not UTF-8 text")))
+        .transpose()
+}
+
+/// Appends `bytes` to the regular file `path` (created if missing) with one write, never
+/// through a link (see [`open_regular`]).
+pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let mut file = open_regular(path, std::fs::OpenOptions::new().create(true).append(true))?
+        .ok_or_else(|| Error::io(path, "vanished as it was created"))?;
+    file.write_all(bytes).map_err(|e| Error::io(path, e))
 }
 
 /// Writes `path` through a temporary sibling (see [`temporary_name`]) and a rename.
@@ -146,8 +242,7 @@ pub(crate) fn keep_user_file(path: &Path) -> Result<()> {
     if !first || name == MANIFEST || name == VERIFICATION || path.symlink_metadata().is_err() {
         return Ok(());
     }
-    let listed = std::fs::read_to_string(dir.join(MANIFEST))
-        .ok()
+    let listed = read_text_limited(&dir.join(MANIFEST), MAX_RECORD_BYTES)?
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
         .and_then(|manifest| listed_files(&manifest));
     let Some(listed) = listed else {

@@ -3,6 +3,7 @@
 //! and tables are made from parquet only; the experiment file supplies the layout, never the
 //! numbers.
 
+use super::output::{read_text_limited, MAX_DATA_BYTES, MAX_RECORD_BYTES};
 use super::plot::{Figure, Scale, Series};
 use super::table::{write_text, Grid, Table};
 use crate::error::{Error, Result};
@@ -68,9 +69,11 @@ const OLD_INDEX_START: &str = "# Results\n\nWritten by `dptune sim`";
 /// Refuses to overwrite `<out>/README.md` unless dptune wrote it.
 pub fn check_index(out: &Path) -> Result<()> {
     let path = out.join("README.md");
-    match std::fs::read_to_string(&path) {
-        Err(_) if !path.exists() => Ok(()),
-        Ok(text) if text.starts_with(INDEX_MARK) || text.starts_with(OLD_INDEX_START) => Ok(()),
+    match read_text_limited(&path, MAX_RECORD_BYTES) {
+        Ok(None) => Ok(()),
+        Ok(Some(text)) if text.starts_with(INDEX_MARK) || text.starts_with(OLD_INDEX_START) => {
+            Ok(())
+        }
         _ => Err(Error::results(
             &path,
             "exists and was not written by dptune; the results index would overwrite it: \
@@ -98,9 +101,8 @@ pub fn write_index(out: &Path) -> Result<PathBuf> {
          LaTeX tables.\n\n",
     );
     for d in &dirs {
-        let m: serde_json::Value = std::fs::read_to_string(d.join("manifest.json"))
-            .ok()
-            .and_then(|t| serde_json::from_str(&t).ok())
+        let m = super::store::Manifest::read(d)?
+            .map(|m| m.value)
             .unwrap_or_default();
         let name = d
             .file_name()
@@ -127,8 +129,7 @@ pub fn write_index(out: &Path) -> Result<PathBuf> {
             );
         }
         for e in entries.iter().filter(|e| e.ends_with(".md")) {
-            let text =
-                std::fs::read_to_string(d.join(e)).map_err(|err| Error::io(&d.join(e), err))?;
+            let text = read_text_limited(&d.join(e), MAX_DATA_BYTES)?.unwrap_or_default();
             s += &format!(
                 "{text}\n([markdown]({name}/{e}), [LaTeX]({name}/{}))\n\n",
                 e.trim_end_matches(".md").to_string() + ".tex"

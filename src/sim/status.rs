@@ -5,23 +5,25 @@
 use super::provenance::{self, Code};
 use super::store::{self, Manifest, Parts};
 use super::{results_dir, Experiment};
+use crate::error::Result;
 use std::path::Path;
 
 /// Where the results of `exp` under `out` stand, in words (one line per experiment, a second
 /// with the provenance); reads, never writes.
-pub fn status(exp: &Experiment, out: &Path) -> String {
+/// A manifest that cannot be read is an error naming it, never "no results".
+pub fn status(exp: &Experiment, out: &Path) -> Result<String> {
     let dir = results_dir(out, exp);
     let name = &exp.name;
-    let Some(m) = Manifest::read(&dir) else {
-        return format!("{name}: no results in {}", dir.display());
+    let Some(m) = Manifest::read(&dir)? else {
+        return Ok(format!("{name}: no results in {}", dir.display()));
     };
     if m.str("config_hash") != Some(store::hash_text(exp.config_hash).as_str()) {
-        return format!(
+        return Ok(format!(
             "{name}: {} holds results of another configuration (profile {}, or {} was edited since)",
             dir.display(),
             m.str("profile").unwrap_or("?"),
             exp.file.display()
-        );
+        ));
     }
     let study = exp.study.as_ref();
     let mut tables = vec![study.output()];
@@ -111,5 +113,5 @@ pub fn status(exp: &Experiment, out: &Path) -> String {
             longest["wall_s"],
         )
     };
-    format!("{name}: {state}, {freshness}\n{made}")
+    Ok(format!("{name}: {state}, {freshness}\n{made}"))
 }

@@ -17,7 +17,10 @@
 //!   the output is written ([`keep_user_file`]), said on stderr.
 
 use super::fields::fnv1a;
-use super::output::{hostname, is_dead_temporary, pid_alive, write_text};
+use super::output::{
+    append, hostname, is_dead_temporary, pid_alive, read_limited, read_text_limited, write_text,
+    MAX_DATA_BYTES, MAX_RECORD_BYTES,
+};
 use super::provenance::{self, Code};
 use crate::error::{Error, Result};
 use serde_json::{json, Value};
@@ -32,9 +35,13 @@ fn checksum_of(bytes: &[u8]) -> String {
     format!("{:016x}", fnv1a(bytes))
 }
 
-/// The checksum of the file at `path`, or None when it cannot be read.
+/// The checksum of the file at `path`, or None when it cannot be read (none there, a link, or
+/// larger than any table dptune reads).
 pub fn file_checksum(path: &Path) -> Option<String> {
-    std::fs::read(path).ok().map(|b| checksum_of(&b))
+    read_limited(path, MAX_DATA_BYTES)
+        .ok()
+        .flatten()
+        .map(|b| checksum_of(&b))
 }
 
 /// The part files of the unit with key `key`.
@@ -137,7 +144,10 @@ impl Parts {
     /// the longest unit span (the last time of each unit counts, for a unit that ran again).
     pub fn provenance(&self) -> Value {
         let lines = |name: &str| -> Vec<Value> {
-            std::fs::read_to_string(self.dir.join(name))
+            // Lines this process and its shards appended; an unreadable file records nothing.
+            read_text_limited(&self.dir.join(name), MAX_RECORD_BYTES)
+                .ok()
+                .flatten()
                 .unwrap_or_default()
                 .lines()
                 .filter_map(|l| serde_json::from_str(l).ok())
@@ -167,14 +177,7 @@ impl Parts {
 }
 
 fn append_line(path: &Path, record: &Value) -> Result<()> {
-    use std::io::Write;
-    let line = format!("{record}\n");
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(line.as_bytes()))
-        .map_err(|e| Error::io(path, e))
+    append(path, format!("{record}\n").as_bytes())
 }
 
 impl Parts {
@@ -231,11 +234,7 @@ impl Journal {
     }
 
     fn open(path: PathBuf, stop_after: Option<u64>) -> Result<Journal> {
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(Error::io(&path, e)),
-        };
+        let text = read_text_limited(&path, MAX_DATA_BYTES)?.unwrap_or_default();
         let mut records = Vec::new();
         let mut clean = 0;
         for line in text.split_inclusive('\n') {
@@ -280,16 +279,8 @@ impl Journal {
 
     /// Appends a record (one write of the whole line).
     pub fn append(&mut self, record: serde_json::Value) -> Result<()> {
-        use std::io::Write;
         if let Some(path) = &self.path {
-            let line = checked_line(&record);
-            let mut f = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|e| Error::io(path, e))?;
-            f.write_all(line.as_bytes())
-                .map_err(|e| Error::io(path, e))?;
+            append(path, checked_line(&record).as_bytes())?;
             let n = JOURNALED.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if self.stop_after.is_some_and(|stop| n >= stop) {
                 std::process::exit(137);
@@ -361,7 +352,10 @@ impl Lock {
                 let _ = std::fs::remove_file(e.path());
                 continue;
             }
-            let theirs = std::fs::read_to_string(e.path()).unwrap_or_default();
+            let theirs = read_text_limited(&e.path(), MAX_RECORD_BYTES)
+                .ok()
+                .flatten()
+                .unwrap_or_default();
             if theirs.trim() != hash {
                 return Err(Error::results(
                     dir,
@@ -396,11 +390,28 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn read(dir: &Path) -> Option<Manifest> {
-        let text = std::fs::read_to_string(dir.join(MANIFEST)).ok()?;
-        serde_json::from_str(&text)
-            .ok()
-            .map(|value| Manifest { value })
+    /// The manifest of `dir`, None when there is none. One that cannot be dptune's (empty, not
+    /// JSON, not an object, a link, too large) is an error naming the file: dptune writes it
+    /// whole, so it was changed since, and it is never taken for "no results".
+    pub fn read(dir: &Path) -> Result<Option<Manifest>> {
+        let path = dir.join(MANIFEST);
+        let Some(text) = read_text_limited(&path, MAX_RECORD_BYTES)? else {
+            return Ok(None);
+        };
+        let what = match serde_json::from_str::<Value>(&text) {
+            Ok(value) if value.is_object() => return Ok(Some(Manifest { value })),
+            _ if text.trim().is_empty() => "it is empty".to_string(),
+            Ok(_) => "it is JSON but not an object".to_string(),
+            Err(e) => format!("it is not JSON ({e})"),
+        };
+        Err(Error::results(
+            &path,
+            format!(
+                "damaged: {what}; dptune writes its manifests whole, so this one was changed \
+                 since (restore it, e.g. with git, or move it away: a run then sets these results \
+                 aside and starts again)"
+            ),
+        ))
     }
 
     pub fn new(experiment: &super::Experiment, code: &Code) -> Manifest {
@@ -429,7 +440,7 @@ impl Manifest {
             serde_json::to_string_pretty(&self.value).unwrap_or_default()
         );
         let path = dir.join(MANIFEST);
-        if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+        if read_text_limited(&path, MAX_RECORD_BYTES).is_ok_and(|t| t.as_deref() == Some(&text)) {
             return Ok(());
         }
         write_text(&path, &text)
@@ -553,7 +564,9 @@ pub fn prepare(
     rerun_stale: bool,
 ) -> Result<Prepared> {
     let hash = hash_text(experiment.config_hash);
-    if let Some(m) = Manifest::read(dir) {
+    // A manifest dptune cannot read (damaged, a link) is taken for a file of the user's: set
+    // aside below, with what it held.
+    if let Some(m) = Manifest::read(dir).unwrap_or(None) {
         let same_config = m.str("config_hash") == Some(hash.as_str());
         let stale = code.staleness(m.value.get("code"));
         match (same_config, stale) {
@@ -607,7 +620,7 @@ pub fn prepare(
         experiment.profile.name(),
         code.fingerprint
     ));
-    if let Some(m) = Manifest::read(&earlier) {
+    if let Some(m) = Manifest::read(&earlier)? {
         move_results(&earlier, dir, &m)?;
         let _ = std::fs::remove_dir(&earlier);
         eprintln!(

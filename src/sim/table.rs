@@ -17,6 +17,50 @@ use parquet::schema::types::{ColumnPath, Type as SchemaType};
 use std::path::Path;
 use std::sync::Arc;
 
+/// What a parquet file may hold uncompressed, as its metadata states it: tables are read whole,
+/// so a small file that expands to more than this is refused before it is decompressed.
+const MAX_UNCOMPRESSED_BYTES: i64 = 4 << 30;
+
+/// Refuses a table too large to read whole, and a codec this build lacks (the parquet crate's
+/// own words are "Disabled feature at compile time"), naming it and what to do.
+fn check_size_and_codecs(
+    path: &Path,
+    meta: &parquet::file::metadata::ParquetMetaData,
+) -> Result<()> {
+    let groups = meta.row_groups();
+    let size: i64 = groups.iter().map(|g| g.total_byte_size().max(0)).sum();
+    if size > MAX_UNCOMPRESSED_BYTES {
+        return Err(Error::results(
+            path,
+            format!(
+                "holds {size} bytes uncompressed, more than the {MAX_UNCOMPRESSED_BYTES} dptune \
+                 reads into memory: not a table of dptune's"
+            ),
+        ));
+    }
+    for column in groups.iter().flat_map(|g| g.columns()) {
+        let codec = column.compression();
+        if !matches!(
+            codec,
+            Compression::UNCOMPRESSED | Compression::SNAPPY | Compression::ZSTD(_)
+        ) {
+            // `GZIP(GzipLevel(6))` is gzip.
+            let name = codec.to_string();
+            let name = name.split('(').next().unwrap_or_default().to_lowercase();
+            return Err(Error::results(
+                path,
+                format!(
+                    "column `{}` is compressed with {name}, which dptune does not read (it \
+                     reads zstd, snappy and uncompressed parquet): write it again with zstd or \
+                     snappy (pandas: `df.to_parquet(path, compression=\"zstd\")`)",
+                    column.column_descr().name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// One typed column.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Values {
@@ -455,8 +499,10 @@ impl Table {
     /// None in a float column and as the empty string, 0 or false in the others.
     pub fn read_parquet(path: &Path) -> Result<Table> {
         let bad = |e: ParquetError| Error::io(path, e);
-        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = super::output::open_limited(path, super::output::MAX_DATA_BYTES)?
+            .ok_or_else(|| Error::io(path, "no such file"))?;
         let reader = SerializedFileReader::new(file).map_err(bad)?;
+        check_size_and_codecs(path, reader.metadata())?;
         let schema = reader.metadata().file_metadata().schema_descr_ptr();
         let fields = schema.root_schema().get_fields();
         let mut columns = Vec::with_capacity(fields.len());
@@ -983,6 +1029,78 @@ mod tests {
         assert_eq!((released[0], released[6]), (Some(0.6696159276832434), None));
         assert_eq!(t.f64("noise").unwrap()[0], Some(16.53125));
         assert_eq!(t.u64("runs").unwrap()[3], 14);
+    }
+
+    /// Issue 61: a table pandas or pyarrow rewrote (snappy, their default) reads back; gzip,
+    /// lz4 and brotli, which this build lacks, are refused naming the codec and what to do,
+    /// and a table too large to read whole is refused before it is decompressed.
+    #[test]
+    fn snappy_tables_read_and_missing_codecs_are_named() {
+        let t = Table::default()
+            .with("name", Values::Str(vec!["a".into(), "b".into()]))
+            .with("x", Values::F64(vec![Some(0.5), None]))
+            .with("n", Values::U64(vec![3, 4]))
+            .with("ok", Values::Bool(vec![true, false]));
+        let dir = std::env::temp_dir().join(format!("dptune-snappy-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("snappy.parquet");
+        let snappy = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .build();
+        std::fs::write(&path, t.encode(&path, snappy).unwrap()).unwrap();
+        assert!(Table::read_parquet(&path).unwrap().identical(&t));
+        let file = std::fs::File::open(&path).unwrap();
+        let meta = SerializedFileReader::new(file).unwrap().metadata().clone();
+        let with = |codec: Compression, size: i64| {
+            let groups = meta
+                .row_groups()
+                .iter()
+                .map(|g| {
+                    let columns = g
+                        .columns()
+                        .iter()
+                        .map(|c| {
+                            c.clone()
+                                .into_builder()
+                                .set_compression(codec)
+                                .build()
+                                .unwrap()
+                        })
+                        .collect();
+                    g.clone()
+                        .into_builder()
+                        .set_column_metadata(columns)
+                        .set_total_byte_size(size)
+                        .build()
+                        .unwrap()
+                })
+                .collect();
+            let m =
+                parquet::file::metadata::ParquetMetaData::new(meta.file_metadata().clone(), groups);
+            check_size_and_codecs(&path, &m).map_err(|e| e.to_string())
+        };
+        assert_eq!(with(Compression::SNAPPY, 100), Ok(()));
+        assert_eq!(with(Compression::UNCOMPRESSED, 100), Ok(()));
+        for (codec, name) in [
+            (Compression::GZIP(Default::default()), "gzip"),
+            (Compression::LZ4, "lz4"),
+            (Compression::LZ4_RAW, "lz4_raw"),
+            (Compression::BROTLI(Default::default()), "brotli"),
+        ] {
+            let e = with(codec, 100).unwrap_err();
+            assert!(
+                e.contains(&format!("column `name` is compressed with {name}"))
+                    && e.contains("write it again with zstd or snappy"),
+                "{e}"
+            );
+        }
+        let e = with(
+            Compression::ZSTD(Default::default()),
+            MAX_UNCOMPRESSED_BYTES + 1,
+        )
+        .unwrap_err();
+        assert!(e.contains("bytes uncompressed, more than"), "{e}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     /// A table whose file already reads back bit for bit is not written again (the file keeps

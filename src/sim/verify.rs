@@ -6,6 +6,7 @@
 //! is rebuilt from what is done so far.
 
 use super::output::VERIFICATION as VERIFY;
+use super::output::{read_limited, read_text_limited, MAX_DATA_BYTES, MAX_RECORD_BYTES};
 use super::table::{is_timing, Table, Values};
 use super::{provenance, Experiment};
 use crate::error::{Error, Result};
@@ -284,6 +285,11 @@ fn result_files(dir: &Path) -> Vec<String> {
     names
 }
 
+/// A result file's bytes (bounded, never through a link).
+fn read(path: &Path) -> Result<Vec<u8>> {
+    read_limited(path, MAX_DATA_BYTES)?.ok_or_else(|| Error::io(path, "no such file"))
+}
+
 /// Compares the committed results folder with the regenerated one, file by file.
 pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>> {
     let (ours, theirs) = (result_files(committed), result_files(fresh));
@@ -300,7 +306,6 @@ pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>>
                 compare_tables(&Table::read_parquet(&a)?, &Table::read_parquet(&b)?)
             }
             _ => {
-                let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
                 let (x, y) = (read(&a)?, read(&b)?);
                 if name.ends_with(".png") {
                     if x == y {
@@ -332,7 +337,6 @@ pub fn compare(committed: &Path, fresh: &Path) -> Result<Vec<(String, Outcome)>>
             {
                 continue;
             }
-            let read = |p: &Path| std::fs::read(p).map_err(|e| Error::io(p, e));
             let (x, y) = (read(&committed.join(&*name))?, read(&fresh.join(&*name))?);
             if let Some(columns) = differing_columns(&x, &y) {
                 *outcome = Outcome::TimingCells(columns);
@@ -358,9 +362,8 @@ pub fn verify(
     let fresh_dir = super::results_dir(scratch, exp);
     let committed_dir = super::results_dir(committed, exp);
     let files = compare(&committed_dir, &fresh_dir)?;
-    let manifest: Value = std::fs::read_to_string(fresh_dir.join("manifest.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
+    let manifest = super::store::Manifest::read(&fresh_dir)?
+        .map(|m| m.value)
         .unwrap_or_default();
     let record = json!({
         "experiment": exp.name,
@@ -395,8 +398,8 @@ pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> R
         super::results_dir(scratch, exp),
     );
     let (Some(mut m), Some(f)) = (
-        super::store::Manifest::read(&ours),
-        super::store::Manifest::read(&fresh),
+        super::store::Manifest::read(&ours)?,
+        super::store::Manifest::read(&fresh)?,
     ) else {
         return Err(Error::results(&ours, "no manifest to update"));
     };
@@ -424,30 +427,36 @@ pub fn adopt_provenance(exp: &Experiment, committed: &Path, scratch: &Path) -> R
     m.write(&ours)
 }
 
-/// The verification record of `exp` kept under `scratch`, if it has been verified.
-pub fn record(exp: &Experiment, scratch: &Path) -> Option<Value> {
-    let text = std::fs::read_to_string(super::results_dir(scratch, exp).join(VERIFY)).ok()?;
-    serde_json::from_str(&text).ok()
+/// The verification record of `exp` kept under `scratch`, if it has been verified; a record
+/// that cannot be read (a link, too large) is an error, one that does not parse counts as none
+/// (it is redone).
+pub fn record(exp: &Experiment, scratch: &Path) -> Result<Option<Value>> {
+    let path = super::results_dir(scratch, exp).join(VERIFY);
+    Ok(read_text_limited(&path, MAX_RECORD_BYTES)?.and_then(|t| serde_json::from_str(&t).ok()))
 }
 
 /// The verification record of `exp` as its committed manifest keeps it, when an earlier
 /// `sim verify` stamped it (every file matched; its scratch folder may be gone).
-fn stamped_record(exp: &Experiment, committed: &Path) -> Option<Value> {
-    let m = super::store::Manifest::read(&super::results_dir(committed, exp))?;
-    let compared = m.value["verified"]["compared"].as_str()?.to_string();
+fn stamped_record(exp: &Experiment, committed: &Path) -> Result<Option<Value>> {
+    let Some(m) = super::store::Manifest::read(&super::results_dir(committed, exp))? else {
+        return Ok(None);
+    };
+    let Some(compared) = m.value["verified"]["compared"].as_str().map(String::from) else {
+        return Ok(None);
+    };
     let files: Vec<Value> = m
         .files()
         .iter()
         .map(|f| json!({"file": f, "matches": true, "outcome": "identical"}))
         .collect();
-    Some(json!({
+    Ok(Some(json!({
         "experiment": exp.name,
         "compared": compared,
         "committed_exists": true,
         "provenance": m.value["provenance"],
         "code": m.value["code"],
         "files": files,
-    }))
+    })))
 }
 
 /// Whether a verification `record` was made by this dptune's code for `exp` (one made by
@@ -480,7 +489,7 @@ pub fn summary(
     scratch: &Path,
     committed: &Path,
     notes: &str,
-) -> String {
+) -> Result<String> {
     let mut rows = String::new();
     let mut details = String::new();
     let (mut done, mut matched, mut total_s) = (0, 0, 0.0);
@@ -488,7 +497,7 @@ pub fn summary(
     let mut machines = std::collections::BTreeSet::new();
     let mut commits = std::collections::BTreeSet::new();
     for exp in experiments {
-        let Some(r) = [record(exp, scratch), stamped_record(exp, committed)]
+        let Some(r) = [record(exp, scratch)?, stamped_record(exp, committed)?]
             .into_iter()
             .flatten()
             .find(|r| by_this_code(exp, r))
@@ -598,7 +607,7 @@ pub fn summary(
         s += "\n## Notes\n\n";
         s += notes;
     }
-    s
+    Ok(s)
 }
 
 #[cfg(test)]

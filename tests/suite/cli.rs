@@ -605,3 +605,100 @@ fn huge_orders_and_file_outputs_read_well() {
     assert_eq!(std::fs::read(&file).unwrap(), b"mine");
     std::fs::remove_file(file).unwrap();
 }
+
+/// Issue 61: a negative count reaches its flag's parser and is refused with the flag's range,
+/// never "unexpected argument '-1' found"; every folder flag naming a file says so.
+#[test]
+fn negative_counts_and_file_folders_are_refused_in_words() {
+    let sims = "sim run sims/dw-table1-budgets.toml --profile smoke";
+    for (args, says) in [
+        ("tune x.toml --jobs -1 -- true".into(), "'--jobs <JOBS>': must be a whole number from 1 to 256"),
+        (format!("{sims} --threads -1"), "'--threads <THREADS>': must be a whole number from 1 to 1024"),
+        (format!("{sims} --shard -1/2"), "'--shard <SHARD>': invalid shard = -1/2"),
+        (format!("{sims} --stop-after-units -1"), "must be a whole number ≥ 1"),
+        (
+            "sim merge sims/dw-table1-budgets.toml --tasks -1".into(),
+            "'--tasks <TASKS>': must be a whole number from 1 to 100000",
+        ),
+        (
+            "sim status sims/dw-table1-budgets.toml --require-complete --tasks -2".into(),
+            "'--tasks <TASKS>': must be a whole number from 1 to 100000",
+        ),
+        (
+            "sim verify sims/dw-table1-budgets.toml --threads -1".into(),
+            "'--threads <THREADS>': must be a whole number from 1 to 1024",
+        ),
+        (
+            "sim slurm sims/dw-table1-budgets.toml --tasks -1".into(),
+            "'--tasks <TASKS>': must be a whole number from 1 to 100000",
+        ),
+        (
+            "sim slurm sims/dw-table1-budgets.toml --tasks 2 --gpus -1".into(),
+            "'--gpus <GPUS>': must be a whole number from 1 to 64",
+        ),
+        (
+            "account repeat-select --base zcdp:0.1 --dist poisson --mean 3 --delta 1e-5 --truncate -1".into(),
+            "'--truncate <TRUNCATE>': must be a whole number ≥ 1",
+        ),
+        (
+            "account zcdp --rho 0.1 --delta 1e-5 --orders -1,2".into(),
+            "'--orders <ORDERS>'",
+        ),
+        (
+            "account dpsgd --sampling-rate 0.01 --steps -5 --noise-multiplier 1 --delta 1e-5".into(),
+            "'--steps <STEPS>': must be a whole number ≥ 1",
+        ),
+    ] {
+        let (code, _, err) = dptune(&args);
+        assert_eq!(code, 2, "{args}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args}: {err}");
+        assert!(err.contains(says), "{args}: `{err}` lacks `{says}`");
+        assert!(!err.contains("unexpected argument"), "{args}: {err}");
+    }
+    let file = std::env::temp_dir().join(format!("dptune-folder-file-{}", std::process::id()));
+    std::fs::write(&file, "mine").unwrap();
+    let f = file.display();
+    for (args, flag) in [
+        (
+            format!("sim status sims/dw-table1-budgets.toml --out {f}"),
+            "--out",
+        ),
+        (
+            format!("sim verify sims/dw-table1-budgets.toml --profile smoke --out {f}"),
+            "--out",
+        ),
+        (
+            format!("sim verify sims/dw-table1-budgets.toml --profile smoke --scratch {f}"),
+            "--scratch",
+        ),
+        (
+            format!("sim verify sims/dw-table1-budgets.toml --profile smoke --scratch {f}/inner"),
+            "--scratch",
+        ),
+        (
+            format!("sim report sims/dw-table1-budgets.toml --out {f}"),
+            "--out",
+        ),
+        (
+            format!("sim merge sims/dw-table1-budgets.toml --out {f}"),
+            "--out",
+        ),
+        (
+            format!("sim slurm sims/dw-table1-budgets.toml --tasks 2 --out {f}"),
+            "--out",
+        ),
+        (
+            format!("tune sims/dw-table1-budgets.toml --out {f} -- true"),
+            "--out",
+        ),
+    ] {
+        let (code, _, err) = dptune(&args);
+        assert_eq!(code, 2, "{args}: {err}");
+        assert!(
+            err.contains(&format!("{flag} {f}")) && err.contains("is a file"),
+            "{args}: {err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+    }
+    std::fs::remove_file(file).unwrap();
+}

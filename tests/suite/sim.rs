@@ -776,3 +776,146 @@ fn a_tuning_cell_killed_between_repetitions_resumes_from_its_journal() {
         .to_string_lossy()
         .ends_with("journal.jsonl")));
 }
+
+/// Issue 61: a value of the wrong shape says what was expected (never "data did not match any
+/// variant of untagged enum OneOrMany"), a negative count is not said to be allowed from 0, and
+/// `seeds` is bounded by the one limit the docs state.
+#[test]
+fn wrong_values_say_what_was_expected() {
+    let dir = temp_dir("wrong-values");
+    let base = std::fs::read_to_string(tiny_experiment(&dir, 2)).unwrap();
+    let max = dptune::sim::fields::MAX_SEEDS;
+    let too_many = format!("seeds = {}", max + 1);
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "epsilons = [1, 4]",
+            "epsilons = [1, \"4\"]",
+            "item 1: invalid type: string \"4\", expected a number",
+        ),
+        (
+            "epsilons = [1, 4]",
+            "epsilons = \"all\"",
+            "invalid type: string \"all\", expected a number (or a list of \
+             such values)",
+        ),
+        (
+            "dims = [1, 3]",
+            "dims = [1, -3]",
+            "item 1: invalid value: integer `-3`, expected a whole number (not \
+             negative)",
+        ),
+        (
+            "seeds = 2",
+            "seeds = -1",
+            "invalid value: integer `-1`, expected a whole number (not negative)",
+        ),
+        (
+            "seeds = 2",
+            &too_many,
+            "seeds: 100001 is invalid: must be a whole number from 1 to 100000",
+        ),
+    ];
+    for (from, to, expected) in cases {
+        let path = dir.join("wrong.toml");
+        std::fs::write(&path, base.replacen(from, to, 1)).unwrap();
+        let err = load(&path, Profile::Paper)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        let line = base.lines().position(|l| l.contains(from)).unwrap() + 1;
+        assert!(
+            err.starts_with(&format!("{}:{line}:", path.display())),
+            "{to}: not located in `{err}`"
+        );
+        let key = from.split(' ').next().unwrap();
+        assert!(
+            err.contains(expected) && err.contains(key),
+            "{to}: `{err}` lacks `{expected}`"
+        );
+        assert!(!err.contains(">= 0") && !err.contains("untagged"), "{err}");
+    }
+    // The docs give the limit the code applies.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (doc, says) in [
+        ("docs/cli.md", "seeds ≤ 100,000"),
+        ("docs/architecture.md", "`seeds` ≤ 100 000"),
+    ] {
+        let text = std::fs::read_to_string(root.join(doc)).unwrap();
+        assert!(
+            text.contains(says) && max == 100_000,
+            "{doc} lacks `{says}`"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 61: `sim verify` is a regression check: any difference from the committed results
+/// exits non-zero and says so, after writing the comparison and the summary.
+#[test]
+fn verify_fails_on_any_difference() {
+    let dir = temp_dir("verify-fails");
+    let file = tiny_experiment(&dir, 2);
+    let (committed, scratch, doc) = (dir.join("c"), dir.join("s"), dir.join("r.md"));
+    let (f, c, s, d) = (
+        file.to_str().unwrap(),
+        committed.to_str().unwrap(),
+        scratch.to_str().unwrap(),
+        doc.to_str().unwrap(),
+    );
+    let verify = || {
+        dptune(&[
+            "sim",
+            "verify",
+            f,
+            "--profile",
+            "smoke",
+            "--out",
+            c,
+            "--scratch",
+            s,
+            "--doc",
+            d,
+            "--quiet",
+        ])
+    };
+    // Nothing committed: nothing matches.
+    let o = verify();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("1 of 1 experiment(s) do not match their committed results"),
+        "{err}"
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("tiny: nothing committed to compare with"));
+    // Committed and regenerated alike: a match, exit 0.
+    let o = dptune(&["sim", "run", f, "--profile", "smoke", "--out", c, "--quiet"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = verify();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // One committed table edited: a difference, named, and a failure.
+    let md = std::fs::read_dir(committed.join("tiny"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "md"))
+        .unwrap();
+    let text = std::fs::read_to_string(&md).unwrap();
+    std::fs::write(&md, format!("{text}edited\n")).unwrap();
+    let o = verify();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        String::from_utf8_lossy(&o.stderr).to_string(),
+    );
+    assert_eq!(o.status.code(), Some(2), "{out}{err}");
+    assert!(out.contains("tiny: 1 file(s) differ"), "{out}");
+    assert!(
+        err.contains("do not match their committed results"),
+        "{err}"
+    );
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scratch.join("tiny/verify.json")).unwrap())
+            .unwrap();
+    assert_eq!(record["all_match"], serde_json::json!(false));
+    let summary = std::fs::read_to_string(&doc).unwrap();
+    assert!(summary.contains("files differ"), "{summary}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

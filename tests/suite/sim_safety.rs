@@ -607,3 +607,125 @@ fn declared_outputs_may_not_replace_study_outputs_or_be_empty() {
     assert!(e.contains("no row") && e.contains("nobody"), "{e}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Issue 61: a manifest dptune cannot have written (empty, not JSON, JSON but not an object)
+/// is an error naming it for every command that reads results, never "no results" with exit 0,
+/// and it is left as it is.
+#[test]
+fn a_damaged_manifest_is_an_error_not_no_results() {
+    let dir = common::temp_dir("safety-damaged-manifest");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    let manifest = out.join("tiny").join("manifest.json");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    let (f, o) = (file.to_str().unwrap(), out.to_str().unwrap());
+    for (damage, says) in [
+        ("", "it is empty"),
+        ("{\"experiment\": \"tiny\", ", "it is not JSON"),
+        ("[1, 2]", "it is JSON but not an object"),
+    ] {
+        std::fs::write(&manifest, damage).unwrap();
+        for args in [
+            &["sim", "status", f, "--profile", "smoke", "--out", o][..],
+            &["sim", "report", f, "--profile", "smoke", "--out", o],
+            &["sim", "merge", f, "--profile", "smoke", "--out", o],
+            &[
+                "sim",
+                "status",
+                f,
+                "--profile",
+                "smoke",
+                "--out",
+                o,
+                "--require-complete",
+            ],
+        ] {
+            let got = dptune(args);
+            refused(&got, &format!("{}: damaged: {says}", manifest.display()));
+            assert_eq!(read(&manifest), damage.as_bytes(), "{args:?} changed it");
+        }
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 61: what dptune reads from a results folder is a regular file, never read through a
+/// link (one to /dev/zero was read without end) and bounded in size.
+#[test]
+fn results_files_are_never_read_through_a_link() {
+    let dir = common::temp_dir("safety-read-links");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    let (f, o) = (file.to_str().unwrap(), out.to_str().unwrap());
+    assert!(run(&file, &out, "smoke").status.success());
+    let manifest = out.join("tiny").join("manifest.json");
+    // A link to a true manifest is refused as well: the file read would not be the folder's.
+    let elsewhere = dir.join("elsewhere.json");
+    std::fs::rename(&manifest, &elsewhere).unwrap();
+    for target in [elsewhere.as_path(), Path::new("/dev/zero")] {
+        let _ = std::fs::remove_file(&manifest);
+        std::os::unix::fs::symlink(target, &manifest).unwrap();
+        for args in [
+            &["sim", "status", f, "--profile", "smoke", "--out", o][..],
+            &["sim", "report", f, "--profile", "smoke", "--out", o],
+        ] {
+            refused(&dptune(args), "manifest.json: is not a regular file");
+        }
+    }
+    // A table larger than dptune reads is refused, not read (a sparse file: no disk used).
+    std::fs::remove_file(&manifest).unwrap();
+    std::fs::rename(&elsewhere, &manifest).unwrap();
+    let big = out.join("tiny").join("big.parquet");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(dptune::sim::output::MAX_DATA_BYTES + 1)
+        .unwrap();
+    let e = Table::read_parquet(&big).unwrap_err().to_string();
+    assert!(e.contains("is larger than 1073741824 bytes"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 61: files dptune appends to or locks (timings, journals, the shard lock) are never
+/// written through a link onto a file of the user's.
+#[test]
+fn appends_and_locks_never_write_through_a_link() {
+    let dir = common::temp_dir("safety-write-links");
+    let file = tiny(&dir, "tiny", "");
+    let out = dir.join("out");
+    let (f, o) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let mine = dir.join("mine.txt");
+    std::fs::write(&mine, "mine").unwrap();
+    // The shard lock, which a run truncates once it holds it.
+    let folder = out.join("tiny");
+    std::fs::create_dir_all(&folder).unwrap();
+    let lock = folder.join(".shard-1-of-1.lock");
+    std::os::unix::fs::symlink(&mine, &lock).unwrap();
+    refused(
+        &run(&file, &out, "smoke"),
+        ".shard-1-of-1.lock: is not a regular file",
+    );
+    assert_eq!(read(&mine), b"mine");
+    std::fs::remove_file(&lock).unwrap();
+    // The units' timings, appended as each unit ends (a run cut short, then resumed).
+    let cut = dptune(&[
+        "sim",
+        "run",
+        f,
+        "--profile",
+        "smoke",
+        "--quiet",
+        "--out",
+        o,
+        "--stop-after-units",
+        "1",
+    ]);
+    assert!(!cut.status.success());
+    let timings = folder.join("parts").join("timings.jsonl");
+    let _ = std::fs::remove_file(&timings);
+    std::os::unix::fs::symlink(&mine, &timings).unwrap();
+    refused(
+        &run(&file, &out, "smoke"),
+        "timings.jsonl: is not a regular file",
+    );
+    assert_eq!(read(&mine), b"mine");
+    std::fs::remove_dir_all(dir).unwrap();
+}

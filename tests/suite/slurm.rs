@@ -121,7 +121,7 @@ fn bad_arguments_name_the_flag_and_its_range() {
     for (extra, says) in [
         (
             &["--tasks", "0"][..],
-            "'--tasks <TASKS>': 0 is not in 1..=100000",
+            "'--tasks <TASKS>': must be a whole number from 1 to 100000",
         ),
         (
             &["--tasks", "10"][..],
@@ -133,11 +133,11 @@ fn bad_arguments_name_the_flag_and_its_range() {
         ),
         (
             &["--tasks", "3", "--gpus", "0"][..],
-            "'--gpus <GPUS>': 0 is not in 1..=64",
+            "'--gpus <GPUS>': must be a whole number from 1 to 64",
         ),
         (
             &["--tasks", "3", "--cpus-per-task", "0"][..],
-            "'--cpus-per-task <CPUS_PER_TASK>': 0 is not in 1..=1024",
+            "'--cpus-per-task <CPUS_PER_TASK>': must be a whole number from 1 to 1024",
         ),
         (
             &["--tasks", "3", "--partition", "a b"][..],

@@ -153,11 +153,9 @@ fn parse(f: &Fields) -> Result<GiboPaths> {
     }
     Ok(GiboPaths {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count(
-            "seeds",
+        seeds: f.seeds(
             p.seeds
                 .ok_or_else(|| f.missing("seeds", "the number of repetitions"))?,
-            1,
         )?,
         delta: f.in_range("delta", p.delta.unwrap_or(1e-5), Range::OpenUnit)?,
         workload,

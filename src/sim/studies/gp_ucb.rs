@@ -318,11 +318,9 @@ fn parse_suite(f: &Fields) -> Result<Suite> {
     }
     Ok(Suite {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count(
-            "seeds",
+        seeds: f.seeds(
             p.seeds
                 .ok_or_else(|| f.missing("seeds", "the number of neighbouring pairs"))?,
-            1,
         )?,
         grids,
         kernels: kernels(f, p.kernels)?,

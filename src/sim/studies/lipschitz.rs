@@ -142,11 +142,9 @@ fn parse(f: &Fields) -> Result<LipschitzSuite> {
         .collect::<Result<Vec<_>>>()?;
     let s = LipschitzSuite {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count(
-            "seeds",
+        seeds: f.seeds(
             p.seeds
                 .ok_or_else(|| f.missing("seeds", "the number of random splits"))?,
-            1,
         )?,
         data: p.data.unwrap_or_else(|| "breast-cancer".to_string()),
         losses,

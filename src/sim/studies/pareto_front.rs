@@ -401,7 +401,7 @@ fn parse(f: &Fields) -> Result<ParetoFront> {
     }
     Ok(ParetoFront {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count_or("seeds", p.seeds, 1, 1)?,
+        seeds: p.seeds.map_or(Ok(1), |s| f.seeds(s))?,
         oracle,
         tuners,
         reevaluate: p.reevaluate.map_or(0, |r| r.0 as usize),

@@ -86,11 +86,9 @@ fn parse_walks(f: &Fields) -> Result<Walks> {
     let count = |key, given, default| f.count_or(key, given, 1, default).map(|v| v as usize);
     let w = Walks {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count(
-            "seeds",
+        seeds: f.seeds(
             p.seeds
                 .ok_or_else(|| f.missing("seeds", "the number of walks per granularity"))?,
-            1,
         )?,
         candidates: count("candidates", p.candidates, 100)?,
         shards: count("shards", p.shards, 10)?,

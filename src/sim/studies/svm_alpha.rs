@@ -87,11 +87,9 @@ fn parse(f: &Fields) -> Result<AlphaSweep> {
     let count = |key, given, default| f.count_or(key, given, 1, default);
     Ok(AlphaSweep {
         seed: p.seed.unwrap_or(0),
-        seeds: f.count(
-            "seeds",
+        seeds: f.seeds(
             p.seeds
                 .ok_or_else(|| f.missing("seeds", "the number of data draws"))?,
-            1,
         )?,
         alphas: f.numbers_in("alphas", p.alphas, Range::Positive)?,
         per_class: count("per_class", p.per_class, 20)? as usize,

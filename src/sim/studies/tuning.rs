@@ -237,11 +237,9 @@ struct Budget {
 fn parse(f: &Fields) -> Result<Tuning> {
     let p: Params = f.read("a `tuning` experiment", &["workload", "tuners"])?;
     let seed = p.seed.unwrap_or(0);
-    let seeds = f.count(
-        "seeds",
+    let seeds = f.seeds(
         p.seeds
             .ok_or_else(|| f.missing("seeds", "the number of repetitions, >= 1"))?,
-        1,
     )?;
     let delta = f.in_range("delta", p.delta.unwrap_or(1e-6), Range::OpenUnit)?;
     let accountant = f.accountant_of(p.orders.as_deref(), p.conversion.as_deref())?;
