@@ -365,15 +365,7 @@ pub fn tune(opts: &Options) -> Result<String> {
             None => None,
         },
     };
-    if std::fs::symlink_metadata(&opts.out)
-        .is_ok_and(|m| !m.is_dir() && !m.file_type().is_symlink())
-        || (opts.out.exists() && !opts.out.is_dir())
-    {
-        return Err(Error::Results {
-            path: opts.out.display().to_string(),
-            reason: "--out is a file, not a folder: choose a folder (nothing was changed)".into(),
-        });
-    }
+    // (An --out that is a file is refused by the command line, before the search file.)
     std::fs::create_dir_all(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
     // Absolute, so a command that changes directory still finds its output directory.
     let out = std::fs::canonicalize(&opts.out).map_err(|e| Error::io(&opts.out, e))?;
