@@ -218,6 +218,10 @@ pub struct DpGiboConfig {
     pub mean_jitter: f64,
     /// θ_0 in native units; `None`: uniform in the box from the run's own stream.
     pub theta0: Option<Vec<f64>>,
+    /// [lo, hi]: every user's loss is clamped into it before any gradient (a per-user map, so
+    /// the guarantee is unchanged); `None`: losses are used as told.
+    #[serde(default)]
+    pub loss_range: Option<(f64, f64)>,
 }
 
 impl DpGiboConfig {
@@ -236,6 +240,7 @@ impl DpGiboConfig {
             points: PointOptimiser::default(),
             mean_jitter: 1e-9,
             theta0: None,
+            loss_range: None,
         }
     }
 
@@ -275,6 +280,15 @@ impl DpGiboConfig {
         }
         if let Some(t0) = &self.theta0 {
             check_theta0(t0, domain)?;
+        }
+        if let Some((lo, hi)) = self.loss_range {
+            if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+                return Err(Error::invalid(
+                    "loss_range",
+                    format!("[{lo}, {hi}]"),
+                    "[lo, hi]: two finite numbers with lo < hi",
+                ));
+            }
         }
         Ok(())
     }

@@ -20,7 +20,7 @@ use crate::rng::{stream_at, word_position};
 use crate::session::{unfinished, Evaluation, Evaluator, Next, Progress, Session, Told};
 use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD};
 use crate::workloads::{Hyper, PerUserLosses};
-use ndarray::{concatenate, Array1, Array2, ArrayView2, Axis};
+use ndarray::{concatenate, Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
@@ -271,6 +271,41 @@ fn check_users(n: usize) -> Result<usize> {
     Ok(n)
 }
 
+/// The users' gradients (n × d) from their losses (n × N) and the surrogate's weights
+/// (N × d), where a gradient too large for doubles (from a huge finite loss) is replaced by its
+/// clipped value, the same direction at norm `clip`: the gradient is linear in the losses, so
+/// the direction is that of the losses scaled down. No finite loss can then abort a step; only
+/// weights that are not finite, a function of the public design alone, can.
+fn representable(
+    mut grads: Array2<f64>,
+    losses: ArrayView2<f64>,
+    weights: ArrayView2<f64>,
+    clip: f64,
+) -> Result<Array2<f64>> {
+    let largest = |v: ArrayView1<f64>| v.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+    for (mut g, y) in grads.rows_mut().into_iter().zip(losses.rows()) {
+        if g.dot(&g).is_finite() {
+            continue;
+        }
+        let v = (&y / largest(y)).dot(&weights);
+        if v.iter().any(|x| !x.is_finite()) {
+            return Err(Error::Numerical(
+                "the surrogate's gradient weights are not finite (an ill-conditioned design: \
+                 a larger lengthscale or evaluation_sd)"
+                    .into(),
+            ));
+        }
+        let m = largest(v.view());
+        if m > 0.0 {
+            let norm = m * (&v / m).dot(&(&v / m)).sqrt();
+            g.assign(&(&v * (clip / norm)));
+        } else {
+            g.fill(0.0);
+        }
+    }
+    Ok(grads)
+}
+
 /// Rows of equal length as a matrix (`cols` columns, also when there are no rows).
 fn matrix(rows: &[Vec<f64>], cols: usize) -> Array2<f64> {
     Array2::from_shape_fn((rows.len(), cols), |(i, j)| rows[i][j])
@@ -340,7 +375,10 @@ impl Session for GiboSession {
             (Method::Gibo(cfg), Evaluation::UserLosses { points }) => {
                 let cfg = cfg.clone();
                 let b = points.len();
-                let yz = told.clone().matrix("per-user losses", n, b)?;
+                let mut yz = told.clone().matrix("per-user losses", n, b)?;
+                if let Some((lo, hi)) = cfg.loss_range {
+                    yz.mapv_inplace(|v| v.clamp(lo, hi));
+                }
                 self.progress.told(index, told)?;
                 let step = self.step.take().ok_or_else(|| {
                     Error::Infeasible("DP-GIBO was told losses it did not ask for".into())
@@ -361,7 +399,12 @@ impl Session for GiboSession {
                     xt.view(),
                     cfg.noise_sd * cfg.noise_sd + cfg.mean_jitter,
                 )?;
-                let grads = post.user_gradients(yt.t());
+                let grads = representable(
+                    post.user_gradients(yt.t()),
+                    yt.t(),
+                    post.weights(),
+                    cfg.clip,
+                )?;
                 self.release(grads.view(), b, step.trace)?;
             }
             (Method::Gd(_), Evaluation::UserGradients) => {

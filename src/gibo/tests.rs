@@ -599,3 +599,41 @@ fn a_session_refuses_wrong_answers() {
         .unwrap();
     assert!(matches!(s.ask(&mut rng).unwrap(), Next::Run(_)));
 }
+
+/// One user's loss, however large (finite), never aborts a step: a gradient beyond the doubles
+/// is replaced by its clipped value (its direction at norm B), and a declared loss range clamps
+/// every loss first, so a user told 1e308 moves each step as one told the range's end.
+#[test]
+fn a_huge_finite_loss_never_aborts_a_step() {
+    use crate::tuners::session::{Evaluation, Next, Session, Told};
+    let obj = Quadratic::new(5, 2, 7, 0.0);
+    let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
+    // The released path when user 0 reports `huge` at every point, the others 0.5.
+    let path = |range: Option<(f64, f64)>, huge: f64| -> Result<Vec<Vec<f64>>> {
+        let mut cfg = DpGiboConfig::new(1.0, 3, 2.0, kernel.clone(), 0.0);
+        cfg.points.steps = 20;
+        cfg.loss_range = range;
+        let mut s = GiboSession::gibo(cfg, &obj.domain, 5, &mut stream(3, &[]))?;
+        let mut rng = stream(1, &[]);
+        while let Next::Run(t) = s.ask(&mut rng)? {
+            let Evaluation::UserLosses { points } = &t.evaluation else {
+                panic!("{:?}", t.evaluation)
+            };
+            let mut losses = vec![vec![0.5; points.len()]; 5];
+            losses[0] = vec![huge; points.len()];
+            s.tell(t.index, Told::Matrix(losses))?;
+        }
+        Ok(s.path().thetas)
+    };
+    let huge = path(None, 1e308).unwrap();
+    assert_eq!(huge.len(), 4, "every step released");
+    assert_eq!(
+        path(None, 1e300).unwrap(),
+        huge,
+        "the clipped direction only"
+    );
+    assert_eq!(
+        path(Some((0.0, 10.0)), 1e308).unwrap(),
+        path(Some((0.0, 10.0)), 10.0).unwrap()
+    );
+}

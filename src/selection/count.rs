@@ -302,6 +302,12 @@ impl Ln1pNeg for f64 {
     }
 }
 
+/// The largest u = ln(1/γ) of a TNB a tuner draws K from: with γ ≥ 2^−53, a draw beyond
+/// 2^64 runs (more than a u64 holds) has probability below e^−2000.
+const MAX_DRAWN_U: f64 = 53.0 * std::f64::consts::LN_2;
+
+/// Never 0 or beyond the support: a draw too large for a u64 saturates (the tuners refuse the
+/// laws where that can happen, [`RunCount::drawable`]).
 impl Distribution<u64> for Tnb {
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> u64 {
         let gamma = self.gamma();
@@ -313,11 +319,11 @@ impl Distribution<u64> for Tnb {
                 return 1;
             }
             let v: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
-            return 1 + (v.ln() / q.ln()).floor() as u64;
+            return ((v.ln() / q.ln()).floor() as u64).saturating_add(1);
         }
         if self.eta == 1.0 && gamma > 0.0 {
             let v: f64 = 1.0 - rng.random::<f64>();
-            return 1 + (v.ln() / (-gamma).ln_1p()).floor() as u64;
+            return ((v.ln() / (-gamma).ln_1p()).floor() as u64).saturating_add(1);
         }
         // η > 0: Gamma–Poisson mixture, rejecting K = 0 (acceptance 1 − γ^η).
         let acceptance = -(-self.eta * self.u).exp_m1();
@@ -578,6 +584,31 @@ pub enum RunCount {
 }
 
 impl RunCount {
+    /// This law, if every K it draws is a number of runs a u64 holds; otherwise an error naming
+    /// `mean` (as the user wrote it) and the largest mean accepted for this family.
+    pub fn drawable(self, mean: f64) -> Result<Self> {
+        // Poisson and fixed K are bounded by their constructors; truncation keeps K ≤ m.
+        let RunCount::Tnb(tnb) = &self else {
+            return Ok(self);
+        };
+        if tnb.u <= MAX_DRAWN_U {
+            return Ok(self);
+        }
+        let largest = tnb_ln_mean(tnb.eta, MAX_DRAWN_U).exp();
+        // Rounded down, so the mean named is accepted.
+        let largest = crate::numeric::fmt_up_sig(-largest, 4);
+        Err(Error::invalid(
+            "mean",
+            crate::numeric::fmt_num(mean),
+            format!(
+                "at most {} for the {} law (a larger mean draws numbers of runs too large to \
+                 count)",
+                largest.trim_start_matches('-'),
+                self.family()
+            ),
+        ))
+    }
+
     /// A short name for tables: `tnb(eta=0.5)`, `poisson`, `fixed`, `… truncated at m`.
     pub fn family(&self) -> String {
         match self {

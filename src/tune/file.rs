@@ -126,7 +126,13 @@ struct UsersWritten {
     /// The standard deviation of a loss's evaluation noise (DP-GIBO's model noise σ).
     #[serde(default)]
     evaluation_sd: f64,
+    /// [lo, hi]: every reported loss is clamped into it before any gradient.
+    loss_range: Option<[f64; 2]>,
 }
+
+/// The users' loss range unless `[users]` declares one: wide enough for any usual loss, small
+/// enough that no gradient of the surrogate overflows.
+pub const DEFAULT_LOSS_RANGE: [f64; 2] = [-1e6, 1e6];
 
 /// What DP-GIBO's runs report: every validation user's loss at a point.
 #[derive(Clone, Debug, PartialEq)]
@@ -251,6 +257,21 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// What the statement says of a seed the file sets: for a private search, that it lets
+    /// one recompute every draw, the noise included; a baseline has no noise to recompute.
+    pub fn seed_words(&self) -> Option<String> {
+        let s = self.seed?;
+        Some(match self.selector {
+            Selector::Private(..) => format!(
+                "seed {s}, set in the search file: whoever knows it can recompute the noise, so \
+                 leave it out for a release you share"
+            ),
+            Selector::RandomSearch { .. } | Selector::GridSearch { .. } => {
+                format!("seed {s}, set in the search file")
+            }
+        })
+    }
+
     /// How a run's score is released: every tuner's but DP-GIBO's, whose runs report losses.
     pub fn score(&self) -> Result<&ScorePlan> {
         self.score.as_ref().ok_or_else(|| {
@@ -361,6 +382,9 @@ fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
     };
     let w: Written =
         crate::params::read("search file", &root).map_err(|e| in_section(file, "", e))?;
+    if w.run.is_some() {
+        keeps_the_run_private(file, &space)?;
+    }
     let mut tuner_table = w.tuner.clone();
     let name = match tuner_table.remove("name") {
         Some(toml::Value::String(s)) => s,
@@ -412,6 +436,43 @@ fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
     match name.as_str() {
         "random-search" | "grid-search" => baseline(file, base, &name, &tuner_table, &w),
         _ => private(file, base, &name, tuner_table, &w),
+    }
+}
+
+/// Hyperparameters that change one run's privacy (DP-SGD's lots, steps and noise, a run's own
+/// ε or δ): [run] declares that privacy once, for every candidate.
+const PRIVACY_KNOBS: &[&str] = &[
+    "epochs",
+    "steps",
+    "noise_multiplier",
+    "sigma",
+    "lot_size",
+    "batch_size",
+    "sampling_rate",
+    "data_size",
+    "epsilon",
+    "delta",
+];
+
+/// Refuses a searched hyperparameter that changes one run's privacy: the guarantee counts
+/// every run at the privacy [run] declares, which such a candidate would not have.
+fn keeps_the_run_private(file: &str, space: &SearchSpace) -> Result<()> {
+    match space
+        .0
+        .iter()
+        .find(|(name, _)| PRIVACY_KNOBS.contains(&name.to_ascii_lowercase().as_str()))
+    {
+        Some((name, _)) => Err(at(
+            file,
+            &format!("space.{name}"),
+            format!(
+                "`{name}` changes one run's privacy, which [run] declares once for every run: a \
+                 candidate with another {name} would not have the privacy the guarantee counts. \
+                 Fix it in [run] (or in your command) and search only what leaves a run's \
+                 privacy as declared (the learning rate, the clipping norm, …)"
+            ),
+        )),
+        None => Ok(()),
     }
 }
 
@@ -504,7 +565,7 @@ fn baseline(
         let g: Grid =
             crate::params::read("tuner", params).map_err(|e| in_section(file, "tuner", e))?;
         Selector::GridSearch {
-            points: grid(file, &plan.space, g.points.0)?,
+            points: grid(file, "tuner.points", &plan.space, g.points.0)?,
         }
     };
     plan.relation = "none claimed (a non-private baseline)".into();
@@ -513,10 +574,10 @@ fn baseline(
 
 /// Every point of the grid with `points` values per continuous coordinate (ends included),
 /// every value of an integer range with at most that many, and every choice.
-fn grid(file: &str, space: &SearchSpace, points: u64) -> Result<Vec<Vec<f64>>> {
+fn grid(file: &str, key: &str, space: &SearchSpace, points: u64) -> Result<Vec<Vec<f64>>> {
     use super::space::Range as R;
     if points == 0 {
-        return Err(at(file, "tuner.points", "0: expected at least 1"));
+        return Err(at(file, key, "0: expected at least 1"));
     }
     let axes: Vec<Vec<f64>> = space
         .0
@@ -539,7 +600,7 @@ fn grid(file: &str, space: &SearchSpace, points: u64) -> Result<Vec<Vec<f64>>> {
     if total > 1e5 {
         return Err(at(
             file,
-            "tuner.points",
+            key,
             format!("the grid would have {total} points: at most 100000"),
         ));
     }
@@ -577,6 +638,146 @@ impl Calibrate {
     }
 }
 
+/// δ, checked here so that a bad one is named as the file wrote it (and not by the tuner that
+/// refuses it later).
+fn privacy_delta(file: &str, privacy: &PrivacyWritten) -> Result<f64> {
+    let d = privacy.delta;
+    if d > 0.0 && d < 1.0 {
+        Ok(d)
+    } else {
+        Err(at(
+            file,
+            "privacy.delta",
+            format!(
+                "{}: expected 0 < δ < 1 (the probability the ε bound may fail)",
+                fmt_num(d)
+            ),
+        ))
+    }
+}
+
+/// The parts of a search's guarantee a budget's message may take as free: one run's training
+/// (a DP-SGD run at σ = [`FREE_NOISE`]) and its score's release (as if public).
+#[derive(Clone, Copy, Default)]
+struct Free {
+    training: bool,
+    score: bool,
+}
+
+/// A noise multiplier at which a run's training costs next to nothing.
+const FREE_NOISE: f64 = 1e6;
+
+/// Why no value of `k` meets `target`, where that is so: with the knob's own part at its
+/// cheapest, the part of the guarantee (the score's release, one run's training, the tuner's
+/// count) that still exceeds the budget, and the knob that changes it. `eps` is the search's
+/// ε with the knob at a value and some parts free.
+fn over_budget(
+    k: Calibrate,
+    target: f64,
+    eps: &dyn Fn(f64, Free) -> Option<f64>,
+    score: &ScorePlan,
+    dpsgd: bool,
+) -> Option<String> {
+    let over = |v: f64, free: Free| eps(v, free).is_some_and(|e| e > target);
+    let training = "one run's training (as [run] declares, once per run)";
+    let fix_training = "more training noise (run.noise_multiplier) or fewer steps or epochs";
+    let released = match score.private {
+        Some((m, z)) if !z.is_nan() => format!(
+            "the score's release (noise multiplier {} over {m} records, once per run)",
+            fmt_num(z)
+        ),
+        _ => "the score's release (once per run)".into(),
+    };
+    let fix_score = "more score noise (score.noise) or more score.records";
+    let tuner = "the tuner's own part (its number of runs, or propose-test's tests)";
+    let fix_tuner = "a smaller tuner.mean, fewer candidates or cheaper tests";
+    // The knob's part at its cheapest, and the parts that may be blamed, in turn.
+    let (v, free, cheapest, suspects) = match k {
+        Calibrate::RunNoise => (
+            FREE_NOISE,
+            Free {
+                training: true,
+                score: false,
+            },
+            "with the training free (run.noise_multiplier = 1e6)".to_string(),
+            vec![(
+                released.as_str(),
+                fix_score,
+                Free {
+                    training: true,
+                    score: true,
+                },
+            )],
+        ),
+        Calibrate::ScoreNoise => (
+            FREE_NOISE,
+            Free {
+                training: false,
+                score: true,
+            },
+            "with the score's release free".to_string(),
+            if dpsgd {
+                vec![(
+                    training,
+                    fix_training,
+                    Free {
+                        training: true,
+                        score: true,
+                    },
+                )]
+            } else {
+                vec![] // a declared curve cannot be made free: the training is all there is
+            },
+        ),
+        Calibrate::Mean => {
+            let lo = [1e-6, 1.0 + 1e-6]
+                .into_iter()
+                .find(|&m| eps(m, Free::default()).is_some())?;
+            (
+                lo,
+                Free::default(),
+                format!("at the smallest mean ({})", fmt_num(lo)),
+                vec![
+                    (
+                        released.as_str(),
+                        fix_score,
+                        Free {
+                            training: false,
+                            score: true,
+                        },
+                    ),
+                    (
+                        training,
+                        fix_training,
+                        Free {
+                            training: dpsgd,
+                            score: false,
+                        },
+                    ),
+                ],
+            )
+        }
+    };
+    if !over(v, free) {
+        return None;
+    }
+    let cost = eps(v, free)?;
+    let cost = fmt_num(crate::numeric::fmt_up_sig(cost, 4).parse().unwrap_or(cost));
+    let blamed = suspects.iter().find(|(_, _, f)| !over(v, *f));
+    let (part, fix) = match (blamed, k) {
+        (Some((part, fix, _)), _) => (*part, *fix),
+        (None, Calibrate::Mean) => (
+            "one run (its training and its score's release)",
+            "more noise (run.noise_multiplier or score.noise)",
+        ),
+        (None, Calibrate::ScoreNoise) if !dpsgd => (training, "a cheaper run in [run]"),
+        (None, _) => (tuner, fix_tuner),
+    };
+    Some(format!(
+        "{cheapest}, {part} still costs ε = {cost}: {fix}, or a larger privacy.epsilon"
+    ))
+}
+
 /// The RDP accountant the file asks for (`conversion`).
 fn accountant_of(file: &str, privacy: &PrivacyWritten) -> Result<Accountant> {
     let conversion = match privacy.conversion.as_deref() {
@@ -611,8 +812,32 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             "0: expected at least 1 validation user",
         ));
     }
-    if !users.failed_loss.is_finite() {
-        return Err(at(file, "users.failed_loss", "expected a finite number"));
+    let [lo, hi] = users.loss_range.unwrap_or(DEFAULT_LOSS_RANGE);
+    if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+        return Err(at(
+            file,
+            "users.loss_range",
+            "[lo, hi]: two finite numbers with lo < hi (every reported loss is clamped into it)",
+        ));
+    }
+    if !(lo..=hi).contains(&users.failed_loss) {
+        return Err(at(
+            file,
+            "users.failed_loss",
+            format!(
+                "{}: expected a number in users.loss_range [{}, {}] (a loss a run could report)",
+                fmt_num(users.failed_loss),
+                fmt_num(lo),
+                fmt_num(hi)
+            ),
+        ));
+    }
+    if params.contains_key("loss_range") {
+        return Err(at(
+            file,
+            "tuner.loss_range",
+            "the users' loss range is declared in [users] (loss_range = [lo, hi])",
+        ));
     }
     if !(users.evaluation_sd.is_finite() && users.evaluation_sd >= 0.0) {
         return Err(at(file, "users.evaluation_sd", "expected a number >= 0"));
@@ -632,9 +857,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             "missing: DP-GIBO needs [privacy] with `delta` (and `epsilon` for a total budget)",
         )
     })?;
-    let delta = Range::UnitExcludingZero
-        .check("delta", privacy.delta)
-        .map_err(|e| in_section(file, "privacy", e))?;
+    let delta = privacy_delta(file, privacy)?;
     let accountant = accountant_of(file, privacy)?;
     let run = match &w.run {
         None => None,
@@ -670,7 +893,14 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
     if calibrate {
         params.insert("mu".into(), toml::Value::Float(1.0));
     }
-    let mut tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
+    // The tuner clamps every loss into the users' range (declared in [users], not [tuner]).
+    let build = |params: &toml::Table| {
+        let mut params = params.clone();
+        let range = [lo, hi].map(toml::Value::Float);
+        params.insert("loss_range".into(), toml::Value::Array(range.into()));
+        tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))
+    };
+    let mut tuner = build(&params)?;
     let mut calibrated = None;
     if let Some(target) = target {
         // DP-GIBO's own budget: μ-GDP meets (ε, δ) exactly at this μ (its `budget_plan`),
@@ -684,7 +914,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             .filter(|&m| m > 0.0 && m <= exact)
             .unwrap_or(exact);
         params.insert("mu".into(), toml::Value::Float(mu));
-        tuner = tuners::build("dp-gibo", &params).map_err(|e| in_section(file, "tuner", e))?;
+        tuner = build(&params)?;
         calibrated = Some(("tuner.mu", mu));
     }
     let guarantee = tuner
@@ -749,9 +979,7 @@ fn private(
             "missing: what one run costs (kind = \"dp-sgd\", \"rdp\", \"zcdp\", \"pure-dp\" or \"approx-dp\")",
         )
     })?;
-    let delta = Range::UnitExcludingZero
-        .check("delta", privacy.delta)
-        .map_err(|e| in_section(file, "privacy", e))?;
+    let delta = privacy_delta(file, privacy)?;
     let accountant = accountant_of(file, privacy)?;
     if let RunWritten::ApproxDp { .. } = run {
         return approx_dp(file, plan, name, &params, run, delta, privacy.epsilon);
@@ -813,33 +1041,75 @@ fn private(
             return Err(at(file, k2.field(), "only one knob may be \"calibrated\" (dptune meets the budget by one number)"))
         }
     };
-    // The guarantee with the knob at `v` (the written values otherwise).
-    let space = Space::UnitBox {
-        dim: plan.space.dim(),
+    // Propose-test's candidates are the public grid of the space, each distinct (a choice
+    // axis has exactly its choices, an integer axis at most its integers): the library's grid
+    // over the box would repeat them.
+    let shown = params.clone();
+    let space = match (name, params.remove("grid")) {
+        ("propose-test", Some(g)) => {
+            let n = g.as_integer().filter(|&n| n >= 2).ok_or_else(|| {
+                at(
+                    file,
+                    "tuner.grid",
+                    format!("{g}: expected an integer >= 2 (points per continuous axis)"),
+                )
+            })?;
+            Space::Finite(grid(file, "tuner.grid", &plan.space, n as u64)?)
+        }
+        (_, g) => {
+            if let Some(g) = g {
+                params.insert("grid".into(), g); // the tuner says what it makes of it
+            }
+            Space::UnitBox {
+                dim: plan.space.dim(),
+            }
+        }
     };
+    // The guarantee with the knob at `v` (the written values otherwise).
     let score = plan.score()?.clone();
-    let setup = |v: f64| -> Result<(Box<dyn Tuner>, RunPrivacy, ScorePlan)> {
+    // `free` parts cost (almost) nothing, to say which part alone exceeds a budget.
+    let setup = |v: f64, free: Free| -> Result<(Box<dyn Tuner>, RunPrivacy, ScorePlan)> {
         let mut params = params.clone();
         if knob == Some(Calibrate::Mean) {
             params.insert("mean".into(), toml::Value::Float(v));
         }
         let tuner = tuners::build(name, &params).map_err(|e| in_section(file, "tuner", e))?;
-        let run = run_privacy(file, run, (knob == Some(Calibrate::RunNoise)).then_some(v))?;
+        let sigma = match free.training {
+            true => Some(FREE_NOISE),
+            false => (knob == Some(Calibrate::RunNoise)).then_some(v),
+        };
+        let run = run_privacy(file, run, sigma)?;
         let mut score = score.clone();
-        if knob == Some(Calibrate::ScoreNoise) {
+        if free.score {
+            score.private = None;
+        } else if knob == Some(Calibrate::ScoreNoise) {
             score.private = score.private.map(|(m, _)| (m, v));
         }
         Ok((tuner, run, score))
     };
-    let guarantee_at = |v: f64| -> Result<Guarantee> {
-        let (tuner, run, score) = setup(v)?;
+    let guarantee_with = |v: f64, free: Free| -> Result<Guarantee> {
+        let (tuner, run, score) = setup(v, free)?;
         let declared = declarations(&space, &run, &score)?;
         tuner
             .guarantee(&declared, delta, &accountant)
             .map_err(|e| in_section(file, "tuner", e))
     };
+    let guarantee_at = |v: f64| guarantee_with(v, Free::default());
     let value = match (knob, privacy.epsilon) {
         (Some(k), Some(target)) => {
+            let eps = |v: f64, free: Free| guarantee_with(v, free).ok().map(|g| g.epsilon);
+            let dpsgd = matches!(run, RunWritten::DpSgd { .. });
+            if let Some(why) = over_budget(k, target, &eps, &score, dpsgd) {
+                return Err(at(
+                    file,
+                    k.field(),
+                    format!(
+                        "cannot meet the budget ε = {} at δ = {}: {why}",
+                        fmt_num(target),
+                        fmt_num(delta)
+                    ),
+                ));
+            }
             let v = calibrate(k, target, max_mean, &guarantee_at).map_err(|e| {
                 at(
                     file,
@@ -894,11 +1164,11 @@ fn private(
             )));
         }
     }
-    let (tuner, run, score) = setup(value)?;
+    let (tuner, run, score) = setup(value, Free::default())?;
     plan.relation = relation(&run, &score);
     plan.declared = Some(declarations(&space, &run, &score)?);
     let mean = (knob == Some(Calibrate::Mean)).then_some(("mean", value));
-    plan.selector = Selector::Private(tuner, written(&params, mean));
+    plan.selector = Selector::Private(tuner, written(&shown, mean));
     plan.run = Some(run);
     plan.score = Some(score);
     plan.guarantee = Some(guarantee);

@@ -1403,14 +1403,9 @@ impl<'a> Release<'a> {
 
     fn words(&self) -> String {
         let p = self.plan;
-        let seed = match (p.seed, &p.guarantee) {
-            (Some(s), Some(_)) => format!(
-                "seed {s}, set in the search file: whoever knows it can recompute dptune's \
-                 noise and draws, so leave it out for a release you share"
-            ),
-            (Some(s), None) => format!("seed {s}, set in the search file"),
-            (None, _) => "a secret seed, kept in the private journal".into(),
-        };
+        let seed = p
+            .seed_words()
+            .unwrap_or_else(|| "a secret seed, kept in the private journal".into());
         let mut lines = vec![format!(
             "dptune tune: {} over `{}` ({seed}).",
             p.selector.label(),

@@ -55,6 +55,8 @@ pub struct DpGibo {
     /// On a workload whose evaluations train on other private data: in equal-budget mode this
     /// share of each target ε sets μ, and the evaluations' noise is calibrated for the whole.
     pub evaluation_share: Option<f64>,
+    /// [lo, hi]: every user's loss is clamped into it before any gradient; `None`: as told.
+    pub loss_range: Option<(f64, f64)>,
 }
 
 /// DP-GIBO's parameters as written in an experiment file (the first six are DP-GD's too).
@@ -81,6 +83,7 @@ struct Params {
     select_steps: Option<Count>,
     select_lr: Option<f64>,
     evaluation_share: Option<f64>,
+    loss_range: Option<[f64; 2]>,
 }
 
 /// μ: a number > 0, `inf` (TOML float) or "inf".
@@ -208,6 +211,7 @@ impl DpGibo {
             points: PointOptimiser::default(),
             theta0: c.theta0,
             evaluation_share: None,
+            loss_range: None,
         }
     }
 
@@ -302,6 +306,22 @@ impl DpGibo {
         })
     }
 
+    /// Every user's loss clamped into [lo, hi] (finite, lo < hi) before any gradient: a bound
+    /// declared before the data is seen, so a loss however large moves no step more than this.
+    pub fn with_loss_range(self, lo: f64, hi: f64) -> Result<Self> {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
+            return Err(Error::invalid(
+                "loss_range",
+                format!("[{}, {}]", fmt_num(lo), fmt_num(hi)),
+                "[lo, hi]: two finite numbers with lo < hi",
+            ));
+        }
+        Ok(DpGibo {
+            loss_range: Some((lo, hi)),
+            ..self
+        })
+    }
+
     /// The tuner from experiment-file parameters (see `sims/README.md`).
     pub fn from_params(params: &toml::Table) -> Result<Self> {
         let p: Params = read("dp-gibo", params)?;
@@ -369,6 +389,9 @@ impl DpGibo {
             .with_history(parse_history(p.history.as_ref())?);
         if let Some(share) = p.evaluation_share {
             gibo = gibo.with_evaluation_share(share)?;
+        }
+        if let Some([lo, hi]) = p.loss_range {
+            gibo = gibo.with_loss_range(lo, hi)?;
         }
         Ok(gibo)
     }
@@ -568,6 +591,7 @@ impl DpGibo {
             points: self.points,
             mean_jitter: 1e-9,
             theta0: self.theta0.clone(),
+            loss_range: self.loss_range,
         };
         cfg.validate(&losses.domain)?;
         Ok(cfg)
@@ -624,6 +648,9 @@ impl Tuner for DpGibo {
         }
         if let Some(x) = self.evaluation_share {
             out += &format!(", evaluation_share={}", fmt_num(x));
+        }
+        if let Some((lo, hi)) = self.loss_range {
+            out += &format!(", loss_range=[{}, {}]", fmt_num(lo), fmt_num(hi));
         }
         out
     }

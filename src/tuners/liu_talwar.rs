@@ -60,7 +60,7 @@ impl LiuTalwar {
     /// Best of K runs, K ~ geometric with mean `mean` > 1.
     pub fn best_of(mean: f64) -> Result<Self> {
         Ok(LiuTalwar::BestOf {
-            law: RunCount::Tnb(Tnb::geometric(mean)?),
+            law: RunCount::Tnb(Tnb::geometric(mean)?).drawable(mean)?,
         })
     }
 

@@ -44,7 +44,7 @@ impl PapernotSteinke {
             return Err(Error::invalid("truncate", 0, "an integer >= 1"));
         }
         Ok(PapernotSteinke {
-            law: family.with_mean(mean, truncate)?,
+            law: family.with_mean(mean, truncate)?.drawable(mean)?,
         })
     }
 

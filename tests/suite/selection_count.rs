@@ -479,3 +479,30 @@ fn poisson_rejection_sampler_matches_its_pmf() {
         );
     }
 }
+
+/// However large the mean, a draw is a number of runs in the law's support {1, 2, …} (never
+/// 0 from an overflow); the tuners refuse a law whose draws a u64 cannot hold, naming the
+/// largest mean they take for it (which they take).
+#[test]
+fn draws_stay_in_the_support_and_tuners_refuse_means_they_cannot_draw() {
+    use dptune::selection::CountFamily;
+    use dptune::tuners::liu_talwar::LiuTalwar;
+    use dptune::tuners::papernot_steinke::PapernotSteinke;
+    let mut rng = ChaCha8Rng::seed_from_u64(1);
+    for eta in [0.0, 1.0] {
+        let t = Tnb::from_mean(eta, 1e300).unwrap();
+        assert!((0..200).all(|_| t.sample(&mut rng) >= 1), "η = {eta}");
+    }
+    for (eta, largest) in [(1.0, 9.007e15), (0.0, 2.451e14)] {
+        let family = CountFamily::Tnb { eta };
+        let e = PapernotSteinke::new(family, 1e300, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("mean") && e.contains(&format!("at most {largest:e}")),
+            "{e}"
+        );
+        assert!(PapernotSteinke::new(family, largest, None).is_ok());
+    }
+    assert!(LiuTalwar::best_of(1e300).is_err() && LiuTalwar::best_of(9e15).is_ok());
+}

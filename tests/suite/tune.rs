@@ -1374,3 +1374,253 @@ fn the_release_is_written_safely_and_warned_about() {
         "{stdout}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 61 (search files): failures that do not depend on one record, laws that cannot be
+// drawn, and what a new user's search file gets wrong.
+// ---------------------------------------------------------------------------------------------
+
+/// The fixture search file's text with `edits` (from, to) applied, planned as `search.toml`.
+fn plan_of(edits: &[(&str, &str)]) -> dptune::Result<dptune::tune::file::Plan> {
+    let mut text = std::fs::read_to_string(fixture("search.toml")).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from}");
+        text = text.replace(from, to);
+    }
+    dptune::tune::file::plan("search.toml", &text)
+}
+
+fn plan_error(edits: &[(&str, &str)]) -> String {
+    match plan_of(edits) {
+        Ok(_) => panic!("{edits:?} was accepted"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// One validation user's loss of 1e308 (finite) neither aborts DP-GIBO after runs on private
+/// data nor moves it more than the end of the users' loss range (by default [-1e6, 1e6]): the
+/// release is that of the user reporting 1e6. A declared range clamps the same way, and
+/// failed_loss must lie in it.
+#[test]
+fn dp_gibo_clamps_every_reported_loss_into_the_users_range() {
+    let dir = temp_dir("tune-gibo-huge");
+    let released = |file: &Path, out: &str, loss: &str| {
+        let ran = tune_losses(file, &dir.join(out), &[], &[("TUNE_HUGE", loss)]);
+        assert_eq!(ran.code, 0, "{loss}: {}", ran.stderr);
+        ran.json()["released"].clone()
+    };
+    let file = gibo_file(&dir, &[]);
+    assert_eq!(
+        released(&file, "huge", "1e308"),
+        released(&file, "end", "1e6")
+    );
+    let declared = gibo_file(
+        &dir,
+        &[("failed_loss = 1", "failed_loss = 1\nloss_range = [0, 2]")],
+    );
+    assert_eq!(
+        released(&declared, "a", "1e308"),
+        released(&declared, "b", "2")
+    );
+    for (edit, key, says) in [
+        (
+            "failed_loss = 1\nloss_range = [2, 1]",
+            "users.loss_range",
+            "lo < hi",
+        ),
+        (
+            "failed_loss = 5\nloss_range = [0, 2]",
+            "users.failed_loss",
+            "[0, 2]",
+        ),
+    ] {
+        let file = gibo_file(&dir, &[("failed_loss = 1", edit)]);
+        let ran = tune_losses(&file, &dir.join("bad"), &[], &[]);
+        assert_eq!(ran.code, 2, "{edit}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains(key) && ran.stderr.contains(says),
+            "{edit}: {}",
+            ran.stderr
+        );
+    }
+}
+
+/// A mean whose draws of K no u64 holds (1e300 drew K = 0 from a law on {1, 2, …}) is refused
+/// before any run, naming `tuner.mean` and the largest mean taken; that one is taken.
+#[test]
+fn a_mean_whose_runs_cannot_be_drawn_is_refused_naming_the_largest() {
+    let dir = temp_dir("tune-huge-mean");
+    let count = dir.join("count");
+    let env = [("TUNE_COUNT", count.to_str().unwrap())];
+    for (tuner, largest) in [
+        (
+            "name = \"papernot-steinke\"\ndist = \"geometric\"",
+            "9.007e15",
+        ),
+        (
+            "name = \"papernot-steinke\"\ndist = \"logarithmic\"",
+            "2.451e14",
+        ),
+        ("name = \"liu-talwar\"", "9.007e15"),
+    ] {
+        let file = search_file(&dir, &[(FIXTURE_TUNER, &format!("{tuner}\nmean = 1e300"))]);
+        let ran = tune(&file, &dir.join("out"), &[], &env);
+        assert_eq!(ran.code, 2, "{tuner}: {}", ran.stderr);
+        assert!(
+            ran.stderr.contains("tuner.mean") && ran.stderr.contains(largest),
+            "{tuner}: {}",
+            ran.stderr
+        );
+        assert!(!count.exists(), "no run was made");
+        let at_most = &format!("{tuner}\nmean = {largest}");
+        assert!(plan_of(&[(FIXTURE_TUNER, at_most)]).is_ok(), "{at_most}");
+    }
+}
+
+/// Propose-test's public grid has distinct candidates: a choice axis exactly its choices, an
+/// integer axis at most its integers (a grid of 3 on a two-way choice gave sgd, momentum,
+/// momentum).
+#[test]
+fn propose_tests_grid_has_distinct_candidates() {
+    use dptune::tune::space::Value;
+    let plan = plan_of(&[
+        (
+            FIXTURE_TUNER,
+            "name = \"propose-test\"\nshards = 4\neps0 = 0.5\ngrid = 3",
+        ),
+        (
+            "clip = { uniform = [0.1, 4] }",
+            "opt = { choice = [\"sgd\", \"momentum\"] }\nn = { integer = [1, 2] }",
+        ),
+    ])
+    .unwrap();
+    let Some(Space::Finite(points)) = plan.declared.as_ref().map(|d| &d.space) else {
+        panic!("propose-test's candidates are a finite list")
+    };
+    let values: Vec<Vec<Value>> = points
+        .iter()
+        .map(|p| {
+            plan.space
+                .values(p)
+                .unwrap()
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect()
+        })
+        .collect();
+    assert_eq!(values.len(), 3 * 2 * 2, "{values:?}");
+    for (i, v) in values.iter().enumerate() {
+        assert!(!values[..i].contains(v), "{v:?} twice in {values:?}");
+    }
+    let opts: Vec<&Value> = values.iter().map(|v| &v[2]).collect();
+    assert!(opts.contains(&&Value::Text("sgd".into())));
+    assert!(opts.contains(&&Value::Text("momentum".into())));
+}
+
+/// A hyperparameter searched that changes one run's privacy is refused, saying why and where
+/// to fix it; without [run] (a non-private baseline) it may be searched.
+#[test]
+fn a_searched_knob_of_a_runs_privacy_is_refused() {
+    for key in [
+        "epochs",
+        "noise_multiplier",
+        "lot_size",
+        "sampling_rate",
+        "steps",
+        "batch_size",
+        "sigma",
+    ] {
+        let e = plan_error(&[(
+            "clip = { uniform = [0.1, 4] }",
+            &format!("{key} = {{ integer = [1, 8] }}"),
+        )]);
+        assert!(
+            e.contains(&format!("space.{key}"))
+                && e.contains("changes one run's privacy")
+                && e.contains("[run]"),
+            "{key}: {e}"
+        );
+    }
+    let run = "[run]\nkind = \"dp-sgd\"\ndata_size = 30000\nlot_size = 256\nepochs = 2\nnoise_multiplier = 6.0";
+    let baseline = plan_of(&[
+        (FIXTURE_TUNER, "name = \"random-search\"\ncandidates = 3"),
+        ("[privacy]\ndelta = 1e-5", ""),
+        (
+            "clip = { uniform = [0.1, 4] }",
+            "epochs = { integer = [1, 8] }",
+        ),
+        ("records = 5000\nnoise = 10.0", "public = true"),
+        (run, ""),
+    ]);
+    assert!(baseline.is_ok(), "{:?}", baseline.err());
+}
+
+/// A budget no value of the calibrated knob meets says which part of the guarantee already
+/// exceeds it and what to change.
+#[test]
+fn an_infeasible_budget_names_the_part_that_exceeds_it() {
+    let budget = ("delta = 1e-5", "delta = 1e-5\nepsilon = 0.05");
+    for (knob, part, fix) in [
+        (
+            (
+                "noise_multiplier = 6.0",
+                "noise_multiplier = \"calibrated\"",
+            ),
+            "the score's release",
+            "score.noise",
+        ),
+        (
+            ("noise = 10.0", "noise = \"calibrated\""),
+            "one run's training",
+            "run.noise_multiplier",
+        ),
+        (
+            ("mean = 6", "mean = \"calibrated\""),
+            "one run (its training and its score's release)",
+            "score.noise",
+        ),
+    ] {
+        let e = plan_error(&[budget, knob]);
+        assert!(
+            e.contains("cannot meet the budget ε = 0.05") && e.contains(part) && e.contains(fix),
+            "{}: {e}",
+            knob.1
+        );
+    }
+}
+
+/// A bad privacy.delta is named with its line and the valid range, never by the table of the
+/// tuner that would refuse it later.
+#[test]
+fn a_bad_delta_is_named_privacy_delta_with_its_line_and_range() {
+    for delta in ["1", "0", "-1", "2"] {
+        let e = plan_error(&[("delta = 1e-5", &format!("delta = {delta}"))]);
+        assert!(
+            e.contains("search.toml:14:") && e.contains("privacy.delta") && e.contains("0 < δ < 1"),
+            "{delta}: {e}"
+        );
+    }
+}
+
+/// A seed in the file lets one recompute a private search's noise; a non-private baseline has
+/// none, and its words say nothing of noise.
+#[test]
+fn a_baselines_seed_is_not_said_to_recompute_noise() {
+    let private = plan_of(&[]).unwrap().seed_words().unwrap();
+    assert!(private.contains("recompute the noise"), "{private}");
+    let baseline = plan_of(&[
+        (FIXTURE_TUNER, "name = \"random-search\"\ncandidates = 3"),
+        ("[privacy]\ndelta = 1e-5", ""),
+        (
+            "[run]\nkind = \"dp-sgd\"\ndata_size = 30000\nlot_size = 256\nepochs = 2\nnoise_multiplier = 6.0",
+            "",
+        ),
+        ("records = 5000\nnoise = 10.0", "public = true"),
+    ])
+    .unwrap();
+    let words = baseline.seed_words().unwrap();
+    assert!(
+        words.contains("seed 7") && !words.contains("noise"),
+        "{words}"
+    );
+}
