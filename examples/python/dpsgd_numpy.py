@@ -80,7 +80,8 @@ def main(seed=1):
         acc = float(np.mean(((xv @ w) > 0) == (yv > 0.5)))
         score = acc + rng.normal(0.0, SCORE_SD)
         # Only the trial's hyperparameters (the tuner's data-independent draws) are printed: the
-        # guarantee covers releasing the best run alone, not every run's score.
+        # guarantee covers releasing the best run alone, not every run's score. These lines are
+        # your log, private: how many there are is K, which must stay secret.
         print(f"  trial {trial.number}: lr {trial.params['lr']:.3g}, clip {trial.params['clip']:.3g}")
         trial.report(score)
     r = tuner.release()
