@@ -819,30 +819,37 @@ fn execute_account(account: Account) -> Result<String, Error> {
                     crate::accounting::pld::accountant_name(which.pld_interval),
                     describe_pld(which.pld_interval),
                 ),
-                AccountantArg::Best => {
-                    let (r, p) = (by_rdp()?, by_pld()?);
-                    if p.value < r.value {
-                        (
-                            p,
-                            crate::accounting::pld::accountant_name(which.pld_interval),
-                            format!(
-                                "{} (smaller than Rényi DP's {})",
-                                describe_pld(which.pld_interval),
-                                r.value
-                            ),
-                        )
-                    } else {
-                        (
-                            r,
-                            accountant.name(),
-                            format!(
-                                "{} (smaller than the PLD's {})",
-                                describe_accountant(&accountant),
-                                p.value
-                            ),
-                        )
+                AccountantArg::Best => match (by_rdp()?, by_pld()) {
+                    // Where the PLD finds no noise (a δ below its resolution), Rényi DP's.
+                    (r, Err(e)) => (
+                        r,
+                        accountant.name(),
+                        format!("{}; no PLD bound: {e}", describe_accountant(&accountant)),
+                    ),
+                    (r, Ok(p)) => {
+                        if p.value < r.value {
+                            (
+                                p,
+                                crate::accounting::pld::accountant_name(which.pld_interval),
+                                format!(
+                                    "{} (smaller than Rényi DP's {})",
+                                    describe_pld(which.pld_interval),
+                                    r.value
+                                ),
+                            )
+                        } else {
+                            (
+                                r,
+                                accountant.name(),
+                                format!(
+                                    "{} (smaller than the PLD's {})",
+                                    describe_accountant(&accountant),
+                                    p.value
+                                ),
+                            )
+                        }
                     }
-                }
+                },
             };
             let sigma = c.value;
             if rdp.json {
@@ -1059,44 +1066,59 @@ fn account_by(
     if which.accountant == AccountantArg::Rdp {
         return account_rdp(curve, subject, target, options);
     }
-    let mut pld = PldAccountant::new(which.pld_interval)?;
-    for &(m, count) in runs {
-        pld.compose(m, count)?;
-    }
-    let by_pld = match (target.delta, target.epsilon) {
-        (Some(delta), _) => pld.epsilon(delta)?,
-        (None, Some(epsilon)) => pld.delta(epsilon)?,
-        (None, None) => unreachable!("clap requires one target"),
-    };
-    let (mut bound, mut name, mut how) = (
-        by_pld.clone(),
-        crate::accounting::pld::accountant_name(which.pld_interval),
-        describe_pld(which.pld_interval),
-    );
-    if which.accountant == AccountantArg::Best {
+    let by_pld = (|| {
+        let mut pld = PldAccountant::new(which.pld_interval)?;
+        for &(m, count) in runs {
+            pld.compose(m, count)?;
+        }
+        match (target.delta, target.epsilon) {
+            (Some(delta), _) => pld.epsilon(delta),
+            (None, Some(epsilon)) => pld.delta(epsilon),
+            (None, None) => unreachable!("clap requires one target"),
+        }
+    })();
+    let pld_how = describe_pld(which.pld_interval);
+    let pld_name = crate::accounting::pld::accountant_name(which.pld_interval);
+    let (bound, name, how) = if which.accountant == AccountantArg::Best {
         let accountant = options.accountant();
         let by_rdp = rdp_bound(&accountant, curve, target)?;
-        // The smaller of two valid upper bounds: ε at the asked δ, or δ at the asked ε.
-        let rdp_wins = match target.delta {
-            Some(_) => by_rdp.epsilon < by_pld.epsilon,
-            None => by_rdp.delta < by_pld.delta,
+        let rdp_how = describe_accountant(&accountant);
+        // The smaller of two valid upper bounds: ε at the asked δ, or δ at the asked ε; where
+        // the PLD gives none (its memory bound, a δ below its resolution), Rényi DP's.
+        let value = |b: &DpBound| match target.delta {
+            Some(_) if b.epsilon.is_finite() => format!("ε = {}", fmt_epsilon(b.epsilon)),
+            Some(_) => "no finite ε".to_string(),
+            None => format!("δ = {}", fmt_up_sig(b.delta, 7)),
         };
-        let (winner, loser) = if rdp_wins {
-            (describe_accountant(&accountant), "the PLD")
-        } else {
-            (how.clone(), "Rényi DP")
-        };
-        let other = if rdp_wins { &by_pld } else { &by_rdp };
-        let other_value = match target.delta {
-            Some(_) => format!("ε = {}", fmt_epsilon(other.epsilon)),
-            None => format!("δ = {}", fmt_up_sig(other.delta, 7)),
-        };
-        how = format!("{winner}; the smaller of two bounds ({loser} gives {other_value})");
-        if rdp_wins {
-            bound = by_rdp;
-            name = accountant.name();
+        match by_pld {
+            Err(e) => (
+                by_rdp,
+                accountant.name(),
+                format!("{rdp_how}; no PLD bound: {e}"),
+            ),
+            Ok(by_pld) => {
+                let rdp_wins = match target.delta {
+                    Some(_) => by_rdp.epsilon < by_pld.epsilon,
+                    None => by_rdp.delta < by_pld.delta,
+                };
+                if rdp_wins {
+                    let how = format!(
+                        "{rdp_how}; the smaller of two bounds (the PLD gives {})",
+                        value(&by_pld)
+                    );
+                    (by_rdp, accountant.name(), how)
+                } else {
+                    let how = format!(
+                        "{pld_how}; the smaller of two bounds (Rényi DP gives {})",
+                        value(&by_rdp)
+                    );
+                    (by_pld, pld_name, how)
+                }
+            }
         }
-    }
+    } else {
+        (by_pld?, pld_name, pld_how)
+    };
     report(
         subject,
         &bound,

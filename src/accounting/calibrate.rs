@@ -95,8 +95,11 @@ pub fn calibrate_dpsgd_noise(
     smallest_noise_multiplier(epsilon_of, target_epsilon)
 }
 
-/// The smallest noise multiplier in (0, 1e6] (to 1e-6 relative) whose ε is within the target:
-/// the one search every noise calibration uses.
+/// The largest noise multiplier a calibration searches.
+pub const MAX_NOISE_MULTIPLIER: f64 = 1e6;
+
+/// The smallest noise multiplier in (0, [`MAX_NOISE_MULTIPLIER`]] (to 1e-6 relative) whose ε is
+/// within the target: the one search every noise calibration uses.
 pub fn smallest_noise_multiplier(
     epsilon_of: impl Fn(f64) -> Result<DpBound>,
     target_epsilon: f64,
@@ -106,7 +109,7 @@ pub fn smallest_noise_multiplier(
         epsilon_of,
         target_epsilon,
         1.0,
-        1e6,
+        MAX_NOISE_MULTIPLIER,
         1e-6,
     )
 }

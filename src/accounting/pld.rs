@@ -25,8 +25,9 @@ use std::sync::Arc;
 /// The mass a composition may move into the infinite loss (its upper tail) or onto its
 /// smallest kept loss (its lower tail), each side.
 const TAIL: f64 = 1e-15;
-/// The most grid points a PLD may hold (8 × 10⁷ doubles: 640 MB).
-const MAX_POINTS: usize = 80_000_000;
+/// The most losses a PLD may hold: 2²³, a self-composition's peak memory about 0.7 GB (its two
+/// directions' transforms at once, some 80 bytes a loss), and its time a few seconds.
+pub const MAX_POINTS: usize = 1 << 23;
 /// Below this many multiply-adds a convolution is done directly.
 const DIRECT_MAX: usize = 1 << 16;
 
@@ -41,6 +42,15 @@ pub trait DominatingPair: Send + Sync {
     fn delta(&self, epsilon: f64) -> f64;
     /// Losses [lo, hi] such that P puts at most `tail` on each side beyond them.
     fn loss_range(&self, tail: f64) -> (f64, f64);
+    /// Whether the losses are unbounded above (δ(ε) > 0 at every ε).
+    fn unbounded(&self) -> bool {
+        false
+    }
+}
+
+/// The spacing that puts `width` of losses on [`MAX_POINTS`] grid points, for messages.
+fn coarsest(width: f64) -> String {
+    crate::numeric::fmt_up_sig(width / MAX_POINTS as f64, 2)
 }
 
 /// The z with Φ(−z) ≤ `tail` (to within a part in 10⁶ above the smallest).
@@ -87,6 +97,10 @@ impl DominatingPair for GaussianPair {
     fn loss_range(&self, tail: f64) -> (f64, f64) {
         let (m, z) = (self.mu * self.mu / 2.0, tail_z(tail));
         (m - z * self.mu, m + z * self.mu)
+    }
+
+    fn unbounded(&self) -> bool {
+        true
     }
 }
 
@@ -174,6 +188,11 @@ impl DominatingPair for PoissonGaussianPair {
             Direction::Add => (-self.mixture_loss(z * s), -self.mixture_loss(-z * s)),
         }
     }
+
+    /// Removing: the mixture's loss grows without bound; adding: it is at most −ln(1 − q).
+    fn unbounded(&self) -> bool {
+        self.direction == Direction::Remove
+    }
 }
 
 /// DP-SGD's step on a lot of m of n examples drawn **without replacement** (q = m/n), under
@@ -218,6 +237,10 @@ impl DominatingPair for WorGaussianPair {
     fn loss_range(&self, tail: f64) -> (f64, f64) {
         let (a, b) = (self.remove.loss_range(tail), self.add.loss_range(tail));
         (a.0.min(b.0), a.1.max(b.1))
+    }
+
+    fn unbounded(&self) -> bool {
+        true
     }
 }
 
@@ -340,6 +363,9 @@ pub struct Pld {
     masses: Vec<f64>,
     /// The mass of an infinite loss (with every upper tail cut): a floor on δ.
     infinity: f64,
+    /// The part of it that is the mechanisms' own (an outcome one neighbour cannot give, none
+    /// cut): where it reaches δ, no ε is finite, by any accountant.
+    atoms: f64,
     /// A bound on the l1 distance between `masses` and what exact arithmetic would have
     /// computed (the FFTs' rounding), added to every δ read off.
     rounding: f64,
@@ -369,7 +395,9 @@ impl Pld {
                 "value_discretization_interval",
                 h,
                 format!(
-                    "a grid of at most {MAX_POINTS} losses over [{lo:.4}, {hi:.4}] (a coarser interval)"
+                    "a grid of at most {MAX_POINTS} losses (the PLD's memory bound) over \
+                     [{lo:.4}, {hi:.4}]: a coarser interval, of at least {}",
+                    coarsest(hi - lo)
                 ),
             ));
         }
@@ -382,27 +410,36 @@ impl Pld {
                 "a hockey-stick divergence is not finite".into(),
             ));
         }
-        let infinity = masses[n - 1];
-        // δ is linear in e^ε between the dots: slope_i on [ε_i, ε_{i+1}], 0 past the last
-        // (δ is the infinite mass there), and m_i = e^{ε_i}·(slope_i − slope_{i−1}). The
-        // masses overwrite the deltas in place (m_i once δ_i is no longer needed).
-        let mut exp_here = eps(0).exp();
-        let mut slope_before = 0.0;
+        // Where the pair's losses are unbounded, δ at the top dot is positive: one that
+        // underflows to 0 is the smallest positive double (an upper bound), never 0.
+        let tiny = if pair.unbounded() {
+            f64::from_bits(1)
+        } else {
+            0.0
+        };
+        let infinity = masses[n - 1].max(tiny);
+        // δ is linear in e^ε between the dots, of slope s_i on [ε_i, ε_{i+1}] (0 past the
+        // last, where δ is the infinite mass), so m_i = e^{ε_i}(s_i − s_{i−1}), taken as
+        // (δ_{i+1} − δ_i)/(e^h − 1) − (δ_i − δ_{i−1})/(1 − e^{−h}): no e^{ε_i}, which
+        // overflows (to ∞·0 = NaN, a lost mass) where a loss passes 709. The masses overwrite
+        // the deltas in place (m_i once δ_i is no longer needed).
+        let (up, down) = (h.exp_m1(), -(-h).exp_m1());
+        let mut before = masses[0];
         for i in 0..n {
-            let (slope, exp_next) = if i + 1 < n {
-                let e = eps(i + 1).exp();
-                ((masses[i + 1] - masses[i]) / (e - exp_here), e)
+            let here = masses[i];
+            let rise = if i + 1 < n {
+                (masses[i + 1] - here) / up
             } else {
-                (0.0, 0.0)
+                0.0
             };
             // δ is convex in e^ε, so the slopes rise; a negative difference is rounding, and
             // zero mass there only raises δ.
             masses[i] = if i == 0 {
                 0.0
             } else {
-                (exp_here * (slope - slope_before)).max(0.0)
+                (rise - (here - before) / down).max(0.0)
             };
-            (slope_before, exp_here) = (slope, exp_next);
+            before = here;
         }
         let rest: f64 = masses[1..].iter().sum();
         masses[0] = (1.0 - infinity - rest).max(0.0);
@@ -411,6 +448,8 @@ impl Pld {
             offset,
             masses,
             infinity,
+            // Bounded losses all lie on the grid: what is above its top is the atom.
+            atoms: if pair.unbounded() { 0.0 } else { infinity },
             rounding: 0.0,
         })
     }
@@ -433,12 +472,17 @@ impl Pld {
         // computed x to `total`); cutting tails never increases an l1 error.
         let total: f64 = self.masses.iter().sum();
         let rounding = rounding + self.rounding + total.max(1.0) * other.rounding;
-        let infinity = self.infinity + other.infinity - self.infinity * other.infinity;
+        let union = |a: f64, b: f64| (a + b - a * b).min(1.0);
+        let (infinity, atoms) = (
+            union(self.infinity, other.infinity),
+            union(self.atoms, other.atoms),
+        );
         let mut out = Pld {
             interval: self.interval,
             offset: self.offset + other.offset,
             masses,
-            infinity: infinity.min(1.0),
+            infinity,
+            atoms,
             rounding,
         };
         out.cut_tails();
@@ -535,10 +579,12 @@ impl Pld {
                 "value_discretization_interval",
                 h,
                 format!(
-                    "a grid of at most {MAX_POINTS} losses for {count} compositions (over \
-                     [{:.4}, {:.4}]; a coarser interval)",
+                    "a grid of at most {MAX_POINTS} losses (the PLD's memory bound) for {count} \
+                     compositions over [{:.4}, {:.4}]: a coarser interval, of at least {} (or \
+                     Rényi DP)",
                     a * h,
-                    b * h
+                    b * h,
+                    coarsest((b - a) * h)
                 ),
             ));
         }
@@ -572,7 +618,8 @@ impl Pld {
             0.0
         };
         // 1 − (1 − m_∞)^k, rounded up.
-        let infinity = (-(k * (-self.infinity).ln_1p()).exp_m1()) * (1.0 + 4.0 * u);
+        let power = |m: f64| (-(k * (-m).ln_1p()).exp_m1()) * (1.0 + 4.0 * u);
+        let (infinity, atoms) = (power(self.infinity), power(self.atoms).min(1.0));
         let Some(Window {
             first,
             width,
@@ -585,6 +632,7 @@ impl Pld {
                 offset: self.offset.saturating_mul(count as i64),
                 masses: vec![0.0],
                 infinity: infinity.min(1.0),
+                atoms,
                 rounding: carried,
             };
         };
@@ -660,6 +708,7 @@ impl Pld {
             offset: first,
             masses,
             infinity: infinity.min(1.0),
+            atoms,
             rounding: rounding_here + carried,
         };
         out.cut_tails();
@@ -725,32 +774,45 @@ impl Pld {
         d.min(1.0)
     }
 
-    /// The smallest ε ≥ 0 with δ(ε) ≤ `delta` (the rounding allowance included); +∞ where
-    /// no finite ε has it (the infinite loss alone exceeds δ).
+    /// The smallest ε ≥ 0 with δ(ε) ≤ `delta` (the rounding allowance included): +∞ where the
+    /// mechanisms' own infinite loss has mass ≥ δ (no ε is finite); where the tails cut and
+    /// the rounding allowance reach δ, an error that says so (another accountant may bound it).
     pub fn epsilon(&self, delta: f64) -> Result<f64> {
-        let delta = Range::OpenUnit.check("delta", delta)? - self.rounding;
-        if self.infinity >= delta {
+        let target = Range::OpenUnit.check("delta", delta)?;
+        if self.atoms >= target {
             return Ok(f64::INFINITY);
         }
-        // On [ε_{i−1}, ε_i): δ(ε) = A_i − e^ε·B_i with A_i = m_∞ + Σ_{j≥i} m_j and
-        // B_i = Σ_{j≥i} m_j e^{−ε_j}. From the top down, the first i whose left end has
-        // δ > the target holds the answer.
+        let delta = target - self.rounding;
+        if self.infinity >= delta {
+            return Err(Error::Infeasible(format!(
+                "the PLD accountant cannot resolve δ = {}: its infinite loss (the mechanisms' \
+                 own, and tails of up to {TAIL:e} cut from each composition) has mass {} and \
+                 its rounding allowance is {}, together not below δ; it bounds ε only at δ \
+                 above {} (Rényi DP may still bound this one)",
+                crate::numeric::fmt_num(target),
+                crate::numeric::fmt_up_sig(self.infinity, 3),
+                crate::numeric::fmt_up_sig(self.rounding, 3),
+                crate::numeric::fmt_up_sig(self.infinity + self.rounding, 3),
+            )));
+        }
+        // On [ε_{i−1}, ε_i): δ(ε) = A_i − e^{ε − ε_i}·B_i with A_i = m_∞ + Σ_{j≥i} m_j and
+        // B_i = Σ_{j≥i} m_j e^{ε_i − ε_j} = m_i + e^{−h}·B_{i+1} ≤ A_i (no e^{±ε_j}, which
+        // overflows or underflows where losses pass ±709). From the top down, the first i whose
+        // left end has δ > the target holds the answer, at most ε_i (where the step before
+        // found δ ≤ the target).
+        let rho = (-self.interval).exp();
+        let u = f64::EPSILON / 2.0;
         let (mut a, mut b) = (self.infinity, 0.0);
         for i in (0..self.masses.len()).rev() {
             a += self.masses[i];
-            b += self.masses[i] * (-self.loss(i)).exp();
-            let left = if i == 0 {
-                f64::NEG_INFINITY
-            } else {
-                self.loss(i - 1)
-            };
-            let at_left = if left == f64::NEG_INFINITY {
-                a
-            } else {
-                a - left.exp() * b
-            };
+            b = self.masses[i] + rho * b;
+            let at_left = if i == 0 { a } else { a - rho * b };
             if at_left > delta {
-                let eps = ((a - delta) / b).ln();
+                // A and B err by at most 2u per term summed (B's powers of ρ included): A
+                // rounded up and B down, so that ε is never below the grid's.
+                let terms = (self.masses.len() - i + 1) as f64;
+                let (a, b) = (a * (1.0 + 2.0 * terms * u), b * (1.0 - 2.0 * terms * u));
+                let eps = self.loss(i) + ((a - delta) / b).ln().min(0.0);
                 return Ok(eps.max(0.0));
             }
         }
@@ -1003,9 +1065,10 @@ pub fn repeated(run: &[(PldMechanism, u64)], runs: u64) -> Result<PldRun> {
         .collect()
 }
 
-/// ε at `delta` of the composition of `parts` on the loss grid of spacing `interval`. Where
-/// the losses outgrow the grid (noise so small the bound is useless anyway) the bound is
-/// ε = +∞, valid and never chosen over another: a calibration then looks at more noise.
+/// ε at `delta` of the composition of `parts` on the loss grid of spacing `interval`. Where the
+/// PLD cannot bound it (a window beyond [`MAX_POINTS`] losses, or a δ below what its cut tails
+/// and rounding allowance resolve), an error that says why: never a smaller ε, and +∞ only
+/// where the mechanisms' own infinite loss reaches δ (no ε is finite).
 pub fn composed_epsilon(
     parts: &[(PldMechanism, u64)],
     delta: f64,
@@ -1013,20 +1076,7 @@ pub fn composed_epsilon(
 ) -> Result<DpBound> {
     let mut pld = PldAccountant::new(interval)?;
     for &(m, count) in parts {
-        match pld.compose(m, count) {
-            Ok(_) => {}
-            Err(Error::InvalidParameter {
-                name: "value_discretization_interval",
-                ..
-            }) => {
-                return Ok(DpBound {
-                    epsilon: f64::INFINITY,
-                    delta,
-                    order: None,
-                })
-            }
-            Err(e) => return Err(e),
-        }
+        pld.compose(m, count)?;
     }
     pld.epsilon(delta)
 }
@@ -1051,9 +1101,25 @@ pub fn calibrate_dpsgd_noise_pld(
     PldAccountant::new(interval)?;
     let target_epsilon = Range::Positive.check("epsilon", target_epsilon)?;
     let delta = Range::OpenUnit.check("delta", delta)?;
+    // A δ the PLD cannot resolve even at the most noise searched is said so, not searched.
+    let most = DpSgd::with_sampling(
+        sampling,
+        sampling_rate,
+        super::calibrate::MAX_NOISE_MULTIPLIER,
+        steps,
+    )?;
+    composed_epsilon(&[PldMechanism::dpsgd(&most)], delta, interval)?;
     let epsilon_of = |sigma: f64| {
         let run = DpSgd::with_sampling(sampling, sampling_rate, sigma, steps)?;
-        composed_epsilon(&[PldMechanism::dpsgd(&run)], delta, interval)
+        // The parameters are checked above: a σ the PLD cannot bound (too little noise for
+        // its grid or its resolution) is one that does not meet the target.
+        Ok(
+            composed_epsilon(&[PldMechanism::dpsgd(&run)], delta, interval).unwrap_or(DpBound {
+                epsilon: f64::INFINITY,
+                delta,
+                order: None,
+            }),
+        )
     };
     super::calibrate::smallest_noise_multiplier(epsilon_of, target_epsilon)
 }
@@ -1330,12 +1396,18 @@ mod tests {
                 // added to δ).
                 assert!(fast.rounding < 1e-8, "{name} k={k}: {}", fast.rounding);
                 for &d in &[1e-3, 1e-6] {
-                    let a = fast.epsilon(d + fast.rounding).unwrap();
-                    let b = slow.epsilon(d + slow.rounding).unwrap();
-                    assert!(
-                        a == b || (a - b).abs() <= 1e-7 * b.max(1e-3),
-                        "{name} k={k} δ={d}: {a} vs {b}"
-                    );
+                    match (
+                        fast.epsilon(d + fast.rounding),
+                        slow.epsilon(d + slow.rounding),
+                    ) {
+                        (Ok(a), Ok(b)) => assert!(
+                            a == b || (a - b).abs() <= 1e-7 * b.max(1e-3),
+                            "{name} k={k} δ={d}: {a} vs {b}"
+                        ),
+                        // No finite ε on either route: an infinite loss of mass ≥ δ.
+                        (Err(_), Err(_)) => assert!(fast.infinity >= d, "{name} k={k}"),
+                        (a, b) => panic!("{name} k={k} δ={d}: {a:?} vs {b:?}"),
+                    }
                 }
             }
         }

@@ -371,6 +371,35 @@ impl ClosedForm {
         }
     }
 
+    /// About how many series terms one evaluation at `order` sums (0 for a closed form): a
+    /// subsampled Gaussian's RDP at integer order λ ≤ [`MAX_SERIES_ORDER`] is a sum of λ terms,
+    /// at a fractional one about 2λ + 1000 (Poisson) or two integer orders' (without
+    /// replacement); the time a list of orders takes is their total.
+    pub fn series_terms(&self, order: f64) -> f64 {
+        let series = |q: f64, fractional: f64| {
+            if q <= 0.0 || q >= 1.0 || order > MAX_SERIES_ORDER {
+                0.0
+            } else if order.fract() == 0.0 {
+                order
+            } else {
+                fractional
+            }
+        };
+        match self {
+            ClosedForm::SubsampledGaussian { sampling_rate, .. } => {
+                series(*sampling_rate, 2.0 * order + 1000.0)
+            }
+            ClosedForm::WorSubsampledGaussian { sampling_rate, .. } => {
+                series(*sampling_rate, 2.0 * order.max(2.0) + 1.0)
+            }
+            ClosedForm::Sum(terms) => terms.iter().map(|(_, c)| c.series_terms(order)).sum(),
+            ClosedForm::Max(parts) | ClosedForm::Min(parts) => {
+                parts.iter().map(|c| c.series_terms(order)).sum()
+            }
+            _ => 0.0,
+        }
+    }
+
     /// Whether one evaluation costs nanoseconds (a dense continuous search is affordable) rather
     /// than a series (the subsampled Gaussian).
     pub fn is_cheap(&self) -> bool {

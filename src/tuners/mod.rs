@@ -287,16 +287,19 @@ pub(crate) fn runs_bound(
         }
         (_, Some(parts)) => parts,
     };
-    let by_pld = composed_epsilon(parts, delta, DEFAULT_INTERVAL)?;
-    Ok(
-        if choice == RunsAccountant::Best && rdp.epsilon <= by_pld.epsilon {
-            by_rdp(rdp)
-        } else {
-            RunsBound {
-                bound: by_pld,
-                by_pld: true,
-                accountant: accountant_name(DEFAULT_INTERVAL),
-            }
-        },
-    )
+    let pld_bound = |bound| RunsBound {
+        bound,
+        by_pld: true,
+        accountant: accountant_name(DEFAULT_INTERVAL),
+    };
+    let by_pld = composed_epsilon(parts, delta, DEFAULT_INTERVAL);
+    match choice {
+        RunsAccountant::Pld => Ok(pld_bound(by_pld?)),
+        // The smaller of two valid bounds; where the PLD gives none (its grid's memory bound,
+        // a δ below its resolution), RDP's stands.
+        _ => Ok(match by_pld {
+            Ok(p) if p.epsilon < rdp.epsilon => pld_bound(p),
+            _ => by_rdp(rdp),
+        }),
+    }
 }

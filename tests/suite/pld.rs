@@ -602,3 +602,250 @@ fn propose_test_and_dp_gibo_take_the_pld_bound_where_it_is_tighter() {
         with.epsilon
     );
 }
+
+// ---- Edge cases (issue 61) -----------------------------------------------------------------
+
+fn dptune_cli(args: &str) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dptune"))
+        .args(args.split_whitespace())
+        .output()
+        .expect("binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A coarser grid is a looser bound, never a smaller one: for dp-accounting's case q = 0.01,
+/// σ = 1.1, 1000 steps, every interval up to 10⁶ gives an ε at least dp-accounting's
+/// optimistic estimate at 10⁻⁴ (below the exact ε) and a δ at its query ε at least its
+/// optimistic δ (losses past 709 once overflowed e^ε to a lost mass: ε = 0).
+#[test]
+fn a_coarse_grid_never_gives_a_smaller_epsilon_or_delta() {
+    let case = fixture()
+        .into_iter()
+        .find(|c| c["kind"] == "poisson-gaussian" && c["count"] == 1000 && c["interval"] == 1e-4)
+        .unwrap();
+    let f = |k: &str| case[k].as_f64().unwrap();
+    let step = PldMechanism::PoissonGaussian {
+        sampling_rate: f("q"),
+        noise_multiplier: f("sigma"),
+    };
+    for h in [1e-3, 0.1, 1.0, 10.0, 100.0, 709.0, 710.0, 1000.0, 1e4, 1e6] {
+        let mut a = PldAccountant::new(h).unwrap();
+        a.compose(step, 1000).unwrap();
+        let eps = a.epsilon(f("delta")).unwrap().epsilon;
+        assert!(
+            eps.is_finite() && eps >= f("epsilon_optimistic"),
+            "h = {h}: ε {eps}"
+        );
+        let delta = a.delta(f("epsilon_query")).unwrap().delta;
+        assert!(delta >= f("delta_optimistic"), "h = {h}: δ {delta}");
+    }
+    // The command line and `best` with them.
+    let run = "account dpsgd --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-5";
+    let (code, out, err) = dptune_cli(&format!(
+        "{run} --accountant pld --pld-interval 1000 --json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // The exact ε is about 0.718 (the default grid's, a bound within 10⁻⁴ above it).
+    assert!(v["epsilon"].as_f64().unwrap() >= 0.71, "{v}");
+    let (_, best, _) = dptune_cli(&format!(
+        "{run} --accountant best --pld-interval 1000 --json"
+    ));
+    let b: serde_json::Value = serde_json::from_str(&best).unwrap();
+    assert!(b["epsilon"].as_f64().unwrap() >= 0.71, "{b}");
+}
+
+/// ε(δ) by the closed form of Gaussian DP (bisection on Balle–Wang's δ(ε)).
+fn gaussian_epsilon(mu: f64, delta: f64) -> f64 {
+    use dptune::accounting::pld::DominatingPair;
+    let exact = GaussianPair::new(mu, 1.0).unwrap();
+    let (mut lo, mut hi) = (0.0, 1e5);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if exact.delta(mid) > delta {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    hi
+}
+
+/// Losses far above 709 are read off without underflow (e^{−ε_j} once made ε = +∞): one
+/// Gaussian of μ = 50 and 100 of μ = 5 (together 50-GDP), against Gaussian DP's closed form.
+#[test]
+fn epsilons_of_hundreds_are_read_off_as_the_closed_form_gives_them() {
+    for (sigma, k) in [(0.02, 1u64), (0.2, 100)] {
+        let mut a = PldAccountant::new(1e-3).unwrap();
+        a.compose(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma,
+            },
+            k,
+        )
+        .unwrap();
+        let exact = gaussian_epsilon((k as f64).sqrt() / sigma, 1e-5);
+        let eps = a.epsilon(1e-5).unwrap().epsilon;
+        assert!(exact > 1000.0, "{exact}");
+        assert!(
+            eps >= exact && eps <= exact + 0.01,
+            "σ = {sigma}, k = {k}: {eps} vs {exact}"
+        );
+    }
+}
+
+/// A δ below what the PLD resolves (its cut tails and rounding allowance) is said so, never
+/// ε = +∞ ("no finite ε"); `best` (the command line and the tuners) then takes Rényi DP's
+/// finite bound, and `pld` alone is refused with the reason.
+#[test]
+fn a_delta_below_the_pld_resolution_is_said_so_and_best_falls_back_to_rdp() {
+    let mut a = PldAccountant::new(1e-4).unwrap();
+    a.compose(
+        PldMechanism::PoissonGaussian {
+            sampling_rate: 0.01,
+            noise_multiplier: 1.0,
+        },
+        100,
+    )
+    .unwrap();
+    let e = a.epsilon(1e-100).unwrap_err().to_string();
+    assert!(
+        e.contains("cannot resolve") && e.contains("Rényi DP"),
+        "{e}"
+    );
+    assert!(a.epsilon(1e-5).unwrap().epsilon.is_finite());
+    // Where the mechanism's own infinite loss reaches δ, no ε is finite: +∞, as dp-accounting.
+    let mut own = PldAccountant::new(1e-4).unwrap();
+    own.compose(
+        PldMechanism::ApproximateDp {
+            epsilon: 0.3,
+            delta: 1e-7,
+        },
+        1,
+    )
+    .unwrap();
+    assert!(own.epsilon(0.5e-7).unwrap().epsilon.is_infinite());
+
+    let run = "account dpsgd --sampling-rate 0.01 --noise-multiplier 1 --steps 100 --delta 1e-100";
+    let (_, rdp, _) = dptune_cli(&format!("{run} --json"));
+    let rdp: serde_json::Value = serde_json::from_str(&rdp).unwrap();
+    let (code, best, err) = dptune_cli(&format!("{run} --accountant best"));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        best.contains(&format!("ε = {:.6}", rdp["epsilon"].as_f64().unwrap()))
+            && best.contains("cannot resolve")
+            && !best.contains("= inf"),
+        "{best}"
+    );
+    let (code, _, err) = dptune_cli(&format!("{run} --accountant pld"));
+    assert!(
+        code == 2 && err.contains("cannot resolve") && !err.contains("no finite"),
+        "{err}"
+    );
+    // Calibration: best takes Rényi DP's noise; pld says why it has none.
+    let cal = "account calibrate-dpsgd --sampling-rate 0.01 --steps 100 --epsilon 1 --delta 1e-100";
+    let (code, out, err) = dptune_cli(&format!("{cal} --accountant best"));
+    assert!(code == 0 && out.contains("cannot resolve"), "{out}{err}");
+    let (code, _, err) = dptune_cli(&format!("{cal} --accountant pld"));
+    assert!(code == 2 && err.contains("cannot resolve"), "{err}");
+
+    // The tuners: naive's `pld` is refused with the reason, `best` is RDP's.
+    let declared = declared_run(2.0, true);
+    let acc = Accountant::default();
+    let e = naive("candidates = 10\naccountant = \"pld\"")
+        .unwrap()
+        .guarantee(&declared, 1e-100, &acc)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot resolve"), "{e}");
+    let best = naive("candidates = 10")
+        .unwrap()
+        .guarantee(&declared, 1e-100, &acc)
+        .unwrap();
+    let rdp = naive("candidates = 10\naccountant = \"rdp\"")
+        .unwrap()
+        .guarantee(&declared, 1e-100, &acc)
+        .unwrap();
+    assert!(
+        best.epsilon.is_finite() && best == rdp,
+        "{best:?} vs {rdp:?}"
+    );
+}
+
+/// A composition whose window would pass the PLD's memory bound (2²³ losses) is refused before
+/// any transform, naming the interval and the coarsest one that fits; `best` takes Rényi DP's
+/// bound; and at the interval named the PLD's bound is finite and below Rényi DP's (q = 0.3,
+/// σ = 0.76, 9,859 steps: its losses near 1,000 once read off as ε = +∞).
+#[test]
+fn a_window_beyond_the_memory_bound_is_refused_and_best_falls_back_to_rdp() {
+    let big = "account dpsgd --sampling-rate 1 --noise-multiplier 10 --steps 10000000 --delta 1e-5";
+    let (code, _, err) = dptune_cli(&format!("{big} --accountant pld"));
+    assert!(
+        code == 2
+            && err.contains("value_discretization_interval")
+            && err.contains("memory bound")
+            && err.contains("at least 6.3e-4"),
+        "{err}"
+    );
+    let (code, out, err) = dptune_cli(&format!("{big} --accountant best --json"));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["accountant"].as_str().unwrap().starts_with("rdp"), "{v}");
+
+    let run = "account dpsgd --sampling-rate 0.3 --noise-multiplier 0.76 --steps 9859 --delta 1e-5";
+    let (code, _, err) = dptune_cli(&format!("{run} --accountant pld"));
+    assert!(code == 2 && err.contains("at least 1.1e-4"), "{err}");
+    let (_, rdp, _) = dptune_cli(&format!("{run} --json"));
+    let rdp: serde_json::Value = serde_json::from_str(&rdp).unwrap();
+    let (code, pld, err) = dptune_cli(&format!(
+        "{run} --accountant pld --pld-interval 1.1e-4 --json"
+    ));
+    assert_eq!(code, 0, "{err}");
+    let pld: serde_json::Value = serde_json::from_str(&pld).unwrap();
+    let (p, r) = (
+        pld["epsilon"].as_f64().unwrap(),
+        rdp["epsilon"].as_f64().unwrap(),
+    );
+    assert!(p.is_finite() && p < r, "PLD {p} vs RDP {r}");
+}
+
+/// The Gaussian's δ(ε) is positive at every ε: read off past the grid's last loss (or on a grid
+/// so coarse that its top δ underflows) it is the smallest positive double, never 0.
+#[test]
+fn a_tiny_delta_is_the_smallest_positive_double_never_zero() {
+    for h in [1e-4, 1000.0] {
+        let mut a = PldAccountant::new(h).unwrap();
+        a.compose(
+            PldMechanism::Gaussian {
+                sensitivity: 1.0,
+                sigma: 1.0,
+            },
+            1,
+        )
+        .unwrap();
+        let d = a.delta(1e6).unwrap().delta;
+        assert!(d >= f64::from_bits(1), "h = {h}: δ = {d}");
+    }
+    let (code, out, err) = dptune_cli(
+        "account gaussian --sensitivity 1 --sigma 1 --epsilon 1e6 --accountant pld --pld-interval 1000 --json",
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["delta"].as_f64(), Some(f64::from_bits(1)), "{v}");
+    // Laplace's δ is exactly 0 beyond its largest loss: it stays 0.
+    let mut a = PldAccountant::new(1e-4).unwrap();
+    a.compose(
+        PldMechanism::Laplace {
+            sensitivity: 1.0,
+            scale: 1.0,
+        },
+        1,
+    )
+    .unwrap();
+    assert_eq!(a.delta(2.0).unwrap().delta, 0.0);
+}
