@@ -294,7 +294,17 @@ pub(crate) fn runs_bound(
     };
     let by_pld = composed_epsilon(parts, delta, DEFAULT_INTERVAL);
     match choice {
-        RunsAccountant::Pld => Ok(pld_bound(by_pld?)),
+        // Named as the choice it is: the grid's parameters are not the user's to set here.
+        RunsAccountant::Pld => by_pld.map(pld_bound).map_err(|e| {
+            Error::invalid(
+                "accountant",
+                "\"pld\"",
+                format!(
+                    "\"rdp\" or \"best\" here: the PLD accountant gives no bound for these runs \
+                     ({e})"
+                ),
+            )
+        }),
         // The smaller of two valid bounds; where the PLD gives none (its grid's memory bound,
         // a δ below its resolution), RDP's stands.
         _ => Ok(match by_pld {

@@ -367,8 +367,8 @@ fn failed_runs_count_as_the_worst_score() {
 }
 
 /// Naive composition accounted by the PLD alone, with noise so small that the losses outgrow
-/// the PLD's grid, has no finite ε: refused naming the accountant, never printed as inf, and
-/// nothing runs. The default (the tighter of RDP and PLD) states a finite bound.
+/// the PLD's grid (its memory bound), has no PLD bound: refused naming the accountant, never
+/// printed as inf, and nothing runs. The default (the tighter of RDP and PLD) states a finite bound.
 #[test]
 fn an_infinite_bound_is_refused_naming_the_accountant() {
     let dir = temp_dir("tune-inf");
@@ -391,7 +391,7 @@ fn an_infinite_bound_is_refused_naming_the_accountant() {
     assert!(
         ran.stderr.contains("search.toml:")
             && ran.stderr.contains("tuner.accountant")
-            && ran.stderr.contains("no finite"),
+            && ran.stderr.contains("the PLD accountant gives no bound"),
         "{}",
         ran.stderr
     );
