@@ -211,7 +211,7 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
             }
         }
     }
-    super::write_replacing(
+    crate::sim::output::write_bytes(
         &run_file,
         serde_json::to_string_pretty(&about)
             .expect("plain values")

@@ -224,6 +224,14 @@ fn unseal<T: Serialize>(key: &str, s: Sealed<T>, what: &str) -> Result<T> {
     Ok(s.record)
 }
 
+/// Every record of a list unsealed, the n-th named `what record n` if it does not match.
+fn unseal_all<T: Serialize>(key: &str, list: Vec<Sealed<T>>, what: &str) -> Result<Vec<T>> {
+    list.into_iter()
+        .enumerate()
+        .map(|(i, s)| unseal(key, s, &format!("{what} record {i}")))
+        .collect()
+}
+
 impl Journal {
     fn to_file(&self) -> JournalFile {
         let key = seal_key(&self.fingerprint, self.seed);
@@ -259,10 +267,6 @@ impl Journal {
         let stream_position = state.stream_position.parse().map_err(|_| {
             Error::Infeasible(format!("bad stream position `{}`", state.stream_position))
         })?;
-        let all = |n: usize, what: &str| -> Vec<String> {
-            (0..n).map(|i| format!("{what} record {i}")).collect()
-        };
-        let (rn, sn, pn) = (f.runs.len(), f.shard_runs.len(), f.point_runs.len());
         Ok(Journal {
             fingerprint: f.fingerprint,
             seed: f.seed,
@@ -270,24 +274,9 @@ impl Journal {
             stream_position,
             history: state.history,
             finished: state.finished,
-            runs: f
-                .runs
-                .into_iter()
-                .zip(all(rn, "run"))
-                .map(|(s, w)| unseal(&key, s, &w))
-                .collect::<Result<_>>()?,
-            shard_runs: f
-                .shard_runs
-                .into_iter()
-                .zip(all(sn, "shard run"))
-                .map(|(s, w)| unseal(&key, s, &w))
-                .collect::<Result<_>>()?,
-            point_runs: f
-                .point_runs
-                .into_iter()
-                .zip(all(pn, "point run"))
-                .map(|(s, w)| unseal(&key, s, &w))
-                .collect::<Result<_>>()?,
+            runs: unseal_all(&key, f.runs, "run")?,
+            shard_runs: unseal_all(&key, f.shard_runs, "shard run")?,
+            point_runs: unseal_all(&key, f.point_runs, "point run")?,
         })
     }
 }
@@ -396,7 +385,7 @@ pub fn tune(opts: &Options) -> Result<String> {
     }
     let release = Release::of(&plan, &journal, &outcome, released.as_ref(), opts, &layout);
     let json = release.json();
-    write_replacing(
+    crate::sim::output::write_bytes(
         &layout.release(),
         serde_json::to_string_pretty(&json)
             .expect("plain values")
@@ -483,12 +472,9 @@ fn open_journal(plan: &Plan, layout: &Layout, fingerprint: Fingerprint) -> Resul
         path: path.display().to_string(),
         reason,
     };
-    let meta = match std::fs::symlink_metadata(&path) {
-        Ok(m) => Some(m),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(Error::io(&path, e)),
-    };
-    let Some(meta) = meta else {
+    // Bounded, and never through a link (a regular file or nothing).
+    let saved = crate::sim::output::read_text_limited(&path, JOURNAL_LIMIT)?;
+    let Some(saved) = saved else {
         if layout.out.join(OLD_JOURNAL).exists() {
             return Err(Error::Results {
                 path: layout.out.display().to_string(),
@@ -530,14 +516,6 @@ fn open_journal(plan: &Plan, layout: &Layout, fingerprint: Fingerprint) -> Resul
         save(&path, &journal)?;
         return Ok(journal);
     };
-    if !meta.is_file() || meta.len() > JOURNAL_LIMIT {
-        return Err(refuse(format!(
-            "not a journal of dptune tune (a regular file of at most {} GiB); choose another \
-             --out",
-            JOURNAL_LIMIT >> 30
-        )));
-    }
-    let saved = std::fs::read_to_string(&path).map_err(|e| Error::io(&path, e))?;
     let file: JournalFile = serde_json::from_str(&saved).map_err(|e| {
         refuse(format!(
             "not a journal of dptune tune ({e}); choose another --out"
@@ -688,34 +666,10 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
     }
 }
 
-/// Writes `bytes` to `path` through a fresh temporary renamed over it: a kill leaves the old
-/// file or the new one, never half of one, and a symbolic link at `path` is replaced, never
-/// followed onto the file it points to.
-pub(crate) fn write_replacing(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    // A temporary left by a killed process of the same id, or planted: removed, not followed.
-    match std::fs::remove_file(&tmp) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(Error::io(&tmp, e)),
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| Error::io(&tmp, e))?;
-    f.write_all(bytes).map_err(|e| Error::io(&tmp, e))?;
-    drop(f);
-    std::fs::rename(&tmp, path).map_err(|e| Error::io(path, e))
-}
-
+/// Writes the journal whole, through a fresh temporary renamed over the old one: a kill leaves
+/// one or the other, and a link there is replaced, never followed.
 fn save(path: &Path, journal: &Journal) -> Result<()> {
-    write_replacing(
+    crate::sim::output::write_bytes(
         path,
         serde_json::to_string(&journal.to_file())
             .expect("plain values")

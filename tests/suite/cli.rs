@@ -2,7 +2,8 @@
 
 use std::process::Command;
 
-fn dptune(args: &str) -> (i32, String, String) {
+/// `dptune ARGS` (split at spaces): its exit code, stdout and stderr (other modules use it too).
+pub(crate) fn dptune(args: &str) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_dptune"))
         .args(args.split_whitespace())
         .output()

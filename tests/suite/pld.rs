@@ -605,17 +605,7 @@ fn propose_test_and_dp_gibo_take_the_pld_bound_where_it_is_tighter() {
 
 // ---- Edge cases (issue 61) -----------------------------------------------------------------
 
-fn dptune_cli(args: &str) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args(args.split_whitespace())
-        .output()
-        .expect("binary runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::cli::dptune as dptune_cli;
 
 /// A coarser grid is a looser bound, never a smaller one: for dp-accounting's case q = 0.01,
 /// σ = 1.1, 1000 steps, every interval up to 10⁶ gives an ε at least dp-accounting's

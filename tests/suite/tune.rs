@@ -593,6 +593,21 @@ fn propose_test_runs_the_command_per_shard_then_once_more() {
     assert_eq!(kept, 0, "the shard runs' outputs are deleted");
 }
 
+/// `dptune tune FILE --jobs 2 --out OUT` over runs that sleep 30 s (each run's shell appends
+/// its pid to `pids`), to be spawned.
+fn slow_search(file: &Path, out: &Path, pids: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dptune"));
+    cmd.arg("tune")
+        .arg(file)
+        .args(["--quiet", "--jobs", "2", "--out"])
+        .arg(out)
+        .arg("--")
+        .arg(fixture("train.sh"))
+        .env("TUNE_MODE", "slow")
+        .env("TUNE_PIDS", pids);
+    cmd
+}
+
 /// Ctrl-C (SIGINT) stops every run and what it started, records nothing of the stopped runs,
 /// and the same command resumes them.
 #[test]
@@ -600,21 +615,8 @@ fn an_interrupted_search_stops_its_runs_and_resumes() {
     let dir = temp_dir("tune-interrupt");
     let file = search_file(&dir, &[(FIXTURE_TUNER, "name = \"naive\"\ncandidates = 4")]);
     let (count, pids, out) = (dir.join("count"), dir.join("pids"), dir.join("out"));
-    let child = Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args([
-            "tune",
-            file.to_str().unwrap(),
-            "--quiet",
-            "--jobs",
-            "2",
-            "--out",
-        ])
-        .arg(&out)
-        .arg("--")
-        .arg(fixture("train.sh"))
-        .env("TUNE_MODE", "slow")
+    let child = slow_search(&file, &out, &pids)
         .env("TUNE_COUNT", &count)
-        .env("TUNE_PIDS", &pids)
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -1245,22 +1247,7 @@ fn runs_die_with_dptune() {
     }
     // SIGKILL: the runs (each a shell sleeping 30 s in a child) go with dptune.
     let (pids, out) = (dir.join("kill-pids"), dir.join("killed"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_dptune"))
-        .args([
-            "tune",
-            file.to_str().unwrap(),
-            "--quiet",
-            "--jobs",
-            "2",
-            "--out",
-        ])
-        .arg(&out)
-        .arg("--")
-        .arg(fixture("train.sh"))
-        .env("TUNE_MODE", "slow")
-        .env("TUNE_PIDS", &pids)
-        .spawn()
-        .unwrap();
+    let mut child = slow_search(&file, &out, &pids).spawn().unwrap();
     let start = std::time::Instant::now();
     while lines(&pids).len() < 2 {
         assert!(start.elapsed().as_secs() < 20, "the runs did not start");
