@@ -1628,6 +1628,18 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
     if draw {
         let index = sim::report::write_index(&out)?;
         lines.push(format!("index: {}", index.display()));
+        // The findings cite paper-profile results: rendered from the template beside the
+        // experiment files (sims/findings/), when there is one.
+        let template = files
+            .first()
+            .and_then(|f| f.parent())
+            .map(|d| d.join("findings"));
+        if let Some(template) = template.filter(|t| t.is_dir() && matches!(profile, ProfileArg::Paper)) {
+            match sim::findings::render(&template, &out)? {
+                Ok(path) => lines.push(format!("findings: {}", path.display())),
+                Err(why) => lines.push(why),
+            }
+        }
     }
     if !stale_ones.is_empty() {
         lines.push(format!(

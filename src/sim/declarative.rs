@@ -103,7 +103,7 @@ impl Aggregate {
 
 /// Rows kept: every column must hold one of its values.
 #[derive(Clone, Debug, PartialEq)]
-struct Filter(Vec<(String, Vec<Cell>)>);
+pub(super) struct Filter(pub(super) Vec<(String, Vec<Cell>)>);
 
 /// One `[[plots]]` entry.
 #[derive(Clone, Debug, PartialEq)]
@@ -302,7 +302,7 @@ fn range(f: &Fields, key: &str, given: Option<[f64; 2]>) -> Result<Option<(f64, 
         .transpose()
 }
 
-fn filter(f: &Fields, given: Option<toml::Table>) -> Result<Filter> {
+pub(super) fn filter(f: &Fields, given: Option<toml::Table>) -> Result<Filter> {
     let bad = |k: &str| {
         f.bad(
             &format!("filter.{k}"),
@@ -495,21 +495,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
 
 /// One cell of any column, for grouping and filtering.
 #[derive(Clone, Debug, PartialEq)]
-enum Cell {
+pub(super) enum Cell {
     Str(String),
     Num(f64),
     Missing,
 }
 
 impl Cell {
-    fn label(&self) -> String {
+    pub(super) fn label(&self) -> String {
         match self {
             Cell::Str(s) => s.clone(),
             Cell::Num(x) => fmt_num(*x),
             Cell::Missing => "–".into(),
         }
     }
-    fn num(&self) -> Option<f64> {
+    pub(super) fn num(&self) -> Option<f64> {
         match self {
             Cell::Num(x) => Some(*x),
             _ => None,
@@ -517,7 +517,7 @@ impl Cell {
     }
 }
 
-fn cells(t: &Table, name: &str, what: &str, file: &str) -> Result<Vec<Cell>> {
+pub(super) fn cells(t: &Table, name: &str, what: &str, file: &str) -> Result<Vec<Cell>> {
     let Some((_, values)) = t.columns.iter().find(|(n, _)| n == name) else {
         let names: Vec<&str> = t.columns.iter().map(|(n, _)| n.as_str()).collect();
         return Err(Error::Infeasible(format!(
@@ -570,7 +570,7 @@ fn matches(cell: &Cell, want: &Cell) -> bool {
     }
 }
 
-fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result<Vec<usize>> {
+pub(super) fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result<Vec<usize>> {
     let mut rows: Vec<usize> = (0..t.height()).collect();
     for (col, want) in &filter.0 {
         let c = cells(t, col, what, file)?;

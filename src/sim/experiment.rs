@@ -28,6 +28,8 @@ pub struct Experiment {
     pub study: Box<dyn Study>,
     /// The file's declarative `[[plots]]` and `[[tables]]`, drawn after the study's own report.
     pub outputs: Outputs,
+    /// The file's `[[claims]]`, evaluated after its outputs (`sim::claims`).
+    pub claims: Vec<super::claims::Claim>,
 }
 
 impl Experiment {
@@ -163,6 +165,7 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
     };
     let study = (kind.parse)(&f)?;
     let outputs = declarative::parse(&f)?;
+    let claims = super::claims::parse(&f)?;
     Ok(Experiment {
         file: path.to_path_buf(),
         name: name.to_string(),
@@ -172,6 +175,7 @@ fn parse(path: &Path, text: &str, profile: Profile) -> Result<Experiment> {
         kind,
         study,
         outputs,
+        claims,
     })
 }
 
@@ -300,12 +304,14 @@ fn merge(base: &mut toml::Table, over: &toml::Table) {
 }
 
 /// The hash that keys an experiment's results: its whole parsed file, but for its declared
-/// `[[plots]]` and `[[tables]]`, which say how results are drawn, not what is computed (every
-/// run and report draws them afresh from the tables, so editing one never reruns anything).
+/// `[[plots]]`, `[[tables]]` and `[[claims]]`, which say how results are drawn and read, not
+/// what is computed (every run and report draws them afresh from the tables, so editing one
+/// never reruns anything).
 fn config_hash(root: &toml::Table) -> u64 {
     let mut keyed = root.clone();
     keyed.remove("plots");
     keyed.remove("tables");
+    keyed.remove("claims");
     fnv1a(toml::to_string(&keyed).unwrap_or_default().as_bytes())
 }
 

@@ -255,4 +255,12 @@ impl<'a> Fields<'a> {
 /// docs/architecture.md give this number (tests/suite/sim.rs holds them to it).
 pub const MAX_SEEDS: u64 = 100_000;
 
-const ROOT_KEYS: [&str; 6] = ["name", "title", "kind", "description", "plots", "tables"];
+const ROOT_KEYS: [&str; 7] = [
+    "name",
+    "title",
+    "kind",
+    "description",
+    "plots",
+    "tables",
+    "claims",
+];

@@ -14,10 +14,12 @@
 //! `studies/` holds one file per kind and the registry; `experiment` loads a file through the
 //! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
+pub mod claims;
 pub mod code_graph;
 pub mod declarative;
 pub mod experiment;
 pub mod fields;
+pub mod findings;
 pub mod heatmap;
 pub mod output;
 pub mod plot;
@@ -346,9 +348,25 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             }
         })?,
     );
+    // Claims last: a claim that fails stops the report after its verdicts are written.
+    let (claimed, failed) = claims::render(
+        &exp.claims,
+        &dir,
+        study.output(),
+        &exp.name,
+        &exp.file.display().to_string(),
+        exp.profile,
+    )?;
+    files.extend(claimed);
     manifest.retire_unmade(&dir, &files, &tables)?;
     manifest.add_files(&dir, &files);
     manifest.write(&dir)?;
+    if let Some(e) = failed {
+        return Err(match std::fs::read_to_string(&exp.file) {
+            Ok(text) => experiment::locate_in_text(e, &text),
+            Err(_) => e,
+        });
+    }
     Ok(files)
 }
 
@@ -463,6 +481,7 @@ mod tests {
             kind: &COIN,
             study,
             outputs: declarative::parse(&fields).unwrap(),
+            claims: claims::parse(&fields).unwrap(),
         };
         let out = std::env::temp_dir().join(format!("dptune-coin-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
