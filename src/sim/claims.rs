@@ -712,22 +712,14 @@ fn bootstrap(
     Ok((estimate, lo, hi, None, detail))
 }
 
-/// Evaluates every claim of an experiment from the parquet in `dir` and writes `claims.md`,
-/// `claims.tex` and `claims.parquet` there. At the paper profile, a claim that cannot be
-/// evaluated or whose verdict contradicts its assertion is the error returned beside the
-/// files, located at `claims[i]` (the first; the message names the others): the files are
-/// written all the same, to be read.
-pub fn render(
+/// Every claim of an experiment evaluated from the parquet in `dir`, with the claims that fail
+/// (cannot be evaluated, or contradict their assertion): their index and why.
+pub fn evaluate_all(
     claims: &[Claim],
     dir: &Path,
     default_table: &str,
     experiment: &str,
-    file: &str,
-    profile: Profile,
-) -> Result<(Vec<PathBuf>, Option<Error>)> {
-    if claims.is_empty() {
-        return Ok((Vec::new(), None));
-    }
+) -> Result<(Vec<Verdict>, Vec<(usize, String)>)> {
     let mut verdicts = Vec::new();
     let mut failures: Vec<(usize, String)> = Vec::new();
     let mut tables: Vec<(String, Table)> = Vec::new();
@@ -781,11 +773,12 @@ pub fn render(
         }
         verdicts.push(v);
     }
-    let mut files = Vec::new();
-    let path = dir.join("claims.parquet");
-    Table::from_rows(&verdicts)?.write_parquet_if_changed(&path)?;
-    files.push(path);
-    let grid = Grid {
+    Ok((verdicts, failures))
+}
+
+/// The verdicts as `claims.md`'s table.
+pub fn grid(verdicts: &[Verdict], experiment: &str, profile: Profile) -> Grid {
+    Grid {
         caption: format!(
             "Claims of {experiment} ({}), evaluated from its parquet by `dptune sim report`: each \
              interval two-sided 95%, valid at its n (the test says how it was made); a > b: the \
@@ -824,10 +817,33 @@ pub fn render(
                 ]
             })
             .collect(),
-    };
-    write_grid(&grid, &dir.join("claims"), &mut files)?;
-    if profile == Profile::Paper {
-        if let Some((i, reason)) = failures.first() {
+    }
+}
+
+/// Evaluates every claim of an experiment from the parquet in `dir` and writes `claims.md`,
+/// `claims.tex` and `claims.parquet` there. At the paper profile, a claim that cannot be
+/// evaluated or whose verdict contradicts its assertion is the error returned beside the
+/// files, located at `claims[i]` (the first; the message names the others): the files are
+/// written all the same, to be read.
+pub fn render(
+    claims: &[Claim],
+    dir: &Path,
+    default_table: &str,
+    experiment: &str,
+    file: &str,
+    profile: Profile,
+) -> Result<(Vec<PathBuf>, Option<Error>)> {
+    if claims.is_empty() {
+        return Ok((Vec::new(), None));
+    }
+    let (verdicts, failures) = evaluate_all(claims, dir, default_table, experiment)?;
+    let mut files = Vec::new();
+    let path = dir.join("claims.parquet");
+    Table::from_rows(&verdicts)?.write_parquet_if_changed(&path)?;
+    files.push(path);
+    write_grid(&grid(&verdicts, experiment, profile), &dir.join("claims"), &mut files)?;
+    match failures.first() {
+        Some((i, reason)) if profile == Profile::Paper => {
             let others = if failures.len() > 1 {
                 let ids: Vec<&str> = failures[1..]
                     .iter()
@@ -843,10 +859,10 @@ pub fn render(
                 field: format!("claims[{i}]"),
                 reason: format!("{reason}{others}; see {}", dir.join("claims.md").display()),
             };
-            return Ok((files, Some(e)));
+            Ok((files, Some(e)))
         }
+        _ => Ok((files, None)),
     }
-    Ok((files, None))
 }
 
 /// A number at `digits` decimals, "–" for none.
@@ -871,4 +887,215 @@ pub fn read(dir: &Path) -> Result<Option<Vec<Verdict>>> {
         return Ok(None);
     }
     Table::read_parquet(&path)?.rows().map(Some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::numeric::stats::{clopper_pearson, paired_t, welch_t};
+
+    #[derive(serde::Serialize)]
+    struct Row {
+        tuner: String,
+        seed: u64,
+        level: f64,
+        regret: f64,
+        hit: bool,
+    }
+
+    fn row(tuner: &str, seed: u64, level: f64, regret: f64) -> Row {
+        Row {
+            tuner: tuner.into(),
+            seed,
+            level,
+            regret,
+            hit: regret < 0.5,
+        }
+    }
+
+    /// Two tuners over seeds 0..10 (b's rows in reverse order), b worse by 0.1 + a little.
+    fn two_tuners() -> Table {
+        let mut rows: Vec<Row> = (0..10)
+            .map(|s| row("a", s, 0.0, 0.3 + 0.05 * (s as f64).sin()))
+            .collect();
+        rows.extend(
+            (0..10)
+                .rev()
+                .map(|s| row("b", s, 0.0, 0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64)),
+        );
+        Table::from_rows(&rows).unwrap()
+    }
+
+    fn claims_of(text: &str) -> Result<Vec<Claim>> {
+        let root: toml::Table = text.parse().unwrap();
+        parse(&Fields::new("f.toml", "", &root))
+    }
+
+    fn one(text: &str, t: &Table) -> Result<Verdict> {
+        claims_of(text)?[0].evaluate(t, "runs.parquet", "exp")
+    }
+
+    const PAIRED: &str = "[[claims]]\nid = \"x\"\nvalue = \"regret\"\na = { tuner = \"a\" }\n\
+                          b = { tuner = \"b\" }\ntest = \"paired-t\"\npair = \"seed\"\n";
+
+    #[test]
+    fn paired_t_pairs_rows_by_key_not_by_order() {
+        let t = two_tuners();
+        let v = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap();
+        let a: Vec<f64> = (0..10).map(|s| 0.3 + 0.05 * (s as f64).sin()).collect();
+        let b: Vec<f64> = (0..10)
+            .map(|s| 0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64)
+            .collect();
+        let want = paired_t(&a, &b).unwrap();
+        assert_eq!((v.estimate, v.lo, v.hi), (Some(want.estimate), want.lo, want.hi));
+        assert!(v.holds && v.verdict == "a < b", "{v:?}");
+        // The same rows unpaired (Welch) give a wider interval: the seeds' shared part stays.
+        let w = one(
+            &format!("{}assert = \"a < b\"", PAIRED.replace("paired-t", "welch").replace("pair = \"seed\"\n", "")),
+            &t,
+        )
+        .unwrap();
+        // Welch reads each side in its rows' order (b's reversed).
+        let b_rows: Vec<f64> = b.iter().rev().copied().collect();
+        let want = welch_t(&a, &b_rows).unwrap().unwrap();
+        assert_eq!((w.lo, w.hi), (want.lo, want.hi));
+        assert!(w.hi.unwrap() - w.lo.unwrap() > v.hi.unwrap() - v.lo.unwrap());
+    }
+
+    #[test]
+    fn a_contradicted_assertion_does_not_hold() {
+        let t = two_tuners();
+        for (assert, holds) in [
+            ("a < b", true),
+            ("a > b", false),
+            ("not resolved", false),
+            ("tied within 0.01", false),
+            ("tied within 1", true),
+        ] {
+            let v = one(&format!("{PAIRED}assert = \"{assert}\""), &t).unwrap();
+            assert_eq!(v.holds, holds, "{assert}: {v:?}");
+        }
+        assert_eq!(judge(Assertion::NotResolved, -0.1, 0.2), ("not resolved".into(), true));
+        assert_eq!(judge(Assertion::Greater, 0.0, 0.2).1, false, "0 is in [0, 0.2]");
+        assert!(judge(Assertion::Within(0.0, 1.0), 0.0, 1.0).1);
+        assert!(!judge(Assertion::Within(0.0, 1.0), -1e-9, 1.0).1);
+    }
+
+    #[test]
+    fn unpaired_or_duplicate_keys_are_errors() {
+        let mut rows: Vec<Row> = (0..5).map(|s| row("a", s, 0.0, 0.1 * s as f64)).collect();
+        rows.extend((1..6).map(|s| row("b", s, 0.0, 0.2 * s as f64)));
+        let t = Table::from_rows(&rows).unwrap();
+        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap_err().to_string();
+        assert!(e.contains("\"0\" is on side a only"), "{e}");
+        rows.push(row("b", 3, 0.0, 1.0));
+        let t = Table::from_rows(&rows).unwrap();
+        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap_err().to_string();
+        assert!(e.contains("\"3\" appears twice on side b"), "{e}");
+    }
+
+    #[test]
+    fn clopper_pearson_bounds_a_rate() {
+        // 0 hits in 30: the rate is at most 0.1157 (the exact 97.5% bound).
+        let rows: Vec<Row> = (0..30).map(|s| row("a", s, 0.0, 0.9)).collect();
+        let t = Table::from_rows(&rows).unwrap();
+        let text = "[[claims]]\nid = \"r\"\nvalue = \"hit\"\ntest = \"clopper-pearson\"\n\
+                    assert = \"a within [0, 0.12]\"";
+        let v = one(text, &t).unwrap();
+        let (lo, hi) = clopper_pearson(0, 30).unwrap();
+        assert_eq!((v.lo, v.hi), (Some(lo), Some(hi)));
+        assert!(v.holds && (hi - 0.1157).abs() < 1e-4, "{v:?}");
+        assert!(!one(&text.replace("0.12", "0.1"), &t).unwrap().holds);
+    }
+
+    #[test]
+    fn bootstrap_finds_a_clear_argmax_and_not_a_tied_one() {
+        // Levels 1, 2, 3 over 20 units; level 2 is best by far.
+        let mut rows = Vec::new();
+        for s in 0..20 {
+            for (level, m) in [(1.0, 0.2), (2.0, 0.8), (3.0, 0.3)] {
+                rows.push(row("a", s, level, m + 0.05 * ((s * 7 + level as u64) as f64).sin()));
+            }
+        }
+        let t = Table::from_rows(&rows).unwrap();
+        let text = "[[claims]]\nid = \"peak\"\nvalue = \"regret\"\ntest = \"bootstrap\"\n\
+                    statistic = \"argmax\"\nover = \"level\"\npair = \"seed\"\n\
+                    assert = \"a within [2, 2]\"";
+        let v = one(text, &t).unwrap();
+        assert!(v.holds, "{v:?}");
+        assert_eq!(v.detail, "at 2 in 100% of 4000 resamples");
+        // The same claim is deterministic (its seed is the claim's id).
+        assert_eq!(one(text, &t).unwrap(), v);
+        // Levels 2 and 3 equal but for noise: the argmax is not resolved.
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .map(|mut r| {
+                if r.level == 3.0 {
+                    r.regret += 0.5;
+                }
+                r
+            })
+            .collect();
+        let t = Table::from_rows(&rows).unwrap();
+        let v = one(text, &t).unwrap();
+        assert!(!v.holds && v.lo != v.hi, "{v:?}");
+    }
+
+    #[test]
+    fn a_bootstrap_difference_of_medians() {
+        let t = two_tuners();
+        let text = PAIRED.replace("paired-t", "bootstrap") + "statistic = \"median\"\nassert = \"a < b\"";
+        let v = one(&text, &t).unwrap();
+        assert!(v.holds && v.estimate.unwrap() < 0.0, "{v:?}");
+    }
+
+    #[test]
+    fn entries_are_checked_where_written() {
+        let bad = [
+            ("value = \"regret\"\nb = 1\ntest = \"paired-t\"\npair = \"seed\"\nassert = \"a > b\"", "claims[0].b"),
+            ("value = \"regret\"\nb = 1\nassert = \"a > b\"", "claims[0].test"),
+            ("value = \"regret\"\nb = 1\ntest = \"student-t\"\nstatistic = \"median\"\nassert = \"a > b\"", "claims[0].statistic"),
+            ("value = \"regret\"\ntest = \"welch\"\nassert = \"a within [0, 1]\"", "claims[0].b"),
+            ("value = \"regret\"\ntest = \"student-t\"\nassert = \"a > b\"", "claims[0].b"),
+            ("value = \"regret\"\nb = { t = 1 }\ntest = \"paired-t\"\nassert = \"a > b\"", "claims[0].pair"),
+            ("value = \"regret\"\nb = 1\ntest = \"bootstrap\"\nstatistic = \"argmax\"\nassert = \"a > b\"", "claims[0].over"),
+            ("value = \"regret\"\nb = 1\ntest = \"student-t\"\nassert = \"a >> b\"", "claims[0].assert"),
+            ("value = \"regret\"\nb = 1\ntest = \"student-t\"\nassert = \"tied within -1\"", "claims[0].assert"),
+            ("value = \"regret\"\nb = 1\ntest = \"student-t\"\nassert = \"a > b\"\nwhat = 1", "claims[0].what"),
+        ];
+        for (body, field) in bad {
+            let e = claims_of(&format!("[[claims]]\nid = \"x\"\n{body}")).unwrap_err();
+            let Error::Experiment { field: f, .. } = &e else {
+                panic!("{e}")
+            };
+            assert_eq!(f, field, "{body}: {e}");
+        }
+        let twice = "[[claims]]\nid = \"x\"\nvalue = \"v\"\nb = 1\ntest = \"student-t\"\nassert = \"a > b\"\n";
+        assert!(claims_of(&twice.repeat(2)).unwrap_err().to_string().contains("used twice"));
+    }
+
+    #[test]
+    fn a_failing_claim_is_an_error_at_its_line_at_the_paper_profile_only() {
+        let dir = std::env::temp_dir().join(format!("dptune-claims-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        two_tuners().write_parquet(&dir.join("runs.parquet")).unwrap();
+        let text = format!(
+            "name = \"x\"\n\n{PAIRED}assert = \"a < b\"\n\n{}assert = \"a > b\"\n",
+            PAIRED.replace("\"x\"", "\"wrong\"")
+        );
+        let claims = claims_of(&text).unwrap();
+        let (files, failed) =
+            render(&claims, &dir, "runs.parquet", "exp", "f.toml", Profile::Paper).unwrap();
+        assert_eq!(files.len(), 3, "claims.parquet, .md and .tex are written all the same");
+        let e = crate::sim::experiment::locate_in_text(failed.unwrap(), &text).to_string();
+        assert!(e.starts_with("f.toml:12:"), "{e}");
+        assert!(e.contains("`wrong` asserts a > b but its verdict is a < b"), "{e}");
+        let md = std::fs::read_to_string(dir.join("claims.md")).unwrap();
+        assert!(md.contains("| `wrong` |") && md.contains("| NO |"), "{md}");
+        let (_, failed) =
+            render(&claims, &dir, "runs.parquet", "exp", "f.toml", Profile::Smoke).unwrap();
+        assert!(failed.is_none(), "the smoke profile writes verdicts without checking them");
+        assert_eq!(read(&dir).unwrap().unwrap().len(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -1,7 +1,9 @@
-//! Issue 38: the findings (`results/FINDINGS.md`) cite only what the committed tables say.
-//! Every "m ± h" there must be a cell of a committed table (`results/<experiment>/*.md`)
-//! rounded to the digits the findings print, so a regenerated table whose numbers move
-//! fails this test until the findings follow; every `results/…` path they name must exist.
+//! The findings (`results/FINDINGS.md`) say only what the committed results say (issues 38
+//! and 62): the file is rendered from its template (`sims/findings/*.md`) and equals the
+//! rendering; every comparative sentence of the template cites a claim; every experiment's
+//! claims, evaluated afresh from its committed parquet, hold and equal its committed
+//! `claims.md`; every "m ± h" is a cell of a committed table at the digits printed; every
+//! `results/…` path named exists.
 
 use std::path::Path;
 
@@ -113,4 +115,165 @@ fn every_results_path_in_the_findings_exists() {
         }
     }
     assert!(missing.is_empty(), "missing: {}", missing.join(", "));
+}
+
+#[test]
+fn the_findings_are_the_rendering_of_their_template() {
+    use dptune::sim::findings::{render_text, Rendered};
+    let rendered = match render_text(Path::new("sims/findings"), Path::new("results")).unwrap() {
+        Rendered::Text(t) => t,
+        Rendered::Missing(exp) => panic!("the template cites {exp}, which has no results"),
+    };
+    let committed = std::fs::read_to_string("results/FINDINGS.md").unwrap();
+    if rendered != committed {
+        let line = rendered
+            .lines()
+            .zip(committed.lines())
+            .position(|(a, b)| a != b)
+            .map_or(rendered.lines().count().min(committed.lines().count()), |i| i)
+            + 1;
+        panic!(
+            "results/FINDINGS.md is not the rendering of sims/findings/ (first difference at line \
+             {line}): run `dptune sim report sims/*.toml` and commit it"
+        );
+    }
+}
+
+/// Words that compare two things: a sentence holding one must cite a claim.
+const COMPARATIVE: &[&str] = &[
+    "better", "worse", "worst", "ahead", "win", "wins", "won", "winning", "resolved",
+    "unresolved", "tie", "ties", "tied", "fall", "falls", "falling", "rise", "rises", "rising",
+    "beat", "beats", "overtake", "overtakes", "outperform", "outperforms",
+];
+
+/// The sentences of the template's prose (tables and headings aside), with their file and
+/// line: pieces ending at ". ", "; ", "! ", "? " or a paragraph break.
+fn sentences(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut start = 1;
+    for (i, line) in text.lines().enumerate() {
+        let prose = !(line.starts_with('|') || line.starts_with('#') || line.starts_with("<!--"));
+        if !prose || line.trim().is_empty() {
+            if !current.trim().is_empty() {
+                out.push((start, std::mem::take(&mut current)));
+            }
+            current.clear();
+            start = i + 2;
+            continue;
+        }
+        if current.is_empty() {
+            start = i + 1;
+        }
+        current.push_str(line);
+        current.push(' ');
+    }
+    if !current.trim().is_empty() {
+        out.push((start, current));
+    }
+    // A reference's inside never ends a sentence.
+    let mut split = Vec::new();
+    for (line, s) in out {
+        let mut piece = String::new();
+        let mut depth = 0usize;
+        let chars: Vec<char> = s.chars().collect();
+        for (k, &c) in chars.iter().enumerate() {
+            piece.push(c);
+            if c == '{' && chars.get(k + 1) == Some(&'{') {
+                depth += 1;
+            } else if c == '}' && chars.get(k + 1) == Some(&'}') {
+                depth = depth.saturating_sub(1);
+            }
+            let end = matches!(c, '.' | ';' | '!' | '?')
+                && chars.get(k + 1).is_some_and(|n| n.is_whitespace())
+                && depth == 0;
+            if end {
+                split.push((line, std::mem::take(&mut piece)));
+            }
+        }
+        if !piece.trim().is_empty() {
+            split.push((line, piece));
+        }
+    }
+    split
+}
+
+#[test]
+fn every_comparison_in_the_findings_cites_a_claim() {
+    let mut uncited = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir("sims/findings")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (line, s) in sentences(&text) {
+            // Code spans name files and keys, not comparisons.
+            let words: String = s
+                .split('`')
+                .step_by(2)
+                .collect::<Vec<_>>()
+                .join(" ")
+                .to_lowercase();
+            let word = words
+                .split(|c: char| !c.is_alphanumeric())
+                .find(|w| COMPARATIVE.contains(w));
+            if let Some(w) = word {
+                if !s.contains("{{claim ") {
+                    let short: String = s.trim().chars().take(120).collect();
+                    uncited.push(format!("{}:{line}: \"{w}\": {short}", path.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        uncited.is_empty(),
+        "{} sentences of the findings compare without citing a claim ({{{{claim EXP/ID}}}}):\n{}",
+        uncited.len(),
+        uncited.join("\n")
+    );
+}
+
+#[test]
+fn every_committed_claim_holds_and_is_fresh() {
+    use dptune::sim::study::{Profile, Study as _};
+    use dptune::sim::{claims, experiment};
+    let mut files: Vec<_> = ["sims", "sims/gpu"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().map(|e| e.unwrap().path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    files.sort();
+    let mut problems = Vec::new();
+    let mut count = 0;
+    for file in files {
+        let exp = experiment::load(&file, Profile::Paper).unwrap();
+        if exp.claims.is_empty() {
+            continue;
+        }
+        let dir = Path::new("results").join(&exp.name);
+        if !dir.join("manifest.json").exists() {
+            problems.push(format!("{}: claims but no committed results", file.display()));
+            continue;
+        }
+        let (verdicts, failures) =
+            claims::evaluate_all(&exp.claims, &dir, exp.study.output(), &exp.name).unwrap();
+        count += verdicts.len();
+        for (i, why) in failures {
+            problems.push(format!("{} claims[{i}]: {why}", file.display()));
+        }
+        let md = claims::grid(&verdicts, &exp.name, Profile::Paper).markdown();
+        let committed = std::fs::read_to_string(dir.join("claims.md")).unwrap_or_default();
+        if md != committed {
+            problems.push(format!(
+                "{}: claims.md is not its claims evaluated afresh: run `dptune sim report {}`",
+                dir.display(),
+                file.display()
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(count >= 100, "only {count} claims declared");
 }
