@@ -22,6 +22,8 @@
 //! * `paired-t`: the mean of a − b over the pairs `pair` forms (each key once on each side);
 //! * `welch`: mean(a) − mean(b) from two independent samples;
 //! * `clopper-pearson`: a rate (a column of booleans or 0/1) against the number b, or alone;
+//! * `sign`: the share of pairs (`pair`) in which a > b, with its Clopper–Pearson interval
+//!   (`assert = "a within [LO, HI]"`: "worse in 10 of 10" is within [0.69, 1]);
 //! * `bootstrap`: a percentile bootstrap (4000 resamples, a seed fixed by the claim's id) of
 //!   `statistic` = mean, median, quantile:Q, argmax or argmin (the level of column `over`
 //!   whose mean `value` is largest or smallest), of a alone or of θ(a) − θ(b); with `pair` the
@@ -68,7 +70,7 @@ pub struct Claim {
 /// What side a is compared with.
 #[derive(Clone, Debug, PartialEq)]
 enum Against {
-    /// Nothing: a `within` claim on a alone.
+    /// Nothing: a `within` claim on a alone (or, for a sign test, on the share).
     Nothing,
     Number(f64),
     Rows(Filter),
@@ -80,6 +82,8 @@ enum Test {
     PairedT,
     Welch,
     ClopperPearson,
+    /// The share of pairs with a > b (Clopper–Pearson), for "worse in 10 of 10".
+    Sign,
     Bootstrap(Statistic),
 }
 
@@ -142,6 +146,7 @@ impl Test {
             Test::PairedT => "paired t".into(),
             Test::Welch => "Welch t".into(),
             Test::ClopperPearson => "Clopper–Pearson".into(),
+            Test::Sign => "sign (Clopper–Pearson on the share of pairs with a > b)".into(),
             Test::Bootstrap(s) => format!(
                 "bootstrap of the {}",
                 match s {
@@ -227,14 +232,15 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             Some("paired-t") => Test::PairedT,
             Some("welch") => Test::Welch,
             Some("clopper-pearson") => Test::ClopperPearson,
+            Some("sign") => Test::Sign,
             Some("bootstrap") => Test::Bootstrap(statistic.unwrap_or(Statistic::Mean)),
             Some(_) => {
                 return Err(c.bad(
                     "test",
-                    "student-t, paired-t, welch, clopper-pearson or bootstrap",
+                    "student-t, paired-t, welch, clopper-pearson, sign or bootstrap",
                 ))
             }
-            None => return Err(c.missing("test", "student-t, paired-t, welch, clopper-pearson or bootstrap")),
+            None => return Err(c.missing("test", "student-t, paired-t, welch, clopper-pearson, sign or bootstrap")),
         };
         if statistic.is_some() && !matches!(test, Test::Bootstrap(_)) {
             return Err(c.bad("statistic", "only with test = \"bootstrap\" (the t tests compare means)"));
@@ -267,6 +273,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             .ok_or_else(|| c.missing("assert", "what the text says: a > b, a < b, not resolved, tied within H, a within [LO, HI]"))?;
         // Which comparisons each test makes.
         match (test, &b, assert) {
+            (Test::Sign, Against::Rows(_), Assertion::Within(..)) => {}
+            (Test::Sign, _, _) => {
+                return Err(c.bad("assert", "a sign test bounds the share of pairs with a > b: `a within [LO, HI]`, with b rows"))
+            }
             (Test::PairedT | Test::Welch, Against::Nothing, _) => {
                 return Err(c.missing("b", "the rows a is compared with: this test compares two samples"))
             }
@@ -285,11 +295,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             }
             _ => {}
         }
-        if test == Test::PairedT && pair.is_empty() {
+        if matches!(test, Test::PairedT | Test::Sign) && pair.is_empty() {
             return Err(c.missing("pair", "the column(s) that pair a row of a with one of b"));
         }
-        if !pair.is_empty() && !matches!(test, Test::PairedT | Test::Bootstrap(_)) {
-            return Err(c.bad("pair", "only with paired-t or bootstrap"));
+        if !pair.is_empty() && !matches!(test, Test::PairedT | Test::Sign | Test::Bootstrap(_)) {
+            return Err(c.bad("pair", "only with paired-t, sign or bootstrap"));
         }
         out.push(Claim {
             id,
@@ -393,7 +403,21 @@ impl Claim {
             Against::Number(x) => x,
             _ => 0.0,
         };
-        let (n_a, n_b) = (a.len() as u64, b.as_ref().map_or(0, |b| b.len() as u64));
+        // n: rows, or for a bootstrap over units (and a sign test) the units.
+        let units = |r: &Rows| {
+            let mut keys: Vec<&str> = r.iter().map(|x| x.0.as_str()).collect();
+            keys.sort_unstable();
+            keys.dedup();
+            keys.len() as u64
+        };
+        let count = |r: &Rows| {
+            if self.pair.is_empty() || matches!(self.test, Test::PairedT) {
+                r.len() as u64
+            } else {
+                units(r)
+            }
+        };
+        let (n_a, n_b) = (count(&a), b.as_ref().map_or(0, count));
         let few = |n: usize, side: &str| {
             Error::Infeasible(format!(
                 "{what}: side {side} has {n} value(s): an interval needs at least two"
@@ -455,9 +479,26 @@ impl Claim {
                     format!("{k} of {}", a.len()),
                 )
             }
+            Test::Sign => {
+                let b = b.as_ref().expect("checked at parse");
+                let (x, y) = paired(&a, b, &what)?;
+                if x.is_empty() {
+                    return Err(few(0, "a (pairs)"));
+                }
+                let k = x.iter().zip(&y).filter(|(p, q)| p > q).count();
+                let (l, h) = clopper_pearson(k, x.len())?;
+                (
+                    k as f64 / x.len() as f64,
+                    l,
+                    h,
+                    None,
+                    format!("a > b in {k} of {} pairs", x.len()),
+                )
+            }
             Test::Bootstrap(stat) => {
                 let seed = fnv1a(format!("{experiment}/{}", self.id).as_bytes());
-                bootstrap(stat, &a, b.as_ref(), number, !self.pair.is_empty(), seed, &what)?
+                let by_unit = !self.pair.is_empty();
+                bootstrap(stat, &a, b.as_ref(), number, by_unit, seed, self.digits, &what)?
             }
         };
         let (verdict, holds) = judge(self.assert, lo, hi);
@@ -613,6 +654,7 @@ fn bootstrap(
     number: f64,
     by_unit: bool,
     seed: u64,
+    digits: usize,
     what: &str,
 ) -> Result<(f64, f64, f64, Option<f64>, String)> {
     let plain = |r: &Rows| r.iter().map(|x| (x.1, x.2)).collect::<Vec<(f64, f64)>>();
@@ -705,7 +747,13 @@ fn bootstrap(
     let detail = match stat {
         Statistic::Argmax | Statistic::Argmin if b.is_none() => {
             let share = draws.iter().filter(|d| **d == estimate).count() as f64 / draws.len() as f64;
-            format!("at {} in {:.0}% of {RESAMPLES} resamples", crate::numeric::fmt_num(estimate + number), 100.0 * share)
+            // The level at the claim's digits, without trailing zeros (levels are grid values).
+            let level = format!("{:.digits$}", estimate + number);
+            let level = match level.contains('.') {
+                true => level.trim_end_matches('0').trim_end_matches('.').to_string(),
+                false => level,
+            };
+            format!("at {level} in {:.0}% of {RESAMPLES} resamples", 100.0 * share)
         }
         _ => format!("{RESAMPLES} resamples"),
     };
@@ -1039,6 +1087,19 @@ mod tests {
         let t = Table::from_rows(&rows).unwrap();
         let v = one(text, &t).unwrap();
         assert!(!v.holds && v.lo != v.hi, "{v:?}");
+    }
+
+    #[test]
+    fn a_sign_test_counts_the_pairs_where_a_is_larger() {
+        // b − a = 0.1 + 0.01·(s mod 3) > 0 in every pair: a > b in 0 of 10.
+        let t = two_tuners();
+        let text = PAIRED.replace("paired-t", "sign") + "assert = \"a within [0, 0.31]\"";
+        let v = one(&text, &t).unwrap();
+        let (lo, hi) = clopper_pearson(0, 10).unwrap();
+        assert_eq!((v.estimate, v.lo, v.hi), (Some(0.0), Some(lo), Some(hi)));
+        assert!(v.holds && v.detail == "a > b in 0 of 10 pairs", "{v:?}");
+        let bad = PAIRED.replace("paired-t", "sign") + "assert = \"a < b\"";
+        assert!(claims_of(&bad).unwrap_err().to_string().contains("share of pairs"));
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //!   claim's estimate, interval, test and n; `{{claim EXP/ID estimate}}` (or `interval`,
 //!   `verdict`, `n`) one of them. A cited claim must hold: one that does not is an error.
 //! * `{{cell EXP/TABLE | ROW | COLUMN}}`: the cell of `results/EXP/TABLE.md` in the row whose
-//!   first cell is ROW, under the header COLUMN.
+//!   first cell is ROW (`A & B`: whose first two cells are A and B, for tables whose first
+//!   column repeats), under the header COLUMN.
 //! * `{{table EXP/TABLE}}`: the whole table with its caption; `{{rows EXP/TABLE | ROW | …}}`
 //!   its header and these rows.
 //!
@@ -98,6 +99,16 @@ fn md_table(path: &Path) -> Result<MdTable> {
         row_lines: lines[2..].iter().map(|l| format!("{l}\n")).collect(),
         text: text.trim_end().to_string(),
     })
+}
+
+impl MdTable {
+    /// The first row whose first cells are `spec`'s parts (`A & B & …`).
+    fn find(&self, spec: &str) -> Option<usize> {
+        let parts: Vec<&str> = spec.split(" & ").map(str::trim).collect();
+        self.rows
+            .iter()
+            .position(|r| r.len() >= parts.len() && r.iter().zip(&parts).all(|(c, p)| c == p))
+    }
 }
 
 /// Caches of what the references read.
@@ -229,7 +240,7 @@ impl Sources<'_> {
                         t.header.join(", ")
                     ))
                 })?;
-                let r = t.rows.iter().find(|r| r.first().is_some_and(|f| f == row));
+                let r = t.find(row).map(|i| &t.rows[i]);
                 let r = r.ok_or_else(|| {
                     Failure::Error(format!(
                         "no row \"{row}\" in {target} (its rows: {})",
@@ -248,8 +259,7 @@ impl Sources<'_> {
                 let t = self.table(target)?;
                 let mut s = t.header_lines.clone();
                 for w in wanted {
-                    let i = t.rows.iter().position(|r| r.first().is_some_and(|f| f == w));
-                    let i = i.ok_or_else(|| {
+                    let i = t.find(w).ok_or_else(|| {
                         Failure::Error(format!("no row \"{w}\" in {target}"))
                     })?;
                     s += &t.row_lines[i];

@@ -146,56 +146,69 @@ const COMPARATIVE: &[&str] = &[
     "beat", "beats", "overtake", "overtakes", "outperform", "outperforms",
 ];
 
-/// The sentences of the template's prose (tables and headings aside), with their file and
-/// line: pieces ending at ". ", "; ", "! ", "? " or a paragraph break.
+/// The sentences of the template's prose (tables, headings and comments aside), each with the
+/// line it starts on: pieces ending at ". ", "; ", "! ", "? " or a paragraph break, never
+/// inside a `{{reference}}` or parentheses, nor after "e.g." or "i.e.".
 fn sentences(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut current = String::new();
-    let mut start = 1;
+    let mut piece = String::new();
+    let mut start = 0;
+    let (mut depth, mut parens) = (0usize, 0usize);
+    let mut flush = |piece: &mut String, start: usize, out: &mut Vec<(usize, String)>| {
+        if !piece.trim().is_empty() {
+            out.push((start, std::mem::take(piece)));
+        }
+        piece.clear();
+    };
     for (i, line) in text.lines().enumerate() {
         let prose = !(line.starts_with('|') || line.starts_with('#') || line.starts_with("<!--"));
         if !prose || line.trim().is_empty() {
-            if !current.trim().is_empty() {
-                out.push((start, std::mem::take(&mut current)));
-            }
-            current.clear();
-            start = i + 2;
+            flush(&mut piece, start, &mut out);
+            parens = 0;
             continue;
         }
-        if current.is_empty() {
-            start = i + 1;
-        }
-        current.push_str(line);
-        current.push(' ');
-    }
-    if !current.trim().is_empty() {
-        out.push((start, current));
-    }
-    // A reference's inside never ends a sentence.
-    let mut split = Vec::new();
-    for (line, s) in out {
-        let mut piece = String::new();
-        let mut depth = 0usize;
-        let chars: Vec<char> = s.chars().collect();
+        let chars: Vec<char> = line.chars().collect();
         for (k, &c) in chars.iter().enumerate() {
+            if piece.trim().is_empty() {
+                start = i + 1;
+            }
             piece.push(c);
             if c == '{' && chars.get(k + 1) == Some(&'{') {
                 depth += 1;
             } else if c == '}' && chars.get(k + 1) == Some(&'}') {
                 depth = depth.saturating_sub(1);
+            } else if c == '(' {
+                parens += 1;
+            } else if c == ')' {
+                parens = parens.saturating_sub(1);
             }
-            let end = matches!(c, '.' | ';' | '!' | '?')
-                && chars.get(k + 1).is_some_and(|n| n.is_whitespace())
-                && depth == 0;
-            if end {
-                split.push((line, std::mem::take(&mut piece)));
+            let next_blank = chars.get(k + 1).is_none_or(|n| n.is_whitespace());
+            let abbreviation = piece.ends_with("e.g.") || piece.ends_with("i.e.");
+            if matches!(c, '.' | ';' | '!' | '?')
+                && next_blank
+                && depth == 0
+                && parens == 0
+                && !abbreviation
+            {
+                flush(&mut piece, start, &mut out);
             }
         }
-        if !piece.trim().is_empty() {
-            split.push((line, piece));
-        }
+        piece.push(' ');
     }
-    split
+    flush(&mut piece, start, &mut out);
+    out
+}
+
+/// `s` without its `{{references}}` and `code spans` (names of files, columns and keys).
+fn words_of(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(i) = rest.find("{{") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].find("}}").map_or("", |j| &rest[i + j + 2..]);
+    }
+    out.push_str(rest);
+    out.split('`').step_by(2).collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
 #[test]
@@ -210,13 +223,7 @@ fn every_comparison_in_the_findings_cites_a_claim() {
     for path in paths {
         let text = std::fs::read_to_string(&path).unwrap();
         for (line, s) in sentences(&text) {
-            // Code spans name files and keys, not comparisons.
-            let words: String = s
-                .split('`')
-                .step_by(2)
-                .collect::<Vec<_>>()
-                .join(" ")
-                .to_lowercase();
+            let words = words_of(&s);
             let word = words
                 .split(|c: char| !c.is_alphanumeric())
                 .find(|w| COMPARATIVE.contains(w));
