@@ -10,7 +10,11 @@
 //! filter = { dim = 10, target_epsilon = 0.5 }   # rows both sides share
 //! value = "regret"                   # the column compared
 //! a = { label = "naive (all 100)" }  # side a: these rows (absent: every filtered row)
-//! b = { label = "PS Poisson E[K]=10" }   # side b: rows, or a number (b = 0.5)
+//! b = { label = "PS Poisson E[K]=10" }   # side b: rows, or a number (b = 0.5); or instead
+//!                                    # versus = "bound": another column of a's own rows
+//!                                    # (each row pairs with itself)
+//! # above = 10 / below = 10          # optional: the value read as 1 above (below) it, else
+//!                                    # 0 (a rate: "P[K < 10]" with clopper-pearson)
 //! test = "paired-t"                  # see below
 //! pair = "repetition"                # the columns that pair a row of a with one of b
 //! assert = "a < b"                   # a > b, a < b, not resolved, tied within H,
@@ -22,7 +26,8 @@
 //! * `paired-t`: the mean of a − b over the pairs `pair` forms (each key once on each side);
 //! * `welch`: mean(a) − mean(b) from two independent samples;
 //! * `clopper-pearson`: a rate (a column of booleans or 0/1) against the number b, or alone;
-//! * `sign`: the share of pairs (`pair`) in which a > b, with its Clopper–Pearson interval
+//! * `sign`: the share of pairs (`pair`, or rows with `versus`) in which a > b, with its
+//!   Clopper–Pearson interval
 //!   (`assert = "a within [LO, HI]"`: "worse in 10 of 10" is within [0.69, 1]);
 //! * `bootstrap`: a percentile bootstrap (4000 resamples, a seed fixed by the claim's id) of
 //!   `statistic` = mean, median, quantile:Q, argmax or argmin (the level of column `over`
@@ -63,6 +68,8 @@ pub struct Claim {
     test: Test,
     pair: Vec<String>,
     over: Option<String>,
+    /// `above` / `below`: the value read as 1 where it is above (below) the number, else 0.
+    threshold: Option<(bool, f64)>,
     assert: Assertion,
     digits: usize,
 }
@@ -74,6 +81,8 @@ enum Against {
     Nothing,
     Number(f64),
     Rows(Filter),
+    /// Another column of the same rows (`versus`): each row pairs with itself.
+    Column(String),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -172,6 +181,9 @@ struct ClaimEntry {
     value: Option<String>,
     a: Option<toml::Table>,
     b: Option<toml::Value>,
+    versus: Option<String>,
+    above: Option<f64>,
+    below: Option<f64>,
     test: Option<String>,
     statistic: Option<String>,
     pair: Option<OneOrMany<String>>,
@@ -207,6 +219,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             Some(toml::Value::Table(t)) => Against::Rows(filter(&c, Some(t))?),
             Some(_) => return Err(c.bad("b", "a table of columns and values (rows), or a number")),
         };
+        let b = match (b, e.versus) {
+            (b, None) => b,
+            (Against::Nothing, Some(col)) => Against::Column(col),
+            (_, Some(_)) => return Err(c.bad("versus", "not with `b`: b is the rows or number, versus another column of a's rows")),
+        };
+        let threshold = match (e.above, e.below) {
+            (None, None) => None,
+            (Some(x), None) if x.is_finite() => Some((true, x)),
+            (None, Some(x)) if x.is_finite() => Some((false, x)),
+            (Some(_), Some(_)) => return Err(c.bad("below", "not with `above`: one threshold")),
+            _ => return Err(c.bad(if e.above.is_some() { "above" } else { "below" }, "a finite number")),
+        };
+        if threshold.is_some() && matches!(b, Against::Column(_)) {
+            return Err(c.bad("versus", "not with `above`/`below` (which turn the value into 0/1)"));
+        }
         let pair: Vec<String> = e.pair.map(OneOrMany::into_vec).unwrap_or_default();
         let statistic = match e.statistic.as_deref() {
             None => None,
@@ -273,7 +300,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             .ok_or_else(|| c.missing("assert", "what the text says: a > b, a < b, not resolved, tied within H, a within [LO, HI]"))?;
         // Which comparisons each test makes.
         match (test, &b, assert) {
-            (Test::Sign, Against::Rows(_), Assertion::Within(..)) => {}
+            (Test::Sign, Against::Rows(_) | Against::Column(_), Assertion::Within(..)) => {}
+            (Test::StudentT | Test::Welch | Test::ClopperPearson, Against::Column(_), _) => {
+                return Err(c.bad("versus", "only with paired-t, sign or bootstrap (a row pairs with itself)"))
+            }
             (Test::Sign, _, _) => {
                 return Err(c.bad("assert", "a sign test bounds the share of pairs with a > b: `a within [LO, HI]`, with b rows"))
             }
@@ -295,7 +325,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             }
             _ => {}
         }
-        if matches!(test, Test::PairedT | Test::Sign) && pair.is_empty() {
+        if matches!(b, Against::Column(_)) && !pair.is_empty() {
+            return Err(c.bad("pair", "not with `versus` (each row pairs with itself)"));
+        }
+        if matches!(test, Test::PairedT | Test::Sign) && pair.is_empty() && !matches!(b, Against::Column(_)) {
             return Err(c.missing("pair", "the column(s) that pair a row of a with one of b"));
         }
         if !pair.is_empty() && !matches!(test, Test::PairedT | Test::Sign | Test::Bootstrap(_)) {
@@ -312,6 +345,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             test,
             pair,
             over: e.over,
+            threshold,
             assert,
             digits: c
                 .in_range("digits", e.digits.unwrap_or(3.0), Range::NonNegative)?
@@ -346,11 +380,13 @@ pub struct Verdict {
 type Rows = Vec<(String, f64, f64)>;
 
 impl Claim {
-    fn rows(&self, t: &Table, side: &Filter, what: &str, file: &str) -> Result<Rows> {
+    /// The rows of one side: the filter's and the side's, the values of `column`.
+    fn rows(&self, t: &Table, side: &Filter, column: &str, what: &str, file: &str) -> Result<Rows> {
         let mut both = self.filter.clone();
         both.0.extend(side.0.iter().cloned());
         let kept = kept(t, &both, what, file)?;
-        let values = cells(t, &self.value, what, file)?;
+        let values = cells(t, column, what, file)?;
+        let by_row = matches!(self.b, Against::Column(_));
         let keys = self
             .pair
             .iter()
@@ -370,12 +406,18 @@ impl Claim {
                 Cell::Missing => continue,
                 Cell::Str(s) => {
                     return Err(Error::Infeasible(format!(
-                        "{what}: `{}` holds \"{s}\", not a number or a boolean",
-                        self.value
+                        "{what}: `{column}` holds \"{s}\", not a number or a boolean"
                     )))
                 }
             };
-            let key: Vec<String> = keys.iter().map(|k| k[i].label()).collect();
+            let v = match self.threshold {
+                Some((above, x)) => f64::from(u8::from(if above { v > x } else { v < x })),
+                None => v,
+            };
+            let key: Vec<String> = match by_row {
+                true => vec![format!("row {i}")],
+                false => keys.iter().map(|k| k[i].label()).collect(),
+            };
             let level = match &over {
                 Some(o) => o[i].num().ok_or_else(|| {
                     Error::Infeasible(format!(
@@ -394,9 +436,10 @@ impl Claim {
     /// Evaluates the claim from `t` (read from `file`); data errors are errors.
     fn evaluate(&self, t: &Table, file: &str, experiment: &str) -> Result<Verdict> {
         let what = format!("claim `{}`", self.id);
-        let a = self.rows(t, &self.a, &what, file)?;
+        let a = self.rows(t, &self.a, &self.value, &what, file)?;
         let b = match &self.b {
-            Against::Rows(f) => Some(self.rows(t, f, &what, file)?),
+            Against::Rows(f) => Some(self.rows(t, f, &self.value, &what, file)?),
+            Against::Column(col) => Some(self.rows(t, &self.a, col, &what, file)?),
             _ => None,
         };
         let number = match self.b {
@@ -411,7 +454,7 @@ impl Claim {
             keys.len() as u64
         };
         let count = |r: &Rows| {
-            if self.pair.is_empty() || matches!(self.test, Test::PairedT) {
+            if self.pair.is_empty() || matches!(self.test, Test::PairedT | Test::Sign) {
                 r.len() as u64
             } else {
                 units(r)
@@ -497,7 +540,7 @@ impl Claim {
             }
             Test::Bootstrap(stat) => {
                 let seed = fnv1a(format!("{experiment}/{}", self.id).as_bytes());
-                let by_unit = !self.pair.is_empty();
+                let by_unit = !self.pair.is_empty() || matches!(self.b, Against::Column(_));
                 bootstrap(stat, &a, b.as_ref(), number, by_unit, seed, self.digits, &what)?
             }
         };
@@ -1100,6 +1143,32 @@ mod tests {
         assert!(v.holds && v.detail == "a > b in 0 of 10 pairs", "{v:?}");
         let bad = PAIRED.replace("paired-t", "sign") + "assert = \"a < b\"";
         assert!(claims_of(&bad).unwrap_err().to_string().contains("share of pairs"));
+    }
+
+    #[test]
+    fn versus_pairs_each_row_with_itself_and_a_threshold_makes_a_rate() {
+        // `level` is regret + 1 on a's rows: regret − level = −1 in every row.
+        let rows: Vec<Row> = (0..8).map(|s| row("a", s, 1.0 + 0.1 * s as f64, 0.1 * s as f64)).collect();
+        let t = Table::from_rows(&rows).unwrap();
+        let text = "[[claims]]\nid = \"v\"\nvalue = \"regret\"\nversus = \"level\"\n\
+                    test = \"sign\"\nassert = \"a within [0, 0.4]\"";
+        let v = one(text, &t).unwrap();
+        assert!(v.holds && v.detail == "a > b in 0 of 8 pairs", "{v:?}");
+        let v = one(&text.replace("sign", "paired-t").replace("a within [0, 0.4]", "a < b"), &t).unwrap();
+        assert_eq!(v.estimate.map(|e| (e * 1e9).round()), Some(-1e9));
+        // Regrets below 0.25: 0, 0.1 and 0.2 of 8.
+        let text = "[[claims]]\nid = \"r\"\nvalue = \"regret\"\nbelow = 0.25\n\
+                    test = \"clopper-pearson\"\nassert = \"a within [0, 1]\"";
+        let v = one(text, &t).unwrap();
+        assert_eq!((v.estimate, v.detail.as_str()), (Some(3.0 / 8.0), "3 of 8"));
+        for bad in [
+            "versus = \"level\"\ntest = \"welch\"\nassert = \"a < b\"",
+            "versus = \"level\"\nb = 1\ntest = \"sign\"\nassert = \"a within [0, 1]\"",
+            "versus = \"level\"\npair = \"seed\"\ntest = \"paired-t\"\nassert = \"a < b\"",
+        ] {
+            let e = claims_of(&format!("[[claims]]\nid = \"x\"\nvalue = \"regret\"\n{bad}"));
+            assert!(e.is_err(), "{bad}");
+        }
     }
 
     #[test]
