@@ -155,7 +155,7 @@ impl Test {
             Test::PairedT => "paired t".into(),
             Test::Welch => "Welch t".into(),
             Test::ClopperPearson => "Clopper–Pearson".into(),
-            Test::Sign => "sign (Clopper–Pearson on the share of pairs with a > b)".into(),
+            Test::Sign => "sign test (Clopper–Pearson)".into(),
             Test::Bootstrap(s) => format!(
                 "bootstrap of the {}",
                 match s {
