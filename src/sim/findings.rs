@@ -2,8 +2,8 @@
 //! `sims/findings/` (read in name order), prose whose every number and comparison is a
 //! reference to a claim (`sim::claims`) or a cell of a committed table:
 //!
-//! * `{{claim EXP/ID}}`: "(Δ = −0.459, 95% CI [−0.552, −0.366], paired t, n = 200)", the
-//!   claim's estimate, interval, test and n; `{{claim EXP/ID estimate}}` (or `interval`,
+//! * `{{claim EXP/ID}}`: "(Δ = −0.459 [−0.552, −0.366], paired t, n = 200)", the claim's
+//!   estimate, 95% interval, test and n; `{{claim EXP/ID estimate}}` (or `interval`,
 //!   `verdict`, `n`) one of them. A cited claim must hold: one that does not is an error.
 //! * `{{cell EXP/TABLE | ROW | COLUMN}}`: the cell of `results/EXP/TABLE.md` in the row whose
 //!   first cell is ROW (`A & B`: whose first two cells are A and B, for tables whose first
@@ -203,13 +203,15 @@ impl Sources<'_> {
                     "n" => n,
                     "" => {
                         let difference = !v.asserts.starts_with("a within");
-                        let detail = if v.detail.is_empty() || v.detail.ends_with("resamples") && !v.detail.starts_with("at ") {
-                            String::new()
-                        } else {
-                            format!("; {}", v.detail)
+                        // A bootstrap's resample count is in the introduction; an argmax's
+                        // share, a rate's count and "every value equal" are said here.
+                        let plain = v.detail.ends_with(" resamples") && !v.detail.starts_with("at ");
+                        let detail = match v.detail.is_empty() || plain {
+                            true => String::new(),
+                            false => format!("; {}", v.detail),
                         };
                         format!(
-                            "({}{}, 95% CI {}, {}, {n}{detail})",
+                            "({}{} {}, {}, {n}{detail})",
                             if difference { "Δ = " } else { "" },
                             claims::show(v.estimate, d),
                             claims::interval(&v),
