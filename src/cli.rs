@@ -1634,7 +1634,9 @@ fn execute_sim(sim: Sim) -> Result<String, Error> {
             .first()
             .and_then(|f| f.parent())
             .map(|d| d.join("findings"));
-        if let Some(template) = template.filter(|t| t.is_dir() && matches!(profile, ProfileArg::Paper)) {
+        if let Some(template) =
+            template.filter(|t| t.is_dir() && matches!(profile, ProfileArg::Paper))
+        {
             match sim::findings::render(&template, &out)? {
                 Ok(path) => lines.push(format!("findings: {}", path.display())),
                 Err(why) => lines.push(why),

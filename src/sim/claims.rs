@@ -197,7 +197,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
     let mut out: Vec<Claim> = Vec::new();
     for c in f.array("claims", false)? {
         let e: ClaimEntry = c.read("a `[[claims]]` entry", &[])?;
-        let id = e.id.ok_or_else(|| c.missing("id", "a name for the claim"))?;
+        let id =
+            e.id.ok_or_else(|| c.missing("id", "a name for the claim"))?;
         if id.is_empty()
             || id.len() > 100
             || !id
@@ -222,17 +223,30 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
         let b = match (b, e.versus) {
             (b, None) => b,
             (Against::Nothing, Some(col)) => Against::Column(col),
-            (_, Some(_)) => return Err(c.bad("versus", "not with `b`: b is the rows or number, versus another column of a's rows")),
+            (_, Some(_)) => {
+                return Err(c.bad(
+                    "versus",
+                    "not with `b`: b is the rows or number, versus another column of a's rows",
+                ))
+            }
         };
         let threshold = match (e.above, e.below) {
             (None, None) => None,
             (Some(x), None) if x.is_finite() => Some((true, x)),
             (None, Some(x)) if x.is_finite() => Some((false, x)),
             (Some(_), Some(_)) => return Err(c.bad("below", "not with `above`: one threshold")),
-            _ => return Err(c.bad(if e.above.is_some() { "above" } else { "below" }, "a finite number")),
+            _ => {
+                return Err(c.bad(
+                    if e.above.is_some() { "above" } else { "below" },
+                    "a finite number",
+                ))
+            }
         };
         if threshold.is_some() && matches!(b, Against::Column(_)) {
-            return Err(c.bad("versus", "not with `above`/`below` (which turn the value into 0/1)"));
+            return Err(c.bad(
+                "versus",
+                "not with `above`/`below` (which turn the value into 0/1)",
+            ));
         }
         let pair: Vec<String> = e.pair.map(OneOrMany::into_vec).unwrap_or_default();
         let statistic = match e.statistic.as_deref() {
@@ -267,10 +281,18 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
                     "student-t, paired-t, welch, clopper-pearson, sign or bootstrap",
                 ))
             }
-            None => return Err(c.missing("test", "student-t, paired-t, welch, clopper-pearson, sign or bootstrap")),
+            None => {
+                return Err(c.missing(
+                    "test",
+                    "student-t, paired-t, welch, clopper-pearson, sign or bootstrap",
+                ))
+            }
         };
         if statistic.is_some() && !matches!(test, Test::Bootstrap(_)) {
-            return Err(c.bad("statistic", "only with test = \"bootstrap\" (the t tests compare means)"));
+            return Err(c.bad(
+                "statistic",
+                "only with test = \"bootstrap\" (the t tests compare means)",
+            ));
         }
         let over_needed = matches!(
             test,
@@ -328,7 +350,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
         if matches!(b, Against::Column(_)) && !pair.is_empty() {
             return Err(c.bad("pair", "not with `versus` (each row pairs with itself)"));
         }
-        if matches!(test, Test::PairedT | Test::Sign) && pair.is_empty() && !matches!(b, Against::Column(_)) {
+        if matches!(test, Test::PairedT | Test::Sign)
+            && pair.is_empty()
+            && !matches!(b, Against::Column(_))
+        {
             return Err(c.missing("pair", "the column(s) that pair a row of a with one of b"));
         }
         if !pair.is_empty() && !matches!(test, Test::PairedT | Test::Sign | Test::Bootstrap(_)) {
@@ -541,7 +566,12 @@ impl Claim {
             Test::Bootstrap(stat) => {
                 let seed = fnv1a(format!("{experiment}/{}", self.id).as_bytes());
                 let by_unit = !self.pair.is_empty() || matches!(self.b, Against::Column(_));
-                bootstrap(stat, &a, b.as_ref(), number, by_unit, seed, self.digits, &what)?
+                let how = Resampling {
+                    by_unit,
+                    seed,
+                    digits: self.digits,
+                };
+                bootstrap(stat, &a, b.as_ref(), number, how, &what)?
             }
         };
         let (verdict, holds) = judge(self.assert, lo, hi);
@@ -688,6 +718,15 @@ fn statistic(stat: Statistic, rows: &[(f64, f64)]) -> Option<f64> {
     }
 }
 
+/// How a bootstrap resamples: units (the pair keys) or rows, from which seed; the digits its
+/// detail line shows.
+#[derive(Clone, Copy)]
+struct Resampling {
+    by_unit: bool,
+    seed: u64,
+    digits: usize,
+}
+
 /// A percentile bootstrap of θ(a) − θ(b) (θ(a) − number without b): the estimate, the 2.5% and
 /// 97.5% percentiles of the resampled differences, and a detail line.
 fn bootstrap(
@@ -695,17 +734,23 @@ fn bootstrap(
     a: &Rows,
     b: Option<&Rows>,
     number: f64,
-    by_unit: bool,
-    seed: u64,
-    digits: usize,
+    how: Resampling,
     what: &str,
 ) -> Result<(f64, f64, f64, Option<f64>, String)> {
+    let Resampling {
+        by_unit,
+        seed,
+        digits,
+    } = how;
     let plain = |r: &Rows| r.iter().map(|x| (x.1, x.2)).collect::<Vec<(f64, f64)>>();
     let diff = |ta: Option<f64>, tb: Option<f64>| -> Option<f64> {
         Some(ta? - if b.is_some() { tb? } else { number })
     };
-    let estimate = diff(statistic(stat, &plain(a)), b.and_then(|b| statistic(stat, &plain(b))))
-        .ok_or_else(|| Error::Infeasible(format!("{what}: a side has no rows")))?;
+    let estimate = diff(
+        statistic(stat, &plain(a)),
+        b.and_then(|b| statistic(stat, &plain(b))),
+    )
+    .ok_or_else(|| Error::Infeasible(format!("{what}: a side has no rows")))?;
     let mut rng = crate::rng::stream(seed, &[]);
     let mut draws = Vec::with_capacity(RESAMPLES);
     if by_unit {
@@ -733,7 +778,9 @@ fn bootstrap(
         };
         let (ua, ub) = (of(a), b.map(of));
         for _ in 0..RESAMPLES {
-            let picks: Vec<usize> = (0..units.len()).map(|_| below(&mut rng, units.len())).collect();
+            let picks: Vec<usize> = (0..units.len())
+                .map(|_| below(&mut rng, units.len()))
+                .collect();
             let gather = |by: &Vec<Vec<(f64, f64)>>| -> Vec<(f64, f64)> {
                 picks.iter().flat_map(|&u| by[u].iter().copied()).collect()
             };
@@ -789,30 +836,39 @@ fn bootstrap(
     let (lo, hi) = (at(0.025), at(0.975));
     let detail = match stat {
         Statistic::Argmax | Statistic::Argmin if b.is_none() => {
-            let share = draws.iter().filter(|d| **d == estimate).count() as f64 / draws.len() as f64;
+            let share =
+                draws.iter().filter(|d| **d == estimate).count() as f64 / draws.len() as f64;
             // The level at the claim's digits, without trailing zeros (levels are grid values).
             let level = format!("{:.digits$}", estimate + number);
             let level = match level.contains('.') {
-                true => level.trim_end_matches('0').trim_end_matches('.').to_string(),
+                true => level
+                    .trim_end_matches('0')
+                    .trim_end_matches('.')
+                    .to_string(),
                 false => level,
             };
-            format!("at {level} in {:.0}% of {RESAMPLES} resamples", 100.0 * share)
+            format!(
+                "at {level} in {:.0}% of {RESAMPLES} resamples",
+                100.0 * share
+            )
         }
         _ => format!("{RESAMPLES} resamples"),
     };
     Ok((estimate, lo, hi, None, detail))
 }
 
-/// Every claim of an experiment evaluated from the parquet in `dir`, with the claims that fail
-/// (cannot be evaluated, or contradict their assertion): their index and why.
+/// The claims that fail (cannot be evaluated, or contradict their assertion): index and why.
+pub type Failures = Vec<(usize, String)>;
+
+/// Every claim of an experiment evaluated from the parquet in `dir`, with those that fail.
 pub fn evaluate_all(
     claims: &[Claim],
     dir: &Path,
     default_table: &str,
     experiment: &str,
-) -> Result<(Vec<Verdict>, Vec<(usize, String)>)> {
+) -> Result<(Vec<Verdict>, Failures)> {
     let mut verdicts = Vec::new();
-    let mut failures: Vec<(usize, String)> = Vec::new();
+    let mut failures: Failures = Vec::new();
     let mut tables: Vec<(String, Table)> = Vec::new();
     for (i, c) in claims.iter().enumerate() {
         let name = c.table.clone().unwrap_or_else(|| default_table.to_string());
@@ -820,7 +876,11 @@ pub fn evaluate_all(
             let t = Table::read_parquet(&dir.join(&name))?;
             tables.push((name.clone(), t));
         }
-        let t = &tables.iter().find(|(n, _)| *n == name).expect("read above").1;
+        let t = &tables
+            .iter()
+            .find(|(n, _)| *n == name)
+            .expect("read above")
+            .1;
         let v = match c.evaluate(t, &name, experiment) {
             Ok(v) => v,
             Err(e) => {
@@ -877,7 +937,15 @@ pub fn grid(verdicts: &[Verdict], experiment: &str, profile: Profile) -> Grid {
             profile.name()
         ),
         header: [
-            "claim", "says", "asserts", "test", "n", "estimate", "95% interval", "p", "verdict",
+            "claim",
+            "says",
+            "asserts",
+            "test",
+            "n",
+            "estimate",
+            "95% interval",
+            "p",
+            "verdict",
             "holds",
         ]
         .map(String::from)
@@ -932,7 +1000,11 @@ pub fn render(
     let path = dir.join("claims.parquet");
     Table::from_rows(&verdicts)?.write_parquet_if_changed(&path)?;
     files.push(path);
-    write_grid(&grid(&verdicts, experiment, profile), &dir.join("claims"), &mut files)?;
+    write_grid(
+        &grid(&verdicts, experiment, profile),
+        &dir.join("claims"),
+        &mut files,
+    )?;
     match failures.first() {
         Some((i, reason)) if profile == Profile::Paper => {
             let others = if failures.len() > 1 {
@@ -1009,11 +1081,14 @@ mod tests {
         let mut rows: Vec<Row> = (0..10)
             .map(|s| row("a", s, 0.0, 0.3 + 0.05 * (s as f64).sin()))
             .collect();
-        rows.extend(
-            (0..10)
-                .rev()
-                .map(|s| row("b", s, 0.0, 0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64)),
-        );
+        rows.extend((0..10).rev().map(|s| {
+            row(
+                "b",
+                s,
+                0.0,
+                0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64,
+            )
+        }));
         Table::from_rows(&rows).unwrap()
     }
 
@@ -1038,11 +1113,19 @@ mod tests {
             .map(|s| 0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64)
             .collect();
         let want = paired_t(&a, &b).unwrap();
-        assert_eq!((v.estimate, v.lo, v.hi), (Some(want.estimate), want.lo, want.hi));
+        assert_eq!(
+            (v.estimate, v.lo, v.hi),
+            (Some(want.estimate), want.lo, want.hi)
+        );
         assert!(v.holds && v.verdict == "a < b", "{v:?}");
         // The same rows unpaired (Welch) give a wider interval: the seeds' shared part stays.
         let w = one(
-            &format!("{}assert = \"a < b\"", PAIRED.replace("paired-t", "welch").replace("pair = \"seed\"\n", "")),
+            &format!(
+                "{}assert = \"a < b\"",
+                PAIRED
+                    .replace("paired-t", "welch")
+                    .replace("pair = \"seed\"\n", "")
+            ),
             &t,
         )
         .unwrap();
@@ -1066,8 +1149,11 @@ mod tests {
             let v = one(&format!("{PAIRED}assert = \"{assert}\""), &t).unwrap();
             assert_eq!(v.holds, holds, "{assert}: {v:?}");
         }
-        assert_eq!(judge(Assertion::NotResolved, -0.1, 0.2), ("not resolved".into(), true));
-        assert_eq!(judge(Assertion::Greater, 0.0, 0.2).1, false, "0 is in [0, 0.2]");
+        assert_eq!(
+            judge(Assertion::NotResolved, -0.1, 0.2),
+            ("not resolved".into(), true)
+        );
+        assert!(!judge(Assertion::Greater, 0.0, 0.2).1, "0 is in [0, 0.2]");
         assert!(judge(Assertion::Within(0.0, 1.0), 0.0, 1.0).1);
         assert!(!judge(Assertion::Within(0.0, 1.0), -1e-9, 1.0).1);
     }
@@ -1077,11 +1163,15 @@ mod tests {
         let mut rows: Vec<Row> = (0..5).map(|s| row("a", s, 0.0, 0.1 * s as f64)).collect();
         rows.extend((1..6).map(|s| row("b", s, 0.0, 0.2 * s as f64)));
         let t = Table::from_rows(&rows).unwrap();
-        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap_err().to_string();
+        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"0\" is on side a only"), "{e}");
         rows.push(row("b", 3, 0.0, 1.0));
         let t = Table::from_rows(&rows).unwrap();
-        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap_err().to_string();
+        let e = one(&format!("{PAIRED}assert = \"a < b\""), &t)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("\"3\" appears twice on side b"), "{e}");
     }
 
@@ -1105,7 +1195,12 @@ mod tests {
         let mut rows = Vec::new();
         for s in 0..20 {
             for (level, m) in [(1.0, 0.2), (2.0, 0.8), (3.0, 0.3)] {
-                rows.push(row("a", s, level, m + 0.05 * ((s * 7 + level as u64) as f64).sin()));
+                rows.push(row(
+                    "a",
+                    s,
+                    level,
+                    m + 0.05 * ((s * 7 + level as u64) as f64).sin(),
+                ));
             }
         }
         let t = Table::from_rows(&rows).unwrap();
@@ -1142,19 +1237,30 @@ mod tests {
         assert_eq!((v.estimate, v.lo, v.hi), (Some(0.0), Some(lo), Some(hi)));
         assert!(v.holds && v.detail == "a > b in 0 of 10 pairs", "{v:?}");
         let bad = PAIRED.replace("paired-t", "sign") + "assert = \"a < b\"";
-        assert!(claims_of(&bad).unwrap_err().to_string().contains("share of pairs"));
+        assert!(claims_of(&bad)
+            .unwrap_err()
+            .to_string()
+            .contains("share of pairs"));
     }
 
     #[test]
     fn versus_pairs_each_row_with_itself_and_a_threshold_makes_a_rate() {
         // `level` is regret + 1 on a's rows: regret − level = −1 in every row.
-        let rows: Vec<Row> = (0..8).map(|s| row("a", s, 1.0 + 0.1 * s as f64, 0.1 * s as f64)).collect();
+        let rows: Vec<Row> = (0..8)
+            .map(|s| row("a", s, 1.0 + 0.1 * s as f64, 0.1 * s as f64))
+            .collect();
         let t = Table::from_rows(&rows).unwrap();
         let text = "[[claims]]\nid = \"v\"\nvalue = \"regret\"\nversus = \"level\"\n\
                     test = \"sign\"\nassert = \"a within [0, 0.4]\"";
         let v = one(text, &t).unwrap();
         assert!(v.holds && v.detail == "a > b in 0 of 8 pairs", "{v:?}");
-        let v = one(&text.replace("sign", "paired-t").replace("a within [0, 0.4]", "a < b"), &t).unwrap();
+        let v = one(
+            &text
+                .replace("sign", "paired-t")
+                .replace("a within [0, 0.4]", "a < b"),
+            &t,
+        )
+        .unwrap();
         assert_eq!(v.estimate.map(|e| (e * 1e9).round()), Some(-1e9));
         // Regrets below 0.25: 0, 0.1 and 0.2 of 8.
         let text = "[[claims]]\nid = \"r\"\nvalue = \"regret\"\nbelow = 0.25\n\
@@ -1166,7 +1272,9 @@ mod tests {
             "versus = \"level\"\nb = 1\ntest = \"sign\"\nassert = \"a within [0, 1]\"",
             "versus = \"level\"\npair = \"seed\"\ntest = \"paired-t\"\nassert = \"a < b\"",
         ] {
-            let e = claims_of(&format!("[[claims]]\nid = \"x\"\nvalue = \"regret\"\n{bad}"));
+            let e = claims_of(&format!(
+                "[[claims]]\nid = \"x\"\nvalue = \"regret\"\n{bad}"
+            ));
             assert!(e.is_err(), "{bad}");
         }
     }
@@ -1174,7 +1282,8 @@ mod tests {
     #[test]
     fn a_bootstrap_difference_of_medians() {
         let t = two_tuners();
-        let text = PAIRED.replace("paired-t", "bootstrap") + "statistic = \"median\"\nassert = \"a < b\"";
+        let text =
+            PAIRED.replace("paired-t", "bootstrap") + "statistic = \"median\"\nassert = \"a < b\"";
         let v = one(&text, &t).unwrap();
         assert!(v.holds && v.estimate.unwrap() < 0.0, "{v:?}");
     }
@@ -1201,30 +1310,59 @@ mod tests {
             assert_eq!(f, field, "{body}: {e}");
         }
         let twice = "[[claims]]\nid = \"x\"\nvalue = \"v\"\nb = 1\ntest = \"student-t\"\nassert = \"a > b\"\n";
-        assert!(claims_of(&twice.repeat(2)).unwrap_err().to_string().contains("used twice"));
+        assert!(claims_of(&twice.repeat(2))
+            .unwrap_err()
+            .to_string()
+            .contains("used twice"));
     }
 
     #[test]
     fn a_failing_claim_is_an_error_at_its_line_at_the_paper_profile_only() {
         let dir = std::env::temp_dir().join(format!("dptune-claims-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        two_tuners().write_parquet(&dir.join("runs.parquet")).unwrap();
+        two_tuners()
+            .write_parquet(&dir.join("runs.parquet"))
+            .unwrap();
         let text = format!(
             "name = \"x\"\n\n{PAIRED}assert = \"a < b\"\n\n{}assert = \"a > b\"\n",
             PAIRED.replace("\"x\"", "\"wrong\"")
         );
         let claims = claims_of(&text).unwrap();
-        let (files, failed) =
-            render(&claims, &dir, "runs.parquet", "exp", "f.toml", Profile::Paper).unwrap();
-        assert_eq!(files.len(), 3, "claims.parquet, .md and .tex are written all the same");
+        let (files, failed) = render(
+            &claims,
+            &dir,
+            "runs.parquet",
+            "exp",
+            "f.toml",
+            Profile::Paper,
+        )
+        .unwrap();
+        assert_eq!(
+            files.len(),
+            3,
+            "claims.parquet, .md and .tex are written all the same"
+        );
         let e = crate::sim::experiment::locate_in_text(failed.unwrap(), &text).to_string();
         assert!(e.starts_with("f.toml:12:"), "{e}");
-        assert!(e.contains("`wrong` asserts a > b but its verdict is a < b"), "{e}");
+        assert!(
+            e.contains("`wrong` asserts a > b but its verdict is a < b"),
+            "{e}"
+        );
         let md = std::fs::read_to_string(dir.join("claims.md")).unwrap();
         assert!(md.contains("| `wrong` |") && md.contains("| NO |"), "{md}");
-        let (_, failed) =
-            render(&claims, &dir, "runs.parquet", "exp", "f.toml", Profile::Smoke).unwrap();
-        assert!(failed.is_none(), "the smoke profile writes verdicts without checking them");
+        let (_, failed) = render(
+            &claims,
+            &dir,
+            "runs.parquet",
+            "exp",
+            "f.toml",
+            Profile::Smoke,
+        )
+        .unwrap();
+        assert!(
+            failed.is_none(),
+            "the smoke profile writes verdicts without checking them"
+        );
         assert_eq!(read(&dir).unwrap().unwrap().len(), 2);
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -86,8 +86,8 @@ fn split_row(line: &str) -> Vec<String> {
 }
 
 fn md_table(path: &Path) -> Result<MdTable> {
-    let text = read_text_limited(path, MAX_DATA_BYTES)?
-        .ok_or_else(|| Error::io(path, "no such table"))?;
+    let text =
+        read_text_limited(path, MAX_DATA_BYTES)?.ok_or_else(|| Error::io(path, "no such table"))?;
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('|')).collect();
     if lines.len() < 2 {
         return Err(Error::io(path, "holds no markdown table"));
@@ -205,7 +205,8 @@ impl Sources<'_> {
                         let difference = !v.asserts.starts_with("a within");
                         // A bootstrap's resample count is in the introduction; an argmax's
                         // share, a rate's count and "every value equal" are said here.
-                        let plain = v.detail.ends_with(" resamples") && !v.detail.starts_with("at ");
+                        let plain =
+                            v.detail.ends_with(" resamples") && !v.detail.starts_with("at ");
                         let detail = match v.detail.is_empty() || plain {
                             true => String::new(),
                             false => format!("; {}", v.detail),
@@ -261,9 +262,9 @@ impl Sources<'_> {
                 let t = self.table(target)?;
                 let mut s = t.header_lines.clone();
                 for w in wanted {
-                    let i = t.find(w).ok_or_else(|| {
-                        Failure::Error(format!("no row \"{w}\" in {target}"))
-                    })?;
+                    let i = t
+                        .find(w)
+                        .ok_or_else(|| Failure::Error(format!("no row \"{w}\" in {target}")))?;
                     s += &t.row_lines[i];
                 }
                 Ok(s.trim_end().to_string())
@@ -288,7 +289,10 @@ pub fn render_text(template: &Path, results: &Path) -> Result<Rendered> {
         while let Some(start) = rest.find("{{") {
             out.push_str(&rest[..start]);
             let after = &rest[start + 2..];
-            let line = text[..text.len() - rest.len() + start].matches('\n').count() + 1;
+            let line = text[..text.len() - rest.len() + start]
+                .matches('\n')
+                .count()
+                + 1;
             let at = |reason: String| Error::io(&path, format!("line {line}: {reason}"));
             let end = after
                 .find("}}")

@@ -130,7 +130,10 @@ fn the_findings_are_the_rendering_of_their_template() {
             .lines()
             .zip(committed.lines())
             .position(|(a, b)| a != b)
-            .map_or(rendered.lines().count().min(committed.lines().count()), |i| i)
+            .map_or(
+                rendered.lines().count().min(committed.lines().count()),
+                |i| i,
+            )
             + 1;
         panic!(
             "results/FINDINGS.md is not the rendering of sims/findings/ (first difference at line \
@@ -141,9 +144,31 @@ fn the_findings_are_the_rendering_of_their_template() {
 
 /// Words that compare two things: a sentence holding one must cite a claim.
 const COMPARATIVE: &[&str] = &[
-    "better", "worse", "worst", "ahead", "win", "wins", "won", "winning", "resolved",
-    "unresolved", "tie", "ties", "tied", "fall", "falls", "falling", "rise", "rises", "rising",
-    "beat", "beats", "overtake", "overtakes", "outperform", "outperforms",
+    "better",
+    "worse",
+    "worst",
+    "ahead",
+    "win",
+    "wins",
+    "won",
+    "winning",
+    "resolved",
+    "unresolved",
+    "tie",
+    "ties",
+    "tied",
+    "fall",
+    "falls",
+    "falling",
+    "rise",
+    "rises",
+    "rising",
+    "beat",
+    "beats",
+    "overtake",
+    "overtakes",
+    "outperform",
+    "outperforms",
 ];
 
 /// The sentences of the template's prose (tables, headings and comments aside), each with the
@@ -154,7 +179,7 @@ fn sentences(text: &str) -> Vec<(usize, String)> {
     let mut piece = String::new();
     let mut start = 0;
     let (mut depth, mut parens) = (0usize, 0usize);
-    let mut flush = |piece: &mut String, start: usize, out: &mut Vec<(usize, String)>| {
+    let flush = |piece: &mut String, start: usize, out: &mut Vec<(usize, String)>| {
         if !piece.trim().is_empty() {
             out.push((start, std::mem::take(piece)));
         }
@@ -208,7 +233,11 @@ fn words_of(s: &str) -> String {
         rest = rest[i..].find("}}").map_or("", |j| &rest[i + j + 2..]);
     }
     out.push_str(rest);
-    out.split('`').step_by(2).collect::<Vec<_>>().join(" ").to_lowercase()
+    out.split('`')
+        .step_by(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 #[test]
@@ -245,7 +274,7 @@ fn every_comparison_in_the_findings_cites_a_claim() {
 
 #[test]
 fn every_committed_claim_holds_and_is_fresh() {
-    use dptune::sim::study::{Profile, Study as _};
+    use dptune::sim::study::Profile;
     use dptune::sim::{claims, experiment};
     let mut files: Vec<_> = ["sims", "sims/gpu"]
         .iter()
@@ -262,7 +291,10 @@ fn every_committed_claim_holds_and_is_fresh() {
         }
         let dir = Path::new("results").join(&exp.name);
         if !dir.join("manifest.json").exists() {
-            problems.push(format!("{}: claims but no committed results", file.display()));
+            problems.push(format!(
+                "{}: claims but no committed results",
+                file.display()
+            ));
             continue;
         }
         let (verdicts, failures) =
