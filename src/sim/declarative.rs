@@ -680,6 +680,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     )
                     .filter(|_| p.aggregate == Aggregate::MeanCi),
                     scatter: p.scatter,
+                    style: Default::default(),
                 });
             }
             let base = p

@@ -1506,6 +1506,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 },
                 errors: if grid { None } else { error_bars(&stats) },
                 scatter: grid,
+                style: Default::default(),
             });
         }
         let fig = Figure::new(
