@@ -27,6 +27,8 @@
 //!                              # largest mean of `column` over the groups of `by` (`table`
 //!                              # default: the plot's; `{}` in the label: that group's value):
 //!                              # { column = "acc", by = "rate", label = "best rate ({})" }
+//! focus = true                 # fit the y axis to the bulk of the points (a linear axis
+//!                              # without y_range; the title names the few it leaves off)
 //! panels = "series"            # optional: one panel per series (the others grey behind it)
 //! columns = 3                  # panels to a row (default 2)
 //! table = "runs.parquet"       # default: the study's merged table
@@ -173,6 +175,8 @@ pub struct PlotSpec {
     series_labels: Vec<(String, String)>,
     /// One panel per series (the others grey behind it), this many to a row.
     panels: Option<usize>,
+    /// The y axis fitted to the bulk of the points, the few far ones named in the title.
+    focus: bool,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -425,6 +429,8 @@ struct PlotEntry {
     series_labels: Option<toml::Table>,
     panels: Option<String>,
     columns: Option<f64>,
+    #[serde(default)]
+    focus: bool,
 }
 
 /// A `[[tables]]` entry as written.
@@ -540,6 +546,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             reference: e.reference,
             series_labels,
             panels,
+            focus: e.focus,
         });
     }
     for t in f.array("tables", false)? {
@@ -854,7 +861,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 None => None,
                 Some(r) => Some(reference(r, p, dir, default_table, &what, o, title)?),
             };
-            let fig = Figure {
+            let mut fig = Figure {
                 x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
                 y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
                 x_range: p.x_range,
@@ -871,6 +878,9 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     curves,
                 )
             };
+            if p.focus {
+                fig.focus_on_the_bulk();
+            }
             let drawn = match p.panels {
                 None => plot::draw(&fig, &dir.join(&stem)),
                 Some(columns) => {
