@@ -309,21 +309,32 @@ const SIZE: (u32, u32) = (1024, 640);
 pub(crate) const FONT: &str = "sans-serif";
 /// matplotlib's "tab10" colours and two more (black, maroon), so that up to 12 series (the
 /// DP-SGD benchmark draws ten tuners and a reference) never share a colour; cycled beyond.
-#[cfg(feature = "harness")]
-const PALETTE: [RGBColor; 12] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-    RGBColor(0, 0, 0),
-    RGBColor(128, 0, 0),
+pub const COLORS: [(u8, u8, u8); 12] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (0, 0, 0),
+    (128, 0, 0),
 ];
+/// The palette's red, for what a paper draws in red.
+pub const RED: (u8, u8, u8) = COLORS[3];
+#[cfg(feature = "harness")]
+const PALETTE: [RGBColor; 12] = {
+    let mut out = [RGBColor(0, 0, 0); 12];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = RGBColor(COLORS[i].0, COLORS[i].1, COLORS[i].2);
+        i += 1;
+    }
+    out
+};
 
 /// Without the `harness` feature dptune draws no figure: asking for one is an error that says so.
 #[cfg(not(feature = "harness"))]
@@ -380,6 +391,7 @@ pub fn draw_panels(
         hline: panels.iter().find_map(|p| p.hline.clone()),
         ..first.clone()
     };
+    let (png, svg) = outputs(stem)?;
     let shared = Plan::new(&all, stem)?;
     let mut planned = Vec::new();
     for p in panels {
@@ -403,7 +415,6 @@ pub fn draw_panels(
     let lines = wrap(title, title_size, width - 2 * MARGIN).map_err(|e| fail(stem, e))?;
     let title_h = MARGIN + lines.len() as u32 * line_height(title_size) as u32 + 6;
     let size = (width, title_h + PANEL.1 * rows as u32);
-    let (png, svg) = outputs(stem)?;
     let heading = (lines.as_slice(), title_size, title_h);
     write_both(
         &png,
