@@ -518,7 +518,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 if e.series.is_none() {
                     return Err(p.bad("panels", "needs `series` (one panel per series)"));
                 }
-                Some(p.in_range("columns", c.unwrap_or(2.0), Range::Positive)?.min(6.0) as usize)
+                Some(
+                    p.in_range("columns", c.unwrap_or(2.0), Range::Positive)?
+                        .min(6.0) as usize,
+                )
             }
             (Some(_), _) => return Err(p.bad("panels", "\"series\": one panel per series")),
             (None, Some(_)) => return Err(p.bad("columns", "only with `panels`")),
@@ -585,7 +588,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
         }
         if aggregate == Aggregate::GeoMeanCi {
-            return Err(t.bad("aggregate", "geomean-ci is for plots (a table prints mean ± h)"));
+            return Err(t.bad(
+                "aggregate",
+                "geomean-ci is for plots (a table prints mean ± h)",
+            ));
         }
         if aggregate == Aggregate::MeanCi && e.round != Rounding::Nearest {
             return Err(t.bad(
@@ -884,11 +890,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             let drawn = match p.panels {
                 None => plot::draw(&fig, &dir.join(&stem)),
                 Some(columns) => {
-                    let panels = panel_per_series(&fig);
-                    let title = format!(
-                        "{} — one panel per series, the others in grey",
-                        fig.title
-                    );
+                    let panels = plot::panel_per_series(&fig);
+                    let title = format!("{} — one panel per series, the others in grey", fig.title);
                     plot::draw_panels(&title, &panels, columns, &dir.join(&stem))
                 }
             };
@@ -946,38 +949,6 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
     Ok(files)
 }
 
-/// The panels of `fig`, one per series: it in its palette colour with its intervals, the
-/// others thin and grey behind it, titled by it (no legend: the figure's title says so).
-fn panel_per_series(fig: &Figure) -> Vec<Figure> {
-    (0..fig.series.len())
-        .map(|k| {
-            // Each series keeps its place, so its palette colour is the same in every panel.
-            let series = (fig.series.iter().enumerate())
-                .map(|(i, s)| match i == k {
-                    true => Series {
-                        label: String::new(),
-                        ..s.clone()
-                    },
-                    false => Series {
-                        label: String::new(),
-                        errors: None,
-                        style: Style {
-                            context: true,
-                            ..Style::default()
-                        },
-                        ..s.clone()
-                    },
-                })
-                .collect();
-            Figure {
-                title: fig.series[k].label.clone(),
-                series,
-                ..fig.clone()
-            }
-        })
-        .collect()
-}
-
 /// The reference line of a plot: its number, or the largest mean of `column` over the
 /// groups of `by` (the label's `{}` the group's value), with the label filled in.
 fn reference(
@@ -999,7 +970,10 @@ fn reference(
         .unwrap_or_else(|| default_table.to_string());
     let t = Table::read_parquet(&dir.join(&file))?;
     let what = format!("{what}: reference");
-    let (groups, values) = (cells(&t, by, &what, &file)?, cells(&t, column, &what, &file)?);
+    let (groups, values) = (
+        cells(&t, by, &what, &file)?,
+        cells(&t, column, &what, &file)?,
+    );
     let all: Vec<usize> = (0..t.height()).collect();
     let best = distinct(&groups, &all)
         .into_iter()
@@ -1223,9 +1197,15 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dptune-declared-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let t = Table::default()
-            .with("s", Values::Str(["a", "a", "b", "b"].map(String::from).to_vec()))
+            .with(
+                "s",
+                Values::Str(["a", "a", "b", "b"].map(String::from).to_vec()),
+            )
             .with("x", Values::F64(vec![Some(1.0); 4]))
-            .with("y", Values::F64(vec![Some(1.0), Some(100.0), Some(0.1), Some(0.3)]));
+            .with(
+                "y",
+                Values::F64(vec![Some(1.0), Some(100.0), Some(0.1), Some(0.3)]),
+            );
         t.write_parquet(&dir.join("t.parquet")).unwrap();
         let spec = |extra: &str| {
             outputs(&format!(

@@ -367,6 +367,38 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
     Ok(vec![png, svg])
 }
 
+/// The panels of `fig`, one per series: it in its palette colour with its intervals, the
+/// others thin and grey behind it, titled by it (no legend: the figure's title says so).
+pub fn panel_per_series(fig: &Figure) -> Vec<Figure> {
+    (0..fig.series.len())
+        .map(|k| {
+            // Each series keeps its place, so its palette colour is the same in every panel.
+            let series = (fig.series.iter().enumerate())
+                .map(|(i, s)| match i == k {
+                    true => Series {
+                        label: String::new(),
+                        ..s.clone()
+                    },
+                    false => Series {
+                        label: String::new(),
+                        errors: None,
+                        style: Style {
+                            context: true,
+                            ..Style::default()
+                        },
+                        ..s.clone()
+                    },
+                })
+                .collect();
+            Figure {
+                title: fig.series[k].label.clone(),
+                series,
+                ..fig.clone()
+            }
+        })
+        .collect()
+}
+
 /// Size of one panel of a multi-panel figure, in pixels.
 const PANEL: (u32, u32) = (720, 450);
 
@@ -1178,11 +1210,15 @@ where
             let at = |p| EmptyElement::at(p);
             match $shape {
                 Marker::Circle => chart.draw_series(
-                    points.into_iter().map(|p| at(p) + Circle::new((0, 0), size, color.filled())),
+                    points
+                        .into_iter()
+                        .map(|p| at(p) + Circle::new((0, 0), size, color.filled())),
                 ),
-                Marker::Triangle => chart.draw_series(points.into_iter().map(|p| {
-                    at(p) + TriangleMarker::new((0, 0), size, color.filled())
-                })),
+                Marker::Triangle => chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| at(p) + TriangleMarker::new((0, 0), size, color.filled())),
+                ),
                 Marker::Square => chart.draw_series(points.into_iter().map(|p| {
                     let r = size - 1;
                     at(p) + Rectangle::new([(-r, -r), (r, r)], color.filled())
@@ -1215,7 +1251,11 @@ where
                 Intervals::Band => true,
                 Intervals::Bars => false,
             };
-            let marker: u32 = if s.points.len() >= MARKERLESS || st.context { 0 } else { 3 };
+            let marker: u32 = if s.points.len() >= MARKERLESS || st.context {
+                0
+            } else {
+                3
+            };
             let width = if st.path || st.context { 1 } else { 2 };
             // Contiguous runs of drawable points: a skipped point breaks the line.
             for run in s.points.split(|&(x, y)| !drawable(x, y)) {
@@ -1225,7 +1265,8 @@ where
                 let stroke = color.stroke_width(width);
                 if *st == Style::default() || (st.marker == Marker::Circle && st.context) {
                     // Plotters' own markers (the SVG as it has always been written).
-                    let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(width));
+                    let line =
+                        LineSeries::new(run.iter().copied(), color.filled().stroke_width(width));
                     chart.draw_series(line.point_size(marker))?;
                     continue;
                 }
@@ -1235,7 +1276,11 @@ where
                     chart.draw_series(LineSeries::new(run.iter().copied(), stroke))?;
                 }
                 if marker > 0 {
-                    let size = if st.marker == Marker::Circle { marker } else { marker + 2 } as i32;
+                    let size = if st.marker == Marker::Circle {
+                        marker
+                    } else {
+                        marker + 2
+                    } as i32;
                     markers!(run.iter().copied(), st.marker, size, color);
                 }
             }
@@ -1749,8 +1794,14 @@ mod tests {
         b.series[0] = b.series[0].clone().path();
         let files = draw_panels("Two panels", &[a, b], 2, &dir.join("p")).expect("draws");
         let svg = std::fs::read_to_string(&files[1]).unwrap();
-        assert!(svg.contains(r#"width="1440""#), "two panels of 720 px side by side");
-        assert!(svg.contains("b (○ start, ■ end)"), "a path's entry names its markers");
+        assert!(
+            svg.contains(r#"width="1440""#),
+            "two panels of 720 px side by side"
+        );
+        assert!(
+            svg.contains("b (○ start, ■ end)"),
+            "a path's entry names its markers"
+        );
         assert!(svg.contains("Two panels"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
