@@ -11,11 +11,26 @@
 //! facet = "variant"            # optional: one figure per value
 //! filter = { dim = 2 }         # optional: rows whose columns equal these values (a list:
 //!                              # any of them, e.g. { mean = [10, 100] })
-//! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), mean, median,
-//!                              # sd, quantile:Q, or none (every row is a point)
+//! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), geomean-ci (the
+//!                              # geometric mean and the interval of the mean log: for a log
+//!                              # axis, plots only), mean, median, sd, quantile:Q, or none
+//!                              # (every row is a point)
 //! x_scale = "log"              # linear (default) or log; y_scale likewise
 //! x_range = [0, 8]             # optional axis limits; y_range likewise
 //! lines = true                 # join the points (default: unless aggregate = "none")
+//! y_bounds = [0, inf]          # optional: what the value cannot leave (a loss ≥ 0): intervals
+//!                              # are clipped there and the y label says so
+//! intervals = "bars"           # or "band": one style for every series (default: a band from
+//!                              # 8 points on, bars below)
+//! series_labels = { "log:1:10:20" = "λ from 1 to 10" }  # optional legend entry per value
+//! reference = { value = 0.9, label = "…" }     # optional horizontal line; or computed: the
+//!                              # largest mean of `column` over the groups of `by` (`table`
+//!                              # default: the plot's; `{}` in the label: that group's value):
+//!                              # { column = "acc", by = "rate", label = "best rate ({})" }
+//! focus = true                 # fit the y axis to the bulk of the points (a linear axis
+//!                              # without y_range; the title names the few it leaves off)
+//! panels = "series"            # optional: one panel per series (the others grey behind it)
+//! columns = 3                  # panels to a row (default 2)
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title ({title} stands for it;
 //!                              # {key}, any top-level number, string or boolean of the file,
@@ -48,7 +63,7 @@
 //! them afresh, so editing one reruns nothing.
 
 use super::fields::Fields;
-use super::plot::{self, Figure, Scale, Series};
+use super::plot::{self, Figure, Intervals, Scale, Series, Style};
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
@@ -61,6 +76,9 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Aggregate {
     MeanCi,
+    /// The geometric mean with the 95% Student-t interval of the mean of the logs, mapped
+    /// back (plots only: an interval in log space, for a log axis).
+    GeoMeanCi,
     Mean,
     Median,
     /// The sample standard deviation (n − 1), a spread, not an interval.
@@ -74,6 +92,7 @@ impl Aggregate {
     fn parse(s: &str) -> Option<Aggregate> {
         Some(match s {
             "mean-ci" => Aggregate::MeanCi,
+            "geomean-ci" => Aggregate::GeoMeanCi,
             "mean" => Aggregate::Mean,
             "median" => Aggregate::Median,
             "sd" => Aggregate::Sd,
@@ -88,10 +107,30 @@ impl Aggregate {
         })
     }
 
+    /// A plot's point: the value and, for mean-ci and geomean-ci, its interval (lo, hi);
+    /// None where geomean-ci meets a value that is not positive.
+    fn point(&self, ys: &mut [f64]) -> Option<(f64, Option<(f64, f64)>)> {
+        Some(match self {
+            Aggregate::GeoMeanCi => {
+                if ys.iter().any(|&y| y <= 0.0) {
+                    return None;
+                }
+                let logs: Vec<f64> = ys.iter().map(|y| y.ln()).collect();
+                let (m, h) = mean_interval(&logs);
+                (m.exp(), h.map(|h| ((m - h).exp(), (m + h).exp())))
+            }
+            a => {
+                let (m, h) = a.apply(ys);
+                (m, h.map(|h| (m - h, m + h)))
+            }
+        })
+    }
+
     /// The value and, for mean-ci, the half-width.
     fn apply(&self, ys: &mut [f64]) -> (f64, Option<f64>) {
         match self {
             Aggregate::MeanCi => mean_interval(ys),
+            Aggregate::GeoMeanCi => unreachable!("plots only: rejected for tables when parsed"),
             Aggregate::Mean => (mean_interval(ys).0, None),
             Aggregate::Median => (quantile(ys, 0.5), None),
             Aggregate::Sd => (variance(ys).map_or(f64::NAN, f64::sqrt), None),
@@ -127,6 +166,31 @@ pub struct PlotSpec {
     title: Option<String>,
     x_label: Option<String>,
     y_label: Option<String>,
+    /// The bounds a value cannot leave (a loss ≥ 0, an accuracy in [0, 1]): intervals are
+    /// clipped there, and the y label says so.
+    y_bounds: Option<(f64, f64)>,
+    intervals: Intervals,
+    reference: Option<Reference>,
+    /// Legend entries for series values (others: `series_label` or the value).
+    series_labels: Vec<(String, String)>,
+    /// One panel per series (the others grey behind it), this many to a row.
+    panels: Option<usize>,
+    /// The y axis fitted to the bulk of the points, the few far ones named in the title.
+    focus: bool,
+}
+
+/// A horizontal reference line: a number, or the largest group mean of a column.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Reference {
+    /// Its legend entry; `{}` stands for the value of `by` where the largest mean is.
+    label: String,
+    value: Option<f64>,
+    /// Default: the plot's table.
+    table: Option<String>,
+    column: Option<String>,
+    /// The groups whose means are compared (with `column`).
+    by: Option<String>,
 }
 
 /// One `[[tables]]` entry.
@@ -290,7 +354,7 @@ fn aggregate(f: &Fields, given: Option<&str>) -> Result<Aggregate> {
         Some(a) => Aggregate::parse(a).ok_or_else(|| {
             f.bad(
                 "aggregate",
-                "mean-ci, mean, median, sd, quantile:Q (0 < Q <= 1) or none",
+                "mean-ci, geomean-ci, mean, median, sd, quantile:Q (0 < Q <= 1) or none",
             )
         }),
     }
@@ -358,6 +422,15 @@ struct PlotEntry {
     title: Option<String>,
     x_label: Option<String>,
     y_label: Option<String>,
+    y_bounds: Option<[f64; 2]>,
+    #[serde(default)]
+    intervals: Intervals,
+    reference: Option<Reference>,
+    series_labels: Option<toml::Table>,
+    panels: Option<String>,
+    columns: Option<f64>,
+    #[serde(default)]
+    focus: bool,
 }
 
 /// A `[[tables]]` entry as written.
@@ -409,6 +482,50 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             }
             _ => return Err(p.bad("y_names", "one legend name per y column (none for one)")),
         };
+        let y_bounds = match e.y_bounds {
+            Some([lo, hi]) if lo < hi && !lo.is_nan() && !hi.is_nan() => Some((lo, hi)),
+            Some(_) => return Err(p.bad("y_bounds", "[lo, hi] with lo < hi (inf allowed)")),
+            None => None,
+        };
+        if let Some(r) = &e.reference {
+            let computed = (r.column.is_some(), r.by.is_some());
+            match (r.value, computed) {
+                (Some(v), (false, false)) if v.is_finite() => {}
+                (None, (true, true)) => {}
+                _ => {
+                    return Err(p.bad(
+                        "reference",
+                        "{ value = a finite number, label } or { column, by, label, table? }",
+                    ))
+                }
+            }
+            if r.value.is_some() && r.table.is_some() {
+                return Err(p.bad("reference.table", "only with `column` and `by`"));
+            }
+        }
+        let series_labels = e
+            .series_labels
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| match v {
+                toml::Value::String(v) => Ok((k, v)),
+                _ => Err(p.bad(&format!("series_labels.{k}"), "a string")),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let panels = match (e.panels.as_deref(), e.columns) {
+            (None, None) => None,
+            (Some("series"), c) => {
+                if e.series.is_none() {
+                    return Err(p.bad("panels", "needs `series` (one panel per series)"));
+                }
+                Some(
+                    p.in_range("columns", c.unwrap_or(2.0), Range::Positive)?
+                        .min(6.0) as usize,
+                )
+            }
+            (Some(_), _) => return Err(p.bad("panels", "\"series\": one panel per series")),
+            (None, Some(_)) => return Err(p.bad("columns", "only with `panels`")),
+        };
         out.plots.push(PlotSpec {
             name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
@@ -427,6 +544,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             title: e.title,
             x_label: e.x_label,
             y_label: e.y_label,
+            y_bounds,
+            intervals: e.intervals,
+            reference: e.reference,
+            series_labels,
+            panels,
+            focus: e.focus,
         });
     }
     for t in f.array("tables", false)? {
@@ -463,6 +586,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
         let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
             return Err(t.bad("aggregate", "a table cell needs one value: not `none`"));
+        }
+        if aggregate == Aggregate::GeoMeanCi {
+            return Err(t.bad(
+                "aggregate",
+                "geomean-ci is for plots (a table prints mean ± h)",
+            ));
         }
         if aggregate == Aggregate::MeanCi && e.round != Rounding::Nearest {
             return Err(t.bad(
@@ -659,15 +788,32 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     }
                 }
                 groups.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let agg: Vec<(f64, (f64, Option<f64>))> = groups
-                    .into_iter()
-                    .map(|(xi, mut ys)| (xi, p.aggregate.apply(&mut ys)))
-                    .filter(|(_, (y, _))| y.is_finite())
-                    .collect();
-                let value = match &p.series_label {
-                    Some(l) => l.replace("{}", &s.label()),
-                    None => s.label(),
+                let mut agg = Vec::new();
+                for (xi, mut ys) in groups {
+                    let Some(point) = p.aggregate.point(&mut ys) else {
+                        return Err(Error::Infeasible(format!(
+                            "{what}: geomean-ci needs positive values; `{}` has one that is not \
+                             at x = {} in {file} (use mean-ci)",
+                            y_name.unwrap_or(&p.y[0].0),
+                            fmt_num(xi)
+                        )));
+                    };
+                    if point.0.is_finite() {
+                        agg.push((xi, point));
+                    }
+                }
+                let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
+                    Some((_, l)) => l.clone(),
+                    None => match &p.series_label {
+                        Some(l) => l.replace("{}", &s.label()),
+                        None => s.label(),
+                    },
                 };
+                let (lo, hi) = p.y_bounds.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+                let errors: Option<Vec<(f64, f64)>> = agg
+                    .iter()
+                    .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
+                    .collect();
                 curves.push(Series {
                     label: match y_name {
                         Some(n) if p.series.is_some() => format!("{n}, {value}"),
@@ -675,11 +821,11 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         None => value,
                     },
                     points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
-                    errors: super::report::error_bars(
-                        &agg.iter().map(|(_, a)| *a).collect::<Vec<_>>(),
-                    )
-                    .filter(|_| p.aggregate == Aggregate::MeanCi),
+                    errors: errors.filter(|_| {
+                        matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
+                    }),
                     scatter: p.scatter,
+                    style: Style::default(),
                 });
             }
             let base = p
@@ -694,17 +840,40 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 None => (base, p.name.clone()),
             };
             let agg_name = match p.aggregate {
-                Aggregate::MeanCi => " (mean, 95% t-interval)",
-                Aggregate::Mean => " (mean)",
-                Aggregate::Median => " (median)",
-                Aggregate::Sd => " (standard deviation)",
-                Aggregate::Quantile(_) | Aggregate::None => "",
+                Aggregate::MeanCi => " (mean, 95% t-interval)".to_string(),
+                Aggregate::GeoMeanCi => {
+                    " (geometric mean, 95% t-interval of the mean log)".to_string()
+                }
+                Aggregate::Mean => " (mean)".into(),
+                Aggregate::Median => " (median)".into(),
+                Aggregate::Sd => " (standard deviation)".into(),
+                Aggregate::Quantile(_) | Aggregate::None => "".into(),
             };
-            let fig = Figure {
+            let clipped = match p.y_bounds {
+                Some((lo, hi)) if matches!(p.aggregate, Aggregate::MeanCi) => {
+                    let bound = |v: f64| match v.is_finite() {
+                        true => fmt_num(v),
+                        false => format!("{}∞", if v < 0.0 { "−" } else { "" }),
+                    };
+                    format!(", clipped to [{}, {}]", bound(lo), bound(hi))
+                }
+                _ => String::new(),
+            };
+            let agg_name = match clipped.is_empty() {
+                true => agg_name,
+                false => format!("{}{clipped})", agg_name.trim_end_matches(')')),
+            };
+            let hline = match &p.reference {
+                None => None,
+                Some(r) => Some(reference(r, p, dir, default_table, &what, o, title)?),
+            };
+            let mut fig = Figure {
                 x_scale: if p.x_log { Scale::Log } else { Scale::Linear },
                 y_scale: if p.y_log { Scale::Log } else { Scale::Linear },
                 x_range: p.x_range,
                 y_range: p.y_range,
+                hline,
+                intervals: p.intervals,
                 ..Figure::new(
                     fig_title,
                     o.fill(p.x_label.as_deref().unwrap_or(&p.x), title, &what)?,
@@ -715,10 +884,18 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     curves,
                 )
             };
-            files.extend(
-                plot::draw(&fig, &dir.join(&stem))
-                    .map_err(|e| Error::Infeasible(format!("{what}: {e}")))?,
-            );
+            if p.focus {
+                fig.focus_on_the_bulk();
+            }
+            let drawn = match p.panels {
+                None => plot::draw(&fig, &dir.join(&stem)),
+                Some(columns) => {
+                    let panels = plot::panel_per_series(&fig);
+                    let title = format!("{} — one panel per series, the others in grey", fig.title);
+                    plot::draw_panels(&title, &panels, columns, &dir.join(&stem))
+                }
+            };
+            files.extend(drawn.map_err(|e| Error::Infeasible(format!("{what}: {e}")))?);
         }
     }
     for (k, s) in o.tables.iter().enumerate() {
@@ -770,6 +947,55 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         write_grid(&grid, &dir.join(&s.name), &mut files)?;
     }
     Ok(files)
+}
+
+/// The reference line of a plot: its number, or the largest mean of `column` over the
+/// groups of `by` (the label's `{}` the group's value), with the label filled in.
+fn reference(
+    r: &Reference,
+    p: &PlotSpec,
+    dir: &Path,
+    default_table: &str,
+    what: &str,
+    o: &Outputs,
+    title: &str,
+) -> Result<(f64, String)> {
+    let label = o.fill(&r.label, title, what)?;
+    let (Some(column), Some(by)) = (&r.column, &r.by) else {
+        let v = r.value.expect("checked when parsed: a value or a column");
+        return Ok((v, label));
+    };
+    let file = (r.table.as_ref().or(p.table.as_ref()))
+        .cloned()
+        .unwrap_or_else(|| default_table.to_string());
+    let t = Table::read_parquet(&dir.join(&file))?;
+    let what = format!("{what}: reference");
+    let (groups, values) = (
+        cells(&t, by, &what, &file)?,
+        cells(&t, column, &what, &file)?,
+    );
+    let all: Vec<usize> = (0..t.height()).collect();
+    let best = distinct(&groups, &all)
+        .into_iter()
+        .filter_map(|g| {
+            let ys: Vec<f64> = (all.iter())
+                .filter(|&&i| groups[i] == g)
+                .filter_map(|&i| values[i].num())
+                .collect();
+            let m = mean_interval(&ys).0;
+            m.is_finite().then_some((g, m))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((g, m)) = best else {
+        return Err(Error::Infeasible(format!(
+            "{what}: `{column}` has no finite value in {file}"
+        )));
+    };
+    let shown = match g.num() {
+        Some(v) => plot::sig_label(v, 3),
+        None => g.label(),
+    };
+    Ok((m, label.replace("{}", &shown)))
 }
 
 /// A pivot table's header, body and default caption.
@@ -834,6 +1060,7 @@ fn pivot(
         .collect();
     let agg = match aggregate {
         Aggregate::MeanCi => "mean ± 95% Student-t interval".to_string(),
+        Aggregate::GeoMeanCi => unreachable!("rejected for tables when parsed"),
         Aggregate::Mean => "mean".into(),
         Aggregate::Median => "median".into(),
         Aggregate::Sd => "sample standard deviation".into(),
@@ -962,6 +1189,66 @@ mod tests {
             e.contains("plots[0] (q): no column `regrett`") && e.contains("label, eps"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn log_intervals_bounds_references_labels_and_panels_are_declared() {
+        let dir = std::env::temp_dir().join(format!("dptune-declared-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = Table::default()
+            .with(
+                "s",
+                Values::Str(["a", "a", "b", "b"].map(String::from).to_vec()),
+            )
+            .with("x", Values::F64(vec![Some(1.0); 4]))
+            .with(
+                "y",
+                Values::F64(vec![Some(1.0), Some(100.0), Some(0.1), Some(0.3)]),
+            );
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+        let spec = |extra: &str| {
+            outputs(&format!(
+                "[[plots]]\nname = \"p\"\ntable = \"t.parquet\"\nx = \"x\"\ny = \"y\"\nseries = \"s\"\n{extra}"
+            ))
+        };
+        // The geometric mean of 1 and 100 is 10, its interval that of the mean log mapped back.
+        let o = spec("aggregate = \"geomean-ci\"\n").unwrap();
+        let mut ys = vec![1.0, 100.0];
+        let (m, e) = o.plots[0].aggregate.point(&mut ys).unwrap();
+        let (lo, hi) = e.unwrap();
+        assert!((m - 10.0).abs() < 1e-9 && lo > 0.0 && (lo * hi - 100.0).abs() < 1e-6);
+        assert_eq!(Aggregate::GeoMeanCi.point(&mut [0.0, 1.0]), None);
+        // Clipped at the bound, said in the label; labels per value; a computed reference.
+        let o = spec(
+            "y_bounds = [0, inf]\nintervals = \"bars\"\nseries_labels = { a = \"first\" }\n\
+             reference = { column = \"y\", by = \"s\", label = \"best ({})\" }\n",
+        )
+        .unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let svg = std::fs::read_to_string(dir.join("p.svg")).unwrap();
+        for want in ["first", "best (a)", "clipped to [0, ∞]"] {
+            assert!(svg.contains(want), "{want}");
+        }
+        // One panel per series, side by side.
+        let o = spec("panels = \"series\"\ncolumns = 2\n").unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let svg = std::fs::read_to_string(dir.join("p.svg")).unwrap();
+        assert!(svg.contains("one panel per series") && svg.contains(r#"width="1440""#));
+        for (extra, key) in [
+            ("y_bounds = [1, 0]\n", "plots[0].y_bounds"),
+            ("reference = { label = \"r\" }\n", "plots[0].reference"),
+            ("panels = \"facet\"\n", "plots[0].panels"),
+            ("columns = 2\n", "plots[0].columns"),
+            ("series_labels = { a = 1 }\n", "plots[0].series_labels.a"),
+        ] {
+            let e = spec(extra).unwrap_err().to_string();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+        let e = outputs("[[tables]]\nname = \"t\"\nrows = \"s\"\ncolumns = \"x\"\nvalue = \"y\"\naggregate = \"geomean-ci\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("tables[0].aggregate"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -8,9 +8,12 @@
 //! labels wrapped and its font shrunk until every entry fits; every axis has at least 3 labelled
 //! ticks (log axes shorter than a few decades get 1-2-5 or 1..9 multiples of powers of ten; a
 //! log x axis over 3 to 8 distinct values is ticked at them). Intervals of a series of 8 points
-//! or more are a translucent band, not bars at every point; series that would be drawn on top of
-//! each other share one legend entry; [`Figure::focus_on_the_bulk`] fits the y axis to the bulk
-//! of the points and names in the title the few it leaves off.
+//! or more are a translucent band, not bars at every point (unless the figure asks for one
+//! style, [`Intervals`]); series that would be drawn on top of each other keep their legend
+//! entries, say so and are drawn dashed with their own marker shapes; [`Figure::focus_on_the_bulk`]
+//! fits the y axis to the bulk of the points (and the reference line) and names in the title the
+//! few it leaves off. A series may be a path (its order's start and end marked) or a grey
+//! context line; [`draw_panels`] draws several figures side by side on shared axes.
 #![cfg_attr(not(feature = "harness"), allow(dead_code, unused_imports))]
 
 use std::path::{Path, PathBuf};
@@ -39,6 +42,47 @@ pub struct Series {
     pub errors: Option<Vec<(f64, f64)>>,
     /// Markers only, no connecting line (a scatter of unordered points).
     pub scatter: bool,
+    /// How it is drawn beyond its palette colour.
+    pub style: Style,
+}
+
+/// A series' drawing beyond the defaults: its colour, the shape of its markers, a dashed line,
+/// and for a path the order's ends.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Style {
+    /// An RGB colour instead of the palette's next.
+    pub color: Option<(u8, u8, u8)>,
+    pub marker: Marker,
+    pub dashed: bool,
+    /// A path in its points' order: a thin line (thick joins spike where a path doubles back)
+    /// with the first point a hollow circle and the last a filled square (the legend says so).
+    pub path: bool,
+    /// A thin grey context line, without markers, intervals or legend entry (the other series
+    /// of a panel).
+    pub context: bool,
+}
+
+/// The shape of a series' point markers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Marker {
+    #[default]
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+    /// A large cross, for one marked point (an optimum).
+    Star,
+}
+
+/// How intervals are drawn: a band from [`BAND_MIN`] points on and bars below (auto), or one
+/// style for every series of the figure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Intervals {
+    #[default]
+    Auto,
+    Bars,
+    Band,
 }
 
 impl Series {
@@ -49,6 +93,7 @@ impl Series {
             points,
             errors: None,
             scatter: false,
+            style: Style::default(),
         }
     }
 
@@ -63,6 +108,24 @@ impl Series {
     /// The same with an interval (lo, hi) per point (None: no intervals).
     pub fn with_errors(self, errors: Option<Vec<(f64, f64)>>) -> Series {
         Series { errors, ..self }
+    }
+
+    /// The same drawn as a path in its points' order, start and end marked.
+    pub fn path(self) -> Series {
+        let style = Style {
+            path: true,
+            ..self.style
+        };
+        Series {
+            scatter: false,
+            style,
+            ..self
+        }
+    }
+
+    /// The same in `style`.
+    pub fn styled(self, style: Style) -> Series {
+        Series { style, ..self }
     }
 }
 
@@ -89,6 +152,8 @@ pub struct Figure {
     pub series: Vec<Series>,
     /// Optional horizontal reference line with its legend label (e.g. a non-private best).
     pub hline: Option<(f64, String)>,
+    /// How the series' intervals are drawn.
+    pub intervals: Intervals,
 }
 
 impl Figure {
@@ -109,6 +174,7 @@ impl Figure {
             y_range: None,
             series,
             hline: None,
+            intervals: Intervals::Auto,
         }
     }
 
@@ -145,6 +211,10 @@ impl Figure {
                     (lo, hi) = (lo.min(a), hi.max(b));
                 }
             }
+        }
+        // The reference line stays in sight.
+        if let Some((v, _)) = self.hline.as_ref().filter(|h| h.0.is_finite()) {
+            (lo, hi) = (lo.min(*v), hi.max(*v));
         }
         if hi <= lo || hi.is_nan() || lo.is_nan() {
             return;
@@ -186,28 +256,47 @@ impl Figure {
     }
 }
 
-/// `fig` with series that would be drawn on top of each other (the same x values, every y
-/// within 0.5% of the other's, no error bars) drawn once, their labels joined ("=" when equal,
-/// "≈" when within 0.5%), so no legend entry names a curve that cannot be seen.
-fn merge_coinciding(fig: &Figure) -> Figure {
+/// `fig` with each series that would be drawn on top of an earlier one (the same x values,
+/// every y within 0.8% of the y axis's height (4 pixels, two line widths) of the other's, neither with intervals) kept
+/// with its own legend entry that says so ("coincides with …"), drawn dashed and with its own
+/// marker shape over the first, so no legend entry names a curve that cannot be told apart.
+fn mark_coinciding(fig: &Figure, plan: &Plan) -> Figure {
+    let at = |y: f64| match fig.y_scale {
+        Scale::Linear => (y - plan.y.0) / (plan.y.1 - plan.y.0),
+        Scale::Log => (y.ln() - plan.y.0.ln()) / (plan.y.1.ln() - plan.y.0.ln()),
+    };
     let close = |a: &Series, b: &Series| {
         a.errors.is_none()
             && b.errors.is_none()
             && a.scatter == b.scatter
+            && !a.style.context
+            && !b.style.context
             && a.points.len() == b.points.len()
             && a.points.iter().zip(&b.points).all(|(p, q)| {
-                p.0 == q.0 && (p.1 == q.1 || (p.1 - q.1).abs() <= 0.005 * p.1.abs().max(q.1.abs()))
+                p.0 == q.0
+                    && (p.1 == q.1
+                        || (valid(p.1, fig.y_scale)
+                            && valid(q.1, fig.y_scale)
+                            && (at(p.1) - at(q.1)).abs() <= 0.008))
             })
     };
+    const SHAPES: [Marker; 3] = [Marker::Triangle, Marker::Square, Marker::Cross];
     let mut out: Vec<Series> = Vec::new();
+    // Per series, how many coincide with it, and whether it coincides with an earlier one.
+    let mut followers: Vec<usize> = vec![0; fig.series.len()];
+    let mut follows: Vec<bool> = Vec::new();
     for s in &fig.series {
-        match out.iter_mut().find(|o| close(o, s)) {
-            Some(o) => {
-                let sign = if o.points == s.points { "=" } else { "≈" };
-                o.label = format!("{} {sign} {}", o.label, s.label);
-            }
-            None => out.push(s.clone()),
+        let mut s = s.clone();
+        let leader = (0..out.len()).find(|&k| !follows[k] && close(&out[k], &s));
+        follows.push(leader.is_some());
+        if let Some(k) = leader {
+            let n = followers[k];
+            followers[k] += 1;
+            s.label = format!("{} (coincides with {})", s.label, out[k].label);
+            s.style.dashed = true;
+            s.style.marker = SHAPES[n % SHAPES.len()];
         }
+        out.push(s);
     }
     Figure {
         series: out,
@@ -220,21 +309,32 @@ const SIZE: (u32, u32) = (1024, 640);
 pub(crate) const FONT: &str = "sans-serif";
 /// matplotlib's "tab10" colours and two more (black, maroon), so that up to 12 series (the
 /// DP-SGD benchmark draws ten tuners and a reference) never share a colour; cycled beyond.
-#[cfg(feature = "harness")]
-const PALETTE: [RGBColor; 12] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
-    RGBColor(127, 127, 127),
-    RGBColor(188, 189, 34),
-    RGBColor(23, 190, 207),
-    RGBColor(0, 0, 0),
-    RGBColor(128, 0, 0),
+pub const COLORS: [(u8, u8, u8); 12] = [
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (0, 0, 0),
+    (128, 0, 0),
 ];
+/// The palette's red, for what a paper draws in red.
+pub const RED: (u8, u8, u8) = COLORS[3];
+#[cfg(feature = "harness")]
+const PALETTE: [RGBColor; 12] = {
+    let mut out = [RGBColor(0, 0, 0); 12];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = RGBColor(COLORS[i].0, COLORS[i].1, COLORS[i].2);
+        i += 1;
+    }
+    out
+};
 
 /// Without the `harness` feature dptune draws no figure: asking for one is an error that says so.
 #[cfg(not(feature = "harness"))]
@@ -252,11 +352,11 @@ pub fn draw(_fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
 /// limit is unusable, error bars and points differ in number, or a file cannot be written.
 #[cfg(feature = "harness")]
 pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
-    let merged = merge_coinciding(fig);
-    let fig = &merged;
     let plan = Plan::new(fig, stem)?;
+    let marked = mark_coinciding(fig, &plan);
+    let fig = &marked;
     let (png, svg) = outputs(stem)?;
-    let layout = Layout::new(fig, &plan).map_err(|e| fail(stem, e))?;
+    let layout = Layout::new(fig, &plan, SIZE).map_err(|e| fail(stem, e))?;
     write_both(
         &png,
         &svg,
@@ -265,6 +365,129 @@ pub fn draw(fig: &Figure, stem: &Path) -> Result<Vec<PathBuf>> {
         |area| render(area, fig, &plan, &layout),
     )?;
     Ok(vec![png, svg])
+}
+
+/// The panels of `fig`, one per series: it in its palette colour with its intervals, the
+/// others thin and grey behind it, titled by it (no legend: the figure's title says so).
+pub fn panel_per_series(fig: &Figure) -> Vec<Figure> {
+    (0..fig.series.len())
+        .map(|k| {
+            // Each series keeps its place, so its palette colour is the same in every panel.
+            let series = (fig.series.iter().enumerate())
+                .map(|(i, s)| match i == k {
+                    true => Series {
+                        label: String::new(),
+                        ..s.clone()
+                    },
+                    false => Series {
+                        label: String::new(),
+                        errors: None,
+                        style: Style {
+                            context: true,
+                            ..Style::default()
+                        },
+                        ..s.clone()
+                    },
+                })
+                .collect();
+            Figure {
+                title: fig.series[k].label.clone(),
+                series,
+                ..fig.clone()
+            }
+        })
+        .collect()
+}
+
+/// Size of one panel of a multi-panel figure, in pixels.
+const PANEL: (u32, u32) = (720, 450);
+
+/// Draws `panels` side by side, `columns` to a row, under one `title`, to `<stem>.png` and
+/// `<stem>.svg` (each panel [`PANEL`] pixels, a figure of its own with its title, axes and
+/// legend); the panels share the axes' limits (those of all their points) unless one sets
+/// its own. Fails as [`draw`] does.
+#[cfg(feature = "harness")]
+pub fn draw_panels(
+    title: &str,
+    panels: &[Figure],
+    columns: usize,
+    stem: &Path,
+) -> Result<Vec<PathBuf>> {
+    let Some(first) = panels.first() else {
+        return Err(fail(stem, "nothing to draw: no panel"));
+    };
+    let columns = columns.clamp(1, panels.len());
+    let rows = panels.len().div_ceil(columns);
+    let all = Figure {
+        series: panels.iter().flat_map(|p| p.series.clone()).collect(),
+        hline: panels.iter().find_map(|p| p.hline.clone()),
+        ..first.clone()
+    };
+    let (png, svg) = outputs(stem)?;
+    let shared = Plan::new(&all, stem)?;
+    let mut planned = Vec::new();
+    for p in panels {
+        let p = Figure {
+            x_range: p.x_range.or(Some(shared.x)),
+            y_range: p.y_range.or(Some(shared.y)),
+            ..p.clone()
+        };
+        let plan = Plan::new(&p, stem)?;
+        let p = mark_coinciding(&p, &plan);
+        let layout = Layout::new(&p, &plan, PANEL).map_err(|e| fail(stem, e))?;
+        planned.push((p, plan, layout));
+    }
+    let width = PANEL.0 * columns as u32;
+    let words: Vec<&str> = title.split_whitespace().collect();
+    let title_size = largest_size(TITLE_SIZE, |size| {
+        let mut widths = words.iter().map(|word| text_width(word, size));
+        widths.try_fold(true, |ok, w| Ok(ok && w? <= width - 2 * MARGIN))
+    })
+    .map_err(|e| fail(stem, e))?;
+    let lines = wrap(title, title_size, width - 2 * MARGIN).map_err(|e| fail(stem, e))?;
+    let title_h = MARGIN + lines.len() as u32 * line_height(title_size) as u32 + 6;
+    let size = (width, title_h + PANEL.1 * rows as u32);
+    let heading = (lines.as_slice(), title_size, title_h);
+    write_both(
+        &png,
+        &svg,
+        size,
+        |a| render_panels(a, heading, &planned, (rows, columns)),
+        |a| render_panels(a, heading, &planned, (rows, columns)),
+    )?;
+    Ok(vec![png, svg])
+}
+
+/// Draws a multi-panel figure: the title's lines, font size and band height, then the
+/// panels in a grid of (rows, columns).
+#[cfg(feature = "harness")]
+fn render_panels<DB: DrawingBackend>(
+    root: DrawingArea<DB, Shift>,
+    (lines, title_size, title_h): (&[String], f64, u32),
+    panels: &[(Figure, Plan, Layout)],
+    grid: (usize, usize),
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let (head, body) = root.split_vertically(title_h);
+    let style = TextStyle::from(font(title_size))
+        .pos(Pos::new(HPos::Center, VPos::Top))
+        .color(&BLACK);
+    let centre = head.dim_in_pixel().0 as i32 / 2;
+    for (i, line) in lines.iter().enumerate() {
+        let at = (centre, MARGIN as i32 + i as i32 * line_height(title_size));
+        head.draw(&Text::new(line.as_str(), at, style.clone()))?;
+    }
+    let cells = body.split_evenly(grid);
+    for ((p, plan, layout), cell) in panels.iter().zip(&cells) {
+        render_into(cell, p, plan, layout)?;
+    }
+    root.present()
+}
+
+/// Without the `harness` feature dptune draws no figure.
+#[cfg(not(feature = "harness"))]
+pub fn draw_panels(_: &str, _: &[Figure], _: usize, stem: &Path) -> Result<Vec<PathBuf>> {
+    draw(&Figure::new("", "", "", vec![]), stem)
 }
 
 /// Removes the PNG temporaries of `name` left in `dir` by killed processes of this host (never
@@ -522,12 +745,24 @@ enum Mark {
     Dashed,
 }
 
+/// The colour of series `i`: its own, grey for a context line, else the palette's.
+#[cfg(feature = "harness")]
+fn color_of(s: &Series, i: usize) -> RGBColor {
+    match (s.style.color, s.style.context) {
+        (Some((r, g, b)), _) => RGBColor(r, g, b),
+        (None, true) => RGBColor(175, 175, 175),
+        (None, false) => PALETTE[i % PALETTE.len()],
+    }
+}
+
 /// One legend entry: its label wrapped into lines, its mark and colour.
 #[cfg(feature = "harness")]
 struct Entry {
     lines: Vec<String>,
     mark: Mark,
     color: RGBColor,
+    marker: Marker,
+    dashed: bool,
 }
 
 /// Text placement decided before drawing, the same for the PNG and the SVG: the title wrapped to
@@ -625,9 +860,9 @@ fn largest_size(
 
 #[cfg(feature = "harness")]
 impl Layout {
-    fn new(fig: &Figure, plan: &Plan) -> std::result::Result<Layout, String> {
-        let (w, h) = (SIZE.0 as f64, SIZE.1 as f64);
-        let inner_w = SIZE.0 - 2 * MARGIN;
+    fn new(fig: &Figure, plan: &Plan, size: (u32, u32)) -> std::result::Result<Layout, String> {
+        let (w, h) = (size.0 as f64, size.1 as f64);
+        let inner_w = size.0 - 2 * MARGIN;
         // Title: the largest size (up to TITLE_SIZE) at which every word fits on a line, wrapped.
         let words: Vec<&str> = fig.title.split_whitespace().collect();
         let title_size = largest_size(TITLE_SIZE, |size| {
@@ -643,14 +878,24 @@ impl Layout {
             n => n as u32 * line_height(title_size) as u32 + 6,
         };
 
-        let mut entries: Vec<(&str, Mark, RGBColor)> = (fig.series.iter().enumerate())
+        // A path's entry says how its order is marked.
+        let labels: Vec<String> = (fig.series.iter())
+            .map(|s| match s.style.path {
+                true => format!("{} (○ start, ■ end)", s.label),
+                false => s.label.clone(),
+            })
+            .collect();
+        let mut entries: Vec<(&str, Mark, RGBColor, Marker, bool)> = (fig.series.iter())
+            .enumerate()
+            .filter(|(_, s)| !s.style.context && !s.label.is_empty())
             .map(|(i, s)| {
                 let mark = if s.scatter { Mark::Dot } else { Mark::Line };
-                (s.label.as_str(), mark, PALETTE[i % PALETTE.len()])
+                let style = (s.style.marker, s.style.dashed);
+                (labels[i].as_str(), mark, color_of(s, i), style.0, style.1)
             })
             .collect();
         if let Some((_, label)) = drawn_hline(fig, plan) {
-            entries.push((label.as_str(), Mark::Dashed, BLACK));
+            entries.push((label.as_str(), Mark::Dashed, BLACK, Marker::Circle, true));
         }
         // Legend: labels wrapped to the column's width limit, the font shrunk until all entries
         // fit the column's height.
@@ -659,14 +904,20 @@ impl Layout {
         let avail_h = h as i32 - 2 * MARGIN as i32 - title_h as i32 - CHART_TOP as i32;
         let lay_out = |size: f64| -> std::result::Result<(Vec<Entry>, i32, u32), String> {
             let mut natural = 0;
-            for (label, _, _) in &entries {
+            for (label, ..) in &entries {
                 natural = natural.max(text_width(label, size)?);
             }
             let label_w = natural.min(max_label_w);
             let mut wrapped = Vec::new();
-            for &(label, mark, color) in &entries {
+            for &(label, mark, color, marker, dashed) in &entries {
                 let lines = wrap(label, size, label_w)?;
-                wrapped.push(Entry { lines, mark, color });
+                wrapped.push(Entry {
+                    lines,
+                    mark,
+                    color,
+                    marker,
+                    dashed,
+                });
             }
             let widest = (wrapped.iter().flat_map(|e| &e.lines))
                 .map(|l| text_width(l, size))
@@ -682,7 +933,7 @@ impl Layout {
         };
 
         // Axis labels: shrunk (never below MIN_SIZE) until each fits along its axis.
-        let plot_w = (SIZE.0 - 2 * MARGIN - legend_w - CHART_RIGHT - Y_LABEL_AREA) as i32;
+        let plot_w = (size.0 - 2 * MARGIN - legend_w - CHART_RIGHT - Y_LABEL_AREA) as i32;
         let plot_h = avail_h - X_LABEL_AREA as i32;
         let desc_size = largest_size(DESC_SIZE, |size| {
             let x_ok = text_width(&fig.x_label, size)? as i32 <= plot_w;
@@ -815,6 +1066,18 @@ fn render<DB: DrawingBackend>(
     layout: &Layout,
 ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     root.fill(&WHITE)?;
+    render_into(&root, fig, plan, layout)?;
+    root.present()
+}
+
+/// Draws title, chart and legend of `fig` into `root` (the whole figure or one panel).
+#[cfg(feature = "harness")]
+fn render_into<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    fig: &Figure,
+    plan: &Plan,
+    layout: &Layout,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
     let inner = root.margin(MARGIN, MARGIN, MARGIN, MARGIN);
     let (title_area, body) = inner.split_vertically(layout.title_h);
     let title_style = TextStyle::from(font(layout.title_size))
@@ -855,7 +1118,7 @@ fn render<DB: DrawingBackend>(
         (Scale::Log, Scale::Log) => chart(area, fig, plan, layout, ticks, x_log, y_log),
     }?;
     legend(&legend_area, layout)?;
-    root.present()
+    Ok(())
 }
 
 /// The distinct x values of the drawn points when there are 3 to [`FEW_X`] of them (in order).
@@ -939,27 +1202,99 @@ where
     }
     mesh.draw()?;
 
+    // Markers of a shape and size (pixels) at points.
+    macro_rules! markers {
+        ($points:expr, $shape:expr, $size:expr, $color:expr) => {{
+            let (points, size, color): (Vec<(f64, f64)>, i32, RGBColor) =
+                ($points.collect(), $size, $color);
+            let at = |p| EmptyElement::at(p);
+            match $shape {
+                Marker::Circle => chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| at(p) + Circle::new((0, 0), size, color.filled())),
+                ),
+                Marker::Triangle => chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| at(p) + TriangleMarker::new((0, 0), size, color.filled())),
+                ),
+                Marker::Square => chart.draw_series(points.into_iter().map(|p| {
+                    let r = size - 1;
+                    at(p) + Rectangle::new([(-r, -r), (r, r)], color.filled())
+                })),
+                Marker::Cross | Marker::Star => chart.draw_series(
+                    points
+                        .into_iter()
+                        .map(|p| at(p) + Cross::new((0, 0), size, color.stroke_width(2))),
+                ),
+            }?;
+        }};
+    }
     let (xs, ys) = (fig.x_scale, fig.y_scale);
     let drawable =
         |x: f64, y: f64| valid(x, xs) && valid(y, ys) && inside(x, plan.x) && inside(y, plan.y);
-    for (i, s) in fig.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+    // Context lines first, under the others.
+    let mut order: Vec<usize> = (0..fig.series.len()).collect();
+    order.sort_by_key(|&i| !fig.series[i].style.context);
+    for i in order {
+        let s = &fig.series[i];
+        let color = color_of(s, i);
+        let st = &s.style;
         if s.scatter {
-            let dots = (s.points.iter().copied())
-                .filter(|&(x, y)| drawable(x, y))
-                .map(|p| Circle::new(p, 3, color.filled()));
-            chart.draw_series(dots)?;
+            let size = if st.marker == Marker::Star { 9 } else { 3 };
+            let dots = (s.points.iter().copied()).filter(|&(x, y)| drawable(x, y));
+            markers!(dots, st.marker, size, color);
         } else {
-            let dense = s.points.len() >= BAND_MIN;
-            let marker = if s.points.len() >= MARKERLESS { 0 } else { 3 };
+            let band = match fig.intervals {
+                Intervals::Auto => s.points.len() >= BAND_MIN,
+                Intervals::Band => true,
+                Intervals::Bars => false,
+            };
+            let marker: u32 = if s.points.len() >= MARKERLESS || st.context {
+                0
+            } else {
+                3
+            };
+            let width = if st.path || st.context { 1 } else { 2 };
             // Contiguous runs of drawable points: a skipped point breaks the line.
             for run in s.points.split(|&(x, y)| !drawable(x, y)) {
-                if !run.is_empty() {
-                    let line = LineSeries::new(run.iter().copied(), color.filled().stroke_width(2));
+                if run.is_empty() {
+                    continue;
+                }
+                let stroke = color.stroke_width(width);
+                if *st == Style::default() || (st.marker == Marker::Circle && st.context) {
+                    // Plotters' own markers (the SVG as it has always been written).
+                    let line =
+                        LineSeries::new(run.iter().copied(), color.filled().stroke_width(width));
                     chart.draw_series(line.point_size(marker))?;
+                    continue;
+                }
+                if st.dashed {
+                    chart.draw_series(DashedLineSeries::new(run.iter().copied(), 7, 5, stroke))?;
+                } else {
+                    chart.draw_series(LineSeries::new(run.iter().copied(), stroke))?;
+                }
+                if marker > 0 {
+                    let size = if st.marker == Marker::Circle {
+                        marker
+                    } else {
+                        marker + 2
+                    } as i32;
+                    markers!(run.iter().copied(), st.marker, size, color);
                 }
             }
-            if let Some(errors) = s.errors.as_ref().filter(|_| dense) {
+            if st.path {
+                let first = s.points.first().filter(|p| drawable(p.0, p.1));
+                let last = s.points.last().filter(|p| drawable(p.0, p.1));
+                let style = color.stroke_width(2);
+                chart.draw_series(first.map(|&p| Circle::new(p, 7, style)))?;
+                markers!(last.into_iter().copied(), Marker::Square, 6, color);
+            }
+            if st.context {
+                continue;
+            }
+            if let Some(errors) = s.errors.as_ref().filter(|_| band) {
                 // A translucent band over each contiguous run of drawable intervals.
                 let clamp = |v: f64| v.clamp(plan.y.0, plan.y.1);
                 let ok = |&(&(x, y), &(lo, hi)): &(&(f64, f64), &(f64, f64))| {
@@ -983,7 +1318,7 @@ where
                 continue;
             }
         }
-        if let Some(errors) = &s.errors {
+        if let Some(errors) = s.errors.as_ref().filter(|_| !st.context) {
             let bars = s
                 .points
                 .iter()
@@ -1040,13 +1375,17 @@ fn legend<DB: DrawingBackend>(
         let mid = x + SAMPLE / 2;
         match entry.mark {
             Mark::Line => {
-                area.draw(&PathElement::new(
-                    vec![(x, y), (x + SAMPLE, y)],
-                    color.stroke_width(2),
-                ))?;
-                area.draw(&Circle::new((mid, y), 3, color.filled()))?;
+                let pieces: &[(i32, i32)] = match entry.dashed {
+                    true => &[(0, 8), (13, SAMPLE)],
+                    false => &[(0, SAMPLE)],
+                };
+                for &(a, b) in pieces {
+                    let piece = vec![(x + a, y), (x + b, y)];
+                    area.draw(&PathElement::new(piece, color.stroke_width(2)))?;
+                }
+                legend_marker(area, (mid, y), entry.marker, color)?;
             }
-            Mark::Dot => area.draw(&Circle::new((mid, y), 3, color.filled()))?,
+            Mark::Dot => legend_marker(area, (mid, y), entry.marker, color)?,
             Mark::Dashed => {
                 let style = color.stroke_width(1);
                 for (a, b) in [(0, 7), (10, 16), (19, SAMPLE)] {
@@ -1061,6 +1400,26 @@ fn legend<DB: DrawingBackend>(
         y += ENTRY_GAP;
     }
     Ok(())
+}
+
+/// A legend entry's marker at pixel `p`.
+#[cfg(feature = "harness")]
+fn legend_marker<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    p: (i32, i32),
+    shape: Marker,
+    color: RGBColor,
+) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let size = if shape == Marker::Circle { 3 } else { 5 };
+    match shape {
+        Marker::Circle => area.draw(&Circle::new(p, size, color.filled())),
+        Marker::Triangle => area.draw(&TriangleMarker::new(p, size, color.filled())),
+        Marker::Square => area.draw(&Rectangle::new(
+            [(p.0 - 4, p.1 - 4), (p.0 + 4, p.1 + 4)],
+            color.filled(),
+        )),
+        Marker::Cross | Marker::Star => area.draw(&Cross::new(p, size, color.stroke_width(2))),
+    }
 }
 
 #[cfg(test)]
@@ -1094,9 +1453,11 @@ mod tests {
                     points,
                     errors,
                     scatter: false,
+                    style: Style::default(),
                 })
                 .collect(),
             hline: Some((0.05, "non-private best".into())),
+            intervals: Intervals::Auto,
         }
     }
 
@@ -1347,6 +1708,11 @@ mod tests {
             ("far", vec![(1.0, 0.25), (2.0, 0.3), (4.0, 0.81)], None),
         ]);
         fig.y_scale = Scale::Linear;
+        // A reference line stays in sight: here it would keep the far points on the axis.
+        let mut with_line = fig.clone();
+        with_line.focus_on_the_bulk();
+        assert_eq!(with_line.y_range, None);
+        fig.hline = None;
         fig.focus_on_the_bulk();
         let (lo, hi) = fig.y_range.expect("focused");
         assert!(lo > 0.3 && lo < 0.8 && hi > 0.83, "{lo} {hi}");
@@ -1368,17 +1734,76 @@ mod tests {
     }
 
     #[test]
-    fn coinciding_series_share_one_legend_entry() {
+    fn coinciding_series_keep_their_entries_and_say_so() {
         let pts = vec![(1.0, 2.0), (2.0, 3.0)];
-        let fig = figure(vec![
+        let mut fig = figure(vec![
             ("mean", pts.clone(), None),
             ("median", pts.clone(), None),
             ("q99", vec![(1.0, 2.001), (2.0, 3.0)], None),
             ("max", vec![(1.0, 4.0), (2.0, 5.0)], None),
         ]);
-        let merged = merge_coinciding(&fig);
-        let labels: Vec<&str> = merged.series.iter().map(|s| s.label.as_str()).collect();
-        assert_eq!(labels, ["mean = median ≈ q99", "max"]);
+        fig.y_scale = Scale::Linear;
+        let plan = Plan {
+            x: (1.0, 2.0),
+            y: (0.0, 10.0),
+        };
+        let marked = mark_coinciding(&fig, &plan);
+        let labels: Vec<&str> = marked.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "mean",
+                "median (coincides with mean)",
+                "q99 (coincides with mean)",
+                "max"
+            ]
+        );
+        // Each follower dashed, with a marker shape of its own; the others as they were.
+        let styles: Vec<(bool, Marker)> = (marked.series.iter())
+            .map(|s| (s.style.dashed, s.style.marker))
+            .collect();
+        assert_eq!(
+            styles,
+            [
+                (false, Marker::Circle),
+                (true, Marker::Triangle),
+                (true, Marker::Square),
+                (false, Marker::Circle)
+            ]
+        );
+        // 0.8% of the axis's height is the tolerance: 0.1 apart on a span of 10 is not close.
+        let far = figure(vec![
+            ("a", pts.clone(), None),
+            ("b", vec![(1.0, 2.1), (2.0, 3.0)], None),
+        ]);
+        let far = Figure {
+            y_scale: Scale::Linear,
+            ..far
+        };
+        let labels: Vec<String> = (mark_coinciding(&far, &plan).series.into_iter())
+            .map(|s| s.label)
+            .collect();
+        assert_eq!(labels, ["a", "b"]);
+    }
+
+    #[test]
+    fn panels_share_axes_and_paths_mark_their_ends() {
+        let dir = temp_dir("panels");
+        let a = figure(vec![("a", vec![(1.0, 1.0), (2.0, 2.0)], None)]);
+        let mut b = figure(vec![("b", vec![(1.0, 1.0), (3.0, 9.0)], None)]);
+        b.series[0] = b.series[0].clone().path();
+        let files = draw_panels("Two panels", &[a, b], 2, &dir.join("p")).expect("draws");
+        let svg = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(
+            svg.contains(r#"width="1440""#),
+            "two panels of 720 px side by side"
+        );
+        assert!(
+            svg.contains("b (○ start, ■ end)"),
+            "a path's entry names its markers"
+        );
+        assert!(svg.contains("Two panels"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

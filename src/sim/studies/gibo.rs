@@ -15,7 +15,7 @@ use crate::numeric::stats::mean_interval;
 use crate::params::Count;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Scale, Series};
+use crate::sim::plot::{self, Figure, Marker, Scale, Series, Style};
 use crate::sim::report::{best_known, error_bars, pm, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table};
@@ -373,6 +373,7 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
         .zip(loss)
         .map(|(b, l)| b.zip(*l).map(|(b, l)| l - b))
         .collect();
+    let nonnegative = loss.iter().flatten().all(|&l| l >= 0.0);
     let mut files = Vec::new();
     let mut rows = Vec::new();
     for v in p.workload.variants() {
@@ -433,17 +434,42 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
             ]);
             curves.push(Series::line(&s.label, points).with_errors(error_bars(&errors)));
         }
+        // A loss that is never negative here (a squared residual, a Huber loss) keeps its
+        // intervals at 0 or above, and the title says so.
+        let clip = match nonnegative {
+            true => "; intervals clipped at 0: every loss recorded is ≥ 0",
+            false => "",
+        };
+        if nonnegative {
+            for c in &mut curves {
+                for e in c.errors.iter_mut().flatten() {
+                    e.0 = e.0.max(0.0);
+                }
+            }
+        }
         let fig = Figure {
             x_scale: Scale::Log,
             ..Figure::new(
-                format!("Validation loss against evaluations ({})", v.label),
+                format!(
+                    "Noise-free validation loss against evaluations ({}, {} repetitions{clip})",
+                    v.label, p.seeds
+                ),
                 "function evaluations",
-                "noise-free validation loss (mean, 95% t-interval)",
+                "validation loss (mean, 95% t-interval)",
                 curves,
             )
         };
         let tag = v.label.replace(['=', ' ', ','], "").replace('σ', "sigma");
-        files.extend(plot::draw(&fig, &dir.join(format!("loss-{tag}")))?);
+        let stem = dir.join(format!("loss-{tag}"));
+        // From three series on, their bands hide each other: a panel per series.
+        files.extend(match fig.series.len() {
+            0..=2 => plot::draw(&fig, &stem)?,
+            n => {
+                let title = format!("{} — one panel per series, the others in grey", fig.title);
+                let columns = if n <= 4 { 2 } else { 3 };
+                plot::draw_panels(&title, &plot::panel_per_series(&fig), columns, &stem)?
+            }
+        });
         files.extend(draw_paths(
             p,
             t,
@@ -479,37 +505,65 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
 }
 
 /// The seed's path panels (spec 004 Figs. 2 right, 3, 4): coordinates 1 and 2 of θ_t (unit box)
-/// of repetition 0 of every series that records its iterates (one marker per step); nothing
-/// when θ has fewer than 2 coordinates or no series records it.
+/// of repetition 0 of every series that records its iterates, joined in the order of t, its
+/// start and end marked, and a cross where its noise-free loss was lowest (the optimum is not
+/// known for every objective, so the path's best point is what is marked); nothing when θ has
+/// fewer than 2 coordinates or no series records it.
 fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Vec<PathBuf>> {
     let (series, variants, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     // Results written before θ was recorded have no `theta` column: no panel.
-    let (step, Ok(theta)) = (t.u64("t")?, t.str("theta")) else {
+    let (step, loss, Ok(theta)) = (t.u64("t")?, t.f64("oracle_loss")?, t.str("theta")) else {
         return Ok(Vec::new());
     };
     let mut curves = Vec::new();
+    let mut best = Vec::new();
     for s in &p.series {
-        let mut rows: Vec<(u64, (f64, f64))> = (0..t.height())
+        let mut rows: Vec<(u64, (f64, f64), Option<f64>)> = (0..t.height())
             .filter(|&i| series[i] == s.label && variants[i] == variant && rep[i] == 0)
             .filter_map(|i| {
                 let mut it = theta[i].split(' ').map(|v| v.parse::<f64>().ok());
                 match (it.next().flatten(), it.next().flatten()) {
-                    (Some(a), Some(b)) => Some((step[i], (a, b))),
+                    (Some(a), Some(b)) => Some((step[i], (a, b), loss[i])),
                     _ => None,
                 }
             })
             .collect();
         rows.sort_by_key(|r| r.0);
-        if !rows.is_empty() {
-            // Markers only: the bitmap backend's thick-line joins spike where a path doubles
-            // back, drawing segments nobody walked.
-            let points = rows.into_iter().map(|r| r.1).collect();
-            curves.push(Series::scatter(&s.label, points));
+        if rows.is_empty() {
+            continue;
         }
+        let color = plot::COLORS[curves.len() % plot::COLORS.len()];
+        let lowest = (rows.iter())
+            .filter_map(|r| r.2.map(|l| (l, r.1)))
+            .min_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((l, at)) = lowest {
+            best.push(
+                Series::scatter(
+                    format!(
+                        "{}: lowest loss on the path ({})",
+                        s.label,
+                        plot::sig_label(l, 3)
+                    ),
+                    vec![at],
+                )
+                .styled(Style {
+                    color: Some(color),
+                    marker: Marker::Star,
+                    ..Style::default()
+                }),
+            );
+        }
+        let points = rows.into_iter().map(|r| r.1).collect();
+        curves.push(Series::line(&s.label, points).styled(Style {
+            color: Some(color),
+            path: true,
+            ..Style::default()
+        }));
     }
     if curves.is_empty() {
         return Ok(Vec::new());
     }
+    curves.extend(best);
     plot::draw(
         &Figure {
             x_range: Some((0.0, 1.0)),

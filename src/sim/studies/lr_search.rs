@@ -22,8 +22,7 @@ use crate::selection::bounds::Base;
 use crate::selection::calibrate::largest_mean;
 use crate::selection::count::CountFamily;
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, pm, select, write_grid, Key};
+use crate::sim::report::{pm, select, write_grid, Key};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{finite, Grid, Table};
 use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
@@ -359,79 +358,11 @@ impl SearchRow {
     }
 }
 
-/// A learning rate with its pool runs' validation and test accuracies.
-type RateSamples = (f64, Vec<f64>, Vec<f64>);
-
-/// Test accuracy against learning rate (the pool) and mean best test accuracy against the
-/// total ε per distribution (the searches), with the table.
+/// The table of the searches (the figures are declared in the file): per distribution and
+/// budget, E[K], ε, the chosen run's mean test accuracy and the share that released nothing.
 fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
-    let pool = Table::read_parquet(&dir.join("pool.parquet"))?;
     let searches = Table::read_parquet(&dir.join("searches.parquet"))?;
-    // Pool: mean test and validation accuracy per learning rate.
-    let (lr, val, test) = (
-        pool.f64("learning_rate")?,
-        pool.f64("validation_accuracy")?,
-        pool.f64("test_accuracy")?,
-    );
-    let mut by_rate: Vec<RateSamples> = Vec::new();
-    for i in 0..pool.height() {
-        let (Some(l), Some(v), Some(t)) = (lr[i], val[i], test[i]) else {
-            continue;
-        };
-        match by_rate.iter_mut().find(|e| e.0 == l) {
-            Some(e) => {
-                e.1.push(v);
-                e.2.push(t);
-            }
-            None => by_rate.push((l, vec![v], vec![t])),
-        }
-    }
-    by_rate.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let curve = |pick: fn(&RateSamples) -> &Vec<f64>| {
-        let pts: Vec<(f64, f64, Option<f64>)> = by_rate
-            .iter()
-            .map(|e| {
-                let (m, h) = mean_interval(pick(e));
-                (e.0, m, h)
-            })
-            .collect();
-        pts
-    };
-    let (test_curve, val_curve) = (curve(|e| &e.2), curve(|e| &e.1));
-    let best_rate = test_curve
-        .iter()
-        .fold((f64::NAN, f64::NEG_INFINITY), |b, p| {
-            if p.1 > b.1 {
-                (p.0, p.1)
-            } else {
-                b
-            }
-        });
-    let series = |label: &str, pts: &[(f64, f64, Option<f64>)]| {
-        Series::line(label, pts.iter().map(|p| (p.0, p.1)).collect()).with_errors(error_bars(
-            &pts.iter().map(|p| (p.1, p.2)).collect::<Vec<_>>(),
-        ))
-    };
-    let fig = Figure {
-        x_scale: Scale::Log,
-        ..Figure::new(
-            format!(
-                "The pool: {} DP-SGD runs per learning rate",
-                s.runs_per_rate
-            ),
-            "learning rate",
-            "accuracy (mean, 95% t-interval over runs)",
-            vec![
-                series("test accuracy", &test_curve),
-                series("validation accuracy (not released)", &val_curve),
-            ],
-        )
-    };
-    files.extend(plot::draw(
-        &fig,
-        &dir.join("pool-accuracy-vs-learning-rate"),
-    )?);
     // Searches: mean test accuracy of the chosen run against the total ε.
     let (acc, mean_k, eps, fallback) = (
         searches.f64("test_accuracy")?,
@@ -439,11 +370,8 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
         searches.f64("epsilon")?,
         searches.bool("fallback")?,
     );
-    let mut plot_series = Vec::new();
     let mut rows = Vec::new();
     for family in &s.distributions {
-        let mut points = Vec::new();
-        let mut errors = Vec::new();
         for &target in &s.epsilons {
             let r = select(
                 &searches,
@@ -467,8 +395,6 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
             }
             let (m, h) = mean_interval(&a);
             let fb = r.iter().filter(|&&i| fallback[i]).count() as f64 / r.len() as f64;
-            points.push((target, m));
-            errors.push((m, h));
             rows.push(vec![
                 family.name(),
                 fmt_num(target),
@@ -481,25 +407,7 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
                 format!("{fb:.3}"),
             ]);
         }
-        plot_series.push(Series::line(family.label(), points).with_errors(error_bars(&errors)));
     }
-    let mut fig = Figure {
-        hline: Some((
-            best_rate.1,
-            format!(
-                "best learning rate ({}), chosen non-privately",
-                crate::sim::plot::sig_label(best_rate.0, 3)
-            ),
-        )),
-        ..Figure::new(
-            format!("{}: test accuracy of the chosen run", exp.title),
-            format!("total ε (δ = {})", fmt_num(s.delta)),
-            "test accuracy (mean, 95% t-interval over searches)",
-            plot_series,
-        )
-    };
-    fig.focus_on_the_bulk();
-    files.extend(plot::draw(&fig, &dir.join("accuracy-vs-epsilon"))?);
     let (n, m, t) = s.task()?.sizes();
     write_grid(
         &Grid {
@@ -514,9 +422,6 @@ fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
         &dir.join("accuracy-vs-epsilon"),
         &mut files,
     )?;
-    if !(best_rate.1.is_finite()) {
-        return Err(Error::Infeasible("the pool has no finite accuracy".into()));
-    }
     Ok(files)
 }
 

@@ -1410,6 +1410,40 @@ fn staircase(corners: &[Objectives]) -> Vec<(f64, f64)> {
     out
 }
 
+/// The mean front of a tuner's seeds: at each ε where a seed's front steps (and every seed
+/// has a point at or below it), the mean over the seeds of each front's best error at that
+/// ε, as a staircase. Its hypervolume is the seeds' mean hypervolume (the area is linear in
+/// the step function), the number the text compares.
+fn mean_front(seeds: &BTreeMap<u64, Run>) -> Result<Vec<(f64, f64)>> {
+    let fronts = (seeds.values())
+        .map(|r| StepFront::new(&r.points))
+        .collect::<Result<Vec<_>>>()?;
+    let start = (fronts.iter())
+        .filter_map(|f| f.corners().first().map(|c| c[0]))
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut grid: Vec<f64> = (fronts.iter().flat_map(|f| f.corners().iter().map(|c| c[0])))
+        .filter(|&e| e >= start)
+        .collect();
+    grid.sort_by(f64::total_cmp);
+    grid.dedup();
+    let corners: Vec<Objectives> = grid
+        .into_iter()
+        .filter_map(|e| {
+            let at: Vec<f64> = fronts.iter().filter_map(|f| f.best_at(e)).collect();
+            (at.len() == fronts.len()).then(|| [e, at.iter().sum::<f64>() / at.len() as f64])
+        })
+        .collect();
+    Ok(staircase(&corners))
+}
+
+/// How many seeds a mean front averages, for its legend entry.
+fn seeds_said(n: usize) -> String {
+    match n {
+        1 => "one run".into(),
+        n => format!("mean of {n} seeds"),
+    }
+}
+
 /// The left end of a front plot's ε axis: a little left of its smallest positive ε.
 fn front_left(series: &[Series]) -> f64 {
     let min = series
@@ -1506,6 +1540,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 },
                 errors: if grid { None } else { error_bars(&stats) },
                 scatter: grid,
+                style: Default::default(),
             });
         }
         let fig = Figure::new(
@@ -1568,16 +1603,13 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 &dir.join(format!("points-{task}")),
             )?);
         }
-        // Fig. 6: every tuner's step front (seed 0).
+        // Fig. 6: every tuner's mean step front over its seeds (what the text compares).
         let series = of_task
             .iter()
-            .filter_map(|(_, (_, label, _, seeds))| {
-                seeds.values().next().map(|r| {
-                    Ok(Series::line(
-                        label.as_str(),
-                        staircase(StepFront::new(&r.points)?.corners()),
-                    ))
-                })
+            .filter(|(_, (_, _, _, seeds))| !seeds.is_empty())
+            .map(|(_, (_, label, _, seeds))| {
+                let label = format!("{label} ({})", seeds_said(seeds.len()));
+                Ok(Series::line(label, mean_front(seeds)?))
             })
             .collect::<Result<Vec<_>>>()?;
         // Only ε up to 10× the hypervolume's reference is drawn: beyond it the front adds
@@ -1587,7 +1619,7 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 front_left(&series),
                 front_right(&series, 10.0 * HV_REFERENCE[0]),
             )),
-            ..front_figure(task_title(&h.title, task, "fronts (seed 0)"), series)
+            ..front_figure(task_title(&h.title, task, "mean fronts over the seeds"), series)
         };
         files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
         // The same fronts re-evaluated on fresh runs (`reevaluate`), on the same axes.
@@ -1649,23 +1681,19 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
             }
         }
     }
-    // Fig. 8: the first tuner's fronts of every task, overlaid.
+    // Fig. 8: the first tuner's mean fronts of every task, overlaid.
     if tasks.len() > 1 {
-        let series = runs
-            .iter()
-            .filter(|((_, u), _)| *u == 0)
-            .filter_map(|(_, (task, label, _, seeds))| {
-                seeds.values().next().map(|r| {
-                    Ok(Series::line(
-                        format!("{task} ({label})"),
-                        staircase(StepFront::new(&r.points)?.corners()),
-                    ))
-                })
+        let first: Vec<_> = runs.iter().filter(|((_, u), _)| *u == 0).collect();
+        let series = (first.iter())
+            .filter(|(_, (_, _, _, seeds))| !seeds.is_empty())
+            .map(|(_, (task, label, _, seeds))| {
+                let label = format!("{task} ({label}, {})", seeds_said(seeds.len()));
+                Ok(Series::line(label, mean_front(seeds)?))
             })
             .collect::<Result<Vec<_>>>()?;
         files.extend(plot::draw(
             &front_figure(
-                format!("{}: fronts of every task (seed 0)", h.title),
+                format!("{}: mean fronts of every task over the seeds", h.title),
                 series,
             ),
             &dir.join("fronts-all-tasks"),
@@ -1916,6 +1944,34 @@ impl Study for ParetoFront {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mean_front_averages_each_seeds_best_error_where_all_have_one() {
+        let run = |points: Vec<Objectives>| Run {
+            initial: vec![false; points.len()],
+            spread: vec![None; points.len()],
+            points,
+            best: vec![],
+            worst: vec![],
+            reevaluated: vec![],
+            oracle_ms: 0.0,
+            tuner_ms: 0.0,
+        };
+        let seeds: BTreeMap<u64, Run> = [
+            (0, run(vec![[0.1, 0.5], [1.0, 0.3]])),
+            (1, run(vec![[0.5, 0.4], [2.0, 0.1]])),
+        ]
+        .into_iter()
+        .collect();
+        // From ε = 0.5 (where both seeds have a point): (0.5 + 0.4) / 2, then (0.3 + 0.4) / 2
+        // at 1, then (0.3 + 0.1) / 2 at 2.
+        let got = mean_front(&seeds).unwrap();
+        let want = [(0.5, 0.45), (1.0, 0.45), (1.0, 0.35), (2.0, 0.35), (2.0, 0.2)];
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g.0 - w.0).abs() < 1e-12 && (g.1 - w.1).abs() < 1e-12, "{got:?}");
+        }
+    }
 
     #[test]
     fn staircase_steps_between_corners() {

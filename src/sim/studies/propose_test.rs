@@ -17,7 +17,7 @@ use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Series};
+use crate::sim::plot::{self, Figure, Marker, Series, Style};
 use crate::sim::report::{quantile, up, write_grid};
 use crate::sim::study::{Header, Study};
 use crate::sim::table::{Grid, Table};
@@ -310,8 +310,10 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
 
 /// The walks at the trace granularity: one curve per distinct path (the most frequent eight),
 /// labelled by its share of seeds and its success/failure pattern, plus the alternating
-/// worst case over as many passes as the most frequent path.
-fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
+/// worst case over as many passes as the most frequent path, in red as in the paper (no seed
+/// path is red); a second panel shows the start near the origin, where the worst case and
+/// the walks that fail at once stay.
+fn draw_walks(w: &Walks, t: &Table, stem: &Path) -> Result<Vec<PathBuf>> {
     let g = w.trace_granularity;
     let runs = runs_of(t)?;
     let (step_after, m_after, accepted) =
@@ -338,13 +340,19 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
             .collect()
     };
     let shown = ranked.len().min(8);
+    let not_red = plot::COLORS.iter().filter(|&&c| c != plot::RED);
     let mut series: Vec<Series> = ranked[..shown]
         .iter()
-        .map(|(path, (count, pattern))| {
+        .zip(not_red.cycle())
+        .map(|((path, (count, pattern)), &color)| {
             Series::line(
                 format!("{count} of {total} seeds: {pattern}"),
                 to_points(path),
             )
+            .styled(Style {
+                color: Some(color),
+                ..Style::default()
+            })
         })
         .collect();
     let passes = ranked.first().map_or(1, |r| r.0.len());
@@ -362,24 +370,52 @@ fn walks_figure(w: &Walks, t: &Table) -> Result<Figure> {
         .take(passes)
         .map(|p| (p.step_after, p.m_after))
         .collect();
-    series.push(Series::line(
-        format!("worst case: alternating S, F over {passes} passes"),
-        to_points(&worst),
-    ));
-    Ok(Figure {
+    series.push(
+        Series::line(
+            format!("worst case: alternating S, F over {passes} passes"),
+            to_points(&worst),
+        )
+        .styled(Style {
+            color: Some(plot::RED),
+            marker: Marker::Triangle,
+            ..Style::default()
+        }),
+    );
+    let whole = Figure {
         hline: Some((1.0, "cap u = 1".into())),
         ..Figure::new(
-            format!(
-                "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
-                fmt_num(g),
-                ranked.len(),
-                shown
-            ),
+            "every walk",
             "step (successes double it, failures halve it)",
             "accumulated utility u",
             series,
         )
-    })
+    };
+    // The start: steps up to 8, u up to 4 ticks above the worst case's highest point.
+    let top = (worst.iter().map(|&(_, m)| level(m))).fold(w.u0, f64::max) + 4.0 * g;
+    let pad = 0.08 * (top - w.u0);
+    let start = Figure {
+        title: format!("near the origin (steps ≤ 8, u ≤ {})", fmt_num(top)),
+        x_range: Some((-0.5, 8.5)),
+        y_range: Some((w.u0 - pad, top + pad)),
+        series: (whole.series.iter())
+            .map(|s| Series {
+                label: String::new(),
+                ..s.clone()
+            })
+            .collect(),
+        ..whole.clone()
+    };
+    plot::draw_panels(
+        &format!(
+            "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
+            fmt_num(g),
+            ranked.len(),
+            shown
+        ),
+        &[whole, start],
+        2,
+        stem,
+    )
 }
 
 /// A `propose-test-budgets` file (Table 1 with numbers).
@@ -609,7 +645,7 @@ impl Study for Walks {
     /// declared in the experiment file.
     fn report(&self, _header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
         let t = Table::read_parquet(&dir.join(self.output()))?;
-        plot::draw(&walks_figure(self, &t)?, &dir.join("fig1-walks"))
+        draw_walks(self, &t, &dir.join("fig1-walks"))
     }
 }
 

@@ -681,24 +681,48 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             ),
         ];
         let no_regret = tu.workload.regret_unavailable();
+        // Counted from the data, never taken from the file.
+        let (fewest, most) = here
+            .iter()
+            .fold((usize::MAX, 0), |(a, b), s| (a.min(s.n), b.max(s.n)));
+        let repetitions = if fewest == most {
+            format!("{most}")
+        } else {
+            format!("{fewest} to {most}")
+        };
+        // A test accuracy lies in [0, 1]: its axis is that, its intervals are clipped there.
+        let accuracy = tu.workload.kind() == "dpsgd-task";
         for (name, y_label, metric) in metrics {
             if name == "regret" && no_regret.is_some() {
                 continue;
             }
+            let bounded = accuracy && name == "utility";
             let series = labels
                 .iter()
                 .map(|l| {
                     let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
+                    let mut errors = error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>());
+                    if bounded {
+                        for e in errors.iter_mut().flatten() {
+                            *e = (e.0.max(0.0), e.1.min(1.0));
+                        }
+                    }
                     Series::line(*l, mine.iter().map(|s| (x_of(s), metric(s).0)).collect())
-                        .with_errors(error_bars(
-                            &mine.iter().map(|s| metric(s)).collect::<Vec<_>>(),
-                        ))
+                        .with_errors(errors)
                 })
                 .collect();
+            let y_label = match bounded {
+                true => "test accuracy of the chosen model (mean, 95% t-interval clipped to [0, 1])",
+                false => y_label,
+            };
             let mut fig = Figure {
                 x_scale: Scale::Log,
+                y_range: bounded.then_some((0.0, 1.0)),
                 ..Figure::new(
-                    format!("{} ({})", exp.title, variant.label),
+                    format!(
+                        "{} ({}; n = {repetitions} repetitions per point)",
+                        exp.title, variant.label
+                    ),
                     format!(
                         "ε of (ε, {})-DP for the whole tuning run",
                         fmt_num(tu.delta)
@@ -718,15 +742,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             here.iter()
                 .find(|s| s.label == l && s.budget == b)
                 .map_or("–".into(), |s| f(s))
-        };
-        // Counted from the data, never taken from the file.
-        let (fewest, most) = here
-            .iter()
-            .fold((usize::MAX, 0), |(a, b), s| (a.min(s.n), b.max(s.n)));
-        let repetitions = if fewest == most {
-            format!("{most}")
-        } else {
-            format!("{fewest} to {most}")
         };
         let make = |what: &str, f: &dyn Fn(&Summary) -> String| Grid {
             caption: format!(
