@@ -186,6 +186,13 @@ impl Accountant {
         })
     }
 
+    /// The smallest RDP bound over the policy's orders, min_λ ε(λ), with its order: no
+    /// conversion to (ε, δ) (the x-axis of Papernot–Steinke's released Fig. 7 code; not a DP
+    /// guarantee on its own).
+    pub fn min_rdp(&self, curve: &RdpCurve) -> Result<(f64, f64)> {
+        self.minimise(curve, |r, _| r)
+    }
+
     /// The smallest δ such that the curve gives (ε, δ)-DP.
     pub fn delta(&self, curve: &RdpCurve, epsilon: f64) -> Result<DpBound> {
         let epsilon = Range::NonNegative.check("epsilon", epsilon)?;

@@ -10,7 +10,7 @@
 //! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
 
 use super::StudyKind;
-use crate::accounting::Orders;
+use crate::accounting::{Accountant, Orders};
 use crate::data;
 use crate::error::{Error, Range, Result};
 use crate::learn::Device;
@@ -18,7 +18,7 @@ use crate::numeric::stats::mean_interval;
 use crate::numeric::{fmt_num, round_up_decimals};
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
-use crate::selection::bounds::Base;
+use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::calibrate::largest_mean;
 use crate::selection::count::CountFamily;
 use crate::sim::fields::{fnv1a, Fields};
@@ -289,6 +289,10 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
                 continue;
             };
             let law = family.with_mean(c.value, None)?;
+            // spec 000 §6's second axis: Theorem 2's RDP bound at its best order, unconverted
+            // (the released code's "privacy budget").
+            let accountant = Accountant::new(s.orders.clone(), Default::default());
+            let min_rdp = accountant.min_rdp(&repeat_select(&base, &law, &s.orders)?)?.0;
             let key = fnv1a(format!("{} {eps}", family.name()).as_bytes());
             for trial in 0..s.searches {
                 let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
@@ -306,6 +310,7 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
                     target_epsilon: finite(eps),
                     mean_k: finite(c.value),
                     epsilon: finite(c.bound.epsilon),
+                    min_rdp_epsilon: finite(min_rdp),
                     trial,
                     k,
                     learning_rate: learning_rate.and_then(finite),
@@ -334,6 +339,8 @@ struct SearchRow {
     target_epsilon: Option<f64>,
     mean_k: Option<f64>,
     epsilon: Option<f64>,
+    /// min over orders λ > 1 of the search's RDP bound ε(λ) (no δ: spec 000 §6's second axis).
+    min_rdp_epsilon: Option<f64>,
     trial: u64,
     k: u64,
     learning_rate: Option<f64>,
@@ -349,6 +356,7 @@ impl SearchRow {
             target_epsilon: finite(target),
             mean_k: None,
             epsilon: None,
+            min_rdp_epsilon: None,
             trial: 0,
             k: 0,
             learning_rate: None,
