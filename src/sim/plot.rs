@@ -74,7 +74,7 @@ pub enum Marker {
     Star,
 }
 
-/// How intervals are drawn: a band from [`BAND_MIN`] points on and bars below (auto), or one
+/// How intervals are drawn: a band from 8 points on and bars below (auto), or one
 /// style for every series of the figure.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
