@@ -403,7 +403,7 @@ pub fn panel_per_series(fig: &Figure) -> Vec<Figure> {
 const PANEL: (u32, u32) = (720, 450);
 
 /// Draws `panels` side by side, `columns` to a row, under one `title`, to `<stem>.png` and
-/// `<stem>.svg` (each panel [`PANEL`] pixels, a figure of its own with its title, axes and
+/// `<stem>.svg` (each panel 720 × 450 pixels, a figure of its own with its title, axes and
 /// legend); the panels share the axes' limits (those of all their points) unless one sets
 /// its own. Fails as [`draw`] does.
 #[cfg(feature = "harness")]
