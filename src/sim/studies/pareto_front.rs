@@ -1619,7 +1619,10 @@ fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
                 front_left(&series),
                 front_right(&series, 10.0 * HV_REFERENCE[0]),
             )),
-            ..front_figure(task_title(&h.title, task, "mean fronts over the seeds"), series)
+            ..front_figure(
+                task_title(&h.title, task, "mean fronts over the seeds"),
+                series,
+            )
         };
         files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
         // The same fronts re-evaluated on fresh runs (`reevaluate`), on the same axes.
@@ -1966,10 +1969,19 @@ mod tests {
         // From ε = 0.5 (where both seeds have a point): (0.5 + 0.4) / 2, then (0.3 + 0.4) / 2
         // at 1, then (0.3 + 0.1) / 2 at 2.
         let got = mean_front(&seeds).unwrap();
-        let want = [(0.5, 0.45), (1.0, 0.45), (1.0, 0.35), (2.0, 0.35), (2.0, 0.2)];
+        let want = [
+            (0.5, 0.45),
+            (1.0, 0.45),
+            (1.0, 0.35),
+            (2.0, 0.35),
+            (2.0, 0.2),
+        ];
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(want) {
-            assert!((g.0 - w.0).abs() < 1e-12 && (g.1 - w.1).abs() < 1e-12, "{got:?}");
+            assert!(
+                (g.0 - w.0).abs() < 1e-12 && (g.1 - w.1).abs() < 1e-12,
+                "{got:?}"
+            );
         }
     }
 

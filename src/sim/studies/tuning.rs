@@ -701,7 +701,8 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 .iter()
                 .map(|l| {
                     let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    let mut errors = error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>());
+                    let mut errors =
+                        error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>());
                     if bounded {
                         for e in errors.iter_mut().flatten() {
                             *e = (e.0.max(0.0), e.1.min(1.0));
@@ -712,7 +713,9 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 })
                 .collect();
             let y_label = match bounded {
-                true => "test accuracy of the chosen model (mean, 95% t-interval clipped to [0, 1])",
+                true => {
+                    "test accuracy of the chosen model (mean, 95% t-interval clipped to [0, 1])"
+                }
                 false => y_label,
             };
             let mut fig = Figure {
