@@ -14,6 +14,8 @@
 //! * [`clipped_mean`]: clipped-mean Gaussian releases (validation scores, per-user gradients).
 //! * [`exponential`], [`above_threshold`]: the selection mechanisms tuners draw from (exponential
 //!   mechanism; AboveThreshold), with their noise.
+//! * [`event`]: [`Event`], what a computation releases in dp_accounting's vocabulary, validated
+//!   when built, with the neighbouring relation it holds under.
 
 pub mod above_threshold;
 pub mod calibrate;
@@ -21,6 +23,7 @@ pub mod clipped_mean;
 pub mod composition;
 pub mod convert;
 pub mod divergence;
+pub mod event;
 pub mod exponential;
 pub mod mechanisms;
 pub mod pld;
@@ -32,6 +35,7 @@ pub use convert::{
     integer_orders_epsilon, Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS,
     SPEC_001_MAX_ORDER,
 };
+pub use event::Event;
 pub use mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, LotSampling, RandomizedResponse};
 pub use rdp::{ClosedForm, RdpCurve, RdpFunction};
 pub use subsampled_wor::{steps_for_epochs, WorSubsampledGaussian};
