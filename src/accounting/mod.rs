@@ -50,6 +50,7 @@ macro_rules! accountants {
 accountants! {
     rdp_events::Rdp,
     pld_events::Pld,
+    gdp::Gdp,
 }
 
 pub use accountant::{PrivacyAccountant, Tightest};
