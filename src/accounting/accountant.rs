@@ -112,14 +112,14 @@ impl Ledger {
     pub fn check(&self, accountant: &dyn PrivacyAccountant, event: &Event) -> Result<()> {
         if let Err(why) = accountant.supports(event) {
             return Err(Error::Infeasible(format!(
-                "the {} accountant cannot account a {} event: {why}",
+                "the {} accountant cannot account this {} event: {why}",
                 accountant.name(),
                 event.kind_name()
             )));
         }
         match (self.relation, event.neighbours()) {
             (Some(a), Some(b)) if a != b => Err(Error::Infeasible(format!(
-                "a {} event holds under {} neighbours, what is composed under {}: the two \
+                "this {} event holds under {} neighbours, what is composed under {}: the two \
                  cannot be composed into one guarantee",
                 event.kind_name(),
                 b.name(),
@@ -182,6 +182,7 @@ struct Member {
 /// Ties go to the first in the given order ([`super::ACCOUNTANTS`]'s for [`Tightest::registered`]).
 pub struct Tightest {
     members: Vec<Member>,
+    ledger: Ledger,
 }
 
 impl Tightest {
@@ -202,6 +203,7 @@ impl Tightest {
                     dropped: None,
                 })
                 .collect(),
+            ledger: Ledger::default(),
         })
     }
 
@@ -308,15 +310,11 @@ impl PrivacyAccountant for Tightest {
         }))
     }
 
-    /// Where no member still in the composition supports `event`, an error and nothing
-    /// changes; otherwise the members that do not (or fail to compose it) are dropped.
+    /// Where no member still in the composition supports `event`, or it fixes another
+    /// neighbouring relation, an error and nothing changes; otherwise the members that do not
+    /// support it (or fail to compose it) are dropped.
     fn compose(&mut self, event: &Event) -> Result<()> {
-        if let Err(why) = self.supports(event) {
-            return Err(Error::Infeasible(format!(
-                "no accountant can account this {} event ({why})",
-                event.kind_name()
-            )));
-        }
+        self.ledger.check(self, event)?;
         for m in self.members.iter_mut().filter(|m| m.dropped.is_none()) {
             m.dropped = match m.accountant.supports(event) {
                 Err(why) => Some(format!(
@@ -333,6 +331,7 @@ impl PrivacyAccountant for Tightest {
                 self.why_none(&[])
             )));
         }
+        self.ledger.record(event);
         Ok(())
     }
 
@@ -486,6 +485,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("approximate-dp") && e.contains("rdp/"), "{e}");
+        assert_eq!(t.epsilon(1e-6).unwrap(), before);
+        // Another neighbouring relation: refused before any member sees it.
+        let wor = Event::sampled_without_replacement(0.5, gaussian()).unwrap();
+        let e = t.compose(&wor).unwrap_err().to_string();
+        assert!(e.contains("replace-one"), "{e}");
         assert_eq!(t.epsilon(1e-6).unwrap(), before);
         assert!(t.name().starts_with("tightest(rdp/") && t.statement().contains("Rényi"));
     }
