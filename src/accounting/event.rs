@@ -45,7 +45,7 @@ impl Neighbours {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "kebab-case", deny_unknown_fields)]
 pub enum CountLaw {
-    /// Papernot–Steinke's truncated negative binomial with shape η > −1 and mean E[K] > 1:
+    /// Papernot–Steinke's truncated negative binomial with shape η > −1 and mean E\[K\] > 1:
     /// η = 0 is the logarithmic law, η = 1 the geometric one (Liu–Talwar).
     TruncatedNegativeBinomial {
         eta: f64,
