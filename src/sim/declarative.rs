@@ -33,6 +33,7 @@
 //! columns = 3                  # panels to a row (default 2)
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title ({title} stands for it;
+//!                              # {facet}, the facet's value, else appended: "… (value)";
 //!                              # {key}, any top-level number, string or boolean of the file,
 //!                              # as the profile sets it: "{seeds} walks" in titles, labels
 //!                              # and captions)
@@ -837,11 +838,15 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     style: Style::default(),
                 });
             }
-            let base = p
-                .title
-                .as_ref()
-                .map_or_else(|| Ok(title.to_string()), |t| o.fill(t, title, &what))?;
+            // `{facet}` in the title places the facet's value (else it follows the title).
+            let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
+            let value = fv.as_ref().map(Cell::label).unwrap_or_default();
+            let base = p.title.as_ref().map_or_else(
+                || Ok(title.to_string()),
+                |t| o.fill(&t.replace("{facet}", &value), title, &what),
+            )?;
             let (fig_title, stem) = match &fv {
+                Some(_) if placed => (base, format!("{}-{}", p.name, slug(&value))),
                 Some(v) => (
                     format!("{base} ({})", v.label()),
                     format!("{}-{}", p.name, slug(&v.label())),
@@ -1303,6 +1308,14 @@ caption = \"{title} ({facet}): from {column:from}; {seeds}\"
         assert!(md("g-d1.md").contains("| a | 0.250 | 0.500 |"));
         assert!(md("g-d2.md").starts_with("**T (d=2): from 1; 3**"));
         assert!(md("g-d2.md").contains("| a | 1.000 | – |"));
+        // `{facet}` placed in a faceted figure's title.
+        let op = outputs(
+            "seeds = 3\n[[plots]]\nname = \"p\"\ntable = \"t.parquet\"\nfacet = \"v\"\nx = \"e\"\n\
+             y = \"y\"\ntitle = \"{title} ({facet}; n = {seeds})\"\n",
+        )
+        .unwrap();
+        render(&op, &dir, "t.parquet", "T").unwrap();
+        assert!(md("p-d1.svg").contains("T (d=1; n = 3)"));
         assert_eq!(
             o.clash(&["g-d1.md".to_string()]),
             Some(("tables", "g", "g-d1.md"))

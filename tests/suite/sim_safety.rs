@@ -485,14 +485,14 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
     std::fs::write(folder.join("notes.txt"), "keep me").unwrap();
     let outside = dir.join("outside.svg");
     std::fs::write(&outside, "outside").unwrap();
-    std::os::unix::fs::symlink(&outside, folder.join("utility-d1.svg")).unwrap();
+    std::os::unix::fs::symlink(&outside, folder.join("privacy-d1.tex")).unwrap();
     let o = run(&file, &out, "smoke");
     assert!(o.status.success(), "{}", stderr(&o));
     let aside = folder.join("superseded").join("user-files");
     assert_eq!(read(&aside.join("privacy-d1.md")), b"my notes");
     assert_eq!(read(&aside.join("manifest.json")), b"not json");
     assert!(aside
-        .join("utility-d1.svg")
+        .join("privacy-d1.tex")
         .symlink_metadata()
         .unwrap()
         .file_type()

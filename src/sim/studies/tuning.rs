@@ -1,8 +1,8 @@
 //! Tuning experiments (`kind = "tuning"`): the cells (tuner × workload variant × budget), each a
 //! unit of the runner; equal-budget calibration; the rows of one cell (one per repetition); the
-//! regret and utility figures and the privacy, choices and front tables (the regret, utility
-//! and paired tables are declared in the files, over the derived `outcomes.parquet` and
-//! `steps.parquet`).
+//! privacy, choices and front tables and the accuracy figure against the front (the regret,
+//! utility and paired tables and the regret and utility figures are declared in the files, over
+//! the derived `outcomes.parquet` and `steps.parquet`).
 //!
 //! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
 //! candidate grid) for every tuner and budget, so tuners are compared on common random
@@ -550,7 +550,6 @@ struct Summary {
     budget: Option<f64>,
     label: String,
     n: usize,
-    regret: (f64, Option<f64>),
     utility: (f64, Option<f64>),
     epsilon: Option<f64>,
     noise: Option<f64>,
@@ -677,7 +676,7 @@ fn steps(tu: &Tuning, t: &Table) -> Result<Table> {
         .with("change", Values::F64(change)))
 }
 
-fn summarise(t: &Table, regret: &[Option<f64>]) -> Result<Vec<Summary>> {
+fn summarise(t: &Table) -> Result<Vec<Summary>> {
     let (variant, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
     let (utility, eps, noise, runs) = (
         t.f64("utility")?,
@@ -705,7 +704,6 @@ fn summarise(t: &Table, regret: &[Option<f64>]) -> Result<Vec<Summary>> {
                 budget: budget[first],
                 label: label[first].clone(),
                 n: rows.len(),
-                regret: mean_interval(&col(regret)),
                 utility: mean_interval(&col(utility)),
                 epsilon: eps[first],
                 noise: noise[first],
@@ -730,8 +728,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             exp.name
         )));
     }
-    let regret = regret_to_best_known(t)?;
-    let sums = summarise(t, &regret)?;
+    let sums = summarise(t)?;
     let mut files = Vec::new();
     let labels: Vec<&str> = tu.tuners.iter().map(|e| e.label.as_str()).collect();
     let budget_name =
@@ -739,22 +736,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     for variant in tu.workload.variants() {
         let here: Vec<&Summary> = sums.iter().filter(|s| s.variant == variant.label).collect();
         let x_of = |s: &Summary| s.budget.or(s.epsilon).unwrap_or(f64::NAN);
-        // Regret is against the workload's estimate of the best utility (as good as its
-        // oracle); utility is the chosen model's own, the comparison a reader of a paper wants.
-        type Metric = fn(&Summary) -> (f64, Option<f64>);
-        let metrics: [(&str, &str, Metric); 2] = [
-            (
-                "regret",
-                "regret: best known utility − chosen utility (mean, 95% t-interval)",
-                |s| s.regret,
-            ),
-            (
-                "utility",
-                "utility of the chosen candidate (mean, 95% t-interval)",
-                |s| s.utility,
-            ),
-        ];
-        let no_regret = tu.workload.regret_unavailable();
         // Counted from the data, never taken from the file.
         let (fewest, most) = here
             .iter()
@@ -764,54 +745,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         } else {
             format!("{fewest} to {most}")
         };
-        // A test accuracy lies in [0, 1]: its axis is that, its intervals are clipped there.
-        let accuracy = tu.workload.kind() == "dpsgd-task";
-        for (name, y_label, metric) in metrics {
-            if name == "regret" && no_regret.is_some() {
-                continue;
-            }
-            let bounded = accuracy && name == "utility";
-            let series = labels
-                .iter()
-                .map(|l| {
-                    let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    let mut errors =
-                        error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>());
-                    if bounded {
-                        for e in errors.iter_mut().flatten() {
-                            *e = (e.0.max(0.0), e.1.min(1.0));
-                        }
-                    }
-                    Series::line(*l, mine.iter().map(|s| (x_of(s), metric(s).0)).collect())
-                        .with_errors(errors)
-                })
-                .collect();
-            let y_label = match bounded {
-                true => {
-                    "test accuracy of the chosen model (mean, 95% t-interval clipped to [0, 1])"
-                }
-                false => y_label,
-            };
-            let mut fig = Figure {
-                x_scale: Scale::Log,
-                y_range: bounded.then_some((0.0, 1.0)),
-                ..Figure::new(
-                    format!(
-                        "{} ({}; n = {repetitions} repetitions per point)",
-                        exp.title, variant.label
-                    ),
-                    format!(
-                        "ε of (ε, {})-DP for the whole tuning run",
-                        fmt_num(tu.delta)
-                    ),
-                    y_label,
-                    series,
-                )
-            };
-            fig.focus_on_the_bulk();
-            let stem = dir.join(format!("{name}-{}", slug(&variant.label)));
-            files.extend(plot::draw(&fig, &stem)?);
-        }
         let budgets: Vec<Option<f64>> = tu.budgets.clone();
         let mut header = vec!["tuner".to_string()];
         header.extend(budgets.iter().map(|b| budget_name(*b)));
