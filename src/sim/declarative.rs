@@ -33,6 +33,7 @@
 //! columns = 3                  # panels to a row (default 2)
 //! table = "runs.parquet"       # default: the study's merged table
 //! title = "…"                  # default: the experiment's title ({title} stands for it;
+//!                              # {facet}, the facet's value, else appended: "… (value)";
 //!                              # {key}, any top-level number, string or boolean of the file,
 //!                              # as the profile sets it: "{seeds} walks" in titles, labels
 //!                              # and captions)
@@ -48,6 +49,10 @@
 //! row_label = "α"              # header of the rows' column (default: its column's name)
 //! column_label = "ε"           # columns headed "ε=1", …; "" for the values alone
 //!                              # (default: the column's name)
+//! facet = "variant"            # optional (pivots and lists): one table per value,
+//!                              # <name>-<value>; `{facet}` in the caption is its value
+//! caption = "… from ε = {column:from}"   # `{column:NAME}`: the one value column NAME
+//!                              # holds in the table's rows (several: an error)
 //!
 //! [[tables]]                   # or a list: one line per (filtered) row, these columns
 //! name = "bounds"
@@ -199,6 +204,8 @@ pub struct TableSpec {
     name: String,
     table: Option<String>,
     filter: Filter,
+    /// One table per value of this column: `<name>-<value>`, `{facet}` in the caption its value.
+    facet: Option<String>,
     caption: Option<String>,
     body: Body,
 }
@@ -306,7 +313,7 @@ impl Outputs {
         let tables = self
             .tables
             .iter()
-            .map(|t| ("tables", t.name.as_str(), false));
+            .map(|t| ("tables", t.name.as_str(), t.facet.is_some()));
         plots.chain(tables).find_map(|(list, name, faceted)| {
             let exts: &[&str] = if list == "plots" {
                 &["png", "svg"]
@@ -440,6 +447,7 @@ struct TableEntry {
     name: Option<String>,
     table: Option<String>,
     filter: Option<toml::Table>,
+    facet: Option<String>,
     rows: Option<String>,
     columns: Option<String>,
     value: Option<String>,
@@ -578,6 +586,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 name,
                 table: e.table,
                 filter: filter(&t, e.filter)?,
+                facet: e.facet,
                 caption: e.caption,
                 body: Body::List(list),
             });
@@ -615,6 +624,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             name,
             table: e.table,
             filter: filter(&t, e.filter)?,
+            facet: e.facet,
             caption: e.caption,
             body,
         });
@@ -828,11 +838,15 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     style: Style::default(),
                 });
             }
-            let base = p
-                .title
-                .as_ref()
-                .map_or_else(|| Ok(title.to_string()), |t| o.fill(t, title, &what))?;
+            // `{facet}` in the title places the facet's value (else it follows the title).
+            let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
+            let value = fv.as_ref().map(Cell::label).unwrap_or_default();
+            let base = p.title.as_ref().map_or_else(
+                || Ok(title.to_string()),
+                |t| o.fill(&t.replace("{facet}", &value), title, &what),
+            )?;
             let (fig_title, stem) = match &fv {
+                Some(_) if placed => (base, format!("{}-{}", p.name, slug(&value))),
                 Some(v) => (
                     format!("{base} ({})", v.label()),
                     format!("{}-{}", p.name, slug(&v.label())),
@@ -901,52 +915,108 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
     for (k, s) in o.tables.iter().enumerate() {
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
-        let rows = kept(&t, &s.filter, &what, &file)?;
-        let (header, body, default_caption) = match &s.body {
-            Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
-            Body::List(list) => {
-                let columns = list
-                    .iter()
-                    .map(|c| cells(&t, &c.column, &what, &file))
-                    .collect::<Result<Vec<_>>>()?;
-                let body = rows
-                    .iter()
-                    .map(|&i| {
-                        list.iter()
-                            .zip(&columns)
-                            .map(|(c, v)| match (&v[i], c.digits) {
-                                (Cell::Missing, _) => {
-                                    c.missing.clone().unwrap_or_else(|| "–".into())
-                                }
-                                (Cell::Num(x), Some(d)) if c.scientific => {
-                                    format!("{x:.*e}", d.min(12))
-                                }
-                                (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
-                                (cell, _) => cell.label(),
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let header = list
-                    .iter()
-                    .map(|c| c.label.clone().unwrap_or_else(|| c.column.clone()))
-                    .collect();
-                (header, body, format!("{title}: {file}"))
-            }
+        let all = kept(&t, &s.filter, &what, &file)?;
+        let facet = match &s.facet {
+            Some(f) => Some(keys(&t, f, &s.filter, &what, &file)?),
+            None => None,
         };
-        let grid = Grid {
-            caption: s
-                .caption
-                .as_ref()
-                .map_or(Ok(default_caption.replace("{title}", title)), |c| {
-                    o.fill(c, title, &what)
-                })?,
-            header,
-            rows: body,
-        };
-        write_grid(&grid, &dir.join(&s.name), &mut files)?;
+        let facets = facet.as_ref().map_or(vec![None], |f| {
+            distinct(f, &all).into_iter().map(Some).collect()
+        });
+        for fv in facets {
+            let rows: Vec<usize> = all
+                .iter()
+                .copied()
+                .filter(|&i| match (&fv, &facet) {
+                    (Some(v), Some(f)) => f[i] == *v,
+                    _ => true,
+                })
+                .collect();
+            let (header, body, default_caption) = match &s.body {
+                Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
+                Body::List(list) => {
+                    let columns = list
+                        .iter()
+                        .map(|c| cells(&t, &c.column, &what, &file))
+                        .collect::<Result<Vec<_>>>()?;
+                    let body = rows
+                        .iter()
+                        .map(|&i| {
+                            list.iter()
+                                .zip(&columns)
+                                .map(|(c, v)| match (&v[i], c.digits) {
+                                    (Cell::Missing, _) => {
+                                        c.missing.clone().unwrap_or_else(|| "–".into())
+                                    }
+                                    (Cell::Num(x), Some(d)) if c.scientific => {
+                                        format!("{x:.*e}", d.min(12))
+                                    }
+                                    (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
+                                    (cell, _) => cell.label(),
+                                })
+                                .collect()
+                        })
+                        .collect();
+                    let header = list
+                        .iter()
+                        .map(|c| c.label.clone().unwrap_or_else(|| c.column.clone()))
+                        .collect();
+                    (header, body, format!("{title}: {file}"))
+                }
+            };
+            let (default_caption, stem, value) = match &fv {
+                Some(v) => (
+                    default_caption.replacen("{title}", "{title} ({facet})", 1),
+                    format!("{}-{}", s.name, slug(&v.label())),
+                    v.label(),
+                ),
+                None => (default_caption, s.name.clone(), String::new()),
+            };
+            let caption = match &s.caption {
+                None => default_caption
+                    .replace("{facet}", &value)
+                    .replace("{title}", title),
+                // The facet's value and the columns' first: `fill` refuses a `{key}` the
+                // file does not set.
+                Some(c) => {
+                    let c = match fv {
+                        Some(_) => c.replace("{facet}", &value),
+                        None => c.clone(),
+                    };
+                    o.fill(&column_values(&c, &t, &rows, &what, &file)?, title, &what)?
+                }
+            };
+            let grid = Grid {
+                caption,
+                header,
+                rows: body,
+            };
+            write_grid(&grid, &dir.join(&stem), &mut files)?;
+        }
     }
     Ok(files)
+}
+
+/// `text` with each `{column:NAME}` replaced by the one value column `NAME` holds in `rows`
+/// (several values, or none: an error).
+fn column_values(text: &str, t: &Table, rows: &[usize], what: &str, file: &str) -> Result<String> {
+    let mut out = text.to_string();
+    while let Some(start) = out.find("{column:") {
+        let Some(len) = out[start..].find('}') else {
+            break;
+        };
+        let name = out[start + "{column:".len()..start + len].to_string();
+        let values = distinct(&cells(t, &name, what, file)?, rows);
+        let [one] = values.as_slice() else {
+            return Err(Error::Infeasible(format!(
+                "{what}: `{{column:{name}}}` in the caption: `{name}` holds {} values in the \
+                 table's rows of {file}, not one",
+                values.len()
+            )));
+        };
+        out.replace_range(start..=start + len, &one.label());
+    }
+    Ok(out)
 }
 
 /// The reference line of a plot: its number, or the largest mean of `column` over the
@@ -1189,6 +1259,81 @@ mod tests {
             e.contains("plots[0] (q): no column `regrett`") && e.contains("label, eps"),
             "{e}"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A faceted table is one table per value, its caption filled with the value and with
+    /// a column's one value in those rows; a column holding several values there is an error.
+    #[test]
+    fn faceted_tables_fill_the_facet_and_a_columns_value() {
+        let dir = std::env::temp_dir().join(format!("dptune-facet-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strs = |v: [&str; 4]| Values::Str(v.map(String::from).to_vec());
+        let t = Table::default()
+            .with("v", strs(["d=1", "d=1", "d=2", "d=2"]))
+            .with("l", strs(["a", "a", "a", "a"]))
+            .with(
+                "e",
+                Values::F64(vec![Some(1.0), Some(2.0), Some(1.0), Some(2.0)]),
+            )
+            .with(
+                "from",
+                Values::F64(vec![Some(0.5), Some(0.5), Some(1.0), Some(1.0)]),
+            )
+            .with(
+                "y",
+                Values::F64(vec![Some(0.25), Some(0.5), Some(1.0), None]),
+            );
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+        let o = outputs(
+            "seeds = 3
+[[tables]]
+name = \"g\"
+table = \"t.parquet\"
+facet = \"v\"
+\
+             rows = \"l\"
+columns = \"e\"
+value = \"y\"
+aggregate = \"mean\"
+\
+             column_label = \"ε\"
+caption = \"{title} ({facet}): from {column:from}; {seeds}\"
+",
+        )
+        .unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let md = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        assert!(md("g-d1.md").starts_with("**T (d=1): from 0.5; 3**"));
+        assert!(md("g-d1.md").contains("| a | 0.250 | 0.500 |"));
+        assert!(md("g-d2.md").starts_with("**T (d=2): from 1; 3**"));
+        assert!(md("g-d2.md").contains("| a | 1.000 | – |"));
+        // `{facet}` placed in a faceted figure's title.
+        let op = outputs(
+            "seeds = 3\n[[plots]]\nname = \"p\"\ntable = \"t.parquet\"\nfacet = \"v\"\nx = \"e\"\n\
+             y = \"y\"\ntitle = \"{title} ({facet}; n = {seeds})\"\n",
+        )
+        .unwrap();
+        render(&op, &dir, "t.parquet", "T").unwrap();
+        assert!(md("p-d1.svg").contains("T (d=1; n = 3)"));
+        assert_eq!(
+            o.clash(&["g-d1.md".to_string()]),
+            Some(("tables", "g", "g-d1.md"))
+        );
+        let o = outputs(
+            "[[tables]]
+name = \"g\"
+table = \"t.parquet\"
+rows = \"l\"
+columns = \"e\"
+\
+             value = \"y\"
+caption = \"{column:from}\"
+",
+        )
+        .unwrap();
+        let e = render(&o, &dir, "t.parquet", "T").unwrap_err().to_string();
+        assert!(e.contains("`from` holds 2 values"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

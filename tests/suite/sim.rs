@@ -423,18 +423,18 @@ fn a_killed_run_resumes_to_the_same_results() {
         [".0000000000000002.parquet.another-node~999999999.tmp"]
     );
     // The report exists and was made from the parquet: a markdown table per dimension.
-    let md = std::fs::read_to_string(killed.join("tiny/regret-d3.md")).unwrap();
+    let md = std::fs::read_to_string(killed.join("tiny/privacy-d3.md")).unwrap();
     assert!(
         md.contains("| papernot-steinke (poisson, mean=5) |"),
         "{md}"
     );
     assert!(killed.join("README.md").exists());
     // `sim report` regenerates from the parquet alone.
-    std::fs::remove_file(killed.join("tiny/regret-d3.md")).unwrap();
+    std::fs::remove_file(killed.join("tiny/privacy-d3.md")).unwrap();
     let o = dptune(&["sim", "report", f, "--profile", "smoke", "--out", k]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
-        std::fs::read_to_string(killed.join("tiny/regret-d3.md")).unwrap(),
+        std::fs::read_to_string(killed.join("tiny/privacy-d3.md")).unwrap(),
         md
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -98,7 +98,7 @@ fn report_refuses_results_of_another_profile_configuration_or_experiment() {
     let file = tiny(&dir, "tiny", "");
     let out = dir.join("out");
     assert!(run(&file, &out, "smoke").status.success());
-    let md = out.join("tiny/regret-d1.md");
+    let md = out.join("tiny/privacy-d1.md");
     let before = read(&md);
     let o = report(file.to_str().unwrap(), &out, None);
     refused(&o, "pass --profile smoke");
@@ -138,7 +138,7 @@ fn another_profile_moves_results_aside_and_back() {
     let out = dir.join("out");
     assert!(run(&file, &out, "paper").status.success());
     let paper = read(&out.join("tiny/runs.parquet"));
-    let paper_md = read(&out.join("tiny/regret-d1.md"));
+    let paper_md = read(&out.join("tiny/privacy-d1.md"));
     let o = run(&file, &out, "smoke");
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("moved to"), "{}", stderr(&o));
@@ -148,7 +148,7 @@ fn another_profile_moves_results_aside_and_back() {
         .collect();
     assert_eq!(aside.len(), 1);
     assert_eq!(read(&aside[0].join("runs.parquet")), paper);
-    assert_eq!(read(&aside[0].join("regret-d1.md")), paper_md);
+    assert_eq!(read(&aside[0].join("privacy-d1.md")), paper_md);
     assert_eq!(
         runs(&out.join("tiny")).height(),
         2 * 2 * 2,
@@ -480,19 +480,19 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
     let out = dir.join("out");
     let folder = out.join("tiny");
     std::fs::create_dir_all(&folder).unwrap();
-    std::fs::write(folder.join("regret-d1.md"), "my notes").unwrap();
+    std::fs::write(folder.join("privacy-d1.md"), "my notes").unwrap();
     std::fs::write(folder.join("manifest.json"), "not json").unwrap();
     std::fs::write(folder.join("notes.txt"), "keep me").unwrap();
     let outside = dir.join("outside.svg");
     std::fs::write(&outside, "outside").unwrap();
-    std::os::unix::fs::symlink(&outside, folder.join("utility-d1.svg")).unwrap();
+    std::os::unix::fs::symlink(&outside, folder.join("privacy-d1.tex")).unwrap();
     let o = run(&file, &out, "smoke");
     assert!(o.status.success(), "{}", stderr(&o));
     let aside = folder.join("superseded").join("user-files");
-    assert_eq!(read(&aside.join("regret-d1.md")), b"my notes");
+    assert_eq!(read(&aside.join("privacy-d1.md")), b"my notes");
     assert_eq!(read(&aside.join("manifest.json")), b"not json");
     assert!(aside
-        .join("utility-d1.svg")
+        .join("privacy-d1.tex")
         .symlink_metadata()
         .unwrap()
         .file_type()
@@ -500,9 +500,9 @@ fn user_files_with_output_names_are_moved_aside_not_overwritten() {
     assert_eq!(read(&outside), b"outside", "written through a link");
     assert_eq!(read(&folder.join("notes.txt")), b"keep me");
     // dptune's own outputs are in place, and a second run moves nothing more.
-    assert!(String::from_utf8(read(&folder.join("regret-d1.md")))
+    assert!(String::from_utf8(read(&folder.join("privacy-d1.md")))
         .unwrap()
-        .contains("regret"));
+        .contains("guarantee"));
     assert!(
         stderr(&o).contains("not written by dptune"),
         "{}",
@@ -574,7 +574,7 @@ fn outputs_no_longer_made_are_set_aside() {
     let manifest: serde_json::Value = serde_json::from_slice(&read(&manifest_path)).unwrap();
     let files = manifest["files"].as_array().unwrap();
     assert!(!files.iter().any(|f| f == "old-figure.svg"));
-    assert!(files.iter().any(|f| f == "regret-d1.md"), "{files:?}");
+    assert!(files.iter().any(|f| f == "privacy-d1.md"), "{files:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -586,14 +586,14 @@ fn declared_outputs_may_not_replace_study_outputs_or_be_empty() {
     let clash = tiny(
         &dir,
         "clash",
-        "[[tables]]\nname = \"regret-d1\"\nrows = \"tuner\"\ncolumns = \"target_epsilon\"\nvalue = \"regret\"\n",
+        "[[tables]]\nname = \"privacy-d1\"\nrows = \"tuner\"\ncolumns = \"target_epsilon\"\nvalue = \"regret\"\n",
     );
     let out = dir.join("out");
     let o = run(&clash, &out, "smoke");
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(
-        e.contains("regret-d1") && e.contains("choose another name"),
+        e.contains("privacy-d1") && e.contains("choose another name"),
         "{e}"
     );
     let empty = tiny(

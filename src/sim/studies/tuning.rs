@@ -1,6 +1,8 @@
 //! Tuning experiments (`kind = "tuning"`): the cells (tuner × workload variant × budget), each a
 //! unit of the runner; equal-budget calibration; the rows of one cell (one per repetition); the
-//! regret plots and the regret, utility and privacy tables.
+//! privacy, choices and front tables and the accuracy figure against the front (the regret,
+//! utility and paired tables and the regret and utility figures are declared in the files, over
+//! the derived `outcomes.parquet` and `steps.parquet`).
 //!
 //! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
 //! candidate grid) for every tuner and budget, so tuners are compared on common random
@@ -22,7 +24,7 @@ use crate::sim::plot::{self, Figure, Scale, Series};
 use crate::sim::report::{best_known, error_bars, pm, quantile, up, write_grid};
 use crate::sim::store::Journal;
 use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::table::{finite, Grid, Table, Values};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
 use crate::workloads::{Declarations, WorkloadSpec};
 use std::path::{Path, PathBuf};
@@ -548,7 +550,6 @@ struct Summary {
     budget: Option<f64>,
     label: String,
     n: usize,
-    regret: (f64, Option<f64>),
     utility: (f64, Option<f64>),
     epsilon: Option<f64>,
     noise: Option<f64>,
@@ -603,7 +604,79 @@ fn regret_to_best_known(t: &Table) -> Result<Vec<Option<f64>>> {
         .collect())
 }
 
-fn summarise(t: &Table, regret: &[Option<f64>]) -> Result<Vec<Summary>> {
+/// `outcomes.parquet`, derived from the merged table at every report: one row per
+/// repetition, with the regret against the best utility known on its objective
+/// ([`regret_to_best_known`]), which the merged table's `regret` column is not where the
+/// workload's best is a sample's. The regret and utility tables are declared over it.
+fn outcomes(t: &Table) -> Result<Table> {
+    Ok(Table::default()
+        .with("variant", Values::Str(t.str("variant")?.to_vec()))
+        .with("label", Values::Str(t.str("label")?.to_vec()))
+        .with(
+            "target_epsilon",
+            Values::F64(t.f64("target_epsilon")?.to_vec()),
+        )
+        .with("seed", Values::U64(t.u64("seed")?.to_vec()))
+        .with("regret", Values::F64(regret_to_best_known(t)?))
+        .with("utility", Values::F64(t.f64("utility")?.to_vec())))
+}
+
+/// `steps.parquet`, derived at every report: for each variant, tuner, budget after the
+/// smallest and repetition, the change in the repetition's regret (utility where the workload
+/// reports no regret) from the smallest budget, `step` naming the two (`ε=4 − ε=1`). A
+/// tuner's repetition draws the same random numbers at every budget (the stream key has no
+/// budget, see [`cells`]), so the difference isolates what the budget changed. No rows where
+/// the file has fewer than two budgets.
+fn steps(tu: &Tuning, t: &Table) -> Result<Table> {
+    let values = match tu.workload.regret_unavailable() {
+        None => regret_to_best_known(t)?,
+        Some(_) => t.f64("utility")?.to_vec(),
+    };
+    let budgets: Vec<f64> = tu.budgets.iter().filter_map(|b| *b).collect();
+    let (variants, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
+    let seed = t.u64("seed")?;
+    let (mut v, mut l, mut step, mut s, mut change) = (vec![], vec![], vec![], vec![], vec![]);
+    if let Some((&first, rest)) = budgets.split_first() {
+        let at = |i: usize, b: f64| budget[i] == Some(b);
+        for variant in tu.workload.variants() {
+            let here: Vec<usize> = (0..t.height())
+                .filter(|&i| variants[i] == variant.label)
+                .collect();
+            let mut seeds: Vec<u64> = here.iter().map(|&i| seed[i]).collect();
+            seeds.sort_unstable();
+            seeds.dedup();
+            let value = |lab: &str, b: f64, r: u64| {
+                here.iter()
+                    .find(|&&i| label[i] == lab && at(i, b) && seed[i] == r)
+                    .and_then(|&i| values[i])
+            };
+            for entry in &tu.tuners {
+                for &b in rest {
+                    for &r in &seeds {
+                        v.push(variant.label.clone());
+                        l.push(entry.label.clone());
+                        step.push(format!("ε={} − ε={}", fmt_num(b), fmt_num(first)));
+                        s.push(r);
+                        change.push(
+                            value(&entry.label, b, r)
+                                .zip(value(&entry.label, first, r))
+                                .map(|(x, y)| x - y),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(Table::default()
+        .with("variant", Values::Str(v))
+        .with("label", Values::Str(l))
+        .with("step", Values::Str(step))
+        .with("from", Values::F64(vec![budgets.first().copied(); s.len()]))
+        .with("seed", Values::U64(s))
+        .with("change", Values::F64(change)))
+}
+
+fn summarise(t: &Table) -> Result<Vec<Summary>> {
     let (variant, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
     let (utility, eps, noise, runs) = (
         t.f64("utility")?,
@@ -631,7 +704,6 @@ fn summarise(t: &Table, regret: &[Option<f64>]) -> Result<Vec<Summary>> {
                 budget: budget[first],
                 label: label[first].clone(),
                 n: rows.len(),
-                regret: mean_interval(&col(regret)),
                 utility: mean_interval(&col(utility)),
                 epsilon: eps[first],
                 noise: noise[first],
@@ -656,8 +728,7 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             exp.name
         )));
     }
-    let regret = regret_to_best_known(t)?;
-    let sums = summarise(t, &regret)?;
+    let sums = summarise(t)?;
     let mut files = Vec::new();
     let labels: Vec<&str> = tu.tuners.iter().map(|e| e.label.as_str()).collect();
     let budget_name =
@@ -665,22 +736,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     for variant in tu.workload.variants() {
         let here: Vec<&Summary> = sums.iter().filter(|s| s.variant == variant.label).collect();
         let x_of = |s: &Summary| s.budget.or(s.epsilon).unwrap_or(f64::NAN);
-        // Regret is against the workload's estimate of the best utility (as good as its
-        // oracle); utility is the chosen model's own, the comparison a reader of a paper wants.
-        type Metric = fn(&Summary) -> (f64, Option<f64>);
-        let metrics: [(&str, &str, Metric); 2] = [
-            (
-                "regret",
-                "regret: best known utility − chosen utility (mean, 95% t-interval)",
-                |s| s.regret,
-            ),
-            (
-                "utility",
-                "utility of the chosen candidate (mean, 95% t-interval)",
-                |s| s.utility,
-            ),
-        ];
-        let no_regret = tu.workload.regret_unavailable();
         // Counted from the data, never taken from the file.
         let (fewest, most) = here
             .iter()
@@ -690,54 +745,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
         } else {
             format!("{fewest} to {most}")
         };
-        // A test accuracy lies in [0, 1]: its axis is that, its intervals are clipped there.
-        let accuracy = tu.workload.kind() == "dpsgd-task";
-        for (name, y_label, metric) in metrics {
-            if name == "regret" && no_regret.is_some() {
-                continue;
-            }
-            let bounded = accuracy && name == "utility";
-            let series = labels
-                .iter()
-                .map(|l| {
-                    let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    let mut errors =
-                        error_bars(&mine.iter().map(|s| metric(s)).collect::<Vec<_>>());
-                    if bounded {
-                        for e in errors.iter_mut().flatten() {
-                            *e = (e.0.max(0.0), e.1.min(1.0));
-                        }
-                    }
-                    Series::line(*l, mine.iter().map(|s| (x_of(s), metric(s).0)).collect())
-                        .with_errors(errors)
-                })
-                .collect();
-            let y_label = match bounded {
-                true => {
-                    "test accuracy of the chosen model (mean, 95% t-interval clipped to [0, 1])"
-                }
-                false => y_label,
-            };
-            let mut fig = Figure {
-                x_scale: Scale::Log,
-                y_range: bounded.then_some((0.0, 1.0)),
-                ..Figure::new(
-                    format!(
-                        "{} ({}; n = {repetitions} repetitions per point)",
-                        exp.title, variant.label
-                    ),
-                    format!(
-                        "ε of (ε, {})-DP for the whole tuning run",
-                        fmt_num(tu.delta)
-                    ),
-                    y_label,
-                    series,
-                )
-            };
-            fig.focus_on_the_bulk();
-            let stem = dir.join(format!("{name}-{}", slug(&variant.label)));
-            files.extend(plot::draw(&fig, &stem)?);
-        }
         let budgets: Vec<Option<f64>> = tu.budgets.clone();
         let mut header = vec!["tuner".to_string()];
         header.extend(budgets.iter().map(|b| budget_name(*b)));
@@ -761,29 +768,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
                 })
                 .collect(),
         };
-        let utility_caption = match &no_regret {
-            None => {
-                write_grid(
-                    &make(
-                        "mean regret ± 95% Student-t interval; regret: the best utility known on \
-                         the repetition's objective (the workload's best, or the best any tuner \
-                         reached there, if higher) − the chosen candidate's utility",
-                        &|s| pm(s.regret, 3),
-                    ),
-                    &dir.join(format!("regret-{}", slug(&variant.label))),
-                    &mut files,
-                )?;
-                "mean utility ± 95% Student-t interval".to_string()
-            }
-            Some(why) => {
-                format!("mean utility ± 95% Student-t interval (no regret is reported: {why})")
-            }
-        };
-        write_grid(
-            &make(&utility_caption, &|s| pm(s.utility, 3)),
-            &dir.join(format!("utility-{}", slug(&variant.label))),
-            &mut files,
-        )?;
         write_grid(
             &make(
                 "guarantee ε (rounded up), noise σ of each run, mean runs",
@@ -799,14 +783,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
             &dir.join(format!("privacy-{}", slug(&variant.label))),
             &mut files,
         )?;
-        let paired_values = match no_regret {
-            None => ("regret", regret.as_slice()),
-            Some(_) => ("utility", t.f64("utility")?),
-        };
-        if let Some(grid) = paired(exp, tu, t, &variant.label, &labels, paired_values)? {
-            let stem = dir.join(format!("paired-{}", slug(&variant.label)));
-            write_grid(&grid, &stem, &mut files)?;
-        }
         if here.iter().any(|s| s.choices.is_some()) {
             write_grid(
                 &make(
@@ -931,85 +907,6 @@ fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBu
     Ok(files)
 }
 
-/// The change in `column` (regret or utility) from the smallest budget to each larger one,
-/// paired by repetition: a tuner's repetition r draws the same random numbers at every budget
-/// (the stream key has no budget, see [`cells`]), so the difference isolates what the budget
-/// changed. None when the file has fewer than two budgets.
-fn paired(
-    exp: &Header,
-    tu: &Tuning,
-    t: &Table,
-    variant: &str,
-    labels: &[&str],
-    (column, values): (&str, &[Option<f64>]),
-) -> Result<Option<Grid>> {
-    let budgets: Vec<f64> = tu.budgets.iter().filter_map(|b| *b).collect();
-    let Some((&first, rest)) = budgets.split_first() else {
-        return Ok(None);
-    };
-    if rest.is_empty() {
-        return Ok(None);
-    }
-    let (variants, label, budget) = (t.str("variant")?, t.str("label")?, t.f64("target_epsilon")?);
-    let seed = t.u64("seed")?;
-    let value = |l: &str, b: f64, r: u64| {
-        (0..t.height())
-            .find(|&i| {
-                variants[i] == variant && label[i] == l && budget[i] == Some(b) && seed[i] == r
-            })
-            .and_then(|i| values[i])
-    };
-    let seeds: Vec<u64> = {
-        let mut v: Vec<u64> = (0..t.height())
-            .filter(|&i| variants[i] == variant)
-            .map(|i| seed[i])
-            .collect();
-        v.sort_unstable();
-        v.dedup();
-        v
-    };
-    let mut header = vec!["tuner".to_string()];
-    header.extend(
-        rest.iter()
-            .map(|b| format!("ε={} − ε={}", fmt_num(*b), fmt_num(first))),
-    );
-    let rows = labels
-        .iter()
-        .map(|l| {
-            std::iter::once(l.to_string())
-                .chain(rest.iter().map(|&b| {
-                    let d: Vec<f64> = seeds
-                        .iter()
-                        .filter_map(|&r| Some(value(l, b, r)? - value(l, first, r)?))
-                        .collect();
-                    if d.is_empty() {
-                        "–".into()
-                    } else {
-                        pm(mean_interval(&d), 3)
-                    }
-                }))
-                .collect()
-        })
-        .collect();
-    Ok(Some(Grid {
-        caption: format!(
-            "{} ({variant}): change in {column} from ε = {} to each larger budget, paired by \
-             repetition (a tuner's repetition draws the same random numbers at every budget), \
-             mean ± 95% paired-t interval; {}: the larger budget helped; an interval holding 0: no \
-             resolved change",
-            exp.title,
-            fmt_num(first),
-            if column == "regret" {
-                "negative"
-            } else {
-                "positive"
-            }
-        ),
-        header,
-        rows,
-    }))
-}
-
 impl Study for Tuning {
     fn unit_count(&self) -> u64 {
         (self.workload.variants().len() as u64)
@@ -1038,6 +935,17 @@ impl Study for Tuning {
 
     fn output(&self) -> &'static str {
         "runs.parquet"
+    }
+
+    fn derive(&self, _experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![
+            ("outcomes.parquet", outcomes(merged)?),
+            ("steps.parquet", steps(self, merged)?),
+        ])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["outcomes.parquet", "steps.parquet"]
     }
 
     /// Every tuner's guarantee on the first variant's first instance: a tuner whose capability
