@@ -292,7 +292,9 @@ fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
             // spec 000 §6's second axis: Theorem 2's RDP bound at its best order, unconverted
             // (the released code's "privacy budget").
             let accountant = Accountant::new(s.orders.clone(), Default::default());
-            let min_rdp = accountant.min_rdp(&repeat_select(&base, &law, &s.orders)?)?.0;
+            let min_rdp = accountant
+                .min_rdp(&repeat_select(&base, &law, &s.orders)?)?
+                .0;
             let key = fnv1a(format!("{} {eps}", family.name()).as_bytes());
             for trial in 0..s.searches {
                 let mut rng = stream(s.seed, &[SEARCH_STREAM, key, trial]);
