@@ -12,7 +12,10 @@ EXP = os.path.join(ROOT, "dpsgd-equal-budget")
 
 def test_tables_and_dict_backend():
     assert "dpsgd-equal-budget" in results.experiments(ROOT)
-    assert results.tables(EXP) == ["runs"]
+    # The merged table, the two the report derives from it, and the evaluated claims.
+    assert results.tables(EXP) == ["claims", "outcomes", "runs", "steps"]
+    claims = results.read(EXP, "claims", backend="dict")
+    assert all(claims["holds"]) and len(claims["id"]) > 0
     cols = results.read(EXP, "runs", backend="dict")
     lengths = {len(v) for v in cols.values()}
     assert len(lengths) == 1 and lengths.pop() > 0
