@@ -831,6 +831,12 @@ fn bootstrap(
             }
         }
     }
+    if draws.is_empty() {
+        // Every resample left a side without rows (its rows sit on too few units).
+        return Err(Error::Infeasible(format!(
+            "{what}: no resample has rows on both sides: pair by other columns"
+        )));
+    }
     draws.sort_by(f64::total_cmp);
     let at = |q: f64| draws[((q * draws.len() as f64).ceil() as usize).clamp(1, draws.len()) - 1];
     let (lo, hi) = (at(0.025), at(0.975));
