@@ -733,6 +733,29 @@ pub(super) fn kept(t: &Table, filter: &Filter, what: &str, file: &str) -> Result
     Ok(rows)
 }
 
+/// The kept `rows` split by the values of column `facet` (in order of first appearance), each
+/// with its value; without a facet, one group of them all.
+fn facet_groups(
+    t: &Table,
+    facet: Option<&str>,
+    filter: &Filter,
+    rows: &[usize],
+    what: &str,
+    file: &str,
+) -> Result<Vec<(Option<Cell>, Vec<usize>)>> {
+    let Some(name) = facet else {
+        return Ok(vec![(None, rows.to_vec())]);
+    };
+    let f = keys(t, name, filter, what, file)?;
+    Ok(distinct(&f, rows)
+        .into_iter()
+        .map(|v| {
+            let here = rows.iter().copied().filter(|&i| f[i] == v).collect();
+            (Some(v), here)
+        })
+        .collect())
+}
+
 fn slug(s: &str) -> String {
     s.chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
@@ -760,22 +783,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             Some(s) => keys(&t, s, &p.filter, &what, &file)?,
             None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
         };
-        let facet = match &p.facet {
-            Some(f) => Some(keys(&t, f, &p.filter, &what, &file)?),
-            None => None,
-        };
-        let facets = facet.as_ref().map_or(vec![None], |f| {
-            distinct(f, &rows).into_iter().map(Some).collect()
-        });
-        for fv in facets {
-            let here: Vec<usize> = rows
-                .iter()
-                .copied()
-                .filter(|&i| match (&fv, &facet) {
-                    (Some(v), Some(f)) => f[i] == *v,
-                    _ => true,
-                })
-                .collect();
+        for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
             let mut curves = Vec::new();
             // Each series value, then each y column within it.
             let lines = distinct(&series, &here).into_iter().flat_map(|s| {
@@ -916,22 +924,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
         let all = kept(&t, &s.filter, &what, &file)?;
-        let facet = match &s.facet {
-            Some(f) => Some(keys(&t, f, &s.filter, &what, &file)?),
-            None => None,
-        };
-        let facets = facet.as_ref().map_or(vec![None], |f| {
-            distinct(f, &all).into_iter().map(Some).collect()
-        });
-        for fv in facets {
-            let rows: Vec<usize> = all
-                .iter()
-                .copied()
-                .filter(|&i| match (&fv, &facet) {
-                    (Some(v), Some(f)) => f[i] == *v,
-                    _ => true,
-                })
-                .collect();
+        for (fv, rows) in facet_groups(&t, s.facet.as_deref(), &s.filter, &all, &what, &file)? {
             let (header, body, default_caption) = match &s.body {
                 Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
                 Body::List(list) => {
