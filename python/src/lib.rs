@@ -483,10 +483,7 @@ fn session_start(a: Args<'_, '_>) -> PyResult<(State, rand_chacha::ChaCha20Rng, 
     )?;
     let seed: u64 = arg(a, 3)?;
     let mut rng = session_stream(seed, 0);
-    let state = tuner
-        .session(&declared, &mut rng)
-        .map_err(err)?
-        .ok_or_else(|| value_error(format!("tuner `{}` has no ask/tell session", tuner.name())))?;
+    let state = tuner.session(&declared, &mut rng).map_err(err)?;
     Ok((state, rng, seed))
 }
 

@@ -5,13 +5,13 @@
 
 use super::session::{State, Threshold};
 use super::{
-    given, read, repeat_select_guarantee, repeat_select_session, tighter_of, tune_by_session,
-    Guarantee, Outcome, Tuner,
+    given, read, repeat_select_guarantee, repeat_select_session, tighter_of, Guarantee, Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
+use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
 use rand::RngCore;
@@ -124,17 +124,17 @@ impl Tuner for LiuTalwar {
             }
         }
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        tune_by_session(self, workload, rng)
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        require_private_training(self.name(), workload).map(|_| ())
     }
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
-        Ok(Some(match self {
+        Ok(match self {
             LiuTalwar::BestOf { law } => repeat_select_session(space, law, rng)?,
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
             } => State::Threshold(Threshold::new(space.clone(), *threshold, *halt_probability)),
-        }))
+        })
     }
 }

@@ -5,13 +5,12 @@
 //! smaller (`accountant = "rdp" | "pld" | "best"`, default best).
 
 use super::session::{BestOf, Candidates, State};
-use super::{
-    read, runs_bound, tighter_of, tune_by_session, Count, Guarantee, Outcome, RunsAccountant, Tuner,
-};
+use super::{read, runs_bound, tighter_of, Count, Guarantee, RunsAccountant, Tuner};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::pld::repeated;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
+use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::{Space, Workload};
 use rand::RngCore;
@@ -125,11 +124,11 @@ impl Tuner for Naive {
             "Kairouz–Oh–Viswanath optimal composition",
         ))
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        tune_by_session(self, workload, rng)
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        require_private_training(self.name(), workload).map(|_| ())
     }
     /// Every listed candidate once, in order, or k drawn ones.
-    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
         let k = self.runs(space)?;
         let candidates = match (space, self.candidates) {
@@ -138,6 +137,6 @@ impl Tuner for Naive {
             }
             _ => Candidates::Drawn(space.clone()),
         };
-        Ok(Some(State::BestOf(BestOf::new(k, candidates)?)))
+        Ok(State::BestOf(BestOf::new(k, candidates)?))
     }
 }

@@ -387,10 +387,10 @@ mod tests {
         for tuner in &tuners {
             let mut rng = stream(9, &[2]);
             let declared = crate::workloads::Declarations::of_space("w", space.clone());
-            let mut s = tuner.session(&declared, &mut rng).unwrap().unwrap();
+            let mut s = tuner.session(&declared, &mut rng).unwrap();
             let whole = drive(&mut s, &training(), &mut rng).unwrap();
             let mut rng = stream(9, &[2]);
-            let s = tuner.session(&declared, &mut rng).unwrap().unwrap();
+            let s = tuner.session(&declared, &mut rng).unwrap();
             let text = serde_json::to_string(&s).unwrap();
             assert!(text.starts_with("{\"best-of\""), "{text}");
             let state: State = serde_json::from_str(&text).unwrap();

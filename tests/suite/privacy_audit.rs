@@ -6,6 +6,7 @@
 use dptune::accounting::Accountant;
 use dptune::audit::{audit, Audit, AuditSettings};
 use dptune::error::Result;
+use dptune::tuners::session::State;
 use dptune::tuners::{build, Guarantee, Outcome, Tuner};
 use dptune::workloads::canary::{Canary, Side};
 use dptune::workloads::{Declarations, Workload};
@@ -48,8 +49,11 @@ impl Tuner for DropsFinalRun {
             ..whole
         })
     }
-    fn tune(&self, w: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.0.tune(w, rng)
+    fn session(&self, d: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
+        self.0.session(d, rng)
+    }
+    fn check_workload(&self, w: &dyn Workload) -> Result<()> {
+        self.0.check_workload(w)
     }
 }
 
@@ -67,6 +71,9 @@ impl Tuner for LeaksAtKZero {
     }
     fn guarantee(&self, d: &Declarations, delta: f64, acc: &Accountant) -> Result<Guarantee> {
         self.0.guarantee(d, delta, acc)
+    }
+    fn session(&self, d: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
+        self.0.session(d, rng)
     }
     fn tune(&self, w: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let mut out = self.0.tune(w, rng)?;

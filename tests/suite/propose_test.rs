@@ -574,7 +574,7 @@ fn the_session_resumes_from_json_to_the_release_of_tune() {
     for seed in 0..5 {
         let whole = t.tune(&w, &mut stream(seed, &[])).unwrap();
         let mut rng = stream(seed, &[]);
-        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap().unwrap();
+        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap();
         assert_eq!(s.planned_runs(), Some(10 * 16 + 1));
         let runs = WorkloadRuns {
             tuner: "propose-test",
