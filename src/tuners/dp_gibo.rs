@@ -8,6 +8,8 @@ use super::session::State;
 use super::Tuner;
 use super::{read, runs_bound, BudgetPlan, Count, Guarantee, RunsAccountant};
 use crate::accounting::pld::{repeated, PldMechanism};
+use crate::accounting::pld_events::Pld;
+use crate::accounting::rdp_events;
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
@@ -660,7 +662,7 @@ impl Tuner for DpGibo {
     ) -> Result<Guarantee> {
         let losses = declared_losses(self.name(), declared)?;
         let cfg = self.config(losses)?;
-        match (&losses.evaluation_privacy, self.evaluation_share) {
+        match (&losses.evaluation, self.evaluation_share) {
             (None, None) => gdp_guarantee(self.mu, delta, "DP-GIBO"),
             (None, Some(_)) => Err(Error::invalid(
                 "evaluation_share",
@@ -674,8 +676,8 @@ impl Tuner for DpGibo {
             (Some(evaluation), _) => evaluations_guarantee(
                 self.mu,
                 &cfg,
-                evaluation,
-                losses.evaluation_pld.as_deref(),
+                &rdp_events::curve(evaluation, accountant)?,
+                Pld::run_of(evaluation)?.as_deref(),
                 delta,
                 accountant,
                 &declared.name,

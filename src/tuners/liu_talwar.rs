@@ -5,7 +5,8 @@
 
 use super::session::{State, Threshold};
 use super::{
-    given, read, repeat_select_guarantee, repeat_select_session, tighter_of, Guarantee, Tuner,
+    given, read, repeat_select_guarantee, repeat_select_session, run_curve, tighter_of, Guarantee,
+    Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
@@ -110,10 +111,10 @@ impl Tuner for LiuTalwar {
             } => {
                 // Mixing the run with a fixed ⊥ never increases its divergence, so the run's
                 // curve bounds the halting run too.
-                let base = Base::symmetric(training.run_privacy.clone());
+                let base = Base::symmetric(run_curve(training, accountant)?);
                 let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
                 let rdp = accountant.epsilon(&curve, delta)?;
-                let pure = training.run_pure_epsilon.map(|e| 2.0 * e);
+                let pure = training.run.pure_epsilon().map(|e| 2.0 * e);
                 Ok(tighter_of(
                     rdp,
                     pure,

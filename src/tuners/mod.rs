@@ -17,7 +17,8 @@ pub mod session;
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
 use crate::accounting::pld::{accountant_name, composed_epsilon, DEFAULT_INTERVAL};
-use crate::accounting::{Accountant, DpBound};
+use crate::accounting::pld_events::Pld;
+use crate::accounting::{rdp_events, Accountant, DpBound, RdpCurve};
 use crate::error::Error;
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
@@ -149,6 +150,16 @@ fn repeat_select_session(
     Ok(session::State::BestOf(s))
 }
 
+/// One run's Rényi curve, from the event the workload declares.
+fn run_curve(training: &TrainingDeclaration, accountant: &Accountant) -> Result<RdpCurve> {
+    rdp_events::curve(&training.run, accountant)
+}
+
+/// One run as the PLD accountant composes it, where it supports the run's event.
+fn run_pld(training: &TrainingDeclaration) -> Result<Option<crate::accounting::pld::PldRun>> {
+    Pld::run_of(&training.run)
+}
+
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
 /// (2+η)ε is used when smaller. It stays in Rényi DP even where the workload declares its run
 /// for the PLD accountant: Papernot–Steinke's theorems bound the RDP of the selection from the
@@ -160,10 +171,10 @@ fn repeat_select_guarantee(
     delta: f64,
     accountant: &Accountant,
 ) -> Result<Guarantee> {
-    let base = Base::symmetric(training.run_privacy.clone());
+    let base = Base::symmetric(run_curve(training, accountant)?);
     let curve = repeat_select(&base, law, &accountant.orders)?;
     let rdp = accountant.epsilon(&curve, delta)?;
-    let pure = match (training.run_pure_epsilon, law) {
+    let pure = match (training.run.pure_epsilon(), law) {
         (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
         _ => None,
     };

@@ -5,7 +5,9 @@
 //! smaller (`accountant = "rdp" | "pld" | "best"`, default best).
 
 use super::session::{BestOf, Candidates, State};
-use super::{read, runs_bound, tighter_of, Count, Guarantee, RunsAccountant, Tuner};
+use super::{
+    read, run_curve, run_pld, runs_bound, tighter_of, Count, Guarantee, RunsAccountant, Tuner,
+};
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::pld::repeated;
 use crate::accounting::Accountant;
@@ -96,9 +98,9 @@ impl Tuner for Naive {
     ) -> Result<Guarantee> {
         let training = declared.require_training(self.name())?;
         let k = self.runs(&declared.space)?;
-        let rdp = accountant.epsilon(&training.run_privacy.self_compose(k), delta)?;
-        let pld = match &training.run_pld {
-            Some(run) => Some(repeated(run, k)?),
+        let rdp = accountant.epsilon(&run_curve(training, accountant)?.self_compose(k), delta)?;
+        let pld = match run_pld(training)? {
+            Some(run) => Some(repeated(&run, k)?),
             None => None,
         };
         let runs = runs_bound(
@@ -109,7 +111,7 @@ impl Tuner for Naive {
             accountant,
             &declared.name,
         )?;
-        let pure = match training.run_pure_epsilon {
+        let pure = match training.run.pure_epsilon() {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
             None => None,
         };

@@ -5,7 +5,8 @@ pub use crate::propose_test::*;
 
 use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
 use super::{
-    runs_bound, tighter_of, BudgetPlan, Guarantee, Outcome, RunsAccountant, Tuner, PASSES,
+    run_curve, run_pld, runs_bound, tighter_of, BudgetPlan, Guarantee, Outcome, RunsAccountant,
+    Tuner, PASSES,
 };
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
@@ -81,15 +82,15 @@ impl Tuner for ProposeTestDoubling {
         let final_delta = delta - delta_prime;
         let run = runs_bound(
             RunsAccountant::Best,
-            accountant.epsilon(&training.run_privacy, final_delta)?,
-            training.run_pld.as_deref(),
+            accountant.epsilon(&run_curve(training, accountant)?, final_delta)?,
+            run_pld(training)?.as_deref(),
             final_delta,
             accountant,
             &declared.name,
         )?;
         let run = tighter_of(
             run.bound,
-            training.run_pure_epsilon,
+            training.run.pure_epsilon(),
             "final run".into(),
             &run.accountant,
             "final run (pure DP)",

@@ -287,14 +287,14 @@ impl Session for Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accounting::RdpCurve;
+    use crate::accounting::Event;
     use crate::rng::stream;
     use crate::workloads::PrivateTraining;
 
     /// Scores the first coordinate, with noise from the run's own draws.
-    struct Noisy(RdpCurve);
+    struct Noisy(Event);
     impl PrivateTraining for Noisy {
-        fn run_privacy(&self) -> &RdpCurve {
+        fn run_event(&self) -> &Event {
             &self.0
         }
         fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
@@ -303,7 +303,7 @@ mod tests {
     }
 
     fn training() -> Noisy {
-        Noisy(RdpCurve::zcdp(0.1).unwrap())
+        Noisy(Event::zcdp(0.1).unwrap())
     }
 
     /// A session saved as JSON after every tell and resumed from the text (with the stream's

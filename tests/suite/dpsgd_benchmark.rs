@@ -167,7 +167,7 @@ fn calibrated_sigma_is_dp_sgd_noise_and_meets_each_budget_tightly() {
     let w = spec.instance(0, 3, 0, 7.5).unwrap();
     let sgd = DpSgd::without_replacement(500, 64, 7.5, 2).unwrap().rdp();
     let release = Gaussian::new(1.0 / 200.0, 7.5 / 200.0).unwrap().rdp();
-    let curve = w.private_training().unwrap().run_privacy();
+    let curve = crate::common::run_curve(w.private_training().unwrap());
     for order in [2.0, 8.0, 64.0] {
         let want = sgd.eval(order).unwrap() + release.eval(order).unwrap();
         let got = curve.eval(order).unwrap();

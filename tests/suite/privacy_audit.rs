@@ -43,7 +43,10 @@ impl Tuner for DropsFinalRun {
     fn guarantee(&self, d: &Declarations, delta: f64, acc: &Accountant) -> Result<Guarantee> {
         let whole = self.0.guarantee(d, delta, acc)?;
         // The final run gets δ − δ′ = δ/2 (the tuner's default δ′).
-        let run = acc.epsilon(&d.training.as_ref().unwrap().run_privacy, delta / 2.0)?;
+        let run = acc.epsilon(
+            &dptune::accounting::rdp_events::curve(&d.training.as_ref().unwrap().run, acc)?,
+            delta / 2.0,
+        )?;
         Ok(Guarantee {
             epsilon: whole.epsilon - run.epsilon,
             ..whole

@@ -10,7 +10,7 @@
 //! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
 
 use super::StudyKind;
-use crate::accounting::{Accountant, Orders};
+use crate::accounting::{rdp_events, Accountant, Orders};
 use crate::data;
 use crate::error::{Error, Range, Result};
 use crate::learn::Device;
@@ -270,7 +270,8 @@ fn pool_of(t: &Table) -> Result<Vec<PoolRun>> {
 /// The searches over the pool: every (distribution, ε) × `searches` trials.
 fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
     let task = s.task()?;
-    let base = Base::symmetric(task.run_privacy().clone());
+    let accountant = Accountant::new(s.orders.clone(), Default::default());
+    let base = Base::symmetric(rdp_events::curve(task.run_event(), &accountant)?);
     // Pool runs by released score, best first: the best of K uniform draws (with replacement)
     // is the draw of smallest rank, sampled exactly by inversion, so a search costs O(pool)
     // whatever K is (heavy-tailed K reaches millions).
