@@ -22,7 +22,7 @@ use dptune::accounting::pld::{
 };
 use dptune::accounting::pld_events::Pld;
 use dptune::accounting::{
-    calibrate_dpsgd_noise, rdp_events, Accountant, Conversion, DpBound, DpSgd, Event, LotSampling,
+    calibrate_dpsgd_noise, rdp_events, Accountant, PrivacyAccountant, Conversion, DpBound, DpSgd, Event, LotSampling,
     Orders, RdpCurve,
 };
 use dptune::gp::KernelFamily;
@@ -199,10 +199,16 @@ fn events_of(events: &Bound<'_, PyAny>) -> PyResult<Option<Event>> {
 
 /// The RDP curve of a list of (event, count), repeat-and-select evaluated under `orders`.
 fn rdp_total(events: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
-    events_of(events)?
-        .map(|e| rdp_events::curve(&e, &rdp_accountant(orders.clone())))
-        .transpose()
-        .map_err(err)
+    let Some(event) = events_of(events)? else {
+        return Ok(None);
+    };
+    let rdp = rdp_events::Rdp::new(rdp_accountant(orders.clone()));
+    if let Err(why) = rdp.supports(&event) {
+        return Err(value_error(format!(
+            "the RDP accountant cannot compose this event ({why}): use PLDAccountant"
+        )));
+    }
+    rdp.curve_of(&event).map(Some).map_err(err)
 }
 
 fn bound_tuple(py: Python<'_>, b: &DpBound) -> PyResult<Py<PyAny>> {
