@@ -1,8 +1,7 @@
 //! Tuning experiments (`kind = "tuning"`): the cells (tuner × workload variant × budget), each a
 //! unit of the runner; equal-budget calibration; the rows of one cell (one per repetition); the
-//! privacy, choices and front tables and the accuracy figure against the front (the regret,
-//! utility and paired tables and the regret and utility figures are declared in the files, over
-//! the derived `outcomes.parquet` and `steps.parquet`).
+//! tables derived from them (`outcomes.parquet`, `steps.parquet`, `cells.parquet` and, with a
+//! front, `front.parquet`), over which the files declare every table and figure.
 //!
 //! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
 //! candidate grid) for every tuner and budget, so tuners are compared on common random
