@@ -535,4 +535,85 @@ mod tests {
         );
         assert!(percent_values("{percent:l}", &t, &[0], "w", "f").is_err());
     }
+
+    /// A template pivot with reference rows from another table (kept to the facet's value), a
+    /// list column through a template, `{percent:NAME}` in a caption and a plot's overlay.
+    #[test]
+    fn template_pivots_reference_rows_list_cells_and_overlays_render() {
+        use super::super::declarative::{parse, render};
+        let dir = std::env::temp_dir().join(format!("dptune-template-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strs = |v: &[&str]| Values::Str(v.iter().map(|s| s.to_string()).collect());
+        Table::default()
+            .with("v", strs(&["x", "x", "y"]))
+            .with("l", strs(&["a", "a", "a"]))
+            .with("e", Values::F64(vec![Some(1.0), Some(2.0), Some(1.0)]))
+            .with("m", Values::F64(vec![Some(0.81), Some(0.82), Some(0.7)]))
+            .with("h", Values::F64(vec![Some(0.01), None, Some(0.02)]))
+            .with("c", Values::F64(vec![Some(0.95); 3]))
+            .write_parquet(&dir.join("cells.parquet"))
+            .unwrap();
+        Table::default()
+            .with("v", strs(&["x", "x", "y"]))
+            .with("r", strs(&["front", "front", "front"]))
+            .with("e", Values::F64(vec![Some(1.0), Some(2.0), Some(1.0)]))
+            .with("acc", Values::F64(vec![Some(0.9), None, Some(0.8)]))
+            .write_parquet(&dir.join("front.parquet"))
+            .unwrap();
+        let text = "[[tables]]\nname = \"g\"\ntable = \"cells.parquet\"\nfacet = \"v\"\nrows = \"l\"\n\
+                    columns = \"e\"\ncell = \"{m±h:2}\"\ncolumn_label = \"ε\"\n\
+                    reference_rows = { table = \"front.parquet\", rows = \"r\", cell = \"{acc:1}\" }\n\
+                    caption = \"{title} ({facet}) at {percent:c}%\"\n\
+                    [[tables]]\nname = \"l\"\ntable = \"cells.parquet\"\nfilter = { v = \"x\" }\n\
+                    list = [{ column = \"e\" }, { column = \"h\", cell = \"{m:1} ± {h:3}\", missing = \"none\" }]\n\
+                    [[plots]]\nname = \"p\"\ntable = \"cells.parquet\"\nfacet = \"v\"\nx = \"e\"\ny = \"m\"\n\
+                    series = \"l\"\noverlay = { table = \"front.parquet\", x = \"e\", y = \"acc\", series = \"r\" }\n";
+        let root: toml::Table = text.parse().unwrap();
+        let o = parse(&Fields::new("f.toml", "", &root)).unwrap();
+        render(&o, &dir, "cells.parquet", "T").unwrap();
+        let md = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let g = md("g-x.md");
+        assert!(g.starts_with("**T (x) at 95%**"), "{g}");
+        assert!(g.contains("| l | ε=1 | ε=2 |"), "{g}");
+        assert!(
+            g.contains("| front | 0.9 | – |\n| a | 0.81 ± 0.01 | 0.82 (one repetition) |"),
+            "{g}"
+        );
+        assert!(md("g-y.md").contains("| front | 0.8 |\n| a | 0.70 ± 0.02 |"));
+        let l = md("l.md");
+        assert!(
+            l.contains("| 1 | 0.8 ± 0.010 |") && l.contains("| 2 | none |"),
+            "{l}"
+        );
+        assert!(md("p-x.svg").contains("front"));
+        // Bad templates and misplaced fields are named when parsed.
+        for (extra, field) in [
+            ("cell = \"{m:x}\"\n", "tables[0].cell"),
+            ("cell = \"{m}\"\nvalue = \"m\"\n", "tables[0].value"),
+            (
+                "value = \"m\"\nreference_rows = { rows = \"r\", cell = \"{a}\" }\n",
+                "tables[0].reference_rows",
+            ),
+            (
+                "list = [{ column = \"m\", cell = \"{m\" }]\n",
+                "tables[0].list[0].cell",
+            ),
+        ] {
+            let text = format!("[[tables]]\nname = \"t\"\nrows = \"l\"\ncolumns = \"e\"\n{extra}");
+            let text = text.replace("rows = \"l\"\ncolumns = \"e\"\nlist", "list");
+            let root: toml::Table = text.parse().unwrap();
+            let e = parse(&Fields::new("f.toml", "", &root))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(field), "{extra}: {e}");
+        }
+        let bad =
+            "[[plots]]\nname = \"p\"\nx = \"e\"\ny = \"m\"\noverlay = { x = \"e\", y = \"a\" }\n";
+        let root: toml::Table = bad.parse().unwrap();
+        let e = parse(&Fields::new("f.toml", "", &root))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plots[0].overlay"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
