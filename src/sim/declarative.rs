@@ -67,6 +67,9 @@
 //! declarations are not part of the experiment's configuration: every run and report draws
 //! them afresh, so editing one reruns nothing.
 
+use super::cell_template::{
+    percent_values, templated, Overlay, OverlayEntry, ReferenceRowsEntry, Template, TemplatePivot,
+};
 use super::fields::Fields;
 use super::plot::{self, Figure, Intervals, Scale, Series, Style};
 use super::report::{pm, quantile, write_grid};
@@ -182,6 +185,8 @@ pub struct PlotSpec {
     panels: Option<usize>,
     /// The y axis fitted to the bulk of the points, the few far ones named in the title.
     focus: bool,
+    /// Another table's curves on the same axes.
+    overlay: Option<Overlay>,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -216,6 +221,8 @@ enum Body {
     Pivot(Pivot),
     /// The kept rows as they are, these columns.
     List(Vec<ListColumn>),
+    /// A pivot whose cells show one row each through a template.
+    Template(TemplatePivot),
 }
 
 /// One value aggregated per (row, column) pair of two grouping columns.
@@ -246,6 +253,8 @@ struct ListColumn {
     scientific: bool,
     /// What an empty cell shows (default "–").
     missing: Option<String>,
+    /// The row shown through a template (where `column` holds a value).
+    cell: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -438,6 +447,7 @@ struct PlotEntry {
     columns: Option<f64>,
     #[serde(default)]
     focus: bool,
+    overlay: Option<OverlayEntry>,
 }
 
 /// A `[[tables]]` entry as written.
@@ -459,6 +469,8 @@ struct TableEntry {
     #[serde(default)]
     round: Rounding,
     list: Option<Vec<ListColumn>>,
+    cell: Option<String>,
+    reference_rows: Option<ReferenceRowsEntry>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -558,6 +570,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             series_labels,
             panels,
             focus: e.focus,
+            overlay: e.overlay.map(|o| Overlay::parse(o, &p)).transpose()?,
         });
     }
     for t in f.array("tables", false)? {
@@ -582,6 +595,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             if list.is_empty() {
                 return Err(t.bad("list", "at least one column"));
             }
+            for (i, c) in list.iter().enumerate() {
+                if let Some(Err(e)) = c.cell.as_deref().map(Template::parse) {
+                    return Err(t.bad(&format!("list[{i}].cell"), &e));
+                }
+            }
             out.tables.push(TableSpec {
                 name,
                 table: e.table,
@@ -591,6 +609,34 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 body: Body::List(list),
             });
             continue;
+        }
+        if let Some(cell) = &e.cell {
+            if let Some(key) = (e.value.as_ref().map(|_| "value"))
+                .or(e.aggregate.as_ref().map(|_| "aggregate"))
+                .or(e.digits.map(|_| "digits"))
+            {
+                return Err(t.bad(key, "not with `cell` (a template shows one row per cell)"));
+            }
+            let body = TemplatePivot::parse(
+                &t,
+                e.rows,
+                e.columns,
+                cell,
+                (e.row_label, e.column_label),
+                e.reference_rows,
+            )?;
+            out.tables.push(TableSpec {
+                name,
+                table: e.table,
+                filter: filter(&t, e.filter)?,
+                facet: e.facet,
+                caption: e.caption,
+                body: Body::Template(body),
+            });
+            continue;
+        }
+        if e.reference_rows.is_some() {
+            return Err(t.bad("reference_rows", "only with `cell`"));
         }
         let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
@@ -676,7 +722,7 @@ pub(super) fn cells(t: &Table, name: &str, what: &str, file: &str) -> Result<Vec
 }
 
 /// Distinct values in order of first appearance.
-fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
+pub(super) fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     for &i in rows {
         if !out.contains(&v[i]) {
@@ -689,7 +735,13 @@ fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
 /// The cells of a column that groups rows (x, series, facet, table rows and columns), each
 /// number that a filter value matches taken as that value: rows kept as "E[K] = 10" group
 /// and read as 10, though each holds its own 10 ± a few ulps.
-fn keys(t: &Table, name: &str, filter: &Filter, what: &str, file: &str) -> Result<Vec<Cell>> {
+pub(super) fn keys(
+    t: &Table,
+    name: &str,
+    filter: &Filter,
+    what: &str,
+    file: &str,
+) -> Result<Vec<Cell>> {
     let mut c = cells(t, name, what, file)?;
     for (_, want) in filter.0.iter().filter(|(col, _)| col == name) {
         for cell in c.iter_mut() {
@@ -846,6 +898,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     style: Style::default(),
                 });
             }
+            if let Some(ov) = &p.overlay {
+                let facet = p.facet.as_deref().zip(fv.as_ref());
+                curves.extend(super::cell_template::overlay(
+                    ov,
+                    facet,
+                    dir,
+                    default_table,
+                    &what,
+                )?);
+            }
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
             let value = fv.as_ref().map(Cell::label).unwrap_or_default();
@@ -927,10 +989,19 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         for (fv, rows) in facet_groups(&t, s.facet.as_deref(), &s.filter, &all, &what, &file)? {
             let (header, body, default_caption) = match &s.body {
                 Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
+                Body::Template(p) => {
+                    let facet = s.facet.as_deref().zip(fv.as_ref());
+                    let (filter, at) = (&s.filter, (dir, default_table));
+                    let drawn = (&t, rows.as_slice(), facet);
+                    super::cell_template::pivot(p, filter, drawn, at, &what, &file)?
+                }
                 Body::List(list) => {
                     let columns = list
                         .iter()
-                        .map(|c| cells(&t, &c.column, &what, &file))
+                        .map(|c| match &c.cell {
+                            None => cells(&t, &c.column, &what, &file),
+                            Some(cell) => templated(cell, &c.column, &t, &rows, &what, &file),
+                        })
                         .collect::<Result<Vec<_>>>()?;
                     let body = rows
                         .iter()
@@ -976,6 +1047,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         Some(_) => c.replace("{facet}", &value),
                         None => c.clone(),
                     };
+                    let c = percent_values(&c, &t, &rows, &what, &file)?;
                     o.fill(&column_values(&c, &t, &rows, &what, &file)?, title, &what)?
                 }
             };
