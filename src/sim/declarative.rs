@@ -974,8 +974,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         .map(|&i| {
                             list.iter()
                                 .zip(&columns)
-                                .zip(&formats)
-                                .map(|((c, v), f)| (c, f, match (&v[i], c.digits) {
+                                .map(|(c, v)| match (&v[i], c.digits) {
                                     (Cell::Missing, _) => {
                                         c.missing.clone().unwrap_or_else(|| "–".into())
                                     }
@@ -984,8 +983,9 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                                     }
                                     (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
                                     (cell, _) => cell.label(),
-                                }))
-                                .map(|(c, f, own)| match f {
+                                })
+                                .zip(list.iter().zip(&formats))
+                                .map(|(own, (c, f))| match f {
                                     Some(parts) => fill_template(parts, &own, i, c.round),
                                     None => own,
                                 })
@@ -1276,9 +1276,8 @@ fn without(
     if columns.is_empty() {
         return Ok(rows);
     }
-    let dropped = |i: usize| {
-        (columns.iter()).all(|(c, want)| want.iter().any(|w| matches(&c[i], w)))
-    };
+    let dropped =
+        |i: usize| (columns.iter()).all(|(c, want)| want.iter().any(|w| matches(&c[i], w)));
     Ok(rows.into_iter().filter(|&i| !dropped(i)).collect())
 }
 
@@ -1687,11 +1686,26 @@ caption = \"{column:from}\"
         let dir = std::env::temp_dir().join(format!("dptune-decl-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let t = Table::default()
-            .with("kind", Values::Str(["a", "a", "a", "b", "b", "b"].map(String::from).to_vec()))
-            .with("src", Values::Str(["u", "v", "u", "v", "u", "v"].map(String::from).to_vec()))
-            .with("x", Values::F64([1.0, 2.0, 3.0, 1.0, 2.0, 3.0].map(Some).to_vec()))
-            .with("y", Values::F64([0.5, 1.5, 2.5, 4.0, 6.0, 9.0].map(Some).to_vec()))
-            .with("rate", Values::F64([0.25, 0.125, 0.0, 0.5, 0.75, 1.0].map(Some).to_vec()))
+            .with(
+                "kind",
+                Values::Str(["a", "a", "a", "b", "b", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "src",
+                Values::Str(["u", "v", "u", "v", "u", "v"].map(String::from).to_vec()),
+            )
+            .with(
+                "x",
+                Values::F64([1.0, 2.0, 3.0, 1.0, 2.0, 3.0].map(Some).to_vec()),
+            )
+            .with(
+                "y",
+                Values::F64([0.5, 1.5, 2.5, 4.0, 6.0, 9.0].map(Some).to_vec()),
+            )
+            .with(
+                "rate",
+                Values::F64([0.25, 0.125, 0.0, 0.5, 0.75, 1.0].map(Some).to_vec()),
+            )
             .with("k", Values::U64(vec![0, 3, 7, 1, 2, 3]));
         t.write_parquet(&dir.join("runs.parquet")).unwrap();
         dir
@@ -1732,7 +1746,9 @@ caption = \"{column:from}\"
         }
         // An index past a caption's list is a key the file does not set.
         let o = outputs("kinds = [\"b\"]\n[[tables]]\nname = \"t\"\nlist = [{ column = \"kind\" }]\ncaption = \"{kinds[1]}\"\n").unwrap();
-        let e = render(&o, &dir, "runs.parquet", "T").unwrap_err().to_string();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`{kinds[1]}`"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1775,7 +1791,10 @@ caption = \"{column:from}\"
     /// `diagonal`: a dashed line y = x over the points' x range, with its legend entry.
     #[test]
     fn a_diagonal_spans_the_points() {
-        let curves = vec![Series::scatter("s", vec![(2.0, 0.1), (0.5, 0.2), (f64::NAN, 1.0)])];
+        let curves = vec![Series::scatter(
+            "s",
+            vec![(2.0, 0.1), (0.5, 0.2), (f64::NAN, 1.0)],
+        )];
         let d = diagonal("y = x".into(), &curves).unwrap();
         assert_eq!(d.points, vec![(0.5, 0.5), (2.0, 2.0)]);
         assert!(d.style.dashed && !d.scatter && d.label == "y = x");
@@ -1798,7 +1817,9 @@ caption = \"{column:from}\"
              caption = \"first {column:kind}, y {column:y:2}\"\n",
         )
         .unwrap();
-        let e = render(&o, &dir, "runs.parquet", "T").unwrap_err().to_string();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`y` holds 3 values"), "{e}");
         let o = outputs(
             "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\", x = 1 }\n\
@@ -1810,8 +1831,13 @@ caption = \"{column:from}\"
         let md = read(&dir, "t.md");
         assert!(md.starts_with("**first a, y 0.50**"), "{md}");
         assert!(md.contains("| 0 (0.250; ≤ 1) |"), "{md}");
-        let bad = outputs("[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:x}\" }]\n").unwrap();
-        let e = render(&bad, &dir, "runs.parquet", "T").unwrap_err().to_string();
+        let bad = outputs(
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:x}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("D decimals"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
