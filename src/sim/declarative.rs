@@ -6,11 +6,15 @@
 //! name = "regret-by-budget"    # output stem: <name>.png/.svg (one per facet value: <name>-<value>)
 //! x = "target_epsilon"         # columns of the table
 //! y = "regret"                 # or several: y = ["upper", "exact"], named by y_names = [...]
-//! series = "label"             # optional: one curve per value (in order of first appearance)
+//! series = "label"             # optional: one curve per value (in order of first appearance;
+//!                              # a list of columns: per combination, "a, b")
 //! series_label = "a = {}"      # optional: a series' legend entry, {} its value
 //! facet = "variant"            # optional: one figure per value
 //! filter = { dim = 2 }         # optional: rows whose columns equal these values (a list:
-//!                              # any of them, e.g. { mean = [10, 100] })
+//!                              # any of them, e.g. { mean = [10, 100] }; "{key}" or
+//!                              # "{key[i]}": the file's top-level value or list entry)
+//! exclude = { src = "given" }  # optional: drop the rows where every column holds its value
+//! diagonal = "y = Δ_f"         # optional: a dashed line y = x, this its legend entry
 //! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), geomean-ci (the
 //!                              # geometric mean and the interval of the mean log: for a log
 //!                              # axis, plots only), mean, median, sd, quantile:Q, or none
@@ -60,6 +64,8 @@
 //!         { column = "upper", label = "bound", digits = 4, round = "up",
 //!           missing = "– (no instance)" }]   # no digits: the value as it is;
 //!                                              # scientific = true: 1.23e-5
+//!         # format = "{} ({rate:4})": the cell as text, {} its value, {NAME} another
+//!         # column's as it is, {NAME:D} with D decimals
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -187,6 +193,12 @@ pub struct PlotSpec {
     focus: bool,
     /// Another table's curves on the same axes.
     overlay: Option<Overlay>,
+    /// Rows dropped where every column holds one of its values (after `filter`).
+    exclude: Filter,
+    /// Further series columns: a series is a combination of values ("a, b").
+    series_more: Vec<String>,
+    /// A dashed line y = x across the points' x range, with this legend entry.
+    diagonal: Option<String>,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -213,6 +225,8 @@ pub struct TableSpec {
     facet: Option<String>,
     caption: Option<String>,
     body: Body,
+    /// Rows dropped where every column holds one of its values (after `filter`).
+    exclude: Filter,
 }
 
 /// What a table shows.
@@ -255,6 +269,9 @@ struct ListColumn {
     missing: Option<String>,
     /// The row shown through a template (where `column` holds a value).
     cell: Option<String>,
+    /// The cell as this text: `{}` the column's value (as above), `{NAME}` column NAME's
+    /// value in the row as it is, `{NAME:D}` with D decimals (rounded as `round` says).
+    format: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -298,8 +315,7 @@ impl Outputs {
         }
         let unfilled = out.split('{').skip(1).find_map(|rest| {
             let key = rest.split('}').next().filter(|k| rest.len() > k.len())?;
-            let word = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
-            word.then(|| key.to_string())
+            placeholder(key).then(|| key.to_string())
         });
         match unfilled {
             Some(key) => Err(Error::Infeasible(format!(
@@ -424,7 +440,7 @@ struct PlotEntry {
     x: Option<String>,
     y: Option<OneOrMany<String>>,
     y_names: Option<Vec<String>>,
-    series: Option<String>,
+    series: Option<OneOrMany<String>>,
     series_label: Option<String>,
     facet: Option<String>,
     aggregate: Option<String>,
@@ -448,6 +464,8 @@ struct PlotEntry {
     #[serde(default)]
     focus: bool,
     overlay: Option<OverlayEntry>,
+    exclude: Option<toml::Table>,
+    diagonal: Option<String>,
 }
 
 /// A `[[tables]]` entry as written.
@@ -471,6 +489,7 @@ struct TableEntry {
     list: Option<Vec<ListColumn>>,
     cell: Option<String>,
     reference_rows: Option<ReferenceRowsEntry>,
+    exclude: Option<toml::Table>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -485,6 +504,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Float(x) => fmt_num(*x),
             toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(list) => {
+                out.values.extend(list_entries(key, list));
+                continue;
+            }
             _ => continue,
         };
         out.values.push((key.clone(), shown));
@@ -546,13 +569,15 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             (Some(_), _) => return Err(p.bad("panels", "\"series\": one panel per series")),
             (None, Some(_)) => return Err(p.bad("columns", "only with `panels`")),
         };
+        let mut series_more = e.series.map(OneOrMany::into_vec).unwrap_or_default();
+        let series = (!series_more.is_empty()).then(|| series_more.remove(0));
         out.plots.push(PlotSpec {
             name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
-            filter: filter(&p, e.filter)?,
+            filter: fill_filter(f.table, &p, filter(&p, e.filter)?)?,
             x: column(&p, "x", e.x)?,
             y,
-            series: e.series,
+            series,
             series_label: e.series_label,
             facet: e.facet,
             aggregate,
@@ -571,6 +596,9 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             panels,
             focus: e.focus,
             overlay: e.overlay.map(|o| Overlay::parse(o, &p)).transpose()?,
+            exclude: fill_filter(f.table, &p, filter(&p, e.exclude)?)?,
+            series_more,
+            diagonal: e.diagonal,
         });
     }
     for t in f.array("tables", false)? {
@@ -603,10 +631,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             out.tables.push(TableSpec {
                 name,
                 table: e.table,
-                filter: filter(&t, e.filter)?,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::List(list),
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
         }
@@ -628,10 +657,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             out.tables.push(TableSpec {
                 name,
                 table: e.table,
-                filter: filter(&t, e.filter)?,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::Template(body),
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
         }
@@ -669,10 +699,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
         out.tables.push(TableSpec {
             name,
             table: e.table,
-            filter: filter(&t, e.filter)?,
+            filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
             facet: e.facet,
             caption: e.caption,
             body,
+            exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
         });
     }
     Ok(out)
@@ -826,15 +857,13 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("plots[{k}] ({})", p.name);
         let (t, file) = read(&p.table)?;
         let rows = kept(&t, &p.filter, &what, &file)?;
+        let rows = without(&t, &p.exclude, rows, &what, &file)?;
         let x = keys(&t, &p.x, &p.filter, &what, &file)?;
         let ys =
             p.y.iter()
                 .map(|(col, name)| Ok((cells(&t, col, &what, &file)?, name.clone())))
                 .collect::<Result<Vec<_>>>()?;
-        let series = match &p.series {
-            Some(s) => keys(&t, s, &p.filter, &what, &file)?,
-            None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
-        };
+        let series = series_cells(&t, p, &what, &file)?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
             let mut curves = Vec::new();
             // Each series value, then each y column within it.
@@ -873,7 +902,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     }
                 }
                 let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
-                    Some((_, l)) => l.clone(),
+                    Some((_, l)) => o.fill(l, title, &what)?,
                     None => match &p.series_label {
                         Some(l) => l.replace("{}", &s.label()),
                         None => s.label(),
@@ -907,6 +936,9 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     default_table,
                     &what,
                 )?);
+            }
+            if let Some(label) = &p.diagonal {
+                curves.extend(diagonal(o.fill(label, title, &what)?, &curves));
             }
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
@@ -986,6 +1018,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
         let all = kept(&t, &s.filter, &what, &file)?;
+        let all = without(&t, &s.exclude, all, &what, &file)?;
         for (fv, rows) in facet_groups(&t, s.facet.as_deref(), &s.filter, &all, &what, &file)? {
             let (header, body, default_caption) = match &s.body {
                 Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
@@ -1003,6 +1036,11 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                             Some(cell) => templated(cell, &c.column, &t, &rows, &what, &file),
                         })
                         .collect::<Result<Vec<_>>>()?;
+                    let formats = list
+                        .iter()
+                        .map(|c| c.format.as_deref().map(|f| template(f, &t, &what, &file)))
+                        .map(Option::transpose)
+                        .collect::<Result<Vec<_>>>()?;
                     let body = rows
                         .iter()
                         .map(|&i| {
@@ -1017,6 +1055,11 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                                     }
                                     (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
                                     (cell, _) => cell.label(),
+                                })
+                                .zip(list.iter().zip(&formats))
+                                .map(|(own, (c, f))| match f {
+                                    Some(parts) => fill_template(parts, &own, i, c.round),
+                                    None => own,
                                 })
                                 .collect()
                         })
@@ -1071,6 +1114,11 @@ fn column_values(text: &str, t: &Table, rows: &[usize], what: &str, file: &str) 
             break;
         };
         let name = out[start + "{column:".len()..start + len].to_string();
+        // `{column:NAME:D}`: the value with D decimals.
+        let (name, digits) = match name.split_once(':') {
+            Some((n, d)) => (n.to_string(), d.parse::<usize>().ok()),
+            None => (name, None),
+        };
         let values = distinct(&cells(t, &name, what, file)?, rows);
         let [one] = values.as_slice() else {
             return Err(Error::Infeasible(format!(
@@ -1079,7 +1127,11 @@ fn column_values(text: &str, t: &Table, rows: &[usize], what: &str, file: &str) 
                 values.len()
             )));
         };
-        out.replace_range(start..=start + len, &one.label());
+        let shown = match (one.num(), digits) {
+            (Some(x), Some(d)) => format!("{x:.*}", d.min(12)),
+            _ => one.label(),
+        };
+        out.replace_range(start..=start + len, &shown);
     }
     Ok(out)
 }
@@ -1204,6 +1256,192 @@ fn pivot(
     };
     let caption = format!("{{title}}: {value} ({agg}) by {row_col} and {columns}");
     Ok((header, body, caption))
+}
+
+/// Whether `key` (between braces) names a top-level value: a word, or a word with an index
+/// into its list (`epsilons[0]`).
+fn placeholder(key: &str) -> bool {
+    let word = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let indexed = key
+        .strip_suffix(']')
+        .and_then(|k| k.split_once('['))
+        .is_some_and(|(k, i)| word(k) && !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
+    word(key) || indexed
+}
+
+/// A scalar TOML value as a filter's cell (as `filter` reads it).
+fn toml_cell(v: &toml::Value) -> Option<Cell> {
+    match v {
+        toml::Value::String(s) => Some(Cell::Str(s.clone())),
+        toml::Value::Integer(i) => Some(Cell::Num(*i as f64)),
+        toml::Value::Float(x) if x.is_finite() => Some(Cell::Num(*x)),
+        toml::Value::Boolean(b) => Some(Cell::Str(b.to_string())),
+        _ => None,
+    }
+}
+
+/// `key[i]` → the shown entry i of a top-level list (scalars only), for `{key[i]}`.
+fn list_entries(key: &str, list: &[toml::Value]) -> Vec<(String, String)> {
+    list.iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let shown = match toml_cell(v)? {
+                Cell::Num(x) => fmt_num(x),
+                c => c.label(),
+            };
+            Some((format!("{key}[{i}]"), shown))
+        })
+        .collect()
+}
+
+/// A filter with each value written `"{key}"` replaced by the file's top-level value `key`
+/// (as the profile sets it; a list: any of its entries) and `"{key[i]}"` by entry i of that
+/// list, so that a figure follows the file's first ε whatever the profile.
+fn fill_filter(root: &toml::Table, at: &Fields, flt: Filter) -> Result<Filter> {
+    let mut out = Vec::new();
+    for (col, values) in flt.0 {
+        let mut filled = Vec::new();
+        for v in values {
+            let key = match &v {
+                Cell::Str(s) => s.strip_prefix('{').and_then(|s| s.strip_suffix('}')),
+                _ => None,
+            };
+            let Some(key) = key.filter(|k| placeholder(k)) else {
+                filled.push(v);
+                continue;
+            };
+            let bad = |why: &str| at.bad(&format!("filter.{col}"), &format!("`{{{key}}}`: {why}"));
+            let (name, index) = match key.split_once('[') {
+                Some((n, i)) => (n, i.trim_end_matches(']').parse::<usize>().ok()),
+                None => (key, None),
+            };
+            let value = root
+                .get(name)
+                .ok_or_else(|| bad(&format!("the file sets no top-level `{name}`")))?;
+            let picked: Vec<&toml::Value> = match (value, index) {
+                (toml::Value::Array(list), Some(i)) => {
+                    vec![list.get(i).ok_or_else(|| bad("the list is shorter"))?]
+                }
+                (toml::Value::Array(list), None) => list.iter().collect(),
+                (_, Some(_)) => return Err(bad("not a list")),
+                (v, None) => vec![v],
+            };
+            for v in picked {
+                filled.push(toml_cell(v).ok_or_else(|| bad("not a string, number or boolean"))?);
+            }
+        }
+        out.push((col, filled));
+    }
+    Ok(Filter(out))
+}
+
+/// `rows` less those where every column of `exclude` holds one of its values.
+fn without(
+    t: &Table,
+    exclude: &Filter,
+    rows: Vec<usize>,
+    what: &str,
+    file: &str,
+) -> Result<Vec<usize>> {
+    let columns = (exclude.0.iter())
+        .map(|(c, want)| Ok((cells(t, c, what, file)?, want)))
+        .collect::<Result<Vec<_>>>()?;
+    if columns.is_empty() {
+        return Ok(rows);
+    }
+    let dropped =
+        |i: usize| (columns.iter()).all(|(c, want)| want.iter().any(|w| matches(&c[i], w)));
+    Ok(rows.into_iter().filter(|&i| !dropped(i)).collect())
+}
+
+/// Each row's series: the value of `series`, joined with those of the further series
+/// columns ("a, b"); without a series, the y column's name.
+fn series_cells(t: &Table, p: &PlotSpec, what: &str, file: &str) -> Result<Vec<Cell>> {
+    let Some(first) = &p.series else {
+        return Ok(vec![Cell::Str(p.y[0].0.clone()); t.height()]);
+    };
+    let mut out = keys(t, first, &p.filter, what, file)?;
+    for more in &p.series_more {
+        let next = keys(t, more, &p.filter, what, file)?;
+        for (a, b) in out.iter_mut().zip(next) {
+            *a = Cell::Str(format!("{}, {}", a.label(), b.label()));
+        }
+    }
+    Ok(out)
+}
+
+/// The dashed line y = x from the smallest to the largest x of the curves' points (none
+/// without a finite point).
+fn diagonal(label: String, curves: &[Series]) -> Option<Series> {
+    let xs = curves.iter().flat_map(|c| c.points.iter().map(|p| p.0));
+    let (lo, hi) = xs
+        .filter(|x| x.is_finite())
+        .fold(None, |r: Option<(f64, f64)>, x| {
+            Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+        })?;
+    Some(Series {
+        label,
+        points: vec![(lo, lo), (hi, hi)],
+        errors: None,
+        scatter: false,
+        style: Style {
+            dashed: true,
+            ..Style::default()
+        },
+    })
+}
+
+/// A piece of a list column's `format`.
+enum Part {
+    Text(String),
+    /// `{}`: the column's own value.
+    Own,
+    /// `{NAME}` or `{NAME:D}`: another column's cells, with D decimals.
+    Column(Vec<Cell>, Option<usize>),
+}
+
+/// A list column's `format` split into text and the columns it reads.
+fn template(text: &str, t: &Table, what: &str, file: &str) -> Result<Vec<Part>> {
+    let mut parts = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        parts.push(Part::Text(rest[..start].to_string()));
+        let inner = &rest[start + 1..start + len];
+        parts.push(match inner.split_once(':') {
+            None if inner.is_empty() => Part::Own,
+            None => Part::Column(cells(t, inner, what, file)?, None),
+            Some((name, d)) => {
+                let d = d.parse::<usize>().map_err(|_| {
+                    Error::Infeasible(format!(
+                        "{what}: `{{{inner}}}` in a list column's format: `{{NAME:D}}` takes \
+                         D decimals"
+                    ))
+                })?;
+                Part::Column(cells(t, name, what, file)?, Some(d.min(12)))
+            }
+        });
+        rest = &rest[start + len + 1..];
+    }
+    parts.push(Part::Text(rest.to_string()));
+    Ok(parts)
+}
+
+/// Row `i`'s cell from a list column's `format`.
+fn fill_template(parts: &[Part], own: &str, i: usize, round: Rounding) -> String {
+    parts
+        .iter()
+        .map(|p| match p {
+            Part::Text(s) => s.clone(),
+            Part::Own => own.to_string(),
+            Part::Column(c, Some(d)) if c[i].num().is_some() => {
+                round.format(c[i].num().unwrap_or_default(), *d)
+            }
+            Part::Column(c, _) => c[i].label(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -1513,5 +1751,167 @@ caption = \"{column:from}\"
         // A plot and a table may share a stem: their files differ (.png/.svg, .md/.tex).
         let shared = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n";
         assert!(outputs(shared).is_ok());
+    }
+
+    /// A small table of two configurations (a, b) over three x, written as runs.parquet in a
+    /// fresh folder.
+    fn configurations(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dptune-decl-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = Table::default()
+            .with(
+                "kind",
+                Values::Str(["a", "a", "a", "b", "b", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "src",
+                Values::Str(["u", "v", "u", "v", "u", "v"].map(String::from).to_vec()),
+            )
+            .with(
+                "x",
+                Values::F64([1.0, 2.0, 3.0, 1.0, 2.0, 3.0].map(Some).to_vec()),
+            )
+            .with(
+                "y",
+                Values::F64([0.5, 1.5, 2.5, 4.0, 6.0, 9.0].map(Some).to_vec()),
+            )
+            .with(
+                "rate",
+                Values::F64([0.25, 0.125, 0.0, 0.5, 0.75, 1.0].map(Some).to_vec()),
+            )
+            .with("k", Values::U64(vec![0, 3, 7, 1, 2, 3]));
+        t.write_parquet(&dir.join("runs.parquet")).unwrap();
+        dir
+    }
+
+    fn read(dir: &Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    }
+
+    /// `"{key}"` and `"{key[i]}"` in a filter stand for the file's top-level value and a
+    /// list's entry (a list: any entry); `{key[i]}` fills titles and captions too.
+    #[test]
+    fn filters_and_titles_read_the_files_values_and_list_entries() {
+        let dir = configurations("keys");
+        let o = outputs(
+            "kinds = [\"b\", \"a\"]\nxs = [2, 3]\nname = \"n\"\n\
+             [[tables]]\nname = \"t\"\nfilter = { kind = \"{kinds[0]}\", x = \"{xs}\" }\n\
+             list = [{ column = \"kind\" }, { column = \"x\" }]\ncaption = \"{kinds[0]} at {xs[1]}\"\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.starts_with("**b at 3**"), "{md}");
+        assert!(md.contains("| b | 2 |") && md.contains("| b | 3 |"), "{md}");
+        assert!(!md.contains("| a |") && !md.contains("| b | 1 |"), "{md}");
+        // A key the file does not set, an index past the list, or a scalar indexed: errors.
+        for (filter, want) in [
+            ("{ kind = \"{kindz}\" }", "no top-level `kindz`"),
+            ("{ kind = \"{kinds[2]}\" }", "shorter"),
+            ("{ kind = \"{name[0]}\" }", "not a list"),
+        ] {
+            let text = format!(
+                "kinds = [\"b\", \"a\"]\nname = \"n\"\n[[tables]]\nname = \"t\"\nfilter = {filter}\n\
+                 list = [{{ column = \"kind\" }}]\n"
+            );
+            let e = outputs(&text).unwrap_err().to_string();
+            assert!(e.contains("filter.kind") && e.contains(want), "{e}");
+        }
+        // An index past a caption's list is a key the file does not set.
+        let o = outputs("kinds = [\"b\"]\n[[tables]]\nname = \"t\"\nlist = [{ column = \"kind\" }]\ncaption = \"{kinds[1]}\"\n").unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{kinds[1]}`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `exclude` drops the rows where every listed column holds one of its values.
+    #[test]
+    fn exclude_drops_rows_matching_every_column() {
+        let dir = configurations("exclude");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nexclude = { kind = \"a\", src = \"u\" }\n\
+             list = [{ column = \"kind\" }, { column = \"src\" }, { column = \"x\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.contains("| a | v | 2 |"), "{md}");
+        assert!(!md.contains("| a | u |"), "{md}");
+        assert_eq!(md.matches("| b |").count(), 3, "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `series = [a, b]`: one curve per combination of values, its legend "a, b" (and
+    /// `series_labels` keyed so, filled with the file's values).
+    #[test]
+    fn series_of_several_columns_combine_their_values() {
+        let dir = configurations("series");
+        let o = outputs(
+            "g = 7\n[[plots]]\nname = \"p\"\nx = \"x\"\ny = \"y\"\nseries = [\"kind\", \"src\"]\n\
+             aggregate = \"none\"\nseries_labels = { \"b, v\" = \"b from v (g = {g})\" }\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let svg = read(&dir, "p.svg");
+        for entry in ["a, u", "a, v", "b, u", "b from v (g = 7)"] {
+            assert!(svg.contains(entry), "{entry}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `diagonal`: a dashed line y = x over the points' x range, with its legend entry.
+    #[test]
+    fn a_diagonal_spans_the_points() {
+        let curves = vec![Series::scatter(
+            "s",
+            vec![(2.0, 0.1), (0.5, 0.2), (f64::NAN, 1.0)],
+        )];
+        let d = diagonal("y = x".into(), &curves).unwrap();
+        assert_eq!(d.points, vec![(0.5, 0.5), (2.0, 2.0)]);
+        assert!(d.style.dashed && !d.scatter && d.label == "y = x");
+        assert!(diagonal("y = x".into(), &[]).is_none());
+        let dir = configurations("diagonal");
+        let o = outputs("[[plots]]\nname = \"p\"\nx = \"x\"\ny = \"y\"\naggregate = \"none\"\ndiagonal = \"y equals x\"\n").unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        assert!(read(&dir, "p.svg").contains("y equals x"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A list column's `format`: `{}` its own value, `{NAME}` another column's as it is,
+    /// `{NAME:D}` with D decimals; `{column:NAME:D}` in a caption likewise.
+    #[test]
+    fn list_columns_format_several_columns_into_one_cell() {
+        let dir = configurations("format");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\" }\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:3}; ≤ {x})\" }]\n\
+             caption = \"first {column:kind}, y {column:y:2}\"\n",
+        )
+        .unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`y` holds 3 values"), "{e}");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\", x = 1 }\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:3}; ≤ {x})\" }]\n\
+             caption = \"first {column:kind}, y {column:y:2}\"\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.starts_with("**first a, y 0.50**"), "{md}");
+        assert!(md.contains("| 0 (0.250; ≤ 1) |"), "{md}");
+        let bad = outputs(
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:x}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("D decimals"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

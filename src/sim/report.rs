@@ -4,7 +4,6 @@
 //! numbers.
 
 use super::output::{read_text_limited, MAX_DATA_BYTES, MAX_RECORD_BYTES};
-use super::plot::{Figure, Scale, Series};
 use super::table::{write_text, Grid, Table};
 use crate::error::{Error, Result};
 use crate::numeric::round_up_decimals;
@@ -202,22 +201,6 @@ pub(crate) fn up(x: Option<f64>, digits: u32) -> String {
             round_up_decimals(v, digits as i32)
         )
     })
-}
-
-pub(crate) fn figure(
-    title: String,
-    x_label: &str,
-    y_label: &str,
-    series: Vec<Series>,
-    hline: Option<(f64, String)>,
-    y_log: bool,
-) -> Figure {
-    Figure {
-        x_scale: Scale::Log,
-        y_scale: if y_log { Scale::Log } else { Scale::Linear },
-        hline,
-        ..Figure::new(title, x_label, y_label, series)
-    }
 }
 
 /// The q-quantile of `xs` (nearest rank; xs non-empty).
