@@ -69,6 +69,7 @@
 
 use super::fields::Fields;
 use super::plot::{self, Figure, Intervals, Scale, Series, Style};
+use super::plot_paths;
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
@@ -182,6 +183,8 @@ pub struct PlotSpec {
     panels: Option<usize>,
     /// The y axis fitted to the bulk of the points, the few far ones named in the title.
     focus: bool,
+    /// Points along a column, paths, x bounds, marks, series styles, a zoomed panel.
+    extras: plot_paths::Extras,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -229,6 +232,27 @@ struct Pivot {
     row_label: Option<String>,
     column_label: Option<String>,
     round: Rounding,
+    /// Further row and column keys, a columns' header and a note per cell.
+    more: More,
+}
+
+/// A pivot's further keys: `rows = ["a", "b"]` (each its own header column), `columns = [...]`
+/// (headed by `column_header`, `{NAME}` standing for a key's value of column NAME), and a
+/// note after each cell's value.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct More {
+    rows: Vec<String>,
+    columns: Vec<String>,
+    column_header: Option<String>,
+    note: Option<Note>,
+}
+
+/// " (LABEL v)" after a cell's value, v the mean of `column` in the cell where it is not 0.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Note {
+    column: String,
+    label: String,
 }
 
 /// One column of a list table.
@@ -246,6 +270,9 @@ struct ListColumn {
     scientific: bool,
     /// What an empty cell shows (default "–").
     missing: Option<String>,
+    /// A column of half-widths: the cell shows "value ± half-width" (`digits`, default 3; no
+    /// half-width: "value (one repetition)").
+    interval: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -351,7 +378,7 @@ fn stem_name(f: &Fields, given: Option<&str>, used: &mut Vec<String>) -> Result<
     Ok(name.to_string())
 }
 
-fn column(f: &Fields, key: &'static str, given: Option<String>) -> Result<String> {
+fn column<T>(f: &Fields, key: &'static str, given: Option<T>) -> Result<T> {
     given.ok_or_else(|| f.missing(key, "a column of the table"))
 }
 
@@ -438,6 +465,14 @@ struct PlotEntry {
     columns: Option<f64>,
     #[serde(default)]
     focus: bool,
+    // src/sim/plot_paths.rs
+    along: Option<String>,
+    #[serde(default)]
+    path: bool,
+    x_bounds: Option<[f64; 2]>,
+    mark: Option<plot_paths::Mark>,
+    series_styles: Option<toml::Table>,
+    zoom: Option<plot_paths::ZoomEntry>,
 }
 
 /// A `[[tables]]` entry as written.
@@ -448,8 +483,8 @@ struct TableEntry {
     table: Option<String>,
     filter: Option<toml::Table>,
     facet: Option<String>,
-    rows: Option<String>,
-    columns: Option<String>,
+    rows: Option<OneOrMany<String>>,
+    columns: Option<OneOrMany<String>>,
     value: Option<String>,
     aggregate: Option<String>,
     digits: Option<f64>,
@@ -459,6 +494,8 @@ struct TableEntry {
     #[serde(default)]
     round: Rounding,
     list: Option<Vec<ListColumn>>,
+    column_header: Option<String>,
+    note: Option<Note>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -558,6 +595,17 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             series_labels,
             panels,
             focus: e.focus,
+            extras: plot_paths::parse(
+                &p,
+                plot_paths::Written {
+                    along: e.along,
+                    path: e.path,
+                    x_bounds: e.x_bounds,
+                    mark: e.mark,
+                    series_styles: e.series_styles,
+                    zoom: e.zoom,
+                },
+            )?,
         });
     }
     for t in f.array("tables", false)? {
@@ -573,6 +621,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 ("row_label", e.row_label.is_some()),
                 ("column_label", e.column_label.is_some()),
                 ("round", e.round != Rounding::Nearest),
+                ("column_header", e.column_header.is_some()),
+                ("note", e.note.is_some()),
             ]
             .into_iter()
             .find(|(_, given)| *given);
@@ -608,9 +658,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 "rounds one value (mean, median, sd, a quantile), not a mean ± interval",
             ));
         }
+        let many = |key, given: Option<OneOrMany<String>>| -> Result<(String, Vec<String>)> {
+            let mut all = column(&t, key, given.map(OneOrMany::into_vec))?.into_iter();
+            let first = all
+                .next()
+                .ok_or_else(|| t.bad(key, "at least one column"))?;
+            Ok((first, all.collect()))
+        };
+        let ((rows, more_rows), (columns, more_columns)) =
+            (many("rows", e.rows)?, many("columns", e.columns)?);
+        if !more_columns.is_empty() && e.column_header.is_none() {
+            return Err(t.bad("column_header", "needs to be given with several `columns`"));
+        }
         let body = Body::Pivot(Pivot {
-            rows: column(&t, "rows", e.rows)?,
-            columns: column(&t, "columns", e.columns)?,
+            rows,
+            columns,
             value: column(&t, "value", e.value)?,
             aggregate,
             digits: t
@@ -619,6 +681,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             row_label: e.row_label,
             column_label: e.column_label,
             round: e.round,
+            more: More {
+                rows: more_rows,
+                columns: more_columns,
+                column_header: e.column_header,
+                note: e.note,
+            },
         });
         out.tables.push(TableSpec {
             name,
@@ -756,9 +824,23 @@ fn facet_groups(
         .collect())
 }
 
+/// A facet value as a file name's part: ASCII letters, digits, - and ., a few Greek letters
+/// spelled out ("d=15, σ=0.03" → "d15sigma0.03"), the rest dropped.
 fn slug(s: &str) -> String {
+    const GREEK: [(char, &str); 6] = [
+        ('σ', "sigma"),
+        ('μ', "mu"),
+        ('ε', "eps"),
+        ('δ', "delta"),
+        ('λ', "lambda"),
+        ('η', "eta"),
+    ];
     s.chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .map(|c| match GREEK.iter().find(|g| g.0 == c) {
+            Some(g) => g.1.to_string(),
+            None if c.is_ascii_alphanumeric() || c == '-' || c == '.' => c.to_string(),
+            None => String::new(),
+        })
         .collect()
 }
 
@@ -783,31 +865,67 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             Some(s) => keys(&t, s, &p.filter, &what, &file)?,
             None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
         };
+        let (x_, t_) = (&p.extras, &t);
+        let along = (x_.along.as_ref())
+            .map(|c| keys(&t, c, &p.filter, &what, &file))
+            .transpose()?;
+        let marked: Option<Vec<Option<f64>>> = (x_.mark.as_ref())
+            .map(|m| {
+                Ok::<_, Error>(
+                    cells(&t, &m.column, &what, &file)?
+                        .iter()
+                        .map(Cell::num)
+                        .collect(),
+                )
+            })
+            .transpose()?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
             let mut curves = Vec::new();
+            let (mut values, mut marks) = (Vec::new(), Vec::new());
             // Each series value, then each y column within it.
             let lines = distinct(&series, &here).into_iter().flat_map(|s| {
                 ys.iter()
                     .map(move |(y, name)| (s.clone(), y, name.as_deref()))
             });
             for (s, y, y_name) in lines {
-                let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
-                let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
+                let mut mine: Vec<usize> =
+                    here.iter().copied().filter(|&i| series[i] == s).collect();
+                // Grouped by x, or by the `along` column (its order, the mean x).
+                let key = |i: usize| match &along {
+                    Some(a) => a[i].num(),
+                    None => x[i].num(),
+                };
+                let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
                 for &i in &mine {
-                    let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+                    let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
                         continue;
                     };
                     match groups
                         .iter_mut()
-                        .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
+                        .find(|g| g.0 == ki && p.aggregate != Aggregate::None)
                     {
-                        Some(g) => g.1.push(yi),
-                        None => groups.push((xi, vec![yi])),
+                        Some(g) => {
+                            g.1.push(yi);
+                            g.2.push(xi)
+                        }
+                        None => groups.push((ki, vec![yi], vec![xi])),
                     }
                 }
                 groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some(m) = &marked {
+                    mine.sort_by(|&a, &b| {
+                        key(a)
+                            .unwrap_or(f64::NAN)
+                            .total_cmp(&key(b).unwrap_or(f64::NAN))
+                    });
+                    let point = |i: usize| Some((x_.x(x[i].num()?, &[x[i].num()?]), y[i].num()?));
+                    if let Some((at, v)) = x_.marked(&mine, point, m) {
+                        marks.push((curves.len(), at, v));
+                    }
+                }
                 let mut agg = Vec::new();
-                for (xi, mut ys) in groups {
+                for (xi, mut ys, xs) in groups {
+                    let xi = x_.x(xi, &xs);
                     let Some(point) = p.aggregate.point(&mut ys) else {
                         return Err(Error::Infeasible(format!(
                             "{what}: geomean-ci needs positive values; `{}` has one that is not \
@@ -832,6 +950,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     .iter()
                     .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
                     .collect();
+                values.push(s.label());
                 curves.push(Series {
                     label: match y_name {
                         Some(n) if p.series.is_some() => format!("{n}, {value}"),
@@ -846,12 +965,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     style: Style::default(),
                 });
             }
+            x_.finish(&mut curves, &values, marks);
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
             let value = fv.as_ref().map(Cell::label).unwrap_or_default();
             let base = p.title.as_ref().map_or_else(
                 || Ok(title.to_string()),
-                |t| o.fill(&t.replace("{facet}", &value), title, &what),
+                |t| {
+                    let t = column_values(&t.replace("{facet}", &value), t_, &here, &what, &file)?;
+                    o.fill(&t, title, &what)
+                },
             )?;
             let (fig_title, stem) = match &fv {
                 Some(_) if placed => (base, format!("{}-{}", p.name, slug(&value))),
@@ -910,7 +1033,10 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 fig.focus_on_the_bulk();
             }
             let drawn = match p.panels {
-                None => plot::draw(&fig, &dir.join(&stem)),
+                None => match &x_.zoom {
+                    Some(z) => plot_paths::draw_zoomed(&fig, z, &dir.join(&stem)),
+                    None => plot::draw(&fig, &dir.join(&stem)),
+                },
                 Some(columns) => {
                     let panels = plot::panel_per_series(&fig);
                     let title = format!("{} — one panel per series, the others in grey", fig.title);
@@ -932,12 +1058,25 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         .iter()
                         .map(|c| cells(&t, &c.column, &what, &file))
                         .collect::<Result<Vec<_>>>()?;
+                    let halves = (list.iter())
+                        .map(|c| {
+                            c.interval
+                                .as_ref()
+                                .map(|h| cells(&t, h, &what, &file))
+                                .transpose()
+                        })
+                        .collect::<Result<Vec<_>>>()?;
                     let body = rows
                         .iter()
                         .map(|&i| {
                             list.iter()
                                 .zip(&columns)
-                                .map(|(c, v)| match (&v[i], c.digits) {
+                                .zip(&halves)
+                                .map(|((c, v), h)| match (&v[i], c.digits) {
+                                    (Cell::Num(x), d) if h.is_some() => {
+                                        let h = h.as_ref().and_then(|h| h[i].num());
+                                        pm((*x, h), d.unwrap_or(3).min(12))
+                                    }
                                     (Cell::Missing, _) => {
                                         c.missing.clone().unwrap_or_else(|| "–".into())
                                     }
@@ -1081,23 +1220,44 @@ fn pivot(
         row_label,
         column_label,
         round,
+        more,
     } = p;
+    let row_names: Vec<String> = std::iter::once(row_col)
+        .chain(&more.rows)
+        .cloned()
+        .collect();
+    let col_names: Vec<String> = std::iter::once(columns)
+        .chain(&more.columns)
+        .cloned()
+        .collect();
     let (r, c, v) = (
-        keys(t, row_col, filter, what, file)?,
-        keys(t, columns, filter, what, file)?,
+        composite(t, &row_names, filter, what, file)?,
+        composite(t, &col_names, filter, what, file)?,
         cells(t, value, what, file)?,
     );
+    let note = (more.note.as_ref())
+        .map(|n| Ok::<_, Error>((cells(t, &n.column, what, file)?, &n.label)))
+        .transpose()?;
     let (row_keys, col_keys) = (distinct(&r, rows), distinct(&c, rows));
     let mut header = vec![row_label.clone().unwrap_or_else(|| row_col.clone())];
-    header.extend(col_keys.iter().map(|k| match column_label.as_deref() {
-        None => format!("{columns}={}", k.label()),
-        Some("") => k.label(),
-        Some(l) => format!("{l}={}", k.label()),
-    }));
+    header.extend(more.rows.iter().cloned());
+    header.extend(
+        col_keys
+            .iter()
+            .map(|k| match (&more.column_header, column_label.as_deref()) {
+                (Some(h), _) => (col_names.iter().zip(parts(k))).fold(h.clone(), |h, (name, v)| {
+                    h.replace(&format!("{{{name}}}"), &v)
+                }),
+                (None, None) => format!("{columns}={}", k.label()),
+                (None, Some("")) => k.label(),
+                (None, Some(l)) => format!("{l}={}", k.label()),
+            }),
+    );
     let body = row_keys
         .iter()
         .map(|rk| {
-            std::iter::once(rk.label())
+            parts(rk)
+                .into_iter()
                 .chain(col_keys.iter().map(|ck| {
                     let mut ys: Vec<f64> = rows
                         .iter()
@@ -1112,10 +1272,23 @@ fn pivot(
                         // An sd of one value: there is none to show.
                         return "–".into();
                     }
-                    if *aggregate == Aggregate::MeanCi {
+                    let shown = if *aggregate == Aggregate::MeanCi {
                         pm(a, *digits)
                     } else {
                         round.format(a.0, *digits)
+                    };
+                    let Some((n, label)) = &note else {
+                        return shown;
+                    };
+                    let ns: Vec<f64> = (rows.iter())
+                        .filter(|&&i| r[i] == *rk && c[i] == *ck)
+                        .filter_map(|&i| n[i].num())
+                        .collect();
+                    match mean_interval(&ns).0 {
+                        m if m.is_finite() && m != 0.0 => {
+                            format!("{shown} ({label} {})", fmt_num(m))
+                        }
+                        _ => shown,
                     }
                 }))
                 .collect()
@@ -1130,8 +1303,41 @@ fn pivot(
         Aggregate::Quantile(q) => format!("{q}-quantile"),
         Aggregate::None => unreachable!("rejected when parsed"),
     };
-    let caption = format!("{{title}}: {value} ({agg}) by {row_col} and {columns}");
+    let caption = format!(
+        "{{title}}: {value} ({agg}) by {} and {}",
+        row_names.join(", "),
+        col_names.join(", ")
+    );
     Ok((header, body, caption))
+}
+
+/// The unit separator between the parts of a key of several columns.
+const PART: char = '\u{1f}';
+
+/// The grouping cells of `names`: one column's [`keys`], or for several one string per row
+/// of their labels (split again by [`parts`]).
+fn composite(
+    t: &Table,
+    names: &[String],
+    filter: &Filter,
+    what: &str,
+    file: &str,
+) -> Result<Vec<Cell>> {
+    let columns = (names.iter())
+        .map(|n| keys(t, n, filter, what, file))
+        .collect::<Result<Vec<_>>>()?;
+    let [one] = columns.as_slice() else {
+        let joined = |i: usize| columns.iter().map(|c| c[i].label()).collect::<Vec<_>>();
+        return Ok((0..t.height())
+            .map(|i| Cell::Str(joined(i).join(&PART.to_string())))
+            .collect());
+    };
+    Ok(one.clone())
+}
+
+/// The labels of a key's parts (one for a key of one column).
+fn parts(key: &Cell) -> Vec<String> {
+    key.label().split(PART).map(String::from).collect()
 }
 
 #[cfg(test)]
