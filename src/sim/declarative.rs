@@ -38,6 +38,15 @@
 //!                              # as the profile sets it: "{seeds} walks" in titles, labels
 //!                              # and captions)
 //! x_label = "…"                # default: the column's name; y_label likewise
+//! along = "t"                  # optional: points are the groups of equal t (not of equal x),
+//!                              # at their rows' mean x, joined in t's order
+//! path = true                  # with `along`: a thin line, first point ○, last ■
+//! x_bounds = [1, inf]          # optional: x values held within (0 drawn at 1 on a log axis)
+//! mark = { column = "loss", at = "min", label = "{}: lowest ({value})" }  # a cross per series
+//! series_styles = { "worst" = { color = "red", marker = "triangle" } }  # the others avoid red
+//! zoom = { x_range = [0, 8], y_range = [0, 0.1], title = "…", whole = "…" }  # a 2nd panel
+//!                              # (src/sim/plot_paths.rs); `{column:NAME}` in a title as in
+//!                              # a caption
 //!
 //! [[tables]]
 //! name = "regret-table"        # <name>.md and <name>.tex
@@ -53,13 +62,17 @@
 //!                              # <name>-<value>; `{facet}` in the caption is its value
 //! caption = "… from ε = {column:from}"   # `{column:NAME}`: the one value column NAME
 //!                              # holds in the table's rows (several: an error)
+//! # rows = ["method", "accountant"], columns = ["size", "eps"] with
+//! # column_header = "|S| = {size}, ε = {eps}"; note = { column = "delta", label = "δ" }:
+//! # " (δ v)" after a cell where v ≠ 0
 //!
 //! [[tables]]                   # or a list: one line per (filtered) row, these columns
 //! name = "bounds"
 //! list = [{ column = "order", label = "λ" },
 //!         { column = "upper", label = "bound", digits = 4, round = "up",
 //!           missing = "– (no instance)" }]   # no digits: the value as it is;
-//!                                              # scientific = true: 1.23e-5
+//!                                              # scientific = true: 1.23e-5;
+//!                                              # interval = "upper_ci": "v ± h"
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -1647,5 +1660,69 @@ caption = \"{column:from}\"
         // A plot and a table may share a stem: their files differ (.png/.svg, .md/.tex).
         let shared = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n";
         assert!(outputs(shared).is_ok());
+    }
+
+    /// A pivot over several row and column keys, headed by a template, with a note per cell;
+    /// a list cell with its half-width; a facet value's Greek letters spelled out.
+    #[test]
+    fn pivots_take_several_keys_and_notes_and_lists_intervals() {
+        let dir = std::env::temp_dir().join(format!("dptune-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strs = |v: [&str; 4]| Values::Str(v.map(String::from).to_vec());
+        let nums = |v: [Option<f64>; 4]| Values::F64(v.to_vec());
+        let t = Table::default()
+            .with("m", strs(["a", "a", "a", "b"]))
+            .with("acc", strs(["x", "x", "y", "x"]))
+            .with("size", Values::U64(vec![10, 100, 10, 10]))
+            .with("eps", nums([Some(0.5); 4]))
+            .with(
+                "total",
+                nums([Some(1.23441), Some(2.0), Some(3.0), Some(4.0)]),
+            )
+            .with("delta", nums([Some(1e-5), Some(0.0), None, Some(0.0)]))
+            .with("h", nums([Some(0.5), None, Some(0.25), Some(0.0)]));
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"k\"\ntable = \"t.parquet\"\nrows = [\"m\", \"acc\"]\n\
+             columns = [\"size\", \"eps\"]\ncolumn_header = \"|S| = {size}, ε = {eps}\"\nvalue = \"total\"\n\
+             aggregate = \"mean\"\ndigits = 3\nround = \"up\"\nnote = { column = \"delta\", label = \"δ\" }\n\
+             [[tables]]\nname = \"l\"\ntable = \"t.parquet\"\n\
+             list = [{ column = \"m\" }, { column = \"total\", digits = 2, interval = \"h\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let md = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let k = md("k.md");
+        assert!(
+            k.contains("| m | acc | \\|S\\| = 10, ε = 0.5 | \\|S\\| = 100, ε = 0.5 |"),
+            "{k}"
+        );
+        // Rounded up, δ where it is not 0; a missing (row, column) pair is "–".
+        assert!(k.contains("| a | x | 1.235 (δ 1e-5) | 2.000 |"), "{k}");
+        assert!(k.contains("| a | y | 3.000 | – |"), "{k}");
+        assert!(k.contains("| b | x | 4.000 | – |"), "{k}");
+        assert!(
+            k.contains("by m, acc and size, eps") || k.starts_with("**T"),
+            "{k}"
+        );
+        let l = md("l.md");
+        for row in [
+            "| a | 1.23 ± 0.50 |",
+            "| a | 2.00 (one repetition) |",
+            "| b | 4.00 ± 0.00 |",
+        ] {
+            assert!(l.contains(row), "{row} in {l}");
+        }
+        // Several columns need their header; a list takes no pivot keys.
+        for (text, field) in [
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = [\"b\", \"c\"]\nvalue = \"d\"\n", "tables[0].column_header"),
+            ("[[tables]]\nname = \"p\"\nnote = { column = \"d\", label = \"δ\" }\nlist = [{ column = \"a\" }]\n", "tables[0].note"),
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+        assert_eq!(slug("d=15, σ=0.03"), "d15sigma0.03");
+        assert_eq!(slug("μ=0.5, ε=1"), "mu0.5eps1");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

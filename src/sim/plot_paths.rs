@@ -260,3 +260,165 @@ pub(super) fn draw_zoomed(fig: &Figure, z: &Zoom, stem: &Path) -> Result<Vec<Pat
     };
     plot::draw_panels(&fig.title, &[whole, near], 2, stem)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::declarative::{parse as outputs_of, render};
+    use super::super::fields::Fields;
+    use super::super::table::{Table, Values};
+    use super::*;
+
+    fn render_one(dir: &Path, extra: &str) -> Result<String> {
+        let text = format!(
+            "[[plots]]\nname = \"p\"\ntable = \"t.parquet\"\nx = \"x\"\ny = \"y\"\nseries = \"s\"\n{extra}"
+        );
+        let root: toml::Table = text.parse().unwrap();
+        let o = outputs_of(&Fields::new("f.toml", "", &root))?;
+        render(&o, dir, "t.parquet", "T")?;
+        Ok(std::fs::read_to_string(dir.join("p.svg")).unwrap())
+    }
+
+    /// Two series, three steps each, two repetitions per step; x decreases along `t` for b.
+    fn table(dir: &Path) {
+        let strs = |v: &[&str]| Values::Str(v.iter().map(|s| s.to_string()).collect());
+        let nums = |v: &[f64]| Values::F64(v.iter().map(|&x| Some(x)).collect());
+        let t = Table::default()
+            .with(
+                "s",
+                strs(&["a", "a", "a", "a", "b", "b", "b", "b", "b", "b"]),
+            )
+            .with("t", Values::U64(vec![0, 0, 1, 1, 0, 0, 1, 1, 2, 2]))
+            .with(
+                "x",
+                nums(&[0.0, 0.0, 2.0, 4.0, 0.9, 0.9, 0.5, 0.5, 0.2, 0.2]),
+            )
+            .with(
+                "y",
+                nums(&[1.0, 3.0, 2.0, 2.0, 0.1, 0.3, 0.4, 0.6, 0.2, 0.2]),
+            )
+            .with(
+                "loss",
+                nums(&[5.0, 4.0, 1.0, 2.0, 9.0, 8.0, 3.0, 7.0, 6.0, 6.5]),
+            )
+            .with("n", Values::U64(vec![7; 10]));
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dptune-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn along_groups_by_the_step_at_the_mean_x_within_the_bounds() {
+        let x = Extras {
+            along: Some("t".into()),
+            x_bounds: Some((1.0, f64::INFINITY)),
+            ..Extras::default()
+        };
+        // Step 1 of series a: x 2 and 4 → 3; step 0: x 0 → held at 1.
+        assert_eq!(x.x(1.0, &[2.0, 4.0]), 3.0);
+        assert_eq!(x.x(0.0, &[0.0, 0.0]), 1.0);
+        // Without `along` a group's x is its own.
+        assert_eq!(Extras::default().x(2.5, &[2.0, 4.0]), 2.5);
+        let dir = temp("along");
+        table(&dir);
+        let svg = render_one(
+            &dir,
+            "along = \"t\"\nx_bounds = [1, inf]\nx_scale = \"log\"\n",
+        )
+        .unwrap();
+        assert!(svg.contains("\na\n") && svg.contains("\nb\n"), "legend");
+        // A path needs the column whose order joins it.
+        let e = render_one(&dir, "path = true\n").unwrap_err().to_string();
+        assert!(e.contains("plots[0].path"), "{e}");
+        let e = render_one(&dir, "x_bounds = [2, 1]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("plots[0].x_bounds"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn paths_are_joined_in_their_order_with_their_ends_and_marks() {
+        let dir = temp("paths");
+        table(&dir);
+        let svg = render_one(
+            &dir,
+            "aggregate = \"none\"\nalong = \"t\"\npath = true\n\
+             mark = { column = \"loss\", label = \"{}: lowest ({value})\" }\n",
+        )
+        .unwrap();
+        // The legend says how a path's order is marked, and names each lowest point.
+        assert!(svg.contains("(○ start, ■ end)"), "path legend");
+        assert!(
+            svg.contains("a: lowest (1)") && svg.contains("b: lowest (3)"),
+            "marks"
+        );
+        // In path order, b's points are not sorted by x: the extras key them by t.
+        let x = Extras {
+            mark: Some(Mark {
+                column: "loss".into(),
+                at: Extreme::Max,
+                label: String::new(),
+            }),
+            ..Extras::default()
+        };
+        let loss = [Some(1.0), Some(9.0), None, Some(9.0)];
+        let at = x.marked(&[0, 1, 2, 3], |i| Some((i as f64, 0.0)), &loss);
+        assert_eq!(at, Some(((3.0, 0.0), 9.0)), "the last of equal highest");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn series_styles_take_their_colour_from_the_others() {
+        let dir = temp("styles");
+        table(&dir);
+        let svg = render_one(
+            &dir,
+            "series_styles = { b = { color = \"blue\", marker = \"triangle\" } }\n",
+        )
+        .unwrap();
+        // b is the palette's blue; a, which would have been blue, takes the next free colour.
+        assert!(
+            svg.contains("#1F77B4") && svg.contains("#FF7F0E"),
+            "colours"
+        );
+        for (extra, key) in [
+            (
+                "series_styles = { b = { color = \"mauve\" } }\n",
+                "series_styles.b.color",
+            ),
+            (
+                "series_styles = { b = { marker = \"moon\" } }\n",
+                "series_styles.b.marker",
+            ),
+            ("series_styles = { b = 1 }\n", "series_styles.b"),
+        ] {
+            let e = render_one(&dir, extra).unwrap_err().to_string();
+            assert!(e.contains(key), "{extra}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_zoom_is_a_second_panel_and_titles_read_a_column() {
+        let dir = temp("zoom");
+        table(&dir);
+        let svg = render_one(
+            &dir,
+            "title = \"{column:n} walks\"\n\
+             zoom = { x_range = [0, 1], y_range = [0, 0.5], title = \"near 0\", whole = \"all\" }\n",
+        )
+        .unwrap();
+        assert!(svg.contains("7 walks") && svg.contains("near 0") && svg.contains("\nall\n"));
+        // Two panels of 720 pixels side by side.
+        assert!(svg.contains(r#"width="1440""#), "two panels");
+        let e = render_one(&dir, "zoom = { x_range = [1, 0], y_range = [0, 1] }\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("zoom.x_range"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
