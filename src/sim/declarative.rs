@@ -246,7 +246,7 @@ struct Pivot {
     column_label: Option<String>,
     round: Rounding,
     /// Further row and column keys, a columns' header and a note per cell.
-    more: More,
+    more: Box<More>,
 }
 
 /// A pivot's further keys: `rows = ["a", "b"]` (each its own header column), `columns = [...]`
@@ -694,12 +694,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             row_label: e.row_label,
             column_label: e.column_label,
             round: e.round,
-            more: More {
+            more: Box::new(More {
                 rows: more_rows,
                 columns: more_columns,
                 column_header: e.column_header,
                 note: e.note,
-            },
+            }),
         });
         out.tables.push(TableSpec {
             name,
