@@ -42,6 +42,15 @@
 //!                              # as the profile sets it: "{seeds} walks" in titles, labels
 //!                              # and captions)
 //! x_label = "…"                # default: the column's name; y_label likewise
+//! along = "t"                  # optional: points are the groups of equal t (not of equal x),
+//!                              # at their rows' mean x, joined in t's order
+//! path = true                  # with `along`: a thin line, first point ○, last ■
+//! x_bounds = [1, inf]          # optional: x values held within (0 drawn at 1 on a log axis)
+//! mark = { column = "loss", at = "min", label = "{}: lowest ({value})" }  # a cross per series
+//! series_styles = { "worst" = { color = "red", marker = "triangle" } }  # the others avoid red
+//! zoom = { x_range = [0, 8], y_range = [0, 0.1], title = "…", whole = "…" }  # a 2nd panel
+//!                              # (src/sim/plot_paths.rs); `{column:NAME}` in a title as in
+//!                              # a caption
 //!
 //! [[tables]]
 //! name = "regret-table"        # <name>.md and <name>.tex
@@ -57,13 +66,17 @@
 //!                              # <name>-<value>; `{facet}` in the caption is its value
 //! caption = "… from ε = {column:from}"   # `{column:NAME}`: the one value column NAME
 //!                              # holds in the table's rows (several: an error)
+//! # rows = ["method", "accountant"], columns = ["size", "eps"] with
+//! # column_header = "|S| = {size}, ε = {eps}"; note = { column = "delta", label = "δ" }:
+//! # " (δ v)" after a cell where v ≠ 0
 //!
 //! [[tables]]                   # or a list: one line per (filtered) row, these columns
 //! name = "bounds"
 //! list = [{ column = "order", label = "λ" },
 //!         { column = "upper", label = "bound", digits = 4, round = "up",
 //!           missing = "– (no instance)" }]   # no digits: the value as it is;
-//!                                              # scientific = true: 1.23e-5
+//!                                              # scientific = true: 1.23e-5;
+//!                                              # interval = "upper_ci": "v ± h"
 //!         # format = "{} ({rate:4})": the cell as text, {} its value, {NAME} another
 //!         # column's as it is, {NAME:D} with D decimals
 //! ```
@@ -78,6 +91,7 @@ use super::cell_template::{
 };
 use super::fields::Fields;
 use super::plot::{self, Figure, Intervals, Scale, Series, Style};
+use super::plot_paths;
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
@@ -199,6 +213,8 @@ pub struct PlotSpec {
     series_more: Vec<String>,
     /// A dashed line y = x across the points' x range, with this legend entry.
     diagonal: Option<String>,
+    /// Points along a column, paths, x bounds, marks, series styles, a zoomed panel.
+    extras: plot_paths::Extras,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -250,6 +266,27 @@ struct Pivot {
     row_label: Option<String>,
     column_label: Option<String>,
     round: Rounding,
+    /// Further row and column keys, a columns' header and a note per cell.
+    more: Box<More>,
+}
+
+/// A pivot's further keys: `rows = ["a", "b"]` (each its own header column), `columns = [...]`
+/// (headed by `column_header`, `{NAME}` standing for a key's value of column NAME), and a
+/// note after each cell's value.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct More {
+    rows: Vec<String>,
+    columns: Vec<String>,
+    column_header: Option<String>,
+    note: Option<Note>,
+}
+
+/// " (LABEL v)" after a cell's value, v the mean of `column` in the cell where it is not 0.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Note {
+    column: String,
+    label: String,
 }
 
 /// One column of a list table.
@@ -272,6 +309,9 @@ struct ListColumn {
     /// The cell as this text: `{}` the column's value (as above), `{NAME}` column NAME's
     /// value in the row as it is, `{NAME:D}` with D decimals (rounded as `round` says).
     format: Option<String>,
+    /// A column of half-widths: the cell shows "value ± half-width" (`digits`, default 3; no
+    /// half-width: "value (one repetition)").
+    interval: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -376,7 +416,7 @@ fn stem_name(f: &Fields, given: Option<&str>, used: &mut Vec<String>) -> Result<
     Ok(name.to_string())
 }
 
-fn column(f: &Fields, key: &'static str, given: Option<String>) -> Result<String> {
+fn column<T>(f: &Fields, key: &'static str, given: Option<T>) -> Result<T> {
     given.ok_or_else(|| f.missing(key, "a column of the table"))
 }
 
@@ -466,6 +506,14 @@ struct PlotEntry {
     overlay: Option<OverlayEntry>,
     exclude: Option<toml::Table>,
     diagonal: Option<String>,
+    // src/sim/plot_paths.rs
+    along: Option<String>,
+    #[serde(default)]
+    path: bool,
+    x_bounds: Option<[f64; 2]>,
+    mark: Option<plot_paths::Mark>,
+    series_styles: Option<toml::Table>,
+    zoom: Option<plot_paths::ZoomEntry>,
 }
 
 /// A `[[tables]]` entry as written.
@@ -476,8 +524,8 @@ struct TableEntry {
     table: Option<String>,
     filter: Option<toml::Table>,
     facet: Option<String>,
-    rows: Option<String>,
-    columns: Option<String>,
+    rows: Option<OneOrMany<String>>,
+    columns: Option<OneOrMany<String>>,
     value: Option<String>,
     aggregate: Option<String>,
     digits: Option<f64>,
@@ -490,6 +538,8 @@ struct TableEntry {
     cell: Option<String>,
     reference_rows: Option<ReferenceRowsEntry>,
     exclude: Option<toml::Table>,
+    column_header: Option<String>,
+    note: Option<Note>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -599,6 +649,17 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             exclude: fill_filter(f.table, &p, filter(&p, e.exclude)?)?,
             series_more,
             diagonal: e.diagonal,
+            extras: plot_paths::parse(
+                &p,
+                plot_paths::Written {
+                    along: e.along,
+                    path: e.path,
+                    x_bounds: e.x_bounds,
+                    mark: e.mark,
+                    series_styles: e.series_styles,
+                    zoom: e.zoom,
+                },
+            )?,
         });
     }
     for t in f.array("tables", false)? {
@@ -614,6 +675,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 ("row_label", e.row_label.is_some()),
                 ("column_label", e.column_label.is_some()),
                 ("round", e.round != Rounding::Nearest),
+                ("column_header", e.column_header.is_some()),
+                ("note", e.note.is_some()),
             ]
             .into_iter()
             .find(|(_, given)| *given);
@@ -646,10 +709,16 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             {
                 return Err(t.bad(key, "not with `cell` (a template shows one row per cell)"));
             }
+            // A template pivot has one row column and one column column.
+            let one = |key: &'static str, given: Option<OneOrMany<String>>| match given {
+                Some(OneOrMany::Many(_)) => Err(t.bad(key, "one column with `cell`")),
+                Some(OneOrMany::One(c)) => Ok(Some(c)),
+                None => Ok(None),
+            };
             let body = TemplatePivot::parse(
                 &t,
-                e.rows,
-                e.columns,
+                one("rows", e.rows)?,
+                one("columns", e.columns)?,
                 cell,
                 (e.row_label, e.column_label),
                 e.reference_rows,
@@ -684,9 +753,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 "rounds one value (mean, median, sd, a quantile), not a mean ± interval",
             ));
         }
+        let many = |key, given: Option<OneOrMany<String>>| -> Result<(String, Vec<String>)> {
+            let mut all = column(&t, key, given.map(OneOrMany::into_vec))?.into_iter();
+            let first = all
+                .next()
+                .ok_or_else(|| t.bad(key, "at least one column"))?;
+            Ok((first, all.collect()))
+        };
+        let ((rows, more_rows), (columns, more_columns)) =
+            (many("rows", e.rows)?, many("columns", e.columns)?);
+        if !more_columns.is_empty() && e.column_header.is_none() {
+            return Err(t.bad("column_header", "needs to be given with several `columns`"));
+        }
         let body = Body::Pivot(Pivot {
-            rows: column(&t, "rows", e.rows)?,
-            columns: column(&t, "columns", e.columns)?,
+            rows,
+            columns,
             value: column(&t, "value", e.value)?,
             aggregate,
             digits: t
@@ -695,6 +776,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             row_label: e.row_label,
             column_label: e.column_label,
             round: e.round,
+            more: Box::new(More {
+                rows: more_rows,
+                columns: more_columns,
+                column_header: e.column_header,
+                note: e.note,
+            }),
         });
         out.tables.push(TableSpec {
             name,
@@ -839,9 +926,23 @@ fn facet_groups(
         .collect())
 }
 
+/// A facet value as a file name's part: ASCII letters, digits, - and ., a few Greek letters
+/// spelled out ("d=15, σ=0.03" → "d15sigma0.03"), the rest dropped.
 fn slug(s: &str) -> String {
+    const GREEK: [(char, &str); 6] = [
+        ('σ', "sigma"),
+        ('μ', "mu"),
+        ('ε', "eps"),
+        ('δ', "delta"),
+        ('λ', "lambda"),
+        ('η', "eta"),
+    ];
     s.chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .map(|c| match GREEK.iter().find(|g| g.0 == c) {
+            Some(g) => g.1.to_string(),
+            None if c.is_ascii_alphanumeric() || c == '-' || c == '.' => c.to_string(),
+            None => String::new(),
+        })
         .collect()
 }
 
@@ -864,31 +965,67 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 .map(|(col, name)| Ok((cells(&t, col, &what, &file)?, name.clone())))
                 .collect::<Result<Vec<_>>>()?;
         let series = series_cells(&t, p, &what, &file)?;
+        let (x_, t_) = (&p.extras, &t);
+        let along = (x_.along.as_ref())
+            .map(|c| keys(&t, c, &p.filter, &what, &file))
+            .transpose()?;
+        let marked: Option<Vec<Option<f64>>> = (x_.mark.as_ref())
+            .map(|m| {
+                Ok::<_, Error>(
+                    cells(&t, &m.column, &what, &file)?
+                        .iter()
+                        .map(Cell::num)
+                        .collect(),
+                )
+            })
+            .transpose()?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
             let mut curves = Vec::new();
+            let (mut values, mut marks) = (Vec::new(), Vec::new());
             // Each series value, then each y column within it.
             let lines = distinct(&series, &here).into_iter().flat_map(|s| {
                 ys.iter()
                     .map(move |(y, name)| (s.clone(), y, name.as_deref()))
             });
             for (s, y, y_name) in lines {
-                let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
-                let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
+                let mut mine: Vec<usize> =
+                    here.iter().copied().filter(|&i| series[i] == s).collect();
+                // Grouped by x, or by the `along` column (its order, the mean x).
+                let key = |i: usize| match &along {
+                    Some(a) => a[i].num(),
+                    None => x[i].num(),
+                };
+                let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
                 for &i in &mine {
-                    let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+                    let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
                         continue;
                     };
                     match groups
                         .iter_mut()
-                        .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
+                        .find(|g| g.0 == ki && p.aggregate != Aggregate::None)
                     {
-                        Some(g) => g.1.push(yi),
-                        None => groups.push((xi, vec![yi])),
+                        Some(g) => {
+                            g.1.push(yi);
+                            g.2.push(xi)
+                        }
+                        None => groups.push((ki, vec![yi], vec![xi])),
                     }
                 }
                 groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+                if let Some(m) = &marked {
+                    mine.sort_by(|&a, &b| {
+                        key(a)
+                            .unwrap_or(f64::NAN)
+                            .total_cmp(&key(b).unwrap_or(f64::NAN))
+                    });
+                    let point = |i: usize| Some((x_.x(x[i].num()?, &[x[i].num()?]), y[i].num()?));
+                    if let Some((at, v)) = x_.marked(&mine, point, m) {
+                        marks.push((curves.len(), at, v));
+                    }
+                }
                 let mut agg = Vec::new();
-                for (xi, mut ys) in groups {
+                for (xi, mut ys, xs) in groups {
+                    let xi = x_.x(xi, &xs);
                     let Some(point) = p.aggregate.point(&mut ys) else {
                         return Err(Error::Infeasible(format!(
                             "{what}: geomean-ci needs positive values; `{}` has one that is not \
@@ -913,6 +1050,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                     .iter()
                     .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
                     .collect();
+                values.push(s.label());
                 curves.push(Series {
                     label: match y_name {
                         Some(n) if p.series.is_some() => format!("{n}, {value}"),
@@ -940,12 +1078,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             if let Some(label) = &p.diagonal {
                 curves.extend(diagonal(o.fill(label, title, &what)?, &curves));
             }
+            x_.finish(&mut curves, &values, marks);
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
             let value = fv.as_ref().map(Cell::label).unwrap_or_default();
             let base = p.title.as_ref().map_or_else(
                 || Ok(title.to_string()),
-                |t| o.fill(&t.replace("{facet}", &value), title, &what),
+                |t| {
+                    let t = column_values(&t.replace("{facet}", &value), t_, &here, &what, &file)?;
+                    o.fill(&t, title, &what)
+                },
             )?;
             let (fig_title, stem) = match &fv {
                 Some(_) if placed => (base, format!("{}-{}", p.name, slug(&value))),
@@ -1004,7 +1146,10 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 fig.focus_on_the_bulk();
             }
             let drawn = match p.panels {
-                None => plot::draw(&fig, &dir.join(&stem)),
+                None => match &x_.zoom {
+                    Some(z) => plot_paths::draw_zoomed(&fig, z, &dir.join(&stem)),
+                    None => plot::draw(&fig, &dir.join(&stem)),
+                },
                 Some(columns) => {
                     let panels = plot::panel_per_series(&fig);
                     let title = format!("{} — one panel per series, the others in grey", fig.title);
@@ -1041,12 +1186,25 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         .map(|c| c.format.as_deref().map(|f| template(f, &t, &what, &file)))
                         .map(Option::transpose)
                         .collect::<Result<Vec<_>>>()?;
+                    let halves = (list.iter())
+                        .map(|c| {
+                            c.interval
+                                .as_ref()
+                                .map(|h| cells(&t, h, &what, &file))
+                                .transpose()
+                        })
+                        .collect::<Result<Vec<_>>>()?;
                     let body = rows
                         .iter()
                         .map(|&i| {
                             list.iter()
                                 .zip(&columns)
-                                .map(|(c, v)| match (&v[i], c.digits) {
+                                .zip(&halves)
+                                .map(|((c, v), h)| match (&v[i], c.digits) {
+                                    (Cell::Num(x), d) if h.is_some() => {
+                                        let h = h.as_ref().and_then(|h| h[i].num());
+                                        pm((*x, h), d.unwrap_or(3).min(12))
+                                    }
                                     (Cell::Missing, _) => {
                                         c.missing.clone().unwrap_or_else(|| "–".into())
                                     }
@@ -1205,23 +1363,44 @@ fn pivot(
         row_label,
         column_label,
         round,
+        more,
     } = p;
+    let row_names: Vec<String> = std::iter::once(row_col)
+        .chain(&more.rows)
+        .cloned()
+        .collect();
+    let col_names: Vec<String> = std::iter::once(columns)
+        .chain(&more.columns)
+        .cloned()
+        .collect();
     let (r, c, v) = (
-        keys(t, row_col, filter, what, file)?,
-        keys(t, columns, filter, what, file)?,
+        composite(t, &row_names, filter, what, file)?,
+        composite(t, &col_names, filter, what, file)?,
         cells(t, value, what, file)?,
     );
+    let note = (more.note.as_ref())
+        .map(|n| Ok::<_, Error>((cells(t, &n.column, what, file)?, &n.label)))
+        .transpose()?;
     let (row_keys, col_keys) = (distinct(&r, rows), distinct(&c, rows));
     let mut header = vec![row_label.clone().unwrap_or_else(|| row_col.clone())];
-    header.extend(col_keys.iter().map(|k| match column_label.as_deref() {
-        None => format!("{columns}={}", k.label()),
-        Some("") => k.label(),
-        Some(l) => format!("{l}={}", k.label()),
-    }));
+    header.extend(more.rows.iter().cloned());
+    header.extend(
+        col_keys
+            .iter()
+            .map(|k| match (&more.column_header, column_label.as_deref()) {
+                (Some(h), _) => (col_names.iter().zip(parts(k))).fold(h.clone(), |h, (name, v)| {
+                    h.replace(&format!("{{{name}}}"), &v)
+                }),
+                (None, None) => format!("{columns}={}", k.label()),
+                (None, Some("")) => k.label(),
+                (None, Some(l)) => format!("{l}={}", k.label()),
+            }),
+    );
     let body = row_keys
         .iter()
         .map(|rk| {
-            std::iter::once(rk.label())
+            parts(rk)
+                .into_iter()
                 .chain(col_keys.iter().map(|ck| {
                     let mut ys: Vec<f64> = rows
                         .iter()
@@ -1236,10 +1415,23 @@ fn pivot(
                         // An sd of one value: there is none to show.
                         return "–".into();
                     }
-                    if *aggregate == Aggregate::MeanCi {
+                    let shown = if *aggregate == Aggregate::MeanCi {
                         pm(a, *digits)
                     } else {
                         round.format(a.0, *digits)
+                    };
+                    let Some((n, label)) = &note else {
+                        return shown;
+                    };
+                    let ns: Vec<f64> = (rows.iter())
+                        .filter(|&&i| r[i] == *rk && c[i] == *ck)
+                        .filter_map(|&i| n[i].num())
+                        .collect();
+                    match mean_interval(&ns).0 {
+                        m if m.is_finite() && m != 0.0 => {
+                            format!("{shown} ({label} {})", fmt_num(m))
+                        }
+                        _ => shown,
                     }
                 }))
                 .collect()
@@ -1254,7 +1446,11 @@ fn pivot(
         Aggregate::Quantile(q) => format!("{q}-quantile"),
         Aggregate::None => unreachable!("rejected when parsed"),
     };
-    let caption = format!("{{title}}: {value} ({agg}) by {row_col} and {columns}");
+    let caption = format!(
+        "{{title}}: {value} ({agg}) by {} and {}",
+        row_names.join(", "),
+        col_names.join(", ")
+    );
     Ok((header, body, caption))
 }
 
@@ -1442,6 +1638,35 @@ fn fill_template(parts: &[Part], own: &str, i: usize, round: Rounding) -> String
             Part::Column(c, _) => c[i].label(),
         })
         .collect()
+}
+
+/// The unit separator between the parts of a key of several columns.
+const PART: char = '\u{1f}';
+
+/// The grouping cells of `names`: one column's [`keys`], or for several one string per row
+/// of their labels (split again by [`parts`]).
+fn composite(
+    t: &Table,
+    names: &[String],
+    filter: &Filter,
+    what: &str,
+    file: &str,
+) -> Result<Vec<Cell>> {
+    let columns = (names.iter())
+        .map(|n| keys(t, n, filter, what, file))
+        .collect::<Result<Vec<_>>>()?;
+    let [one] = columns.as_slice() else {
+        let joined = |i: usize| columns.iter().map(|c| c[i].label()).collect::<Vec<_>>();
+        return Ok((0..t.height())
+            .map(|i| Cell::Str(joined(i).join(&PART.to_string())))
+            .collect());
+    };
+    Ok(one.clone())
+}
+
+/// The labels of a key's parts (one for a key of one column).
+fn parts(key: &Cell) -> Vec<String> {
+    key.label().split(PART).map(String::from).collect()
 }
 
 #[cfg(test)]
@@ -1912,6 +2137,70 @@ caption = \"{column:from}\"
             .unwrap_err()
             .to_string();
         assert!(e.contains("D decimals"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A pivot over several row and column keys, headed by a template, with a note per cell;
+    /// a list cell with its half-width; a facet value's Greek letters spelled out.
+    #[test]
+    fn pivots_take_several_keys_and_notes_and_lists_intervals() {
+        let dir = std::env::temp_dir().join(format!("dptune-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strs = |v: [&str; 4]| Values::Str(v.map(String::from).to_vec());
+        let nums = |v: [Option<f64>; 4]| Values::F64(v.to_vec());
+        let t = Table::default()
+            .with("m", strs(["a", "a", "a", "b"]))
+            .with("acc", strs(["x", "x", "y", "x"]))
+            .with("size", Values::U64(vec![10, 100, 10, 10]))
+            .with("eps", nums([Some(0.5); 4]))
+            .with(
+                "total",
+                nums([Some(1.23441), Some(2.0), Some(3.0), Some(4.0)]),
+            )
+            .with("delta", nums([Some(1e-5), Some(0.0), None, Some(0.0)]))
+            .with("h", nums([Some(0.5), None, Some(0.25), Some(0.0)]));
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"k\"\ntable = \"t.parquet\"\nrows = [\"m\", \"acc\"]\n\
+             columns = [\"size\", \"eps\"]\ncolumn_header = \"|S| = {size}, ε = {eps}\"\nvalue = \"total\"\n\
+             aggregate = \"mean\"\ndigits = 3\nround = \"up\"\nnote = { column = \"delta\", label = \"δ\" }\n\
+             [[tables]]\nname = \"l\"\ntable = \"t.parquet\"\n\
+             list = [{ column = \"m\" }, { column = \"total\", digits = 2, interval = \"h\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let md = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let k = md("k.md");
+        assert!(
+            k.contains("| m | acc | \\|S\\| = 10, ε = 0.5 | \\|S\\| = 100, ε = 0.5 |"),
+            "{k}"
+        );
+        // Rounded up, δ where it is not 0; a missing (row, column) pair is "–".
+        assert!(k.contains("| a | x | 1.235 (δ 1e-5) | 2.000 |"), "{k}");
+        assert!(k.contains("| a | y | 3.000 | – |"), "{k}");
+        assert!(k.contains("| b | x | 4.000 | – |"), "{k}");
+        assert!(
+            k.contains("by m, acc and size, eps") || k.starts_with("**T"),
+            "{k}"
+        );
+        let l = md("l.md");
+        for row in [
+            "| a | 1.23 ± 0.50 |",
+            "| a | 2.00 (one repetition) |",
+            "| b | 4.00 ± 0.00 |",
+        ] {
+            assert!(l.contains(row), "{row} in {l}");
+        }
+        // Several columns need their header; a list takes no pivot keys.
+        for (text, field) in [
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = [\"b\", \"c\"]\nvalue = \"d\"\n", "tables[0].column_header"),
+            ("[[tables]]\nname = \"p\"\nnote = { column = \"d\", label = \"δ\" }\nlist = [{ column = \"a\" }]\n", "tables[0].note"),
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+        assert_eq!(slug("d=15, σ=0.03"), "d15sigma0.03");
+        assert_eq!(slug("μ=0.5, ε=1"), "mu0.5eps1");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -24,6 +24,7 @@ pub mod findings;
 pub mod heatmap;
 pub mod output;
 pub mod plot;
+pub(crate) mod plot_paths;
 pub mod progress;
 pub mod provenance;
 pub mod report;

@@ -6,7 +6,6 @@
 use super::output::{read_text_limited, MAX_DATA_BYTES, MAX_RECORD_BYTES};
 use super::table::{write_text, Grid, Table};
 use crate::error::{Error, Result};
-use crate::numeric::round_up_decimals;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn write_grid(grid: &Grid, stem: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
@@ -189,18 +188,6 @@ pub(crate) enum Key {
     Str(String),
     Num(f64),
     Int(u64),
-}
-
-/// A bound shown with `digits` decimals, rounded up (these are sensitivities, noise scales and
-/// utility bounds: a displayed value must never be smaller than the computed one).
-pub(crate) fn up(x: Option<f64>, digits: u32) -> String {
-    x.map_or("–".into(), |v| {
-        format!(
-            "{:.*}",
-            digits as usize,
-            round_up_decimals(v, digits as i32)
-        )
-    })
 }
 
 /// The q-quantile of `xs` (nearest rank; xs non-empty).
