@@ -342,7 +342,7 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             ),
         });
     }
-    files.extend(
+    let declared =
         declarative::render(&exp.outputs, &dir, study.output(), &exp.title).map_err(|e| {
             Error::Experiment {
                 file: exp.file.display().to_string(),
@@ -350,8 +350,22 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
                 field: "(report)".into(),
                 reason: e.to_string(),
             }
-        })?,
-    );
+        })?;
+    // Two declarations may not write one file (a faceted `privacy` writes `privacy-d1.md`, as
+    // would a table named `privacy-d1`): the second would silently replace the first.
+    let mut seen = std::collections::BTreeSet::new();
+    if let Some(twice) = declared.iter().find(|f| !seen.insert(f.file_name())) {
+        return Err(Error::Experiment {
+            file: exp.file.display().to_string(),
+            at: String::new(),
+            field: "[[plots]] / [[tables]] name".into(),
+            reason: format!(
+                "two declarations write `{}`: choose another name for one of them",
+                twice.file_name().unwrap_or_default().to_string_lossy()
+            ),
+        });
+    }
+    files.extend(declared);
     // Claims last: a claim that fails stops the report after its verdicts are written.
     let (claimed, failed) = claims::render(
         &exp.claims,

@@ -203,6 +203,14 @@ dims = [1, 3]
 features = 32
 candidates = 20
 sensitivity = 0.01
+[[tables]]
+name = "privacy"
+table = "cells.parquet"
+facet = "variant"
+rows = "label"
+columns = "target_epsilon"
+cell = "{{epsilon:3up}} / σ={{noise:4}} / {{runs:1}}"
+caption = "guarantee ε (rounded up), noise σ of each run, mean runs"
 [[tuners]]
 tuner = "naive"
 [[tuners]]

@@ -51,6 +51,14 @@ tuner = "liu-talwar"
 mean = 3
 [profile.smoke]
 seeds = 2
+[[tables]]
+name = "privacy"
+table = "cells.parquet"
+facet = "variant"
+rows = "label"
+columns = "target_epsilon"
+cell = "{{epsilon:3up}} / σ={{noise:4}} / {{runs:1}}"
+caption = "guarantee ε (rounded up), noise σ of each run, mean runs"
 {extra}"#
         ),
     )
@@ -578,8 +586,9 @@ fn outputs_no_longer_made_are_set_aside() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Issue 37: a declared output may not take a study output's name, and a declared filter that
-/// matches no row is an error that names it, not an empty figure.
+/// Issue 37: two declared outputs may not write one file (here a table named `privacy-d1`
+/// and the faceted `privacy` table's d = 1 part), and a declared filter that matches no row
+/// is an error that names it, not an empty figure.
 #[test]
 fn declared_outputs_may_not_replace_study_outputs_or_be_empty() {
     let dir = common::temp_dir("safety-declared");
@@ -593,7 +602,9 @@ fn declared_outputs_may_not_replace_study_outputs_or_be_empty() {
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{e}");
     assert!(
-        e.contains("privacy-d1") && e.contains("choose another name"),
+        e.contains("privacy-d1")
+            && e.contains("two declarations write")
+            && e.contains("choose another name"),
         "{e}"
     );
     let empty = tiny(
