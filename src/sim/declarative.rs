@@ -182,6 +182,22 @@ pub struct PlotSpec {
     panels: Option<usize>,
     /// The y axis fitted to the bulk of the points, the few far ones named in the title.
     focus: bool,
+    /// Lines drawn as a staircase: each y held until the next x (a Pareto front).
+    steps: bool,
+    /// The markers' shape.
+    marker: plot::Marker,
+    /// Further series from other tables or rows, drawn in the same figure (`[[plots.layers]]`).
+    layers: Vec<PlotSpec>,
+    /// A heatmap of this column over the grid of (x, y) values, instead of curves.
+    heat: Option<Heat>,
+}
+
+/// A heatmap's colour: a column's value per (x, y) cell, on a log10 scale if asked.
+#[derive(Clone, Debug, PartialEq)]
+struct Heat {
+    column: String,
+    log: bool,
+    label: Option<String>,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -244,8 +260,11 @@ struct ListColumn {
     /// Shown as 1.23e-5 (with `digits`).
     #[serde(default)]
     scientific: bool,
-    /// What an empty cell shows (default "–").
+    /// What an empty cell shows (default "–"); `{column}` placeholders as in `format`.
     missing: Option<String>,
+    /// The cell as a template over the row's columns: `{name}` (as it is), `{name:.4}`,
+    /// `{name:.2e}`, `{name:%.0}` (a percentage), `{name:.4±other}` (value ± interval).
+    format: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -438,6 +457,82 @@ struct PlotEntry {
     columns: Option<f64>,
     #[serde(default)]
     focus: bool,
+    #[serde(default)]
+    steps: bool,
+    marker: Option<String>,
+    z: Option<String>,
+    #[serde(default)]
+    z_scale: Scale,
+    z_label: Option<String>,
+}
+
+/// A `[[plots.layers]]` entry as written: further series in the plot's figure (and facet).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LayerEntry {
+    table: Option<String>,
+    filter: Option<toml::Table>,
+    x: Option<String>,
+    y: Option<String>,
+    series: Option<String>,
+    series_label: Option<String>,
+    series_labels: Option<toml::Table>,
+    aggregate: Option<String>,
+    lines: Option<bool>,
+    #[serde(default)]
+    steps: bool,
+    marker: Option<String>,
+}
+
+fn marker(f: &Fields, given: Option<&str>) -> Result<plot::Marker> {
+    Ok(match given {
+        None | Some("circle") => plot::Marker::Circle,
+        Some("triangle") => plot::Marker::Triangle,
+        Some("square") => plot::Marker::Square,
+        Some("cross") => plot::Marker::Cross,
+        Some("star") => plot::Marker::Star,
+        Some(_) => return Err(f.bad("marker", "circle, triangle, square, cross or star")),
+    })
+}
+
+fn labels(f: &Fields, given: Option<toml::Table>) -> Result<Vec<(String, String)>> {
+    given
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| match v {
+            toml::Value::String(v) => Ok((k, v)),
+            _ => Err(f.bad(&format!("series_labels.{k}"), "a string")),
+        })
+        .collect()
+}
+
+/// The plot's `[[plots.layers]]`: each a plot of its own rows drawn into the parent's figure.
+fn layers(p: &Fields, parent: &PlotSpec) -> Result<Vec<PlotSpec>> {
+    let mut out = Vec::new();
+    for l in p.array("layers", false)? {
+        let e: LayerEntry = l.read("a `[[plots.layers]]` entry", &[])?;
+        let aggregate = match e.aggregate {
+            None => parent.aggregate,
+            given => aggregate(&l, given.as_deref())?,
+        };
+        out.push(PlotSpec {
+            table: e.table.or_else(|| parent.table.clone()),
+            filter: filter(&l, e.filter)?,
+            x: e.x.unwrap_or_else(|| parent.x.clone()),
+            y: vec![(e.y.unwrap_or_else(|| parent.y[0].0.clone()), None)],
+            series: e.series,
+            series_label: e.series_label,
+            series_labels: labels(&l, e.series_labels)?,
+            aggregate,
+            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None || e.steps),
+            steps: e.steps,
+            marker: marker(&l, e.marker.as_deref())?,
+            layers: Vec::new(),
+            heat: None,
+            ..parent.clone()
+        });
+    }
+    Ok(out)
 }
 
 /// A `[[tables]]` entry as written.
@@ -478,7 +573,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
         out.values.push((key.clone(), shown));
     }
     for p in f.array("plots", false)? {
-        let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
+        let e: PlotEntry = p.read("a `[[plots]]` entry", &["layers"])?;
         let aggregate = aggregate(&p, e.aggregate.as_deref())?;
         let ys =
             e.y.ok_or_else(|| p.missing("y", "a column of the table, or a list of them"))?
@@ -548,7 +643,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             y_log: e.y_scale == Scale::Log,
             x_range: range(&p, "x_range", e.x_range)?,
             y_range: range(&p, "y_range", e.y_range)?,
-            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None),
+            // A staircase is a line.
+            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None || e.steps),
             title: e.title,
             x_label: e.x_label,
             y_label: e.y_label,
@@ -558,7 +654,17 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             series_labels,
             panels,
             focus: e.focus,
+            steps: e.steps,
+            marker: marker(&p, e.marker.as_deref())?,
+            layers: Vec::new(),
+            heat: e.z.map(|column| Heat {
+                column,
+                log: e.z_scale == Scale::Log,
+                label: e.z_label,
+            }),
         });
+        let spec = out.plots.last_mut().expect("just pushed");
+        spec.layers = layers(&p, spec)?;
     }
     for t in f.array("tables", false)? {
         let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
@@ -784,67 +890,12 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
         };
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
-            let mut curves = Vec::new();
-            // Each series value, then each y column within it.
-            let lines = distinct(&series, &here).into_iter().flat_map(|s| {
-                ys.iter()
-                    .map(move |(y, name)| (s.clone(), y, name.as_deref()))
-            });
-            for (s, y, y_name) in lines {
-                let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
-                let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
-                for &i in &mine {
-                    let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
-                        continue;
-                    };
-                    match groups
-                        .iter_mut()
-                        .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
-                    {
-                        Some(g) => g.1.push(yi),
-                        None => groups.push((xi, vec![yi])),
-                    }
-                }
-                groups.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let mut agg = Vec::new();
-                for (xi, mut ys) in groups {
-                    let Some(point) = p.aggregate.point(&mut ys) else {
-                        return Err(Error::Infeasible(format!(
-                            "{what}: geomean-ci needs positive values; `{}` has one that is not \
-                             at x = {} in {file} (use mean-ci)",
-                            y_name.unwrap_or(&p.y[0].0),
-                            fmt_num(xi)
-                        )));
-                    };
-                    if point.0.is_finite() {
-                        agg.push((xi, point));
-                    }
-                }
-                let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
-                    Some((_, l)) => l.clone(),
-                    None => match &p.series_label {
-                        Some(l) => l.replace("{}", &s.label()),
-                        None => s.label(),
-                    },
-                };
-                let (lo, hi) = p.y_bounds.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
-                let errors: Option<Vec<(f64, f64)>> = agg
-                    .iter()
-                    .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
-                    .collect();
-                curves.push(Series {
-                    label: match y_name {
-                        Some(n) if p.series.is_some() => format!("{n}, {value}"),
-                        Some(n) => n.to_string(),
-                        None => value,
-                    },
-                    points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
-                    errors: errors.filter(|_| {
-                        matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
-                    }),
-                    scatter: p.scatter,
-                    style: Style::default(),
-                });
+            let mut curves = match p.heat {
+                None => curves(p, &x, &ys, &series, &here, &what, &file)?,
+                Some(_) => Vec::new(),
+            };
+            for layer in &p.layers {
+                curves.extend(layer_curves(layer, fv.as_ref(), p, dir, default_table, &what)?);
             }
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
@@ -861,6 +912,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 ),
                 None => (base, p.name.clone()),
             };
+            if let Some(h) = &p.heat {
+                let labels = (
+                    o.fill(p.x_label.as_deref().unwrap_or(&p.x), title, &what)?,
+                    o.fill(p.y_label.as_deref().unwrap_or(&p.y[0].0), title, &what)?,
+                );
+                let map = heat_map(p, h, &t, &here, fig_title, labels, &curves, &what, &file)?;
+                let drawn = super::heatmap::draw(&map, &dir.join(&stem));
+                files.extend(drawn.map_err(|e| Error::Infeasible(format!("{what}: {e}")))?);
+                continue;
+            }
             let agg_name = match p.aggregate {
                 Aggregate::MeanCi => " (mean, 95% t-interval)".to_string(),
                 Aggregate::GeoMeanCi => {
@@ -937,19 +998,28 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         .map(|&i| {
                             list.iter()
                                 .zip(&columns)
-                                .map(|(c, v)| match (&v[i], c.digits) {
-                                    (Cell::Missing, _) => {
-                                        c.missing.clone().unwrap_or_else(|| "–".into())
-                                    }
-                                    (Cell::Num(x), Some(d)) if c.scientific => {
-                                        format!("{x:.*e}", d.min(12))
-                                    }
-                                    (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
-                                    (cell, _) => cell.label(),
+                                .map(|(c, v)| {
+                                    Ok(match (&v[i], c.digits) {
+                                        (Cell::Missing, _) => match &c.missing {
+                                            Some(m) => row_text(m, &t, i, &what, &file)?,
+                                            None => "–".into(),
+                                        },
+                                        _ if c.format.is_some() => {
+                                            let f = c.format.as_deref().unwrap_or_default();
+                                            row_text(f, &t, i, &what, &file)?
+                                        }
+                                        (Cell::Num(x), Some(d)) if c.scientific => {
+                                            format!("{x:.*e}", d.min(12))
+                                        }
+                                        (Cell::Num(x), Some(d)) => {
+                                            c.round.format(*x, d.min(12))
+                                        }
+                                        (cell, _) => cell.label(),
+                                    })
                                 })
-                                .collect()
+                                .collect::<Result<Vec<_>>>()
                         })
-                        .collect();
+                        .collect::<Result<Vec<_>>>()?;
                     let header = list
                         .iter()
                         .map(|c| c.label.clone().unwrap_or_else(|| c.column.clone()))
@@ -988,6 +1058,246 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         }
     }
     Ok(files)
+}
+
+/// The curves of plot `p` over its rows `here`: one per series value and y column.
+#[allow(clippy::too_many_arguments)]
+fn curves(
+    p: &PlotSpec,
+    x: &[Cell],
+    ys: &[(Vec<Cell>, Option<String>)],
+    series: &[Cell],
+    here: &[usize],
+    what: &str,
+    file: &str,
+) -> Result<Vec<Series>> {
+    let mut curves = Vec::new();
+    // Each series value, then each y column within it.
+    let lines = distinct(&series, &here).into_iter().flat_map(|s| {
+        ys.iter()
+            .map(move |(y, name)| (s.clone(), y, name.as_deref()))
+    });
+    for (s, y, y_name) in lines {
+        let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
+        let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
+        for &i in &mine {
+            let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+                continue;
+            };
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
+            {
+                Some(g) => g.1.push(yi),
+                None => groups.push((xi, vec![yi])),
+            }
+        }
+        groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut agg = Vec::new();
+        for (xi, mut ys) in groups {
+            let Some(point) = p.aggregate.point(&mut ys) else {
+                return Err(Error::Infeasible(format!(
+                    "{what}: geomean-ci needs positive values; `{}` has one that is not \
+                     at x = {} in {file} (use mean-ci)",
+                    y_name.unwrap_or(&p.y[0].0),
+                    fmt_num(xi)
+                )));
+            };
+            if point.0.is_finite() {
+                agg.push((xi, point));
+            }
+        }
+        let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
+            Some((_, l)) => l.clone(),
+            None => match &p.series_label {
+                Some(l) => l.replace("{}", &s.label()),
+                None => s.label(),
+            },
+        };
+        let (lo, hi) = p.y_bounds.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+        let errors: Option<Vec<(f64, f64)>> = agg
+            .iter()
+            .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
+            .collect();
+        curves.push(Series {
+            label: match y_name {
+                Some(n) if p.series.is_some() => format!("{n}, {value}"),
+                Some(n) => n.to_string(),
+                None => value,
+            },
+            points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
+            errors: errors.filter(|_| {
+                matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
+            }),
+            scatter: p.scatter,
+            style: Style {
+                marker: p.marker,
+                ..Style::default()
+            },
+        });
+    }
+    if p.steps {
+        for c in &mut curves {
+            *c = staircase(std::mem::replace(c, Series::line("", Vec::new())));
+        }
+    }
+    Ok(curves)
+}
+
+/// `s` as a staircase: each point's y held until the next point's x (a Pareto front through
+/// its corners); intervals are dropped (they belong to the corners, not to the steps).
+fn staircase(s: Series) -> Series {
+    let mut points = Vec::with_capacity(2 * s.points.len());
+    for (k, &(x, y)) in s.points.iter().enumerate() {
+        if k > 0 {
+            points.push((x, s.points[k - 1].1));
+        }
+        points.push((x, y));
+    }
+    Series {
+        points,
+        errors: None,
+        ..s
+    }
+}
+
+/// The curves of a `[[plots.layers]]` entry: its table's rows kept by its filter and, where the
+/// plot has a facet, holding the facet's value `fv`.
+fn layer_curves(
+    l: &PlotSpec,
+    fv: Option<&Cell>,
+    parent: &PlotSpec,
+    dir: &Path,
+    default_table: &str,
+    what: &str,
+) -> Result<Vec<Series>> {
+    let what = format!("{what}: layer");
+    let file = l.table.clone().unwrap_or_else(|| default_table.to_string());
+    let t = Table::read_parquet(&dir.join(&file))?;
+    let rows = kept(&t, &l.filter, &what, &file)?;
+    let here = match (parent.facet.as_deref(), fv) {
+        (Some(name), Some(v)) => {
+            let f = keys(&t, name, &l.filter, &what, &file)?;
+            rows.into_iter().filter(|&i| f[i] == *v).collect()
+        }
+        _ => rows,
+    };
+    let x = keys(&t, &l.x, &l.filter, &what, &file)?;
+    let ys = vec![(cells(&t, &l.y[0].0, &what, &file)?, None)];
+    let series = match &l.series {
+        Some(s) => keys(&t, s, &l.filter, &what, &file)?,
+        None => vec![Cell::Str(l.y[0].0.clone()); t.height()],
+    };
+    curves(l, &x, &ys, &series, &here, &what, &file)
+}
+
+/// A heatmap of column `h` over the distinct (x, y) values of rows `here`: the layers' points
+/// drawn as dots, a star-marked layer's first point as the star.
+#[allow(clippy::too_many_arguments)]
+fn heat_map(
+    p: &PlotSpec,
+    h: &Heat,
+    t: &Table,
+    here: &[usize],
+    title: String,
+    (x_label, y_label): (String, String),
+    layers: &[Series],
+    what: &str,
+    file: &str,
+) -> Result<super::heatmap::Heatmap> {
+    let (x, y, z) = (
+        cells(t, &p.x, what, file)?,
+        cells(t, &p.y[0].0, what, file)?,
+        cells(t, &h.column, what, file)?,
+    );
+    let axis = |c: &[Cell]| {
+        let mut v: Vec<f64> = here.iter().filter_map(|&i| c[i].num()).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let (xs, ys) = (axis(&x), axis(&y));
+    let mut values = vec![None; xs.len() * ys.len()];
+    for &i in here {
+        let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+            continue;
+        };
+        let at = |v: &[f64], w: f64| v.binary_search_by(|a| a.total_cmp(&w)).ok();
+        let (Some(a), Some(b)) = (at(&xs, xi), at(&ys, yi)) else {
+            continue;
+        };
+        let v = z[i].num().filter(|v| v.is_finite());
+        values[b * xs.len() + a] = match h.log {
+            true => v.filter(|v| *v > 0.0).map(f64::log10),
+            false => v,
+        };
+    }
+    let label = h.label.clone().unwrap_or_else(|| h.column.clone());
+    let is_star = |s: &&Series| s.style.marker == plot::Marker::Star;
+    Ok(super::heatmap::Heatmap {
+        title,
+        x_label,
+        y_label,
+        value_label: match h.log {
+            true => format!("log10 {label}"),
+            false => label,
+        },
+        xs,
+        ys,
+        x_log: p.x_log,
+        y_log: p.y_log,
+        values,
+        points: (layers.iter().filter(|s| !is_star(s)))
+            .flat_map(|s| s.points.iter().copied())
+            .collect(),
+        star: layers.iter().find(is_star).and_then(|s| s.points.first().copied()),
+    })
+}
+
+/// A list cell's template filled from row `i` of `t`: `{name}` the column's value as it is,
+/// `{name:.N}` N decimals, `{name:.Ne}` scientific, `{name:%.N}` a percentage with N decimals,
+/// `{name:.N±other}` the value ± column `other` (no interval: "(one repetition)"); an empty
+/// value is "–".
+fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Result<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 1..start + len];
+        let (name, spec) = inner.split_once(':').unwrap_or((inner, ""));
+        let cell = cells(t, name, what, file)?.swap_remove(i);
+        let bad = || {
+            Error::Infeasible(format!(
+                "{what}: `{{{inner}}}`: a format is .N, .Ne, %.N or .N±column"
+            ))
+        };
+        let digits = |d: &str| d.parse::<usize>().map(|d| d.min(12)).map_err(|_| bad());
+        out.push_str(&match (cell.num(), spec) {
+            (_, "") => cell.label(),
+            (None, _) => "–".into(),
+            (Some(x), s) if s.starts_with('%') => {
+                let d = digits(s.trim_start_matches("%."))?;
+                format!("{:.d$}%", 100.0 * x)
+            }
+            (Some(x), s) => {
+                let s = s.strip_prefix('.').ok_or_else(bad)?;
+                match s.split_once('±') {
+                    Some((d, other)) => {
+                        let h = cells(t, other, what, file)?.swap_remove(i).num();
+                        pm((x, h), digits(d)?)
+                    }
+                    None if s.ends_with('e') => format!("{x:.*e}", digits(&s[..s.len() - 1])?),
+                    None => format!("{x:.*}", digits(s)?),
+                }
+            }
+        });
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// `text` with each `{column:NAME}` replaced by the one value column `NAME` holds in `rows`
