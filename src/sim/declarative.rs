@@ -224,6 +224,9 @@ pub struct TableSpec {
     facet: Option<String>,
     caption: Option<String>,
     body: Body,
+    /// Its rows appended to the previous `[[tables]]` entry's table (a list of as many columns):
+    /// a table whose rows come from several tables or formats.
+    append: bool,
 }
 
 /// What a table shows.
@@ -554,6 +557,8 @@ struct TableEntry {
     #[serde(default)]
     round: Rounding,
     list: Option<Vec<ListColumn>>,
+    #[serde(default)]
+    append: bool,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -668,6 +673,32 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     }
     for t in f.array("tables", false)? {
         let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
+        if e.append {
+            let previous = out.tables.last().map(|p| (&p.body, p.facet.is_some(), &p.name));
+            let (Some((Body::List(before), false, name)), Some(list)) = (previous, &e.list) else {
+                return Err(t.bad(
+                    "append",
+                    "rows for the previous [[tables]] entry: a list table without a facet, and a `list` here",
+                ));
+            };
+            let given = [e.name.is_some(), e.caption.is_some(), e.facet.is_some()];
+            if list.len() != before.len() || given.iter().any(|g| *g) {
+                return Err(t.bad(
+                    "append",
+                    &format!("a list of {} columns (the previous table's), without name, caption or facet", before.len()),
+                ));
+            }
+            out.tables.push(TableSpec {
+                name: name.clone(),
+                table: e.table,
+                filter: filter(&t, e.filter)?,
+                facet: None,
+                caption: None,
+                body: Body::List(list.clone()),
+                append: true,
+            });
+            continue;
+        }
         let name = stem_name(&t, e.name.as_deref(), &mut table_names)?;
         if let Some(list) = e.list {
             let pivot_key = [
@@ -695,6 +726,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::List(list),
+                append: false,
             });
             continue;
         }
@@ -733,6 +765,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             facet: e.facet,
             caption: e.caption,
             body,
+            append: false,
         });
     }
     Ok(out)
@@ -897,6 +930,9 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             for layer in &p.layers {
                 curves.extend(layer_curves(layer, fv.as_ref(), p, dir, default_table, &what)?);
             }
+            for c in &mut curves {
+                c.label = o.fill(&c.label, title, &what)?;
+            }
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
             let value = fv.as_ref().map(Cell::label).unwrap_or_default();
@@ -981,6 +1017,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             files.extend(drawn.map_err(|e| Error::Infeasible(format!("{what}: {e}")))?);
         }
     }
+    // Tables are written once every entry appending rows to them has.
+    let mut pending: Vec<(String, Grid)> = Vec::new();
     for (k, s) in o.tables.iter().enumerate() {
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
@@ -1054,8 +1092,14 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 header,
                 rows: body,
             };
-            write_grid(&grid, &dir.join(&stem), &mut files)?;
+            match pending.last_mut() {
+                Some((_, last)) if s.append => last.rows.extend(grid.rows),
+                _ => pending.push((stem, grid)),
+            }
         }
+    }
+    for (stem, grid) in pending {
+        write_grid(&grid, &dir.join(&stem), &mut files)?;
     }
     Ok(files)
 }
@@ -1254,10 +1298,26 @@ fn heat_map(
     })
 }
 
+/// `x` to `n` significant digits: fixed with up to 6 decimals, scientific when smaller, no
+/// decimals up to 1e6, scientific beyond.
+fn significant(x: f64, n: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = n as i32 - 1 - x.abs().log10().floor() as i32;
+    if (0..=6).contains(&decimals) {
+        format!("{x:.*}", decimals as usize)
+    } else if decimals < 0 && x.abs() < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.*e}", n - 1)
+    }
+}
+
 /// A list cell's template filled from row `i` of `t`: `{name}` the column's value as it is,
 /// `{name:.N}` N decimals, `{name:.Ne}` scientific, `{name:%.N}` a percentage with N decimals,
-/// `{name:.N±other}` the value ± column `other` (no interval: "(one repetition)"); an empty
-/// value is "–".
+/// `{name:.N±other}` the value ± column `other` (no interval: "(one repetition)"), `{name:sN}`
+/// N significant digits; an empty value is "–".
 fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Result<String> {
     let mut out = String::new();
     let mut rest = template;
@@ -1271,7 +1331,7 @@ fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Resu
         let cell = cells(t, name, what, file)?.swap_remove(i);
         let bad = || {
             Error::Infeasible(format!(
-                "{what}: `{{{inner}}}`: a format is .N, .Ne, %.N or .N±column"
+                "{what}: `{{{inner}}}`: a format is .N, .Ne, %.N, .N±column or sN"
             ))
         };
         let digits = |d: &str| d.parse::<usize>().map(|d| d.min(12)).map_err(|_| bad());
@@ -1282,6 +1342,7 @@ fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Resu
                 let d = digits(s.trim_start_matches("%."))?;
                 format!("{:.d$}%", 100.0 * x)
             }
+            (Some(x), s) if s.starts_with('s') => significant(x, digits(&s[1..])?.max(1)),
             (Some(x), s) => {
                 let s = s.strip_prefix('.').ok_or_else(bad)?;
                 match s.split_once('±') {
