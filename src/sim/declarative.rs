@@ -1813,4 +1813,148 @@ caption = \"{column:from}\"
         let shared = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = \"b\"\nvalue = \"c\"\n";
         assert!(outputs(shared).is_ok());
     }
+
+    fn temp(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dptune-decl-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A list cell's `format` fills placeholders from its row (decimals, scientific, percent,
+    /// significant digits, value ± interval, "–" for an empty value), `missing` too; an
+    /// `append` entry adds its rows, from another table, to the previous table.
+    #[test]
+    fn list_cells_fill_templates_and_tables_append_rows() {
+        let dir = temp("format");
+        let t = Table::default()
+            .with("task", Values::Str(vec!["a".into(), "b".into()]))
+            .with("m", Values::F64(vec![Some(8.39401), Some(1.5)]))
+            .with("h", Values::F64(vec![Some(0.02789), None]))
+            .with("share", Values::F64(vec![Some(0.514), None]))
+            .with("p", Values::F64(vec![Some(1.5432e-4), Some(0.5)]))
+            .with("n", Values::U64(vec![5, 1]))
+            .with("run", Values::U64(vec![128, 64]));
+        t.write_parquet(&dir.join("runs.parquet")).unwrap();
+        let u = Table::default().with("x", Values::F64(vec![Some(1.3442e-5)]));
+        u.write_parquet(&dir.join("other.parquet")).unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\ncaption = \"c\"\nlist = [{ column = \"task\" }, \
+             { column = \"m\", format = \"{m:.4±h} ({n} × {run})\" }, \
+             { column = \"share\", format = \"{share:%.0} / {p:.2e}\", missing = \"> {run}\" }]\n\
+             [[tables]]\nappend = true\ntable = \"other.parquet\"\nlist = [{ column = \"x\", format = \"argmax\" }, \
+             { column = \"x\", format = \"ε {x:s4}\" }, { column = \"x\", format = \"\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = std::fs::read_to_string(dir.join("t.md")).unwrap();
+        for row in [
+            "| a | 8.3940 ± 0.0279 (5 × 128) | 51% / 1.54e-4 |",
+            "| b | 1.5000 (one repetition) (1 × 64) | > 64 |",
+            "| argmax | ε 1.344e-5 |  |",
+        ] {
+            assert!(md.contains(row), "{row} in {md}");
+        }
+        assert_eq!(significant(10.0, 4), "10.00");
+        assert_eq!(significant(1.2019, 4), "1.202");
+        assert_eq!(significant(12345.6, 4), "12346");
+        // An empty value in a template is "–"; a bad format is named.
+        let o = outputs("[[tables]]\nname = \"u\"\nlist = [{ column = \"task\", format = \"{h:.2}\" }]\n").unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        assert!(std::fs::read_to_string(dir.join("u.md")).unwrap().contains("| – |"));
+        let o = outputs("[[tables]]\nname = \"v\"\nlist = [{ column = \"task\", format = \"{m:4}\" }]\n").unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T").unwrap_err().to_string();
+        assert!(e.contains("`{m:4}`"), "{e}");
+        // `append` needs a previous list of as many columns, and no name of its own.
+        for text in [
+            "[[tables]]\nappend = true\nlist = [{ column = \"a\" }]\n",
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"a\" }]\n[[tables]]\nappend = true\nlist = [{ column = \"a\" }, { column = \"b\" }]\n",
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"a\" }]\n[[tables]]\nappend = true\nname = \"u\"\nlist = [{ column = \"a\" }]\n",
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains("append"), "{text}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `steps` draws a series as a staircase; `[[plots.layers]]` add series from other tables
+    /// (in the figure's facet), with their own filter, columns, labels and markers.
+    #[test]
+    fn steps_and_layers_draw_into_one_figure() {
+        let dir = temp("layers");
+        let front = Table::default()
+            .with("task", Values::Str(["a", "a", "a", "b"].map(String::from).to_vec()))
+            .with("eps", Values::F64(vec![Some(0.1), Some(1.0), Some(4.0), Some(1.0)]))
+            .with("err", Values::F64(vec![Some(0.5), Some(0.3), Some(0.1), Some(0.2)]));
+        front.write_parquet(&dir.join("front.parquet")).unwrap();
+        let points = Table::default()
+            .with("task", Values::Str(["a", "b"].map(String::from).to_vec()))
+            .with("epsilon", Values::F64(vec![Some(2.0), Some(3.0)]))
+            .with("error", Values::F64(vec![Some(0.6), Some(0.7)]));
+        points.write_parquet(&dir.join("points.parquet")).unwrap();
+        let o = outputs(
+            "seeds = 3\n[[plots]]\nname = \"f\"\ntable = \"front.parquet\"\nfacet = \"task\"\nx = \"eps\"\ny = \"err\"\n\
+             aggregate = \"none\"\nsteps = true\nseries_label = \"front ({seeds} seeds)\"\n\
+             [[plots.layers]]\ntable = \"points.parquet\"\nx = \"epsilon\"\ny = \"error\"\nseries_label = \"points\"\nmarker = \"star\"\n",
+        )
+        .unwrap();
+        assert_eq!(o.plots[0].layers.len(), 1);
+        assert!(o.plots[0].layers[0].scatter && !o.plots[0].scatter);
+        let files = render(&o, &dir, "front.parquet", "T").unwrap();
+        assert_eq!(files.len(), 4);
+        let svg = std::fs::read_to_string(dir.join("f-a.svg")).unwrap();
+        assert!(svg.contains("front (3 seeds)") && svg.contains("points"), "legend");
+        // The staircase through (0.1, 0.5), (1, 0.3), (4, 0.1).
+        let p = &o.plots[0];
+        let t = Table::read_parquet(&dir.join("front.parquet")).unwrap();
+        let (x, y) = (cells(&t, "eps", "", "").unwrap(), cells(&t, "err", "", "").unwrap());
+        let series = vec![Cell::Str("err".into()); 4];
+        let c = curves(p, &x, &[(y, None)], &series, &[0, 1, 2], "", "").unwrap();
+        assert_eq!(
+            c[0].points,
+            [(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
+        );
+        // A layer keeps its plot's facet: facet b's figure has b's point only.
+        let l = layer_curves(&p.layers[0], Some(&Cell::Str("b".into())), p, &dir, "front.parquet", "")
+            .unwrap();
+        assert_eq!(l[0].points, [(3.0, 0.7)]);
+        assert_eq!(l[0].style.marker, plot::Marker::Star);
+        let bad = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[plots.layers]]\nmarker = \"blob\"\n";
+        let e = outputs(bad).unwrap_err().to_string();
+        assert!(e.contains("plots[0].layers[0].marker"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `z` draws a heatmap of a column over the (x, y) grid, log10 with `z_scale = "log"`
+    /// (a value ≤ 0 missing), the layers' points as dots and a star layer's point as the star.
+    #[test]
+    fn heatmaps_colour_a_column_over_the_grid() {
+        let dir = temp("heat");
+        let t = Table::default()
+            .with("a", Values::F64(vec![Some(1.0), Some(2.0), Some(1.0), Some(2.0)]))
+            .with("b", Values::F64(vec![Some(5.0), Some(5.0), Some(7.0), Some(7.0)]))
+            .with("v", Values::F64(vec![Some(10.0), Some(100.0), Some(0.0), Some(1.0)]))
+            .with("set", Values::Str(["g", "g", "g", "best"].map(String::from).to_vec()));
+        t.write_parquet(&dir.join("grid.parquet")).unwrap();
+        let o = outputs(
+            "[[plots]]\nname = \"h\"\nx = \"a\"\ny = \"b\"\nz = \"v\"\nz_scale = \"log\"\nz_label = \"value\"\n\
+             [[plots.layers]]\nfilter = { set = \"best\" }\naggregate = \"none\"\nmarker = \"star\"\n\
+             [[plots.layers]]\nfilter = { set = \"g\" }\naggregate = \"none\"\n",
+        )
+        .unwrap();
+        let files = render(&o, &dir, "grid.parquet", "T").unwrap();
+        assert_eq!(files.len(), 2);
+        let p = &o.plots[0];
+        let layers = [Series::scatter("s", vec![(2.0, 7.0)]).styled(Style {
+            marker: plot::Marker::Star,
+            ..Style::default()
+        })];
+        let here: Vec<usize> = (0..4).collect();
+        let labels = ("a".to_string(), "b".to_string());
+        let h = p.heat.as_ref().unwrap();
+        let m = heat_map(p, h, &t, &here, "T".into(), labels, &layers, "", "").unwrap();
+        assert_eq!((m.xs.clone(), m.ys.clone()), (vec![1.0, 2.0], vec![5.0, 7.0]));
+        assert_eq!(m.values, [Some(1.0), Some(2.0), None, Some(0.0)]);
+        assert_eq!((m.star, m.value_label.as_str()), (Some((2.0, 7.0)), "log10 value"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -13,12 +13,15 @@
 //! once (seed 0). Files: `points.parquet` (one row per evaluation: λ, ε, mean / min / max / sd
 //! of the replicate errors, the acquisition and the GPs' prediction at proposals, oracle and
 //! tuner wall times), and derived `hv_trace.parquet` (hv_lin, hv_log, hv_norm after each
-//! evaluation), `front.parquet` (the mean, best- and worst-replicate fronts), `summary.parquet`
-//! (per task and tuner: hypervolumes with 95% Student-t intervals over seeds, best error at ε ≤ e,
-//! evaluations to reach 95% of the union front's hypervolume), `hv_diff.parquet` (spec Table 2:
+//! evaluation), `front.parquet` (each run's mean, best- and worst-replicate fronts),
+//! `mean_front.parquet` (those fronts' means over the seeds, what the text compares),
+//! `summary.parquet` (per task and tuner: hypervolumes with 95% Student-t intervals over seeds,
+//! best error at ε ≤ e, evaluations to reach 95% of the union front's hypervolume, wall-clock
+//! seconds of tuner and oracle per seed), `hv_diff.parquet` (spec Table 2:
 //! DPareto's hypervolume minus that of random-sampling chunks of the same size, t-intervals,
 //! per DPareto seed and Welch's test over seeds) and `efficiency.parquet` (random-sampling
-//! evaluations needed to match DPareto's final hypervolume).
+//! evaluations needed to match DPareto's final hypervolume). The kind draws nothing: the
+//! experiment files declare their figures and tables over these.
 //!
 //! Honesty (spec §5): every tuner here is non-private: the front is what a data owner learns,
 //! not a private release, and keeping the best of many noisy means biases it optimistically.
@@ -961,8 +964,6 @@ impl serde::Serialize for Named<'_> {
 #[derive(Clone, Debug, Default)]
 struct Run {
     points: Vec<Objectives>,
-    /// Whether each point is one of DPareto's initial (random) points.
-    initial: Vec<bool>,
     best: Vec<Objectives>,
     worst: Vec<Objectives>,
     /// The replicates' standard deviation per point (None from one replicate).
@@ -979,7 +980,7 @@ type Runs = BTreeMap<(usize, usize), (String, String, String, BTreeMap<u64, Run>
 /// Groups the merged table by (task, tuner) in order of first appearance.
 fn runs(t: &Table) -> Result<Runs> {
     let (task, tuner, method) = (t.str("task")?, t.str("tuner")?, t.str("method")?);
-    let (seed, phase) = (t.u64("seed")?, t.str("phase")?);
+    let seed = t.u64("seed")?;
     let (eps, err) = (t.f64("epsilon")?, t.f64("error")?);
     let (lo, hi, sd) = (t.f64("err_min")?, t.f64("err_max")?, t.f64("err_std")?);
     let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
@@ -1013,7 +1014,6 @@ fn runs(t: &Table) -> Result<Runs> {
         let e = eps[i].unwrap_or(f64::INFINITY);
         let m = err[i].unwrap_or(1.0);
         run.points.push([e, m]);
-        run.initial.push(phase[i] == "init");
         run.best.push([e, lo[i].unwrap_or(m)]);
         run.worst.push([e, hi[i].unwrap_or(m)]);
         run.spread.push(sd[i]);
@@ -1098,9 +1098,9 @@ struct SummaryRow<'a> {
     err_sd_eps_from_1: Option<f64>,
     /// Wall-clock seconds per seed of the tuner (its GP fits and acquisition) and the oracle,
     /// and the tuner's share of their sum.
-    tuner_s: f64,
-    oracle_s: f64,
-    tuner_share: f64,
+    tuner_wall_s: f64,
+    oracle_wall_s: f64,
+    tuner_wall_share: f64,
     /// The mean best error within each of [`BEST_ERROR_EPSILONS`].
     #[serde(rename = "best_err_eps_0.1")]
     best_err_eps_0_1: Option<f64>,
@@ -1302,9 +1302,9 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             near_front_share: (counted > 0).then(|| near as f64 / counted as f64),
             err_sd_eps_below_1: mean(&sd_low),
             err_sd_eps_from_1: mean(&sd_high),
-            tuner_s,
-            oracle_s,
-            tuner_share: tuner_s / (tuner_s + oracle_s).max(1e-9),
+            tuner_wall_s: tuner_s,
+            oracle_wall_s: oracle_s,
+            tuner_wall_share: tuner_s / (tuner_s + oracle_s).max(1e-9),
             best_err_eps_0_1: best(0),
             best_err_eps_0_5: best(1),
             best_err_eps_1: best(2),
