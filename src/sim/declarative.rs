@@ -674,7 +674,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
     for t in f.array("tables", false)? {
         let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
         if e.append {
-            let previous = out.tables.last().map(|p| (&p.body, p.facet.is_some(), &p.name));
+            let previous = out
+                .tables
+                .last()
+                .map(|p| (&p.body, p.facet.is_some(), &p.name));
             let (Some((Body::List(before), false, name)), Some(list)) = (previous, &e.list) else {
                 return Err(t.bad(
                     "append",
@@ -928,7 +931,14 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 Some(_) => Vec::new(),
             };
             for layer in &p.layers {
-                curves.extend(layer_curves(layer, fv.as_ref(), p, dir, default_table, &what)?);
+                curves.extend(layer_curves(
+                    layer,
+                    fv.as_ref(),
+                    p,
+                    dir,
+                    default_table,
+                    &what,
+                )?);
             }
             for c in &mut curves {
                 c.label = o.fill(&c.label, title, &what)?;
@@ -1049,9 +1059,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                                         (Cell::Num(x), Some(d)) if c.scientific => {
                                             format!("{x:.*e}", d.min(12))
                                         }
-                                        (Cell::Num(x), Some(d)) => {
-                                            c.round.format(*x, d.min(12))
-                                        }
+                                        (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
                                         (cell, _) => cell.label(),
                                     })
                                 })
@@ -1117,7 +1125,7 @@ fn curves(
 ) -> Result<Vec<Series>> {
     let mut curves = Vec::new();
     // Each series value, then each y column within it.
-    let lines = distinct(&series, &here).into_iter().flat_map(|s| {
+    let lines = distinct(series, here).into_iter().flat_map(|s| {
         ys.iter()
             .map(move |(y, name)| (s.clone(), y, name.as_deref()))
     });
@@ -1170,9 +1178,8 @@ fn curves(
                 None => value,
             },
             points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
-            errors: errors.filter(|_| {
-                matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
-            }),
+            errors: errors
+                .filter(|_| matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)),
             scatter: p.scatter,
             style: Style {
                 marker: p.marker,
@@ -1294,7 +1301,10 @@ fn heat_map(
         points: (layers.iter().filter(|s| !is_star(s)))
             .flat_map(|s| s.points.iter().copied())
             .collect(),
-        star: layers.iter().find(is_star).and_then(|s| s.points.first().copied()),
+        star: layers
+            .iter()
+            .find(is_star)
+            .and_then(|s| s.points.first().copied()),
     })
 }
 
@@ -1858,11 +1868,21 @@ caption = \"{column:from}\"
         assert_eq!(significant(1.2019, 4), "1.202");
         assert_eq!(significant(12345.6, 4), "12346");
         // An empty value in a template is "–"; a bad format is named.
-        let o = outputs("[[tables]]\nname = \"u\"\nlist = [{ column = \"task\", format = \"{h:.2}\" }]\n").unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"u\"\nlist = [{ column = \"task\", format = \"{h:.2}\" }]\n",
+        )
+        .unwrap();
         render(&o, &dir, "runs.parquet", "T").unwrap();
-        assert!(std::fs::read_to_string(dir.join("u.md")).unwrap().contains("| – |"));
-        let o = outputs("[[tables]]\nname = \"v\"\nlist = [{ column = \"task\", format = \"{m:4}\" }]\n").unwrap();
-        let e = render(&o, &dir, "runs.parquet", "T").unwrap_err().to_string();
+        assert!(std::fs::read_to_string(dir.join("u.md"))
+            .unwrap()
+            .contains("| – |"));
+        let o = outputs(
+            "[[tables]]\nname = \"v\"\nlist = [{ column = \"task\", format = \"{m:4}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`{m:4}`"), "{e}");
         // `append` needs a previous list of as many columns, and no name of its own.
         for text in [
@@ -1882,9 +1902,18 @@ caption = \"{column:from}\"
     fn steps_and_layers_draw_into_one_figure() {
         let dir = temp("layers");
         let front = Table::default()
-            .with("task", Values::Str(["a", "a", "a", "b"].map(String::from).to_vec()))
-            .with("eps", Values::F64(vec![Some(0.1), Some(1.0), Some(4.0), Some(1.0)]))
-            .with("err", Values::F64(vec![Some(0.5), Some(0.3), Some(0.1), Some(0.2)]));
+            .with(
+                "task",
+                Values::Str(["a", "a", "a", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "eps",
+                Values::F64(vec![Some(0.1), Some(1.0), Some(4.0), Some(1.0)]),
+            )
+            .with(
+                "err",
+                Values::F64(vec![Some(0.5), Some(0.3), Some(0.1), Some(0.2)]),
+            );
         front.write_parquet(&dir.join("front.parquet")).unwrap();
         let points = Table::default()
             .with("task", Values::Str(["a", "b"].map(String::from).to_vec()))
@@ -1902,11 +1931,17 @@ caption = \"{column:from}\"
         let files = render(&o, &dir, "front.parquet", "T").unwrap();
         assert_eq!(files.len(), 4);
         let svg = std::fs::read_to_string(dir.join("f-a.svg")).unwrap();
-        assert!(svg.contains("front (3 seeds)") && svg.contains("points"), "legend");
+        assert!(
+            svg.contains("front (3 seeds)") && svg.contains("points"),
+            "legend"
+        );
         // The staircase through (0.1, 0.5), (1, 0.3), (4, 0.1).
         let p = &o.plots[0];
         let t = Table::read_parquet(&dir.join("front.parquet")).unwrap();
-        let (x, y) = (cells(&t, "eps", "", "").unwrap(), cells(&t, "err", "", "").unwrap());
+        let (x, y) = (
+            cells(&t, "eps", "", "").unwrap(),
+            cells(&t, "err", "", "").unwrap(),
+        );
         let series = vec![Cell::Str("err".into()); 4];
         let c = curves(p, &x, &[(y, None)], &series, &[0, 1, 2], "", "").unwrap();
         assert_eq!(
@@ -1914,11 +1949,19 @@ caption = \"{column:from}\"
             [(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
         );
         // A layer keeps its plot's facet: facet b's figure has b's point only.
-        let l = layer_curves(&p.layers[0], Some(&Cell::Str("b".into())), p, &dir, "front.parquet", "")
-            .unwrap();
+        let l = layer_curves(
+            &p.layers[0],
+            Some(&Cell::Str("b".into())),
+            p,
+            &dir,
+            "front.parquet",
+            "",
+        )
+        .unwrap();
         assert_eq!(l[0].points, [(3.0, 0.7)]);
         assert_eq!(l[0].style.marker, plot::Marker::Star);
-        let bad = "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[plots.layers]]\nmarker = \"blob\"\n";
+        let bad =
+            "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[plots.layers]]\nmarker = \"blob\"\n";
         let e = outputs(bad).unwrap_err().to_string();
         assert!(e.contains("plots[0].layers[0].marker"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
@@ -1930,10 +1973,22 @@ caption = \"{column:from}\"
     fn heatmaps_colour_a_column_over_the_grid() {
         let dir = temp("heat");
         let t = Table::default()
-            .with("a", Values::F64(vec![Some(1.0), Some(2.0), Some(1.0), Some(2.0)]))
-            .with("b", Values::F64(vec![Some(5.0), Some(5.0), Some(7.0), Some(7.0)]))
-            .with("v", Values::F64(vec![Some(10.0), Some(100.0), Some(0.0), Some(1.0)]))
-            .with("set", Values::Str(["g", "g", "g", "best"].map(String::from).to_vec()));
+            .with(
+                "a",
+                Values::F64(vec![Some(1.0), Some(2.0), Some(1.0), Some(2.0)]),
+            )
+            .with(
+                "b",
+                Values::F64(vec![Some(5.0), Some(5.0), Some(7.0), Some(7.0)]),
+            )
+            .with(
+                "v",
+                Values::F64(vec![Some(10.0), Some(100.0), Some(0.0), Some(1.0)]),
+            )
+            .with(
+                "set",
+                Values::Str(["g", "g", "g", "best"].map(String::from).to_vec()),
+            );
         t.write_parquet(&dir.join("grid.parquet")).unwrap();
         let o = outputs(
             "[[plots]]\nname = \"h\"\nx = \"a\"\ny = \"b\"\nz = \"v\"\nz_scale = \"log\"\nz_label = \"value\"\n\
@@ -1952,9 +2007,15 @@ caption = \"{column:from}\"
         let labels = ("a".to_string(), "b".to_string());
         let h = p.heat.as_ref().unwrap();
         let m = heat_map(p, h, &t, &here, "T".into(), labels, &layers, "", "").unwrap();
-        assert_eq!((m.xs.clone(), m.ys.clone()), (vec![1.0, 2.0], vec![5.0, 7.0]));
+        assert_eq!(
+            (m.xs.clone(), m.ys.clone()),
+            (vec![1.0, 2.0], vec![5.0, 7.0])
+        );
         assert_eq!(m.values, [Some(1.0), Some(2.0), None, Some(0.0)]);
-        assert_eq!((m.star, m.value_label.as_str()), (Some((2.0, 7.0)), "log10 value"));
+        assert_eq!(
+            (m.star, m.value_label.as_str()),
+            (Some((2.0, 7.0)), "log10 value")
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -96,7 +96,10 @@ impl Values {
 /// Whether column `name` holds wall-clock times (they differ between runs): `wall_ms`, and
 /// every `…_wall_ms`, `…_wall_s` and `…_wall_share` (a share of wall-clock time).
 pub fn is_timing(name: &str) -> bool {
-    name == "wall_ms" || ["_wall_ms", "_wall_s", "_wall_share"].iter().any(|e| name.ends_with(e))
+    name == "wall_ms"
+        || ["_wall_ms", "_wall_s", "_wall_share"]
+            .iter()
+            .any(|e| name.ends_with(e))
 }
 
 /// Named columns of equal length, in order.

@@ -1249,9 +1249,8 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             }
             traces.entry((task, tuner)).or_default().insert(seed, tr);
         }
-        let per_seed = |f: fn(&Run) -> f64| {
-            seeds.values().map(f).sum::<f64>() / seeds.len() as f64 / 1e3
-        };
+        let per_seed =
+            |f: fn(&Run) -> f64| seeds.values().map(f).sum::<f64>() / seeds.len() as f64 / 1e3;
         let (tuner_s, oracle_s) = (per_seed(|r| r.tuner_ms), per_seed(|r| r.oracle_ms));
         type Pick = fn(&Run) -> &[Objectives];
         let variants: [(&str, Pick); 4] = [
@@ -1451,7 +1450,10 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
 /// where a seed's front steps (and every seed has a point at or below it), the mean over the
 /// seeds of each front's best error at that ε. Its hypervolume is the seeds' mean hypervolume
 /// (the area is linear in the step function), the number the text compares.
-fn mean_front(seeds: &BTreeMap<u64, Run>, variant: fn(&Run) -> &[Objectives]) -> Result<Vec<Objectives>> {
+fn mean_front(
+    seeds: &BTreeMap<u64, Run>,
+    variant: fn(&Run) -> &[Objectives],
+) -> Result<Vec<Objectives>> {
     let fronts = (seeds.values())
         .map(|r| StepFront::new(variant(r)))
         .collect::<Result<Vec<_>>>()?;

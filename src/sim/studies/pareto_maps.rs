@@ -460,12 +460,21 @@ fn summaries(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Tabl
         empirical_hv_lin: hv_lin(&empirical, HV_REFERENCE)?,
     };
     Ok(vec![
-        ("gp_fit.parquet", Table::from_experiment_rows(experiment, &fit)?),
+        (
+            "gp_fit.parquet",
+            Table::from_experiment_rows(experiment, &fit)?,
+        ),
         (
             "front_gap.parquet",
-            Table::from_experiment_rows(experiment, &[gap(true, "ε < 0.01"), gap(false, "ε ≥ 0.01")])?,
+            Table::from_experiment_rows(
+                experiment,
+                &[gap(true, "ε < 0.01"), gap(false, "ε ≥ 0.01")],
+            )?,
         ),
-        ("hypervolume.parquet", Table::from_experiment_rows(experiment, &[hv])?),
+        (
+            "hypervolume.parquet",
+            Table::from_experiment_rows(experiment, &[hv])?,
+        ),
     ])
 }
 
@@ -567,13 +576,19 @@ mod tests {
         );
         let derived = summaries("x", &t).unwrap();
         let names: Vec<&str> = derived.iter().map(|d| d.0).collect();
-        assert_eq!(names, ["gp_fit.parquet", "front_gap.parquet", "hypervolume.parquet"]);
+        assert_eq!(
+            names,
+            ["gp_fit.parquet", "front_gap.parquet", "hypervolume.parquet"]
+        );
         assert_eq!(derived[0].1.height(), 4);
         let gap = &derived[1].1;
         let (corners, uncovered) = (gap.u64("corners").unwrap(), gap.u64("uncovered").unwrap());
         assert!(corners.iter().zip(uncovered).all(|(c, u)| u <= c));
         let hv = &derived[2].1;
-        let (exact, empirical) = (hv.f64("exact_hv_lin").unwrap()[0], hv.f64("empirical_hv_lin").unwrap()[0]);
+        let (exact, empirical) = (
+            hv.f64("exact_hv_lin").unwrap()[0],
+            hv.f64("empirical_hv_lin").unwrap()[0],
+        );
         assert!(exact.unwrap() > 0.0 && empirical.unwrap() > 0.0);
     }
 }
