@@ -16,20 +16,21 @@
 //! Every error of the library becomes a Python `ValueError` with the library's message (which
 //! names the parameter and its allowed range).
 
+use dptune::accounting::event::CountLaw;
 use dptune::accounting::pld::{
-    calibrate_dpsgd_noise_pld, composed_epsilon, PldAccountant, PldMechanism, PldRun,
-    DEFAULT_INTERVAL,
+    calibrate_dpsgd_noise_pld, composed_epsilon, PldAccountant, PldMechanism, DEFAULT_INTERVAL,
 };
+use dptune::accounting::pld_events::Pld;
 use dptune::accounting::{
-    calibrate_dpsgd_noise, Accountant, ClosedForm, Conversion, DpBound, DpSgd, Gaussian, Laplace,
-    LotSampling, Orders, RdpCurve, RdpFunction,
+    calibrate_dpsgd_noise, rdp_events, Accountant, PrivacyAccountant, Conversion, DpBound, DpSgd, Event, LotSampling,
+    Orders, RdpCurve,
 };
 use dptune::gp::KernelFamily;
 use dptune::pareto::designs::Design;
 use dptune::pareto::dpareto::{Acquisition, DparetoOptions, FrontSearch, Observation, Oracle};
 use dptune::pareto::space::Dimension;
 use dptune::pareto::{pareto_front, Objectives};
-use dptune::selection::{repeat_select, Base, CountFamily, PoissonK, RunCount, Tnb};
+use dptune::selection::CountFamily;
 use dptune::session::{Evaluation, History, Next, Session, Told, Trial};
 use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
@@ -43,7 +44,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyCFunction, PyCapsule, PyCapsuleMethods, PyDict, PyList, PyTuple};
 use std::ffi::CStr;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 type Args<'a, 'py> = &'a Bound<'py, PyTuple>;
 
@@ -67,73 +68,6 @@ fn arg<'py, T: for<'a> FromPyObjectOwned<'py>>(args: Args<'_, 'py>, i: usize) ->
 
 // ---------------------------------------------------------------------------------------------
 // Curves the library has no closed form of, defined here through its public `RdpFunction`.
-
-/// k-ary randomized response under replace-one neighbours (dp_accounting's
-/// `_randomized_response_rdp_replace_one`): the Rényi divergence of P = (1 − p + p/k, p/k, …)
-/// from Q = (p/k, 1 − p + p/k, p/k, …), exactly.
-#[derive(Debug)]
-struct KaryRr {
-    p: f64,
-    k: u64,
-}
-
-impl RdpFunction for KaryRr {
-    fn eval(&self, order: f64) -> f64 {
-        let (p, k) = (self.p, self.k as f64);
-        if self.k == 1 || p == 1.0 {
-            return 0.0;
-        }
-        if p == 0.0 {
-            return f64::INFINITY;
-        }
-        let l = (k / p - k + 1.0).ln(); // ln((1 − p + p/k)/(p/k))
-        if order.is_infinite() {
-            return l;
-        }
-        // ln(p/k·e^{αl} + (1 − p + p/k)·e^{−αl} + (1 − 2/k)·p), stably.
-        let terms = [
-            ((p / k).ln() + order * l),
-            ((1.0 - p + p / k).ln() - order * l),
-            if self.k > 2 {
-                ((1.0 - 2.0 / k) * p).ln()
-            } else {
-                f64::NEG_INFINITY
-            },
-        ];
-        let m = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
-        ((m + s.ln()) / (order - 1.0)).max(0.0)
-    }
-    fn is_cheap(&self) -> bool {
-        true
-    }
-    fn is_monotone(&self) -> bool {
-        true // a Rényi divergence of two fixed distributions is non-decreasing in the order
-    }
-}
-
-/// (ξ, ρ)-zCDP: ε(λ) = ξ + ρλ.
-#[derive(Debug)]
-struct ZcdpXi {
-    rho: f64,
-    xi: f64,
-}
-
-impl RdpFunction for ZcdpXi {
-    fn eval(&self, order: f64) -> f64 {
-        self.xi + self.rho * order
-    }
-    fn is_cheap(&self) -> bool {
-        true
-    }
-    fn is_monotone(&self) -> bool {
-        true
-    }
-}
-
-fn custom(f: impl RdpFunction + 'static) -> RdpCurve {
-    RdpCurve::closed(ClosedForm::Custom(Arc::new(f)))
-}
 
 // ---------------------------------------------------------------------------------------------
 // Events.
@@ -170,167 +104,111 @@ fn orders_of(spec: &Bound<'_, PyAny>) -> PyResult<Orders> {
     Ok(Orders::List(list))
 }
 
-/// The RDP curve of an event (None: a no-op), repeat-and-select evaluated under `orders`.
-fn rdp_of(ev: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
+/// A Python event as the library's [`Event`] (None: a no-op, which releases nothing): the one
+/// translation of the Python vocabulary (dp_accounting's, `dptune.accounting`), checked by
+/// [`Event`]'s own constructors.
+fn event_of(ev: &Bound<'_, PyAny>) -> PyResult<Option<Event>> {
     let t = tag(ev)?;
-    Ok(Some(match t.as_str() {
+    let event = match t.as_str() {
         "noop" => return Ok(None),
-        "gaussian" => Gaussian::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
-        "laplace" => Laplace::new(1.0, field(ev, 1)?).map_err(err)?.rdp(),
-        "rr" => custom(KaryRr {
-            p: field(ev, 1)?,
-            k: field(ev, 2)?,
-        }),
-        "zcdp" => {
-            let (rho, xi): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
-            if xi == 0.0 && rho > 0.0 {
-                RdpCurve::zcdp(rho).map_err(err)?
-            } else {
-                custom(ZcdpXi { rho, xi })
+        "gaussian" => Event::gaussian(1.0, field(ev, 1)?),
+        "laplace" => Event::laplace(1.0, field(ev, 1)?),
+        "rr" => {
+            let (noise, buckets): (f64, u64) = (field(ev, 1)?, field(ev, 2)?);
+            if buckets == 1 {
+                return Ok(None); // one bucket: every answer is the same
             }
+            Event::randomized_response(noise, buckets)
         }
+        "zcdp" => Event::zcdp_xi(field(ev, 1)?, field(ev, 2)?),
         "eps_delta" => {
-            let (eps, delta): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
-            if delta != 0.0 {
-                return Err(value_error(
-                    "the RDP accountant cannot compose an (epsilon, delta) event with delta > 0 \
-                     (it has no Rényi curve): use PLDAccountant",
-                ));
+            let (epsilon, delta): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
+            if delta == 0.0 {
+                Event::pure_dp(epsilon)
+            } else {
+                Event::approximate_dp(epsilon, delta)
             }
-            RdpCurve::pure_dp(eps).map_err(err)?
         }
-        "poisson_gaussian" => DpSgd::new(field(ev, 1)?, field(ev, 2)?, 1)
-            .map_err(err)?
-            .rdp(),
+        "poisson_gaussian" => {
+            let (rate, sigma): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
+            Event::gaussian(1.0, sigma).and_then(|g| Event::poisson_sampled(rate, g))
+        }
         "wor_gaussian" => {
-            let (n, m, sigma): (u64, u64, f64) = (field(ev, 1)?, field(ev, 2)?, field(ev, 3)?);
-            DpSgd::with_sampling(
-                LotSampling::WithoutReplacement,
-                m as f64 / n as f64,
-                sigma,
-                1,
-            )
-            .map_err(err)?
-            .rdp()
+            let (n, m): (u64, u64) = (field(ev, 1)?, field(ev, 2)?);
+            Event::gaussian(1.0, field(ev, 3)?)
+                .and_then(|g| Event::sampled_without_replacement(m as f64 / n as f64, g))
         }
         "self" => {
             let count: u64 = field(ev, 2)?;
-            match rdp_of(&ev.get_item(1)?, orders)? {
-                Some(c) if count > 0 => c.self_compose(count),
+            match event_of(&ev.get_item(1)?)? {
+                Some(e) if count > 0 => Event::self_composed(count, e),
                 _ => return Ok(None),
             }
         }
         "composed" => {
-            let mut total: Option<RdpCurve> = None;
+            let mut parts = Vec::new();
             for e in ev.get_item(1)?.try_iter()? {
-                if let Some(c) = rdp_of(&e?, orders)? {
-                    total = Some(match total {
-                        Some(t) => t.compose(&c).map_err(err)?,
-                        None => c,
-                    });
-                }
+                parts.extend(event_of(&e?)?);
             }
-            return Ok(total);
+            if parts.is_empty() {
+                return Ok(None);
+            }
+            Event::composed(parts)
         }
         "repeat_select" => {
-            let Some(base) = rdp_of(&ev.get_item(1)?, orders)? else {
+            let Some(run) = event_of(&ev.get_item(1)?)? else {
                 return Ok(None);
             };
             let (mean, shape): (f64, f64) = (field(ev, 2)?, field(ev, 3)?);
             let law = if shape.is_infinite() && shape > 0.0 {
-                RunCount::Poisson(PoissonK::new(mean).map_err(err)?)
+                CountLaw::Poisson {
+                    mean,
+                    truncate: None,
+                }
             } else {
-                RunCount::Tnb(Tnb::from_mean(shape, mean).map_err(err)?)
+                CountLaw::TruncatedNegativeBinomial {
+                    eta: shape,
+                    mean,
+                    truncate: None,
+                }
             };
-            repeat_select(&Base::symmetric(base), &law, orders).map_err(err)?
-        }
-        other => return Err(value_error(format!("unknown event kind {other:?}"))),
-    }))
-}
-
-/// The curve of a list of (event, count).
-fn rdp_total(events: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
-    let mut total: Option<RdpCurve> = None;
-    for item in events.try_iter()? {
-        let item = item?;
-        let count: u64 = item.get_item(1)?.extract()?;
-        if count == 0 {
-            continue;
-        }
-        if let Some(c) = rdp_of(&item.get_item(0)?, orders)? {
-            let c = if count == 1 { c } else { c.self_compose(count) };
-            total = Some(match total {
-                Some(t) => t.compose(&c).map_err(err)?,
-                None => c,
-            });
-        }
-    }
-    Ok(total)
-}
-
-/// The PLD parts of an event, each count multiplied by `times`.
-fn pld_parts(
-    ev: &Bound<'_, PyAny>,
-    times: u64,
-    out: &mut Vec<(PldMechanism, u64)>,
-) -> PyResult<()> {
-    let t = tag(ev)?;
-    let mech = match t.as_str() {
-        "noop" => return Ok(()),
-        "gaussian" => PldMechanism::Gaussian {
-            sensitivity: 1.0,
-            sigma: field(ev, 1)?,
-        },
-        "laplace" => PldMechanism::Laplace {
-            sensitivity: 1.0,
-            scale: field(ev, 1)?,
-        },
-        "rr" => PldMechanism::RandomizedResponse {
-            noise: field(ev, 1)?,
-            buckets: field(ev, 2)?,
-        },
-        "eps_delta" => PldMechanism::ApproximateDp {
-            epsilon: field(ev, 1)?,
-            delta: field(ev, 2)?,
-        },
-        "poisson_gaussian" => PldMechanism::PoissonGaussian {
-            sampling_rate: field(ev, 1)?,
-            noise_multiplier: field(ev, 2)?,
-        },
-        "wor_gaussian" => {
-            let (n, m): (u64, u64) = (field(ev, 1)?, field(ev, 2)?);
-            PldMechanism::WorGaussian {
-                sampling_rate: m as f64 / n as f64,
-                noise_multiplier: field(ev, 3)?,
-            }
-        }
-        "self" => {
-            let count: u64 = field(ev, 2)?;
-            let times = times
-                .checked_mul(count)
-                .ok_or_else(|| value_error("invalid count: the composition's count overflows"))?;
-            if times == 0 {
-                return Ok(());
-            }
-            return pld_parts(&ev.get_item(1)?, times, out);
-        }
-        "composed" => {
-            for e in ev.get_item(1)?.try_iter()? {
-                pld_parts(&e?, times, out)?;
-            }
-            return Ok(());
-        }
-        "zcdp" | "repeat_select" => {
-            return Err(value_error(format!(
-                "the PLD accountant cannot compose a {} event (it has no privacy-loss distribution \
-                 here): use RdpAccountant",
-                if t == "zcdp" { "zCDP" } else { "repeat-and-select" }
-            )))
+            Event::repeat_and_select(law, run)
         }
         other => return Err(value_error(format!("unknown event kind {other:?}"))),
     };
-    out.push((mech, times));
-    Ok(())
+    event.map(Some).map_err(err)
+}
+
+/// A list of (event, count) as one event (None: nothing but no-ops).
+fn events_of(events: &Bound<'_, PyAny>) -> PyResult<Option<Event>> {
+    let mut parts = Vec::new();
+    for item in events.try_iter()? {
+        let item = item?;
+        let count: u64 = item.get_item(1)?.extract()?;
+        match event_of(&item.get_item(0)?)? {
+            Some(e) if count == 1 => parts.push(e),
+            Some(e) if count > 1 => parts.push(Event::self_composed(count, e).map_err(err)?),
+            _ => {}
+        }
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    Event::composed(parts).map(Some).map_err(err)
+}
+
+/// The RDP curve of a list of (event, count), repeat-and-select evaluated under `orders`.
+fn rdp_total(events: &Bound<'_, PyAny>, orders: &Orders) -> PyResult<Option<RdpCurve>> {
+    let Some(event) = events_of(events)? else {
+        return Ok(None);
+    };
+    let rdp = rdp_events::Rdp::new(rdp_accountant(orders.clone()));
+    if let Err(why) = rdp.supports(&event) {
+        return Err(value_error(format!(
+            "the RDP accountant cannot compose this event ({why}): use PLDAccountant"
+        )));
+    }
+    rdp.curve_of(&event).map(Some).map_err(err)
 }
 
 fn bound_tuple(py: Python<'_>, b: &DpBound) -> PyResult<Py<PyAny>> {
@@ -483,10 +361,7 @@ fn session_start(a: Args<'_, '_>) -> PyResult<(State, rand_chacha::ChaCha20Rng, 
     )?;
     let seed: u64 = arg(a, 3)?;
     let mut rng = session_stream(seed, 0);
-    let state = tuner
-        .session(&declared, &mut rng)
-        .map_err(err)?
-        .ok_or_else(|| value_error(format!("tuner `{}` has no ask/tell session", tuner.name())))?;
+    let state = tuner.session(&declared, &mut rng).map_err(err)?;
     Ok((state, rng, seed))
 }
 
@@ -596,8 +471,8 @@ fn space_of(spec: &Bound<'_, PyAny>) -> PyResult<Space> {
     Ok(Space::Finite(list))
 }
 
-/// A run's declarations: its RDP curve (continuous orders), its pure ε when every part is
-/// pure DP, and its PLD parts when every part has one (a run of None: no training declared);
+/// A run's declarations: its event (a run of None: no training declared; each accountant
+/// bounds what it supports of it);
 /// `more` (None, or a dict) adds what the other tuners rest on: `partitioned` (the number of
 /// private validation records, or None), `per_user` ((n_users, evaluation_sd, run event or
 /// None)), `gain_prior` ((kernel, lengthscale, scale, noise_sd, rho)).
@@ -609,11 +484,8 @@ fn declarations(
     let training = if run.is_none() {
         None
     } else {
-        let (run_privacy, run_pld) = run_curve(run)?;
         Some(TrainingDeclaration {
-            run_privacy,
-            run_pure_epsilon: pure_epsilon(run)?,
-            run_pld,
+            run: costly(event_of(run)?)?,
         })
     };
     let mut declared = Declarations {
@@ -639,11 +511,10 @@ fn declarations(
     if let Some(u) = more.get_item("per_user")? {
         let (n_users, evaluation_sd): (usize, f64) = (field(&u, 0)?, field(&u, 1)?);
         let run = u.get_item(2)?;
-        let (evaluation_privacy, evaluation_pld) = if run.is_none() {
-            (None, None)
+        let evaluation = if run.is_none() {
+            None
         } else {
-            let (curve, pld) = run_curve(&run)?;
-            (Some(curve), pld)
+            Some(costly(event_of(&run)?)?)
         };
         let dim = match &declared.space {
             Space::UnitBox { dim } => *dim,
@@ -654,8 +525,7 @@ fn declarations(
             domain: vec![(0.0, 1.0); dim],
             evaluation_sd,
             prior_lengthscales: None,
-            evaluation_privacy,
-            evaluation_pld,
+            evaluation,
         });
     }
     if let Some(g) = more.get_item("gain_prior")? {
@@ -671,58 +541,16 @@ fn declarations(
     Ok(declared)
 }
 
-/// A run's RDP curve (continuous orders) and its PLD parts when every part has one.
-fn run_curve(run: &Bound<'_, PyAny>) -> PyResult<(RdpCurve, Option<PldRun>)> {
-    let curve = rdp_of(run, &Orders::Continuous)?.ok_or_else(|| {
+/// A run's event, which must cost some privacy.
+fn costly(run: Option<Event>) -> PyResult<Event> {
+    run.ok_or_else(|| {
         value_error("invalid run: a run's event must cost some privacy (not a no-op)")
-    })?;
-    let mut parts = Vec::new();
-    let run_pld = pld_parts(run, 1, &mut parts).ok().map(|_| parts);
-    Ok((curve, run_pld))
+    })
 }
 
 /// The optional argument `i` (None when absent).
 fn opt_arg<'py>(args: Args<'_, 'py>, i: usize) -> Option<Bound<'py, PyAny>> {
     args.get_item(i).ok().filter(|a| !a.is_none())
-}
-
-/// The pure-DP ε of an event, when every part of it is pure DP (Laplace: 1/b; randomized
-/// response: ln(k/p − k + 1); (ε, 0)); None otherwise.
-fn pure_epsilon(ev: &Bound<'_, PyAny>) -> PyResult<Option<f64>> {
-    let t = tag(ev)?;
-    Ok(match t.as_str() {
-        "laplace" => Some(1.0 / field::<f64>(ev, 1)?),
-        "rr" => {
-            let (p, k): (f64, u64) = (field(ev, 1)?, field(ev, 2)?);
-            (p > 0.0).then(|| {
-                if k == 1 || p == 1.0 {
-                    0.0
-                } else {
-                    (k as f64 / p - k as f64 + 1.0).ln()
-                }
-            })
-        }
-        "eps_delta" => {
-            let (e, d): (f64, f64) = (field(ev, 1)?, field(ev, 2)?);
-            (d == 0.0).then_some(e)
-        }
-        "self" => {
-            pure_epsilon(&ev.get_item(1)?)?.map(|e| e * field::<u64>(ev, 2).unwrap_or(0) as f64)
-        }
-        "composed" => {
-            let mut sum = 0.0;
-            for e in ev.get_item(1)?.try_iter()? {
-                match pure_epsilon(&e?)? {
-                    Some(x) => sum += x,
-                    None => return Ok(None),
-                }
-            }
-            Some(sum)
-        }
-        "noop" => Some(0.0),
-        _ => None,
-    }
-    .filter(|e| e.is_finite() && *e > 0.0))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,7 +691,9 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             let acc: &Mutex<PldAccountant> = capsule(&h0, PLD_CAPSULE)?;
             let count: u64 = arg(a, 2)?;
             let mut parts = Vec::new();
-            pld_parts(&a.get_item(1)?, 1, &mut parts)?;
+            if let Some(e) = event_of(&a.get_item(1)?)? {
+                Pld::parts(&e, 1, &mut parts).map_err(err)?;
+            }
             // Composed on a copy: a failure midway leaves the accountant as it was.
             let mut next = lock(acc)?.clone();
             for (mech, n) in parts {

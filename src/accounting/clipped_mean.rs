@@ -23,7 +23,7 @@
 //! whatever h and the data. The noise multiplier z is the knob the tuning harness calibrates
 //! (larger z, smaller ρ).
 
-use crate::accounting::{Gaussian, RdpCurve};
+use crate::accounting::{Event, Gaussian, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
 use ndarray::{Array1, ArrayView2};
@@ -89,6 +89,7 @@ pub struct ClippedMeanRelease {
     noise_multiplier: f64,
     mechanism: Gaussian,
     curve: RdpCurve,
+    event: Event,
 }
 
 impl ClippedMeanRelease {
@@ -110,6 +111,7 @@ impl ClippedMeanRelease {
             records,
             noise_multiplier: z,
             curve: mechanism.rdp(),
+            event: Event::zcdp_of(&mechanism),
             mechanism,
         })
     }
@@ -141,6 +143,11 @@ impl ClippedMeanRelease {
     /// The RDP curve of one run: that of the Gaussian mechanism (Δ, σ), i.e. ρ = 1/(2z²).
     pub fn curve(&self) -> &RdpCurve {
         &self.curve
+    }
+
+    /// One release as a privacy event: its zCDP guarantee ρ = 1/(2z²) ([`Event::zcdp_of`]).
+    pub fn event(&self) -> &Event {
+        &self.event
     }
 
     /// The mean of `scores` (one per validation record) after clipping, without noise.

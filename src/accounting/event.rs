@@ -15,9 +15,10 @@
 //! events that fix different relations is refused when it is built: no accountant here can
 //! turn it into one guarantee.
 
-use super::mechanisms::{DpSgd, Gaussian, LotSampling};
+use super::mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, LotSampling};
 use super::rdp::RdpCurve;
 use crate::error::{Error, Range, Result};
+use crate::numeric::{add_up, count_up, mul_up};
 use crate::selection::{CountFamily, RunCount};
 use serde::{Deserialize, Serialize};
 
@@ -100,8 +101,12 @@ pub enum Kind {
     /// The true answer of `buckets` with probability 1 − noise, else one drawn uniformly
     /// (dp_accounting's `RandomizedResponseDpEvent`; replace-one).
     RandomizedResponse { noise: f64, buckets: u64 },
-    /// ρ-zCDP.
-    Zcdp { rho: f64 },
+    /// (ξ, ρ)-zCDP: ε(λ) ≤ ξ + ρλ at every order (ξ = 0, the default: ρ-zCDP).
+    Zcdp {
+        rho: f64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        xi: f64,
+    },
     /// Pure ε-DP.
     PureDp { epsilon: f64 },
     /// (ε, δ)-DP, δ > 0 (δ = 0 is [`Kind::PureDp`]).
@@ -131,6 +136,10 @@ pub enum Kind {
     RepeatAndSelect { law: CountLaw, event: Box<Event> },
 }
 
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
+}
+
 impl TryFrom<Kind> for Event {
     type Error = Error;
     fn try_from(kind: Kind) -> Result<Event> {
@@ -142,6 +151,16 @@ impl From<Event> for Kind {
     fn from(e: Event) -> Kind {
         e.kind
     }
+}
+
+/// The pure ε of k-ary randomized response with noise p: ln((1 − p + p/k)/(p/k)) =
+/// ln(k/p − k + 1), rounded up (0 at p = 1: the answer is uniform whatever the data).
+pub fn randomized_response_epsilon(noise: f64, buckets: u64) -> f64 {
+    if noise == 1.0 {
+        return 0.0;
+    }
+    let k = buckets as f64;
+    (k / noise - k + 1.0).ln().next_up()
 }
 
 /// The checked rate of a sampling that fixes `outer`, and its inner event, which must hold
@@ -187,8 +206,9 @@ impl Event {
                 }
                 kind
             }
-            Kind::Zcdp { rho } => {
+            Kind::Zcdp { rho, xi } => {
                 Range::NonNegative.check("rho", rho)?;
+                Range::NonNegative.check("xi", xi)?;
                 kind
             }
             Kind::PureDp { epsilon } => {
@@ -283,6 +303,39 @@ impl Event {
         }
     }
 
+    /// The zCDP guarantee ρ = Δ²/(2σ²) of `g` (rounded up, as [`Gaussian::rho`]): what the
+    /// score releases declare. It is weaker than [`Event::of_gaussian`] (the PLD and μ-GDP
+    /// accountants do not support it, RDP gives the same curve), and it is what their runs were
+    /// accounted as before events: declaring the Gaussian itself would tighten compositions
+    /// of them and move committed numbers, a change of its own.
+    pub fn zcdp_of(g: &Gaussian) -> Event {
+        Event {
+            kind: Kind::Zcdp {
+                rho: g.rho(),
+                xi: 0.0,
+            },
+        }
+    }
+
+    /// A score release's noise as it declares it: [`Event::zcdp_of`] a Gaussian (as before
+    /// events), the Laplace mechanism itself.
+    pub fn of_noise(noise: &AdditiveNoise) -> Event {
+        match noise {
+            AdditiveNoise::Gaussian(g) => Event::zcdp_of(g),
+            AdditiveNoise::Laplace(l) => Event::of_laplace(l),
+        }
+    }
+
+    /// The mechanism `l` (already validated).
+    pub fn of_laplace(l: &Laplace) -> Event {
+        Event {
+            kind: Kind::Laplace {
+                sensitivity: l.sensitivity(),
+                scale: l.scale(),
+            },
+        }
+    }
+
     /// The Laplace mechanism of ℓ1-sensitivity Δ > 0 and scale b > 0.
     pub fn laplace(sensitivity: f64, scale: f64) -> Result<Event> {
         Event::validated(Kind::Laplace { sensitivity, scale })
@@ -295,7 +348,12 @@ impl Event {
 
     /// ρ-zCDP, ρ ≥ 0.
     pub fn zcdp(rho: f64) -> Result<Event> {
-        Event::validated(Kind::Zcdp { rho })
+        Event::zcdp_xi(rho, 0.0)
+    }
+
+    /// (ξ, ρ)-zCDP, ρ, ξ ≥ 0.
+    pub fn zcdp_xi(rho: f64, xi: f64) -> Result<Event> {
+        Event::validated(Kind::Zcdp { rho, xi })
     }
 
     /// Pure ε-DP, ε ≥ 0.
@@ -375,6 +433,34 @@ impl Event {
         Event::self_composed(run.steps(), lot)
     }
 
+    /// The pure-DP ε of an event that is pure DP in every part, rounded up (Laplace Δ/b, as
+    /// [`Laplace::epsilon`]; a stated pure ε; randomized response ln(k/p − k + 1); counts and
+    /// compositions add), for the pure-DP theorems that take one run's ε (Kairouz–Oh–
+    /// Viswanath, Papernot–Steinke Corollary 3, Liu–Talwar's threshold); None where a part is
+    /// not pure DP, or where the ε is 0 (a release that costs nothing needs no theorem).
+    pub fn pure_epsilon(&self) -> Option<f64> {
+        self.pure_part().filter(|e| e.is_finite() && *e > 0.0)
+    }
+
+    fn pure_part(&self) -> Option<f64> {
+        match &self.kind {
+            Kind::Laplace { sensitivity, scale } => {
+                Laplace::new(*sensitivity, *scale).ok().map(|l| l.epsilon())
+            }
+            Kind::PureDp { epsilon } => Some(*epsilon),
+            Kind::RandomizedResponse { noise, buckets } => {
+                Some(randomized_response_epsilon(*noise, *buckets))
+            }
+            Kind::SelfComposed { count, event } => {
+                event.pure_part().map(|e| mul_up(count_up(*count), e))
+            }
+            Kind::Composed { events } => events
+                .iter()
+                .try_fold(0.0, |sum, e| e.pure_part().map(|x| add_up(sum, x))),
+            _ => None,
+        }
+    }
+
     /// The relation the event fixes, or None where it holds under whichever relation its
     /// parameters are stated for.
     pub fn neighbours(&self) -> Option<Neighbours> {
@@ -450,6 +536,7 @@ mod tests {
             Event::self_composed(100, Event::poisson_sampled(0.01, step()).unwrap()).unwrap(),
             Event::laplace(0.5, 2.0).unwrap(),
             Event::zcdp(0.1).unwrap(),
+            Event::zcdp_xi(0.1, 0.02).unwrap(),
             Event::pure_dp(1.0).unwrap(),
             Event::approximate_dp(1.0, 1e-6).unwrap(),
             Event::renyi_curve(vec![8.0, 2.0], vec![1.0, 0.25]).unwrap(),
@@ -476,14 +563,41 @@ mod tests {
         let text = serde_json::to_string(&all).unwrap();
         let back: Event = serde_json::from_str(&text).unwrap();
         assert_eq!(back, all);
-        // The curve was sorted once, when built.
+        // The curve was sorted once, when built; ξ = 0 is left out (ρ-zCDP as before ξ).
         assert!(text.contains(r#""orders":[2.0,8.0]"#), "{text}");
+        assert!(text.contains(r#"{"kind":"zcdp","rho":0.1}"#), "{text}");
+        assert!(text.contains(r#""xi":0.02"#), "{text}");
         let wor = Event::sampled_without_replacement_of(400, 50, step()).unwrap();
         let rr = Event::randomized_response(0.5, 4).unwrap();
         let both = Event::composed(vec![wor, rr]).unwrap();
         let back: Event = serde_json::from_str(&serde_json::to_string(&both).unwrap()).unwrap();
         assert_eq!(back, both);
         assert_eq!(back.neighbours(), Some(Neighbours::ReplaceOne));
+    }
+
+    /// The pure ε of what is pure DP in every part: Laplace Δ/b, randomized response
+    /// ln(k/p − k + 1), counts and compositions summed (each rounded up); None where a part is
+    /// not pure, or where it costs nothing.
+    #[test]
+    fn pure_epsilon_of_pure_parts() {
+        let lap = Event::laplace(1.0, 0.5).unwrap();
+        assert_eq!(lap.pure_epsilon(), Some(2.0));
+        let rr = Event::randomized_response(0.5, 4).unwrap();
+        let want = (4.0f64 / 0.5 - 4.0 + 1.0).ln();
+        let got = rr.pure_epsilon().unwrap();
+        assert!(got >= want && got <= want.next_up(), "{got} vs {want}");
+        let three = Event::self_composed(3, lap.clone()).unwrap();
+        assert_eq!(three.pure_epsilon(), Some(6.0));
+        let both = Event::composed(vec![lap.clone(), Event::pure_dp(0.25).unwrap()]).unwrap();
+        assert_eq!(both.pure_epsilon(), Some(2.25));
+        let mixed = Event::composed(vec![lap, Event::zcdp(0.1).unwrap()]).unwrap();
+        assert_eq!(mixed.pure_epsilon(), None);
+        assert_eq!(Event::gaussian(1.0, 1.0).unwrap().pure_epsilon(), None);
+        assert_eq!(Event::pure_dp(0.0).unwrap().pure_epsilon(), None);
+        assert_eq!(
+            Event::randomized_response(1.0, 3).unwrap().pure_epsilon(),
+            None
+        );
     }
 
     /// What the constructors refuse, serde refuses too, naming the parameter.

@@ -13,35 +13,13 @@ use super::convert::{gdp_delta, gdp_epsilon, DpBound};
 use super::event::{Event, Kind};
 use super::mechanisms::Gaussian;
 use crate::error::Result;
-use crate::numeric::{fmt_num, mul_up};
+use crate::numeric::{add_up, count_up, fmt_num, mul_up};
 
 /// Σ μᵢ² of what is composed, rounded up; μ = its square root, rounded up.
 #[derive(Clone, Debug, Default)]
 pub struct Gdp {
     mu_squared: f64,
     ledger: Ledger,
-}
-
-/// a + b rounded up (a, b ≥ 0): one ulp higher where the sum was rounded down (TwoSum).
-fn add_up(a: f64, b: f64) -> f64 {
-    let s = a + b;
-    let bb = s - a;
-    let err = (a - (s - bb)) + (b - bb);
-    if err > 0.0 {
-        s.next_up()
-    } else {
-        s
-    }
-}
-
-/// The count as a double, rounded up (exact below 2⁵³).
-fn count_up(count: u64) -> f64 {
-    let k = count as f64;
-    if (k as u64) < count {
-        k.next_up()
-    } else {
-        k
-    }
 }
 
 impl Gdp {

@@ -80,6 +80,9 @@ impl Laplace {
     pub fn scale(&self) -> f64 {
         self.scale
     }
+    pub fn sensitivity(&self) -> f64 {
+        self.sensitivity
+    }
     /// One draw of the mechanism's noise, Lap(0, b) (added to the query's value).
     pub fn noise(&self, rng: &mut dyn RngCore) -> f64 {
         laplace(rng, self.scale)

@@ -25,6 +25,33 @@ impl Pld {
         })
     }
 
+    /// The mechanisms of `event` as the PLD accountant composes them, or None where it does
+    /// not support the event (a zCDP guarantee, an RDP curve, repeat-and-select, …).
+    pub fn run_of(event: &Event) -> Result<Option<PldRun>> {
+        if Self::supported(event).is_err() {
+            return Ok(None);
+        }
+        let mut run = Vec::new();
+        Self::parts(event, 1, &mut run)?;
+        Ok(Some(run))
+    }
+
+    /// [`PrivacyAccountant::supports`]: a function of the event alone (the grid's spacing
+    /// bounds no kind).
+    fn supported(event: &Event) -> std::result::Result<(), Unsupported> {
+        if let Some(why) = Self::unsupported_kind(event) {
+            return Err(why);
+        }
+        match event.kind() {
+            Kind::PoissonSampled { event, .. } | Kind::SampledWithoutReplacement { event, .. } => {
+                Self::sampled_gaussian(event)
+            }
+            Kind::SelfComposed { event, .. } => Self::supported(event),
+            Kind::Composed { events } => events.iter().try_for_each(Self::supported),
+            _ => Ok(()),
+        }
+    }
+
     /// The mechanisms of `event`, each run `times` times more, appended to `out`.
     pub fn parts(event: &Event, times: u64, out: &mut PldRun) -> Result<()> {
         let sampled = |q: f64, inner: &Event| -> Result<(f64, f64)> {
@@ -149,17 +176,7 @@ impl PrivacyAccountant for Pld {
     }
 
     fn supports(&self, event: &Event) -> std::result::Result<(), Unsupported> {
-        if let Some(why) = Self::unsupported_kind(event) {
-            return Err(why);
-        }
-        match event.kind() {
-            Kind::PoissonSampled { event, .. } | Kind::SampledWithoutReplacement { event, .. } => {
-                Self::sampled_gaussian(event)
-            }
-            Kind::SelfComposed { event, .. } => self.supports(event),
-            Kind::Composed { events } => events.iter().try_for_each(|e| self.supports(e)),
-            _ => Ok(()),
-        }
+        Self::supported(event)
     }
 
     fn compose(&mut self, event: &Event) -> Result<()> {

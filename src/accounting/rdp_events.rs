@@ -7,7 +7,8 @@ use super::accountant::{finite, Ledger, PrivacyAccountant, Registered, Settings,
 use super::convert::{Accountant, DpBound};
 use super::event::{Event, Kind};
 use super::mechanisms::{DpSgd, Gaussian, Laplace, LotSampling};
-use super::rdp::RdpCurve;
+use super::rdp::{ClosedForm, RdpCurve, RdpFunction};
+use std::sync::Arc;
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 
@@ -56,15 +57,21 @@ impl Rdp {
         }
     }
 
-    /// The event's curve, as the mechanism's code builds it.
-    fn curve_of(&self, event: &Event) -> Result<RdpCurve> {
+    /// The event's curve, as the mechanism's code builds it (an error where it has none:
+    /// [`PrivacyAccountant::supports`] says why).
+    pub fn curve_of(&self, event: &Event) -> Result<RdpCurve> {
         Ok(match event.kind() {
             Kind::Gaussian {
                 sensitivity,
                 noise_sd,
             } => Gaussian::new(*sensitivity, *noise_sd)?.rdp(),
             Kind::Laplace { sensitivity, scale } => Laplace::new(*sensitivity, *scale)?.rdp(),
-            Kind::Zcdp { rho } => RdpCurve::zcdp(*rho)?,
+            Kind::Zcdp { rho, xi } if *xi == 0.0 => RdpCurve::zcdp(*rho)?,
+            Kind::Zcdp { rho, xi } => custom(ZcdpXi { rho: *rho, xi: *xi }),
+            Kind::RandomizedResponse { noise, buckets } => custom(KaryRr {
+                p: *noise,
+                k: *buckets,
+            }),
             Kind::PureDp { epsilon } => RdpCurve::pure_dp(*epsilon)?,
             Kind::RenyiCurve { orders, epsilons } => {
                 RdpCurve::on_grid(orders.clone(), epsilons.clone())?
@@ -101,7 +108,7 @@ impl Rdp {
                 &law.run_count()?,
                 &self.settings.orders,
             )?,
-            Kind::RandomizedResponse { .. } | Kind::ApproximateDp { .. } => {
+            Kind::ApproximateDp { .. } => {
                 return Err(unsupported(
                     self.supports(event).expect_err("not supported"),
                 ))
@@ -110,8 +117,78 @@ impl Rdp {
     }
 }
 
+fn custom(f: impl RdpFunction + 'static) -> RdpCurve {
+    RdpCurve::closed(ClosedForm::Custom(Arc::new(f)))
+}
+
+/// k-ary randomized response with noise p (dp_accounting's `RandomizedResponseDpEvent`): the
+/// exact Rényi divergence of its two output laws, (1 − p + p/k, p/k, …) against the same with
+/// the first two swapped.
+#[derive(Debug)]
+struct KaryRr {
+    p: f64,
+    k: u64,
+}
+
+impl RdpFunction for KaryRr {
+    fn eval(&self, order: f64) -> f64 {
+        let (p, k) = (self.p, self.k as f64);
+        if p == 1.0 {
+            return 0.0;
+        }
+        let l = (k / p - k + 1.0).ln(); // ln((1 − p + p/k)/(p/k))
+        if order.is_infinite() {
+            return l;
+        }
+        // ln(p/k·e^{αl} + (1 − p + p/k)·e^{−αl} + (1 − 2/k)·p), stably.
+        let terms = [
+            ((p / k).ln() + order * l),
+            ((1.0 - p + p / k).ln() - order * l),
+            if self.k > 2 {
+                ((1.0 - 2.0 / k) * p).ln()
+            } else {
+                f64::NEG_INFINITY
+            },
+        ];
+        let m = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+        let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
+        ((m + s.ln()) / (order - 1.0)).max(0.0)
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+    fn is_monotone(&self) -> bool {
+        true // a Rényi divergence of two fixed distributions is non-decreasing in the order
+    }
+}
+
+/// (ξ, ρ)-zCDP: ε(λ) = ξ + ρλ.
+#[derive(Debug)]
+struct ZcdpXi {
+    rho: f64,
+    xi: f64,
+}
+
+impl RdpFunction for ZcdpXi {
+    fn eval(&self, order: f64) -> f64 {
+        self.xi + self.rho * order
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+    fn is_monotone(&self) -> bool {
+        true
+    }
+}
+
 fn unsupported(u: Unsupported) -> crate::error::Error {
     crate::error::Error::Infeasible(u.0)
+}
+
+/// The Rényi curve of `event` under the orders of `settings` (repeat-and-select's curve is
+/// computed at those orders; every other kind's is exact).
+pub fn curve(event: &Event, settings: &Accountant) -> Result<RdpCurve> {
+    Rdp::new(settings.clone()).curve_of(event)
 }
 
 impl PrivacyAccountant for Rdp {
@@ -140,12 +217,10 @@ impl PrivacyAccountant for Rdp {
         match event.kind() {
             Kind::Gaussian { .. }
             | Kind::Laplace { .. }
+            | Kind::RandomizedResponse { .. }
             | Kind::Zcdp { .. }
             | Kind::PureDp { .. }
             | Kind::RenyiCurve { .. } => Ok(()),
-            Kind::RandomizedResponse { .. } => Err(Unsupported(
-                "k-ary randomized response has no Rényi curve in the library yet".into(),
-            )),
             Kind::ApproximateDp { .. } => Err(Unsupported(
                 "an (ε, δ) guarantee with δ > 0 has no Rényi curve".into(),
             )),
@@ -394,7 +469,31 @@ mod tests {
         );
     }
 
-    /// Not supported: randomized response, (ε, δ) with δ > 0, a sampled Laplace, a sampled
+    /// k-ary randomized response at k = 2 is binary randomized response with e^ε = 2/p − 1
+    /// (the library's closed form, an independent formula); its curve rises to the pure ε; a
+    /// (ξ, ρ)-zCDP event is ξ + ρλ at every order.
+    #[test]
+    fn randomized_response_and_zcdp_with_xi_have_their_curves() {
+        for p in [0.1, 0.5, 0.9] {
+            let event = Event::randomized_response(p, 2).unwrap();
+            let got = curve(&event, &Accountant::default()).unwrap();
+            let binary = RdpCurve::closed(ClosedForm::RandomizedResponse {
+                epsilon: (2.0 / p - 1.0).ln(),
+            });
+            for order in [1.5, 2.0, 8.0, 64.0] {
+                let (a, b) = (got.eval(order).unwrap(), binary.eval(order).unwrap());
+                assert!((a - b).abs() <= 1e-12 * b.max(1e-300), "p = {p}, λ = {order}: {a} vs {b}");
+            }
+        }
+        let k5 = curve(&Event::randomized_response(0.3, 5).unwrap(), &Accountant::default()).unwrap();
+        let pure = Event::randomized_response(0.3, 5).unwrap().pure_epsilon().unwrap();
+        let high = k5.eval(1e6).unwrap();
+        assert!(high <= pure && high > 0.99 * pure, "{high} vs {pure}");
+        let xi = curve(&Event::zcdp_xi(0.1, 0.05).unwrap(), &Accountant::default()).unwrap();
+        assert_eq!(xi.eval(3.0).unwrap(), 0.05 + 0.1 * 3.0);
+    }
+
+    /// Not supported: (ε, δ) with δ > 0, a sampled Laplace, a sampled
     /// Gaussian not stated with sensitivity 1, and anything holding one; compose refuses them
     /// by name, and nothing composed is an error, not a bound.
     #[test]
@@ -402,7 +501,6 @@ mod tests {
         let rdp = Rdp::new(Accountant::default());
         let lap = Event::laplace(1.0, 1.0).unwrap();
         for event in [
-            Event::randomized_response(0.5, 3).unwrap(),
             Event::approximate_dp(1.0, 1e-6).unwrap(),
             Event::poisson_sampled(0.1, lap.clone()).unwrap(),
             Event::poisson_sampled(0.1, Event::gaussian(2.0, 2.0).unwrap()).unwrap(),

@@ -686,7 +686,7 @@ mod tests {
         );
         assert_eq!(whole.released_score, run.released_gain);
         let mut rng = stream(6, &[]);
-        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap().unwrap();
+        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap();
         let runs = WorkloadRuns {
             tuner: "gp-ucb",
             workload: &w,

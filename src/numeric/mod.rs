@@ -212,6 +212,28 @@ pub fn gauss_legendre(n: usize) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// a + b rounded up (a, b ≥ 0): one ulp higher where the sum was rounded down (TwoSum).
+pub fn add_up(a: f64, b: f64) -> f64 {
+    let s = a + b;
+    let bb = s - a;
+    let err = (a - (s - bb)) + (b - bb);
+    if err > 0.0 {
+        s.next_up()
+    } else {
+        s
+    }
+}
+
+/// The count as a double, rounded up (exact below 2⁵³).
+pub fn count_up(count: u64) -> f64 {
+    let k = count as f64;
+    if (k as u64) < count {
+        k.next_up()
+    } else {
+        k
+    }
+}
+
 /// a·b rounded up (towards +∞) for a, b ≥ 0: the product, one ulp higher where it was
 /// rounded down (the exact remainder by FMA; any product in the subnormal range steps up).
 pub fn mul_up(a: f64, b: f64) -> f64 {

@@ -6,11 +6,15 @@
 //! name = "regret-by-budget"    # output stem: <name>.png/.svg (one per facet value: <name>-<value>)
 //! x = "target_epsilon"         # columns of the table
 //! y = "regret"                 # or several: y = ["upper", "exact"], named by y_names = [...]
-//! series = "label"             # optional: one curve per value (in order of first appearance)
+//! series = "label"             # optional: one curve per value (in order of first appearance;
+//!                              # a list of columns: per combination, "a, b")
 //! series_label = "a = {}"      # optional: a series' legend entry, {} its value
 //! facet = "variant"            # optional: one figure per value
 //! filter = { dim = 2 }         # optional: rows whose columns equal these values (a list:
-//!                              # any of them, e.g. { mean = [10, 100] })
+//!                              # any of them, e.g. { mean = [10, 100] }; "{key}" or
+//!                              # "{key[i]}": the file's top-level value or list entry)
+//! exclude = { src = "given" }  # optional: drop the rows where every column holds its value
+//! diagonal = "y = Δ_f"         # optional: a dashed line y = x, this its legend entry
 //! aggregate = "mean-ci"        # mean-ci (default: mean and 95% interval), geomean-ci (the
 //!                              # geometric mean and the interval of the mean log: for a log
 //!                              # axis, plots only), mean, median, sd, quantile:Q, or none
@@ -38,6 +42,15 @@
 //!                              # as the profile sets it: "{seeds} walks" in titles, labels
 //!                              # and captions)
 //! x_label = "…"                # default: the column's name; y_label likewise
+//! along = "t"                  # optional: points are the groups of equal t (not of equal x),
+//!                              # at their rows' mean x, joined in t's order
+//! path = true                  # with `along`: a thin line, first point ○, last ■
+//! x_bounds = [1, inf]          # optional: x values held within (0 drawn at 1 on a log axis)
+//! mark = { column = "loss", at = "min", label = "{}: lowest ({value})" }  # a cross per series
+//! series_styles = { "worst" = { color = "red", marker = "triangle" } }  # the others avoid red
+//! zoom = { x_range = [0, 8], y_range = [0, 0.1], title = "…", whole = "…" }  # a 2nd panel
+//!                              # (src/sim/plot_paths.rs); `{column:NAME}` in a title as in
+//!                              # a caption
 //!
 //! [[tables]]
 //! name = "regret-table"        # <name>.md and <name>.tex
@@ -53,13 +66,21 @@
 //!                              # <name>-<value>; `{facet}` in the caption is its value
 //! caption = "… from ε = {column:from}"   # `{column:NAME}`: the one value column NAME
 //!                              # holds in the table's rows (several: an error)
+//! # rows = ["method", "accountant"], columns = ["size", "eps"] with
+//! # column_header = "|S| = {size}, ε = {eps}"; note = { column = "delta", label = "δ" }:
+//! # " (δ v)" after a cell where v ≠ 0
 //!
 //! [[tables]]                   # or a list: one line per (filtered) row, these columns
 //! name = "bounds"
 //! list = [{ column = "order", label = "λ" },
 //!         { column = "upper", label = "bound", digits = 4, round = "up",
 //!           missing = "– (no instance)" }]   # no digits: the value as it is;
-//!                                              # scientific = true: 1.23e-5
+//!                                              # scientific = true: 1.23e-5;
+//!                                              # interval = "upper_ci": "v ± h"
+//!         # format = "{} ({rate:.4}; {share:%.0})": the cell as a template, {} the cell
+//!         # as it shows without one, {NAME} another column's value as it is, {NAME:.4}
+//!         # decimals (as `round` says), {NAME:.2e}, {NAME:%.0} a percentage, {NAME:s4}
+//!         # significant digits, {NAME:.4±OTHER} value ± interval
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -67,8 +88,12 @@
 //! declarations are not part of the experiment's configuration: every run and report draws
 //! them afresh, so editing one reruns nothing.
 
+use super::cell_template::{
+    percent_values, templated, Overlay, OverlayEntry, ReferenceRowsEntry, Template, TemplatePivot,
+};
 use super::fields::Fields;
 use super::plot::{self, Figure, Intervals, Scale, Series, Style};
+use super::plot_paths;
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table, Values};
 use crate::error::{Error, Range, Result};
@@ -190,6 +215,16 @@ pub struct PlotSpec {
     layers: Vec<PlotSpec>,
     /// A heatmap of this column over the grid of (x, y) values, instead of curves.
     heat: Option<Heat>,
+    /// Another table's curves on the same axes.
+    overlay: Option<Overlay>,
+    /// Rows dropped where every column holds one of its values (after `filter`).
+    exclude: Filter,
+    /// Further series columns: a series is a combination of values ("a, b").
+    series_more: Vec<String>,
+    /// A dashed line y = x across the points' x range, with this legend entry.
+    diagonal: Option<String>,
+    /// Points along a column, paths, x bounds, marks, series styles, a zoomed panel.
+    extras: plot_paths::Extras,
 }
 
 /// A heatmap's colour: a column's value per (x, y) cell, on a log10 scale if asked.
@@ -227,6 +262,8 @@ pub struct TableSpec {
     /// Its rows appended to the previous `[[tables]]` entry's table (a list of as many columns):
     /// a table whose rows come from several tables or formats.
     append: bool,
+    /// Rows dropped where every column holds one of its values (after `filter`).
+    exclude: Filter,
 }
 
 /// What a table shows.
@@ -235,6 +272,8 @@ enum Body {
     Pivot(Pivot),
     /// The kept rows as they are, these columns.
     List(Vec<ListColumn>),
+    /// A pivot whose cells show one row each through a template.
+    Template(TemplatePivot),
 }
 
 /// One value aggregated per (row, column) pair of two grouping columns.
@@ -248,6 +287,27 @@ struct Pivot {
     row_label: Option<String>,
     column_label: Option<String>,
     round: Rounding,
+    /// Further row and column keys, a columns' header and a note per cell.
+    more: Box<More>,
+}
+
+/// A pivot's further keys: `rows = ["a", "b"]` (each its own header column), `columns = [...]`
+/// (headed by `column_header`, `{NAME}` standing for a key's value of column NAME), and a
+/// note after each cell's value.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct More {
+    rows: Vec<String>,
+    columns: Vec<String>,
+    column_header: Option<String>,
+    note: Option<Note>,
+}
+
+/// " (LABEL v)" after a cell's value, v the mean of `column` in the cell where it is not 0.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Note {
+    column: String,
+    label: String,
 }
 
 /// One column of a list table.
@@ -263,11 +323,18 @@ struct ListColumn {
     /// Shown as 1.23e-5 (with `digits`).
     #[serde(default)]
     scientific: bool,
-    /// What an empty cell shows (default "–"); `{column}` placeholders as in `format`.
+    /// What an empty cell shows (default "–"); placeholders as in `format`.
     missing: Option<String>,
-    /// The cell as a template over the row's columns: `{name}` (as it is), `{name:.4}`,
-    /// `{name:.2e}`, `{name:%.0}` (a percentage), `{name:.4±other}` (value ± interval).
+    /// The cell as a template over the row's columns: `{}` the cell as it would show without
+    /// a format, `{name}` a column's value as it is, `{name:.4}` (rounded as `round` says),
+    /// `{name:.2e}`, `{name:%.0}` (a percentage), `{name:s4}` (significant digits),
+    /// `{name:.4±other}` (value ± interval); `{:SPEC}` the column's own value so.
     format: Option<String>,
+    /// The row shown through a template (where `column` holds a value).
+    cell: Option<String>,
+    /// A column of half-widths: the cell shows "value ± half-width" (`digits`, default 3; no
+    /// half-width: "value (one repetition)").
+    interval: Option<String>,
 }
 
 /// How a table's values are rounded to their digits: bounds are printed rounded up (an upper
@@ -311,8 +378,7 @@ impl Outputs {
         }
         let unfilled = out.split('{').skip(1).find_map(|rest| {
             let key = rest.split('}').next().filter(|k| rest.len() > k.len())?;
-            let word = !key.is_empty() && key.chars().all(|c| c.is_alphanumeric() || c == '_');
-            word.then(|| key.to_string())
+            placeholder(key).then(|| key.to_string())
         });
         match unfilled {
             Some(key) => Err(Error::Infeasible(format!(
@@ -373,7 +439,7 @@ fn stem_name(f: &Fields, given: Option<&str>, used: &mut Vec<String>) -> Result<
     Ok(name.to_string())
 }
 
-fn column(f: &Fields, key: &'static str, given: Option<String>) -> Result<String> {
+fn column<T>(f: &Fields, key: &'static str, given: Option<T>) -> Result<T> {
     given.ok_or_else(|| f.missing(key, "a column of the table"))
 }
 
@@ -437,7 +503,7 @@ struct PlotEntry {
     x: Option<String>,
     y: Option<OneOrMany<String>>,
     y_names: Option<Vec<String>>,
-    series: Option<String>,
+    series: Option<OneOrMany<String>>,
     series_label: Option<String>,
     facet: Option<String>,
     aggregate: Option<String>,
@@ -467,6 +533,17 @@ struct PlotEntry {
     #[serde(default)]
     z_scale: Scale,
     z_label: Option<String>,
+    overlay: Option<OverlayEntry>,
+    exclude: Option<toml::Table>,
+    diagonal: Option<String>,
+    // src/sim/plot_paths.rs
+    along: Option<String>,
+    #[serde(default)]
+    path: bool,
+    x_bounds: Option<[f64; 2]>,
+    mark: Option<plot_paths::Mark>,
+    series_styles: Option<toml::Table>,
+    zoom: Option<plot_paths::ZoomEntry>,
 }
 
 /// A `[[plots.layers]]` entry as written: further series in the plot's figure (and facet).
@@ -532,6 +609,11 @@ fn layers(p: &Fields, parent: &PlotSpec) -> Result<Vec<PlotSpec>> {
             marker: marker(&l, e.marker.as_deref())?,
             layers: Vec::new(),
             heat: None,
+            overlay: None,
+            exclude: Filter(Vec::new()),
+            series_more: Vec::new(),
+            diagonal: None,
+            extras: plot_paths::Extras::default(),
             ..parent.clone()
         });
     }
@@ -546,8 +628,8 @@ struct TableEntry {
     table: Option<String>,
     filter: Option<toml::Table>,
     facet: Option<String>,
-    rows: Option<String>,
-    columns: Option<String>,
+    rows: Option<OneOrMany<String>>,
+    columns: Option<OneOrMany<String>>,
     value: Option<String>,
     aggregate: Option<String>,
     digits: Option<f64>,
@@ -559,6 +641,11 @@ struct TableEntry {
     list: Option<Vec<ListColumn>>,
     #[serde(default)]
     append: bool,
+    cell: Option<String>,
+    reference_rows: Option<ReferenceRowsEntry>,
+    exclude: Option<toml::Table>,
+    column_header: Option<String>,
+    note: Option<Note>,
 }
 
 /// Parses the root `[[plots]]` and `[[tables]]` arrays (absent: none).
@@ -573,6 +660,10 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             toml::Value::Integer(i) => i.to_string(),
             toml::Value::Float(x) => fmt_num(*x),
             toml::Value::Boolean(b) => b.to_string(),
+            toml::Value::Array(list) => {
+                out.values.extend(list_entries(key, list));
+                continue;
+            }
             _ => continue,
         };
         out.values.push((key.clone(), shown));
@@ -634,13 +725,15 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             (Some(_), _) => return Err(p.bad("panels", "\"series\": one panel per series")),
             (None, Some(_)) => return Err(p.bad("columns", "only with `panels`")),
         };
+        let mut series_more = e.series.map(OneOrMany::into_vec).unwrap_or_default();
+        let series = (!series_more.is_empty()).then(|| series_more.remove(0));
         out.plots.push(PlotSpec {
             name: stem_name(&p, e.name.as_deref(), &mut plot_names)?,
             table: e.table,
-            filter: filter(&p, e.filter)?,
+            filter: fill_filter(f.table, &p, filter(&p, e.filter)?)?,
             x: column(&p, "x", e.x)?,
             y,
-            series: e.series,
+            series,
             series_label: e.series_label,
             facet: e.facet,
             aggregate,
@@ -667,6 +760,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 log: e.z_scale == Scale::Log,
                 label: e.z_label,
             }),
+            overlay: e.overlay.map(|o| Overlay::parse(o, &p)).transpose()?,
+            exclude: fill_filter(f.table, &p, filter(&p, e.exclude)?)?,
+            series_more,
+            diagonal: e.diagonal,
+            extras: plot_paths::parse(
+                &p,
+                plot_paths::Written {
+                    along: e.along,
+                    path: e.path,
+                    x_bounds: e.x_bounds,
+                    mark: e.mark,
+                    series_styles: e.series_styles,
+                    zoom: e.zoom,
+                },
+            )?,
         });
         let spec = out.plots.last_mut().expect("just pushed");
         spec.layers = layers(&p, spec)?;
@@ -694,11 +802,12 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             out.tables.push(TableSpec {
                 name: name.clone(),
                 table: e.table,
-                filter: filter(&t, e.filter)?,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
                 facet: None,
                 caption: None,
                 body: Body::List(list.clone()),
                 append: true,
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
         }
@@ -713,6 +822,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 ("row_label", e.row_label.is_some()),
                 ("column_label", e.column_label.is_some()),
                 ("round", e.round != Rounding::Nearest),
+                ("column_header", e.column_header.is_some()),
+                ("note", e.note.is_some()),
             ]
             .into_iter()
             .find(|(_, given)| *given);
@@ -722,16 +833,58 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             if list.is_empty() {
                 return Err(t.bad("list", "at least one column"));
             }
+            for (i, c) in list.iter().enumerate() {
+                if let Some(Err(e)) = c.cell.as_deref().map(Template::parse) {
+                    return Err(t.bad(&format!("list[{i}].cell"), &e));
+                }
+            }
             out.tables.push(TableSpec {
                 name,
                 table: e.table,
-                filter: filter(&t, e.filter)?,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::List(list),
                 append: false,
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
+        }
+        if let Some(cell) = &e.cell {
+            if let Some(key) = (e.value.as_ref().map(|_| "value"))
+                .or(e.aggregate.as_ref().map(|_| "aggregate"))
+                .or(e.digits.map(|_| "digits"))
+            {
+                return Err(t.bad(key, "not with `cell` (a template shows one row per cell)"));
+            }
+            // A template pivot has one row column and one column column.
+            let one = |key: &'static str, given: Option<OneOrMany<String>>| match given {
+                Some(OneOrMany::Many(_)) => Err(t.bad(key, "one column with `cell`")),
+                Some(OneOrMany::One(c)) => Ok(Some(c)),
+                None => Ok(None),
+            };
+            let body = TemplatePivot::parse(
+                &t,
+                one("rows", e.rows)?,
+                one("columns", e.columns)?,
+                cell,
+                (e.row_label, e.column_label),
+                e.reference_rows,
+            )?;
+            out.tables.push(TableSpec {
+                name,
+                table: e.table,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
+                facet: e.facet,
+                caption: e.caption,
+                body: Body::Template(body),
+                append: false,
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
+            });
+            continue;
+        }
+        if e.reference_rows.is_some() {
+            return Err(t.bad("reference_rows", "only with `cell`"));
         }
         let aggregate = aggregate(&t, e.aggregate.as_deref())?;
         if aggregate == Aggregate::None {
@@ -749,9 +902,21 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 "rounds one value (mean, median, sd, a quantile), not a mean ± interval",
             ));
         }
+        let many = |key, given: Option<OneOrMany<String>>| -> Result<(String, Vec<String>)> {
+            let mut all = column(&t, key, given.map(OneOrMany::into_vec))?.into_iter();
+            let first = all
+                .next()
+                .ok_or_else(|| t.bad(key, "at least one column"))?;
+            Ok((first, all.collect()))
+        };
+        let ((rows, more_rows), (columns, more_columns)) =
+            (many("rows", e.rows)?, many("columns", e.columns)?);
+        if !more_columns.is_empty() && e.column_header.is_none() {
+            return Err(t.bad("column_header", "needs to be given with several `columns`"));
+        }
         let body = Body::Pivot(Pivot {
-            rows: column(&t, "rows", e.rows)?,
-            columns: column(&t, "columns", e.columns)?,
+            rows,
+            columns,
             value: column(&t, "value", e.value)?,
             aggregate,
             digits: t
@@ -760,15 +925,22 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             row_label: e.row_label,
             column_label: e.column_label,
             round: e.round,
+            more: Box::new(More {
+                rows: more_rows,
+                columns: more_columns,
+                column_header: e.column_header,
+                note: e.note,
+            }),
         });
         out.tables.push(TableSpec {
             name,
             table: e.table,
-            filter: filter(&t, e.filter)?,
+            filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
             facet: e.facet,
             caption: e.caption,
             body,
             append: false,
+            exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
         });
     }
     Ok(out)
@@ -818,7 +990,7 @@ pub(super) fn cells(t: &Table, name: &str, what: &str, file: &str) -> Result<Vec
 }
 
 /// Distinct values in order of first appearance.
-fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
+pub(super) fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
     let mut out: Vec<Cell> = Vec::new();
     for &i in rows {
         if !out.contains(&v[i]) {
@@ -831,7 +1003,13 @@ fn distinct(v: &[Cell], rows: &[usize]) -> Vec<Cell> {
 /// The cells of a column that groups rows (x, series, facet, table rows and columns), each
 /// number that a filter value matches taken as that value: rows kept as "E[K] = 10" group
 /// and read as 10, though each holds its own 10 ± a few ulps.
-fn keys(t: &Table, name: &str, filter: &Filter, what: &str, file: &str) -> Result<Vec<Cell>> {
+pub(super) fn keys(
+    t: &Table,
+    name: &str,
+    filter: &Filter,
+    what: &str,
+    file: &str,
+) -> Result<Vec<Cell>> {
     let mut c = cells(t, name, what, file)?;
     for (_, want) in filter.0.iter().filter(|(col, _)| col == name) {
         for cell in c.iter_mut() {
@@ -898,9 +1076,23 @@ fn facet_groups(
         .collect())
 }
 
+/// A facet value as a file name's part: ASCII letters, digits, - and ., a few Greek letters
+/// spelled out ("d=15, σ=0.03" → "d15sigma0.03"), the rest dropped.
 fn slug(s: &str) -> String {
+    const GREEK: [(char, &str); 6] = [
+        ('σ', "sigma"),
+        ('μ', "mu"),
+        ('ε', "eps"),
+        ('δ', "delta"),
+        ('λ', "lambda"),
+        ('η', "eta"),
+    ];
     s.chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '.')
+        .map(|c| match GREEK.iter().find(|g| g.0 == c) {
+            Some(g) => g.1.to_string(),
+            None if c.is_ascii_alphanumeric() || c == '-' || c == '.' => c.to_string(),
+            None => String::new(),
+        })
         .collect()
 }
 
@@ -916,20 +1108,46 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("plots[{k}] ({})", p.name);
         let (t, file) = read(&p.table)?;
         let rows = kept(&t, &p.filter, &what, &file)?;
+        let rows = without(&t, &p.exclude, rows, &what, &file)?;
         let x = keys(&t, &p.x, &p.filter, &what, &file)?;
         let ys =
             p.y.iter()
                 .map(|(col, name)| Ok((cells(&t, col, &what, &file)?, name.clone())))
                 .collect::<Result<Vec<_>>>()?;
-        let series = match &p.series {
-            Some(s) => keys(&t, s, &p.filter, &what, &file)?,
-            None => vec![Cell::Str(p.y[0].0.clone()); t.height()],
-        };
+        let series = series_cells(&t, p, &what, &file)?;
+        let (x_, t_) = (&p.extras, &t);
+        let along = (x_.along.as_ref())
+            .map(|c| keys(&t, c, &p.filter, &what, &file))
+            .transpose()?;
+        let marked: Option<Vec<Option<f64>>> = (x_.mark.as_ref())
+            .map(|m| {
+                Ok::<_, Error>(
+                    cells(&t, &m.column, &what, &file)?
+                        .iter()
+                        .map(Cell::num)
+                        .collect(),
+                )
+            })
+            .transpose()?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
-            let mut curves = match p.heat {
-                None => curves(p, &x, &ys, &series, &here, &what, &file)?,
-                Some(_) => Vec::new(),
+            let drawn = match p.heat {
+                None => {
+                    let columns = Columns {
+                        x: &x,
+                        ys: &ys,
+                        series: &series,
+                        along: along.as_deref(),
+                        marked: marked.as_deref(),
+                    };
+                    curves(p, &columns, &here, &what, &file)?
+                }
+                Some(_) => PlotCurves::default(),
             };
+            let PlotCurves {
+                mut curves,
+                values,
+                marks,
+            } = drawn;
             for layer in &p.layers {
                 curves.extend(layer_curves(
                     layer,
@@ -943,12 +1161,29 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             for c in &mut curves {
                 c.label = o.fill(&c.label, title, &what)?;
             }
+            if let Some(ov) = &p.overlay {
+                let facet = p.facet.as_deref().zip(fv.as_ref());
+                curves.extend(super::cell_template::overlay(
+                    ov,
+                    facet,
+                    dir,
+                    default_table,
+                    &what,
+                )?);
+            }
+            if let Some(label) = &p.diagonal {
+                curves.extend(diagonal(o.fill(label, title, &what)?, &curves));
+            }
+            x_.finish(&mut curves, &values, marks);
             // `{facet}` in the title places the facet's value (else it follows the title).
             let placed = p.title.as_ref().is_some_and(|t| t.contains("{facet}"));
             let value = fv.as_ref().map(Cell::label).unwrap_or_default();
             let base = p.title.as_ref().map_or_else(
                 || Ok(title.to_string()),
-                |t| o.fill(&t.replace("{facet}", &value), title, &what),
+                |t| {
+                    let t = column_values(&t.replace("{facet}", &value), t_, &here, &what, &file)?;
+                    o.fill(&t, title, &what)
+                },
             )?;
             let (fig_title, stem) = match &fv {
                 Some(_) if placed => (base, format!("{}-{}", p.name, slug(&value))),
@@ -1017,7 +1252,10 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 fig.focus_on_the_bulk();
             }
             let drawn = match p.panels {
-                None => plot::draw(&fig, &dir.join(&stem)),
+                None => match &x_.zoom {
+                    Some(z) => plot_paths::draw_zoomed(&fig, z, &dir.join(&stem)),
+                    None => plot::draw(&fig, &dir.join(&stem)),
+                },
                 Some(columns) => {
                     let panels = plot::panel_per_series(&fig);
                     let title = format!("{} — one panel per series, the others in grey", fig.title);
@@ -1033,35 +1271,60 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
         let all = kept(&t, &s.filter, &what, &file)?;
+        let all = without(&t, &s.exclude, all, &what, &file)?;
         for (fv, rows) in facet_groups(&t, s.facet.as_deref(), &s.filter, &all, &what, &file)? {
             let (header, body, default_caption) = match &s.body {
                 Body::Pivot(p) => pivot(p, &s.filter, &t, &rows, &what, &file)?,
+                Body::Template(p) => {
+                    let facet = s.facet.as_deref().zip(fv.as_ref());
+                    let (filter, at) = (&s.filter, (dir, default_table));
+                    let drawn = (&t, rows.as_slice(), facet);
+                    super::cell_template::pivot(p, filter, drawn, at, &what, &file)?
+                }
                 Body::List(list) => {
                     let columns = list
                         .iter()
-                        .map(|c| cells(&t, &c.column, &what, &file))
+                        .map(|c| match &c.cell {
+                            None => cells(&t, &c.column, &what, &file),
+                            Some(cell) => templated(cell, &c.column, &t, &rows, &what, &file),
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let halves = (list.iter())
+                        .map(|c| {
+                            c.interval
+                                .as_ref()
+                                .map(|h| cells(&t, h, &what, &file))
+                                .transpose()
+                        })
                         .collect::<Result<Vec<_>>>()?;
                     let body = rows
                         .iter()
                         .map(|&i| {
                             list.iter()
                                 .zip(&columns)
-                                .map(|(c, v)| {
-                                    Ok(match (&v[i], c.digits) {
-                                        (Cell::Missing, _) => match &c.missing {
-                                            Some(m) => row_text(m, &t, i, &what, &file)?,
-                                            None => "–".into(),
-                                        },
-                                        _ if c.format.is_some() => {
-                                            let f = c.format.as_deref().unwrap_or_default();
-                                            row_text(f, &t, i, &what, &file)?
+                                .zip(&halves)
+                                .map(|((c, v), h)| {
+                                    let own = match (&v[i], c.digits) {
+                                        (Cell::Num(x), d) if h.is_some() => {
+                                            let h = h.as_ref().and_then(|h| h[i].num());
+                                            pm((*x, h), d.unwrap_or(3).min(12))
+                                        }
+                                        (Cell::Missing, _) => {
+                                            return match &c.missing {
+                                                Some(m) => row_text(m, "–", c, &t, i, &what, &file),
+                                                None => Ok("–".into()),
+                                            }
                                         }
                                         (Cell::Num(x), Some(d)) if c.scientific => {
                                             format!("{x:.*e}", d.min(12))
                                         }
                                         (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
                                         (cell, _) => cell.label(),
-                                    })
+                                    };
+                                    match &c.format {
+                                        Some(f) => row_text(f, &own, c, &t, i, &what, &file),
+                                        None => Ok(own),
+                                    }
                                 })
                                 .collect::<Result<Vec<_>>>()
                         })
@@ -1092,6 +1355,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         Some(_) => c.replace("{facet}", &value),
                         None => c.clone(),
                     };
+                    let c = percent_values(&c, &t, &rows, &what, &file)?;
                     o.fill(&column_values(&c, &t, &rows, &what, &file)?, title, &what)?
                 }
             };
@@ -1112,41 +1376,74 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
     Ok(files)
 }
 
+/// The columns a plot's curves are drawn from, each cell per row of its table.
+struct Columns<'a> {
+    x: &'a [Cell],
+    ys: &'a [(Vec<Cell>, Option<String>)],
+    /// Each row's series ([`series_cells`]).
+    series: &'a [Cell],
+    /// `along`: the points are the groups of equal values of this column.
+    along: Option<&'a [Cell]>,
+    /// The column a `mark` is placed by.
+    marked: Option<&'a [Option<f64>]>,
+}
+
+/// A plot's curves, with each one's series value (for `series_styles`) and the marks to add
+/// (the curve's index, the point and the marked value), as [`plot_paths::Extras::finish`]
+/// takes them.
+#[derive(Default)]
+struct PlotCurves {
+    curves: Vec<Series>,
+    values: Vec<String>,
+    marks: Vec<(usize, (f64, f64), f64)>,
+}
+
 /// The curves of plot `p` over its rows `here`: one per series value and y column.
-#[allow(clippy::too_many_arguments)]
-fn curves(
-    p: &PlotSpec,
-    x: &[Cell],
-    ys: &[(Vec<Cell>, Option<String>)],
-    series: &[Cell],
-    here: &[usize],
-    what: &str,
-    file: &str,
-) -> Result<Vec<Series>> {
-    let mut curves = Vec::new();
+fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> Result<PlotCurves> {
+    let (x, series, x_) = (c.x, c.series, &p.extras);
+    let mut out = PlotCurves::default();
     // Each series value, then each y column within it.
-    let lines = distinct(series, here).into_iter().flat_map(|s| {
-        ys.iter()
-            .map(move |(y, name)| (s.clone(), y, name.as_deref()))
-    });
+    let lines = distinct(series, here)
+        .into_iter()
+        .flat_map(|s| (c.ys.iter()).map(move |(y, name)| (s.clone(), y, name.as_deref())));
     for (s, y, y_name) in lines {
-        let mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
-        let mut groups: Vec<(f64, Vec<f64>)> = Vec::new();
+        let mut mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
+        // Grouped by x, or by the `along` column (its order, the mean x).
+        let key = |i: usize| match c.along {
+            Some(a) => a[i].num(),
+            None => x[i].num(),
+        };
+        let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
         for &i in &mine {
-            let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+            let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
                 continue;
             };
             match groups
                 .iter_mut()
-                .find(|g| g.0 == xi && p.aggregate != Aggregate::None)
+                .find(|g| g.0 == ki && p.aggregate != Aggregate::None)
             {
-                Some(g) => g.1.push(yi),
-                None => groups.push((xi, vec![yi])),
+                Some(g) => {
+                    g.1.push(yi);
+                    g.2.push(xi)
+                }
+                None => groups.push((ki, vec![yi], vec![xi])),
             }
         }
         groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some(m) = c.marked {
+            mine.sort_by(|&a, &b| {
+                key(a)
+                    .unwrap_or(f64::NAN)
+                    .total_cmp(&key(b).unwrap_or(f64::NAN))
+            });
+            let point = |i: usize| Some((x_.x(x[i].num()?, &[x[i].num()?]), y[i].num()?));
+            if let Some((at, v)) = x_.marked(&mine, point, m) {
+                out.marks.push((out.curves.len(), at, v));
+            }
+        }
         let mut agg = Vec::new();
-        for (xi, mut ys) in groups {
+        for (xi, mut ys, xs) in groups {
+            let xi = x_.x(xi, &xs);
             let Some(point) = p.aggregate.point(&mut ys) else {
                 return Err(Error::Infeasible(format!(
                     "{what}: geomean-ci needs positive values; `{}` has one that is not \
@@ -1159,6 +1456,7 @@ fn curves(
                 agg.push((xi, point));
             }
         }
+        // The labels are filled with the file's values by the caller.
         let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
             Some((_, l)) => l.clone(),
             None => match &p.series_label {
@@ -1171,7 +1469,8 @@ fn curves(
             .iter()
             .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
             .collect();
-        curves.push(Series {
+        out.values.push(s.label());
+        out.curves.push(Series {
             label: match y_name {
                 Some(n) if p.series.is_some() => format!("{n}, {value}"),
                 Some(n) => n.to_string(),
@@ -1188,11 +1487,11 @@ fn curves(
         });
     }
     if p.steps {
-        for c in &mut curves {
+        for c in &mut out.curves {
             *c = staircase(std::mem::replace(c, Series::line("", Vec::new())));
         }
     }
-    Ok(curves)
+    Ok(out)
 }
 
 /// `s` as a staircase: each point's y held until the next point's x (a Pareto front through
@@ -1235,11 +1534,15 @@ fn layer_curves(
     };
     let x = keys(&t, &l.x, &l.filter, &what, &file)?;
     let ys = vec![(cells(&t, &l.y[0].0, &what, &file)?, None)];
-    let series = match &l.series {
-        Some(s) => keys(&t, s, &l.filter, &what, &file)?,
-        None => vec![Cell::Str(l.y[0].0.clone()); t.height()],
+    let series = series_cells(&t, l, &what, &file)?;
+    let columns = Columns {
+        x: &x,
+        ys: &ys,
+        series: &series,
+        along: None,
+        marked: None,
     };
-    curves(l, &x, &ys, &series, &here, &what, &file)
+    Ok(curves(l, &columns, &here, &what, &file)?.curves)
 }
 
 /// A heatmap of column `h` over the distinct (x, y) values of rows `here`: the layers' points
@@ -1324,11 +1627,21 @@ fn significant(x: f64, n: usize) -> String {
     }
 }
 
-/// A list cell's template filled from row `i` of `t`: `{name}` the column's value as it is,
-/// `{name:.N}` N decimals, `{name:.Ne}` scientific, `{name:%.N}` a percentage with N decimals,
-/// `{name:.N±other}` the value ± column `other` (no interval: "(one repetition)"), `{name:sN}`
-/// N significant digits; an empty value is "–".
-fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Result<String> {
+/// A list cell's template (its `format`, or `missing`) filled from row `i` of `t`: `{}` is
+/// `own` (the cell as it shows without a format), `{name}` the column's value as it is,
+/// `{name:.N}` N decimals (rounded as the list column's `round` says), `{name:.Ne}`
+/// scientific, `{name:%.N}` a percentage with N decimals (rounded so too), `{name:.N±other}`
+/// the value ± column `other` (no interval: "(one repetition)"), `{name:sN}` N significant
+/// digits; `{:SPEC}` is the list column's own value with SPEC; an empty value is "–".
+fn row_text(
+    template: &str,
+    own: &str,
+    c: &ListColumn,
+    t: &Table,
+    i: usize,
+    what: &str,
+    file: &str,
+) -> Result<String> {
     let mut out = String::new();
     let mut rest = template;
     while let Some(start) = rest.find('{') {
@@ -1337,7 +1650,13 @@ fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Resu
         };
         out.push_str(&rest[..start]);
         let inner = &rest[start + 1..start + len];
+        rest = &rest[start + len + 1..];
         let (name, spec) = inner.split_once(':').unwrap_or((inner, ""));
+        if inner.is_empty() {
+            out.push_str(own);
+            continue;
+        }
+        let name = if name.is_empty() { &c.column } else { name };
         let cell = cells(t, name, what, file)?.swap_remove(i);
         let bad = || {
             Error::Infeasible(format!(
@@ -1350,7 +1669,7 @@ fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Resu
             (None, _) => "–".into(),
             (Some(x), s) if s.starts_with('%') => {
                 let d = digits(s.trim_start_matches("%."))?;
-                format!("{:.d$}%", 100.0 * x)
+                format!("{}%", c.round.format(100.0 * x, d))
             }
             (Some(x), s) if s.starts_with('s') => significant(x, digits(&s[1..])?.max(1)),
             (Some(x), s) => {
@@ -1361,11 +1680,10 @@ fn row_text(template: &str, t: &Table, i: usize, what: &str, file: &str) -> Resu
                         pm((x, h), digits(d)?)
                     }
                     None if s.ends_with('e') => format!("{x:.*e}", digits(&s[..s.len() - 1])?),
-                    None => format!("{x:.*}", digits(s)?),
+                    None => c.round.format(x, digits(s)?),
                 }
             }
         });
-        rest = &rest[start + len + 1..];
     }
     out.push_str(rest);
     Ok(out)
@@ -1380,6 +1698,11 @@ fn column_values(text: &str, t: &Table, rows: &[usize], what: &str, file: &str) 
             break;
         };
         let name = out[start + "{column:".len()..start + len].to_string();
+        // `{column:NAME:D}`: the value with D decimals.
+        let (name, digits) = match name.split_once(':') {
+            Some((n, d)) => (n.to_string(), d.parse::<usize>().ok()),
+            None => (name, None),
+        };
         let values = distinct(&cells(t, &name, what, file)?, rows);
         let [one] = values.as_slice() else {
             return Err(Error::Infeasible(format!(
@@ -1388,7 +1711,11 @@ fn column_values(text: &str, t: &Table, rows: &[usize], what: &str, file: &str) 
                 values.len()
             )));
         };
-        out.replace_range(start..=start + len, &one.label());
+        let shown = match (one.num(), digits) {
+            (Some(x), Some(d)) => format!("{x:.*}", d.min(12)),
+            _ => one.label(),
+        };
+        out.replace_range(start..=start + len, &shown);
     }
     Ok(out)
 }
@@ -1462,23 +1789,44 @@ fn pivot(
         row_label,
         column_label,
         round,
+        more,
     } = p;
+    let row_names: Vec<String> = std::iter::once(row_col)
+        .chain(&more.rows)
+        .cloned()
+        .collect();
+    let col_names: Vec<String> = std::iter::once(columns)
+        .chain(&more.columns)
+        .cloned()
+        .collect();
     let (r, c, v) = (
-        keys(t, row_col, filter, what, file)?,
-        keys(t, columns, filter, what, file)?,
+        composite(t, &row_names, filter, what, file)?,
+        composite(t, &col_names, filter, what, file)?,
         cells(t, value, what, file)?,
     );
+    let note = (more.note.as_ref())
+        .map(|n| Ok::<_, Error>((cells(t, &n.column, what, file)?, &n.label)))
+        .transpose()?;
     let (row_keys, col_keys) = (distinct(&r, rows), distinct(&c, rows));
     let mut header = vec![row_label.clone().unwrap_or_else(|| row_col.clone())];
-    header.extend(col_keys.iter().map(|k| match column_label.as_deref() {
-        None => format!("{columns}={}", k.label()),
-        Some("") => k.label(),
-        Some(l) => format!("{l}={}", k.label()),
-    }));
+    header.extend(more.rows.iter().cloned());
+    header.extend(
+        col_keys
+            .iter()
+            .map(|k| match (&more.column_header, column_label.as_deref()) {
+                (Some(h), _) => (col_names.iter().zip(parts(k))).fold(h.clone(), |h, (name, v)| {
+                    h.replace(&format!("{{{name}}}"), &v)
+                }),
+                (None, None) => format!("{columns}={}", k.label()),
+                (None, Some("")) => k.label(),
+                (None, Some(l)) => format!("{l}={}", k.label()),
+            }),
+    );
     let body = row_keys
         .iter()
         .map(|rk| {
-            std::iter::once(rk.label())
+            parts(rk)
+                .into_iter()
                 .chain(col_keys.iter().map(|ck| {
                     let mut ys: Vec<f64> = rows
                         .iter()
@@ -1493,10 +1841,23 @@ fn pivot(
                         // An sd of one value: there is none to show.
                         return "–".into();
                     }
-                    if *aggregate == Aggregate::MeanCi {
+                    let shown = if *aggregate == Aggregate::MeanCi {
                         pm(a, *digits)
                     } else {
                         round.format(a.0, *digits)
+                    };
+                    let Some((n, label)) = &note else {
+                        return shown;
+                    };
+                    let ns: Vec<f64> = (rows.iter())
+                        .filter(|&&i| r[i] == *rk && c[i] == *ck)
+                        .filter_map(|&i| n[i].num())
+                        .collect();
+                    match mean_interval(&ns).0 {
+                        m if m.is_finite() && m != 0.0 => {
+                            format!("{shown} ({label} {})", fmt_num(m))
+                        }
+                        _ => shown,
                     }
                 }))
                 .collect()
@@ -1511,8 +1872,174 @@ fn pivot(
         Aggregate::Quantile(q) => format!("{q}-quantile"),
         Aggregate::None => unreachable!("rejected when parsed"),
     };
-    let caption = format!("{{title}}: {value} ({agg}) by {row_col} and {columns}");
+    let caption = format!(
+        "{{title}}: {value} ({agg}) by {} and {}",
+        row_names.join(", "),
+        col_names.join(", ")
+    );
     Ok((header, body, caption))
+}
+
+/// Whether `key` (between braces) names a top-level value: a word, or a word with an index
+/// into its list (`epsilons[0]`).
+fn placeholder(key: &str) -> bool {
+    let word = |k: &str| !k.is_empty() && k.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let indexed = key
+        .strip_suffix(']')
+        .and_then(|k| k.split_once('['))
+        .is_some_and(|(k, i)| word(k) && !i.is_empty() && i.chars().all(|c| c.is_ascii_digit()));
+    word(key) || indexed
+}
+
+/// A scalar TOML value as a filter's cell (as `filter` reads it).
+fn toml_cell(v: &toml::Value) -> Option<Cell> {
+    match v {
+        toml::Value::String(s) => Some(Cell::Str(s.clone())),
+        toml::Value::Integer(i) => Some(Cell::Num(*i as f64)),
+        toml::Value::Float(x) if x.is_finite() => Some(Cell::Num(*x)),
+        toml::Value::Boolean(b) => Some(Cell::Str(b.to_string())),
+        _ => None,
+    }
+}
+
+/// `key[i]` → the shown entry i of a top-level list (scalars only), for `{key[i]}`.
+fn list_entries(key: &str, list: &[toml::Value]) -> Vec<(String, String)> {
+    list.iter()
+        .enumerate()
+        .filter_map(|(i, v)| {
+            let shown = match toml_cell(v)? {
+                Cell::Num(x) => fmt_num(x),
+                c => c.label(),
+            };
+            Some((format!("{key}[{i}]"), shown))
+        })
+        .collect()
+}
+
+/// A filter with each value written `"{key}"` replaced by the file's top-level value `key`
+/// (as the profile sets it; a list: any of its entries) and `"{key[i]}"` by entry i of that
+/// list, so that a figure follows the file's first ε whatever the profile.
+fn fill_filter(root: &toml::Table, at: &Fields, flt: Filter) -> Result<Filter> {
+    let mut out = Vec::new();
+    for (col, values) in flt.0 {
+        let mut filled = Vec::new();
+        for v in values {
+            let key = match &v {
+                Cell::Str(s) => s.strip_prefix('{').and_then(|s| s.strip_suffix('}')),
+                _ => None,
+            };
+            let Some(key) = key.filter(|k| placeholder(k)) else {
+                filled.push(v);
+                continue;
+            };
+            let bad = |why: &str| at.bad(&format!("filter.{col}"), &format!("`{{{key}}}`: {why}"));
+            let (name, index) = match key.split_once('[') {
+                Some((n, i)) => (n, i.trim_end_matches(']').parse::<usize>().ok()),
+                None => (key, None),
+            };
+            let value = root
+                .get(name)
+                .ok_or_else(|| bad(&format!("the file sets no top-level `{name}`")))?;
+            let picked: Vec<&toml::Value> = match (value, index) {
+                (toml::Value::Array(list), Some(i)) => {
+                    vec![list.get(i).ok_or_else(|| bad("the list is shorter"))?]
+                }
+                (toml::Value::Array(list), None) => list.iter().collect(),
+                (_, Some(_)) => return Err(bad("not a list")),
+                (v, None) => vec![v],
+            };
+            for v in picked {
+                filled.push(toml_cell(v).ok_or_else(|| bad("not a string, number or boolean"))?);
+            }
+        }
+        out.push((col, filled));
+    }
+    Ok(Filter(out))
+}
+
+/// `rows` less those where every column of `exclude` holds one of its values.
+fn without(
+    t: &Table,
+    exclude: &Filter,
+    rows: Vec<usize>,
+    what: &str,
+    file: &str,
+) -> Result<Vec<usize>> {
+    let columns = (exclude.0.iter())
+        .map(|(c, want)| Ok((cells(t, c, what, file)?, want)))
+        .collect::<Result<Vec<_>>>()?;
+    if columns.is_empty() {
+        return Ok(rows);
+    }
+    let dropped =
+        |i: usize| (columns.iter()).all(|(c, want)| want.iter().any(|w| matches(&c[i], w)));
+    Ok(rows.into_iter().filter(|&i| !dropped(i)).collect())
+}
+
+/// Each row's series: the value of `series`, joined with those of the further series
+/// columns ("a, b"); without a series, the y column's name.
+fn series_cells(t: &Table, p: &PlotSpec, what: &str, file: &str) -> Result<Vec<Cell>> {
+    let Some(first) = &p.series else {
+        return Ok(vec![Cell::Str(p.y[0].0.clone()); t.height()]);
+    };
+    let mut out = keys(t, first, &p.filter, what, file)?;
+    for more in &p.series_more {
+        let next = keys(t, more, &p.filter, what, file)?;
+        for (a, b) in out.iter_mut().zip(next) {
+            *a = Cell::Str(format!("{}, {}", a.label(), b.label()));
+        }
+    }
+    Ok(out)
+}
+
+/// The dashed line y = x from the smallest to the largest x of the curves' points (none
+/// without a finite point).
+fn diagonal(label: String, curves: &[Series]) -> Option<Series> {
+    let xs = curves.iter().flat_map(|c| c.points.iter().map(|p| p.0));
+    let (lo, hi) = xs
+        .filter(|x| x.is_finite())
+        .fold(None, |r: Option<(f64, f64)>, x| {
+            Some(r.map_or((x, x), |(lo, hi)| (lo.min(x), hi.max(x))))
+        })?;
+    Some(Series {
+        label,
+        points: vec![(lo, lo), (hi, hi)],
+        errors: None,
+        scatter: false,
+        style: Style {
+            dashed: true,
+            ..Style::default()
+        },
+    })
+}
+
+/// The unit separator between the parts of a key of several columns.
+const PART: char = '\u{1f}';
+
+/// The grouping cells of `names`: one column's [`keys`], or for several one string per row
+/// of their labels (split again by [`parts`]).
+fn composite(
+    t: &Table,
+    names: &[String],
+    filter: &Filter,
+    what: &str,
+    file: &str,
+) -> Result<Vec<Cell>> {
+    let columns = (names.iter())
+        .map(|n| keys(t, n, filter, what, file))
+        .collect::<Result<Vec<_>>>()?;
+    let [one] = columns.as_slice() else {
+        let joined = |i: usize| columns.iter().map(|c| c[i].label()).collect::<Vec<_>>();
+        return Ok((0..t.height())
+            .map(|i| Cell::Str(joined(i).join(&PART.to_string())))
+            .collect());
+    };
+    Ok(one.clone())
+}
+
+/// The labels of a key's parts (one for a key of one column).
+fn parts(key: &Cell) -> Vec<String> {
+    key.label().split(PART).map(String::from).collect()
 }
 
 #[cfg(test)]
@@ -1835,7 +2362,7 @@ caption = \"{column:from}\"
     /// `append` entry adds its rows, from another table, to the previous table.
     #[test]
     fn list_cells_fill_templates_and_tables_append_rows() {
-        let dir = temp("format");
+        let dir = temp("templates");
         let t = Table::default()
             .with("task", Values::Str(vec!["a".into(), "b".into()]))
             .with("m", Values::F64(vec![Some(8.39401), Some(1.5)]))
@@ -1943,7 +2470,15 @@ caption = \"{column:from}\"
             cells(&t, "err", "", "").unwrap(),
         );
         let series = vec![Cell::Str("err".into()); 4];
-        let c = curves(p, &x, &[(y, None)], &series, &[0, 1, 2], "", "").unwrap();
+        let ys = [(y, None)];
+        let columns = Columns {
+            x: &x,
+            ys: &ys,
+            series: &series,
+            along: None,
+            marked: None,
+        };
+        let c = curves(p, &columns, &[0, 1, 2], "", "").unwrap().curves;
         assert_eq!(
             c[0].points,
             [(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
@@ -2016,6 +2551,243 @@ caption = \"{column:from}\"
             (m.star, m.value_label.as_str()),
             (Some((2.0, 7.0)), "log10 value")
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A small table of two configurations (a, b) over three x, written as runs.parquet in a
+    /// fresh folder.
+    fn configurations(tag: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("dptune-decl-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = Table::default()
+            .with(
+                "kind",
+                Values::Str(["a", "a", "a", "b", "b", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "src",
+                Values::Str(["u", "v", "u", "v", "u", "v"].map(String::from).to_vec()),
+            )
+            .with(
+                "x",
+                Values::F64([1.0, 2.0, 3.0, 1.0, 2.0, 3.0].map(Some).to_vec()),
+            )
+            .with(
+                "y",
+                Values::F64([0.5, 1.5, 2.5, 4.0, 6.0, 9.0].map(Some).to_vec()),
+            )
+            .with(
+                "rate",
+                Values::F64([0.25, 0.125, 0.0, 0.5, 0.75, 1.0].map(Some).to_vec()),
+            )
+            .with("k", Values::U64(vec![0, 3, 7, 1, 2, 3]));
+        t.write_parquet(&dir.join("runs.parquet")).unwrap();
+        dir
+    }
+
+    fn read(dir: &Path, name: &str) -> String {
+        std::fs::read_to_string(dir.join(name)).unwrap()
+    }
+
+    /// `"{key}"` and `"{key[i]}"` in a filter stand for the file's top-level value and a
+    /// list's entry (a list: any entry); `{key[i]}` fills titles and captions too.
+    #[test]
+    fn filters_and_titles_read_the_files_values_and_list_entries() {
+        let dir = configurations("keys");
+        let o = outputs(
+            "kinds = [\"b\", \"a\"]\nxs = [2, 3]\nname = \"n\"\n\
+             [[tables]]\nname = \"t\"\nfilter = { kind = \"{kinds[0]}\", x = \"{xs}\" }\n\
+             list = [{ column = \"kind\" }, { column = \"x\" }]\ncaption = \"{kinds[0]} at {xs[1]}\"\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.starts_with("**b at 3**"), "{md}");
+        assert!(md.contains("| b | 2 |") && md.contains("| b | 3 |"), "{md}");
+        assert!(!md.contains("| a |") && !md.contains("| b | 1 |"), "{md}");
+        // A key the file does not set, an index past the list, or a scalar indexed: errors.
+        for (filter, want) in [
+            ("{ kind = \"{kindz}\" }", "no top-level `kindz`"),
+            ("{ kind = \"{kinds[2]}\" }", "shorter"),
+            ("{ kind = \"{name[0]}\" }", "not a list"),
+        ] {
+            let text = format!(
+                "kinds = [\"b\", \"a\"]\nname = \"n\"\n[[tables]]\nname = \"t\"\nfilter = {filter}\n\
+                 list = [{{ column = \"kind\" }}]\n"
+            );
+            let e = outputs(&text).unwrap_err().to_string();
+            assert!(e.contains("filter.kind") && e.contains(want), "{e}");
+        }
+        // An index past a caption's list is a key the file does not set.
+        let o = outputs("kinds = [\"b\"]\n[[tables]]\nname = \"t\"\nlist = [{ column = \"kind\" }]\ncaption = \"{kinds[1]}\"\n").unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{kinds[1]}`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `exclude` drops the rows where every listed column holds one of its values.
+    #[test]
+    fn exclude_drops_rows_matching_every_column() {
+        let dir = configurations("exclude");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nexclude = { kind = \"a\", src = \"u\" }\n\
+             list = [{ column = \"kind\" }, { column = \"src\" }, { column = \"x\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.contains("| a | v | 2 |"), "{md}");
+        assert!(!md.contains("| a | u |"), "{md}");
+        assert_eq!(md.matches("| b |").count(), 3, "{md}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `series = [a, b]`: one curve per combination of values, its legend "a, b" (and
+    /// `series_labels` keyed so, filled with the file's values).
+    #[test]
+    fn series_of_several_columns_combine_their_values() {
+        let dir = configurations("series");
+        let o = outputs(
+            "g = 7\n[[plots]]\nname = \"p\"\nx = \"x\"\ny = \"y\"\nseries = [\"kind\", \"src\"]\n\
+             aggregate = \"none\"\nseries_labels = { \"b, v\" = \"b from v (g = {g})\" }\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let svg = read(&dir, "p.svg");
+        for entry in ["a, u", "a, v", "b, u", "b from v (g = 7)"] {
+            assert!(svg.contains(entry), "{entry}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `diagonal`: a dashed line y = x over the points' x range, with its legend entry.
+    #[test]
+    fn a_diagonal_spans_the_points() {
+        let curves = vec![Series::scatter(
+            "s",
+            vec![(2.0, 0.1), (0.5, 0.2), (f64::NAN, 1.0)],
+        )];
+        let d = diagonal("y = x".into(), &curves).unwrap();
+        assert_eq!(d.points, vec![(0.5, 0.5), (2.0, 2.0)]);
+        assert!(d.style.dashed && !d.scatter && d.label == "y = x");
+        assert!(diagonal("y = x".into(), &[]).is_none());
+        let dir = configurations("diagonal");
+        let o = outputs("[[plots]]\nname = \"p\"\nx = \"x\"\ny = \"y\"\naggregate = \"none\"\ndiagonal = \"y equals x\"\n").unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        assert!(read(&dir, "p.svg").contains("y equals x"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A list column's `format`: `{}` its own cell, `{NAME}` another column's value as it is,
+    /// `{NAME:.D}` with D decimals (rounded as the column's `round` says), `{:.D}` its own
+    /// value so; `{column:NAME:D}` in a caption with D decimals.
+    #[test]
+    fn list_columns_format_several_columns_into_one_cell() {
+        let dir = configurations("format");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\" }\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:.3}; ≤ {x})\" }]\n\
+             caption = \"first {column:kind}, y {column:y:2}\"\n",
+        )
+        .unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`y` holds 3 values"), "{e}");
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\", x = 1 }\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:.3}; ≤ {x})\" }, \
+             { column = \"rate\", round = \"up\", format = \"{:.1} / {k:.1} / {rate:%.0}\" }]\n\
+             caption = \"first {column:kind}, y {column:y:2}\"\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = read(&dir, "t.md");
+        assert!(md.starts_with("**first a, y 0.50**"), "{md}");
+        assert!(md.contains("| 0 (0.250; ≤ 1) | 0.3 / 0.0 / 25% |"), "{md}");
+        let bad = outputs(
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:x}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{rate:x}`: a format is"), "{e}");
+        // The grammar before the merge of the two `format`s: `{NAME:D}` is no format.
+        let bad = outputs(
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:3}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{rate:3}`"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A pivot over several row and column keys, headed by a template, with a note per cell;
+    /// a list cell with its half-width; a facet value's Greek letters spelled out.
+    #[test]
+    fn pivots_take_several_keys_and_notes_and_lists_intervals() {
+        let dir = std::env::temp_dir().join(format!("dptune-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let strs = |v: [&str; 4]| Values::Str(v.map(String::from).to_vec());
+        let nums = |v: [Option<f64>; 4]| Values::F64(v.to_vec());
+        let t = Table::default()
+            .with("m", strs(["a", "a", "a", "b"]))
+            .with("acc", strs(["x", "x", "y", "x"]))
+            .with("size", Values::U64(vec![10, 100, 10, 10]))
+            .with("eps", nums([Some(0.5); 4]))
+            .with(
+                "total",
+                nums([Some(1.23441), Some(2.0), Some(3.0), Some(4.0)]),
+            )
+            .with("delta", nums([Some(1e-5), Some(0.0), None, Some(0.0)]))
+            .with("h", nums([Some(0.5), None, Some(0.25), Some(0.0)]));
+        t.write_parquet(&dir.join("t.parquet")).unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"k\"\ntable = \"t.parquet\"\nrows = [\"m\", \"acc\"]\n\
+             columns = [\"size\", \"eps\"]\ncolumn_header = \"|S| = {size}, ε = {eps}\"\nvalue = \"total\"\n\
+             aggregate = \"mean\"\ndigits = 3\nround = \"up\"\nnote = { column = \"delta\", label = \"δ\" }\n\
+             [[tables]]\nname = \"l\"\ntable = \"t.parquet\"\n\
+             list = [{ column = \"m\" }, { column = \"total\", digits = 2, interval = \"h\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "t.parquet", "T").unwrap();
+        let md = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let k = md("k.md");
+        assert!(
+            k.contains("| m | acc | \\|S\\| = 10, ε = 0.5 | \\|S\\| = 100, ε = 0.5 |"),
+            "{k}"
+        );
+        // Rounded up, δ where it is not 0; a missing (row, column) pair is "–".
+        assert!(k.contains("| a | x | 1.235 (δ 1e-5) | 2.000 |"), "{k}");
+        assert!(k.contains("| a | y | 3.000 | – |"), "{k}");
+        assert!(k.contains("| b | x | 4.000 | – |"), "{k}");
+        assert!(
+            k.contains("by m, acc and size, eps") || k.starts_with("**T"),
+            "{k}"
+        );
+        let l = md("l.md");
+        for row in [
+            "| a | 1.23 ± 0.50 |",
+            "| a | 2.00 (one repetition) |",
+            "| b | 4.00 ± 0.00 |",
+        ] {
+            assert!(l.contains(row), "{row} in {l}");
+        }
+        // Several columns need their header; a list takes no pivot keys.
+        for (text, field) in [
+            ("[[tables]]\nname = \"p\"\nrows = \"a\"\ncolumns = [\"b\", \"c\"]\nvalue = \"d\"\n", "tables[0].column_header"),
+            ("[[tables]]\nname = \"p\"\nnote = { column = \"d\", label = \"δ\" }\nlist = [{ column = \"a\" }]\n", "tables[0].note"),
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
+        assert_eq!(slug("d=15, σ=0.03"), "d15sigma0.03");
+        assert_eq!(slug("μ=0.5, ε=1"), "mu0.5eps1");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,6 +14,7 @@
 //! `studies/` holds one file per kind and the registry; `experiment` loads a file through the
 //! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
+pub mod cell_template;
 pub mod claims;
 pub mod code_graph;
 pub mod declarative;
@@ -23,6 +24,7 @@ pub mod findings;
 pub mod heatmap;
 pub mod output;
 pub mod plot;
+pub(crate) mod plot_paths;
 pub mod progress;
 pub mod provenance;
 pub mod report;

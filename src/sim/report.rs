@@ -4,10 +4,8 @@
 //! numbers.
 
 use super::output::{read_text_limited, MAX_DATA_BYTES, MAX_RECORD_BYTES};
-use super::plot::{Figure, Scale, Series};
 use super::table::{write_text, Grid, Table};
 use crate::error::{Error, Result};
-use crate::numeric::round_up_decimals;
 use std::path::{Path, PathBuf};
 
 pub(crate) fn write_grid(grid: &Grid, stem: &Path, files: &mut Vec<PathBuf>) -> Result<()> {
@@ -49,15 +47,6 @@ pub(crate) fn best_known<K: std::hash::Hash + Eq>(
         }
     }
     objective.iter().map(|k| best.get(k).copied()).collect()
-}
-
-/// Error bars (lo, hi) from (mean, half-width) pairs; none at all when any point lacks an
-/// interval (one repetition).
-pub(crate) fn error_bars(points: &[(f64, Option<f64>)]) -> Option<Vec<(f64, f64)>> {
-    points
-        .iter()
-        .map(|&(m, h)| h.map(|h| (m - h, m + h)))
-        .collect()
 }
 
 /// The first line of every index dptune writes; an index without it was not written by dptune
@@ -190,34 +179,6 @@ pub(crate) enum Key {
     Str(String),
     Num(f64),
     Int(u64),
-}
-
-/// A bound shown with `digits` decimals, rounded up (these are sensitivities, noise scales and
-/// utility bounds: a displayed value must never be smaller than the computed one).
-pub(crate) fn up(x: Option<f64>, digits: u32) -> String {
-    x.map_or("–".into(), |v| {
-        format!(
-            "{:.*}",
-            digits as usize,
-            round_up_decimals(v, digits as i32)
-        )
-    })
-}
-
-pub(crate) fn figure(
-    title: String,
-    x_label: &str,
-    y_label: &str,
-    series: Vec<Series>,
-    hline: Option<(f64, String)>,
-    y_log: bool,
-) -> Figure {
-    Figure {
-        x_scale: Scale::Log,
-        y_scale: if y_log { Scale::Log } else { Scale::Linear },
-        hline,
-        ..Figure::new(title, x_label, y_label, series)
-    }
 }
 
 /// The q-quantile of `xs` (nearest rank; xs non-empty).

@@ -3,8 +3,9 @@
 //! what a total budget calibrates, and the guarantee. Everything here is data-independent.
 
 use super::space::SearchSpace;
-use crate::accounting::pld::{PldMechanism, PldRun};
-use crate::accounting::{Accountant, Conversion, DpSgd, Gaussian, LotSampling, Orders, RdpCurve};
+use crate::accounting::{
+    Accountant, Conversion, DpSgd, Event, Gaussian, LotSampling, Orders, RdpCurve,
+};
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::tuners::{self, Guarantee, Tuner};
@@ -885,8 +886,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             domain: vec![(0.0, 1.0); dim],
             evaluation_sd: users.evaluation_sd,
             prior_lengthscales: None,
-            evaluation_privacy: run.as_ref().map(RunPrivacy::curve).transpose()?,
-            evaluation_pld: run.as_ref().and_then(RunPrivacy::pld),
+            evaluation: run.as_ref().map(RunPrivacy::event).transpose()?,
         }),
         ..Declarations::of_space("your command", Space::UnitBox { dim })
     };
@@ -1454,18 +1454,16 @@ fn run_privacy(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<
 }
 
 impl RunPrivacy {
-    /// The RDP curve of the training run (its score's release apart).
-    pub fn curve(&self) -> Result<RdpCurve> {
+    /// The training run (its score's release apart) as a privacy event.
+    pub fn event(&self) -> Result<Event> {
         match self {
-            RunPrivacy::DpSgd(d) => Ok(d.mechanism()?.rdp()),
+            RunPrivacy::DpSgd(d) => Event::dpsgd(&d.mechanism()?),
             RunPrivacy::Rdp { orders, epsilons } => {
-                RdpCurve::on_grid(orders.clone(), epsilons.clone())
+                Event::renyi_curve(orders.clone(), epsilons.clone())
             }
-            RunPrivacy::Zcdp(rho) => RdpCurve::zcdp(*rho),
-            RunPrivacy::PureDp(e) => RdpCurve::pure_dp(*e),
-            RunPrivacy::ApproxDp(..) => Err(Error::Infeasible(
-                "a run declared (ε, δ)-DP has no RDP curve".into(),
-            )),
+            RunPrivacy::Zcdp(rho) => Event::zcdp(*rho),
+            RunPrivacy::PureDp(e) => Event::pure_dp(*e),
+            RunPrivacy::ApproxDp(e, d) => Event::approximate_dp(*e, *d),
         }
     }
 }
@@ -1481,41 +1479,17 @@ impl DpSgdRun {
     }
 }
 
-impl RunPrivacy {
-    /// The training run as the PLD accountant composes it, where its mechanism is known (a
-    /// declared RDP curve or zCDP ρ says too little of the mechanism for a PLD).
-    pub fn pld(&self) -> Option<PldRun> {
-        match self {
-            RunPrivacy::DpSgd(d) => d.mechanism().ok().map(|r| vec![PldMechanism::dpsgd(&r)]),
-            _ => None,
-        }
-    }
-}
-
-/// What the tuner's guarantee rests on: one run's curve, its score's release composed in.
+/// What the tuner's guarantee rests on: one run, its score's release composed in.
 fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<Declarations> {
-    let mut curve = run.curve()?;
-    let mut pld = run.pld();
-    let mut pure = match run {
-        RunPrivacy::PureDp(e) => Some(*e),
-        _ => None,
-    };
+    let mut event = run.event()?;
     if let (Some((m, _)), Some(sd)) = (score.private, score.noise_sd()) {
         let release = Gaussian::new((score.hi - score.lo) / m as f64, sd)?;
-        curve = curve.compose(&release.rdp())?;
-        if let Some(p) = pld.as_mut() {
-            p.push((PldMechanism::gaussian(&release), 1));
-        }
-        pure = None; // a Gaussian release is not pure DP
+        event = Event::composed(vec![event, Event::of_gaussian(&release)])?;
     }
     Ok(Declarations {
         name: "your command".into(),
         space: space.clone(),
-        training: Some(TrainingDeclaration {
-            run_privacy: curve,
-            run_pure_epsilon: pure,
-            run_pld: pld,
-        }),
+        training: Some(TrainingDeclaration { run: event }),
         gain_prior: None,
         lipschitz: None,
         // Propose-test's shard utilities: each a mean over the score's records (private ones

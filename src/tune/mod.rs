@@ -645,16 +645,12 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
         dim: plan.space.dim(),
     };
     match &plan.selector {
-        Selector::Private(t, _) => t
-            .session(
-                plan.declared
-                    .as_ref()
-                    .unwrap_or(&Declarations::of_space("the search", space)),
-                rng,
-            )?
-            .ok_or_else(|| {
-                Error::Infeasible(format!("tuner `{}` has no ask/tell session", t.name()))
-            }),
+        Selector::Private(t, _) => t.session(
+            plan.declared
+                .as_ref()
+                .unwrap_or(&Declarations::of_space("the search", space)),
+            rng,
+        ),
         Selector::RandomSearch { candidates } => Ok(State::BestOf(BestOf::new(
             *candidates,
             Candidates::Drawn(space),

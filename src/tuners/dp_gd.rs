@@ -5,14 +5,13 @@
 
 use super::dp_gibo::{declared_losses, gdp_guarantee, Common, Mu};
 use super::session::State;
-use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
-use super::{TraceRow, Tuner};
+use super::Tuner;
+use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;
 use crate::error::Result;
 use crate::gibo::{mu_for_budget, DpGdConfig, GiboSession, StepRule};
 use crate::numeric::fmt_num;
 use crate::workloads::Declarations;
-use crate::workloads::Workload;
 use rand::RngCore;
 
 /// The DP-GD tuner.
@@ -123,23 +122,10 @@ impl Tuner for DpGd {
         gdp_guarantee(self.config.mu, delta, "DP-GD")
     }
 
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let losses = declared_losses(self.name(), declared)?;
         let s = GiboSession::gd(self.config.clone(), &losses.domain, losses.n_users, rng)?;
-        Ok(Some(State::Gibo(Box::new(s))))
-    }
-
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
-    }
-
-    fn tune_observed(
-        &self,
-        workload: &dyn Workload,
-        rng: &mut dyn RngCore,
-        observer: &mut dyn Observer,
-    ) -> Result<Outcome> {
-        tune_by_session_observed(self, workload, rng, observer)
+        Ok(State::Gibo(Box::new(s)))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
@@ -206,9 +192,13 @@ mod tests {
         let plain = t.tune(&w, &mut stream(5, &[])).unwrap();
         let mut rows = Vec::new();
         let observed = t
-            .tune_observed(&w, &mut stream(5, &[]), &mut |r: &TraceRow| {
-                rows.push((r.value("t"), r.value("g_norm"), r.point.to_vec()))
-            })
+            .tune_observed(
+                &w,
+                &mut stream(5, &[]),
+                &mut |r: &crate::tuners::TraceRow| {
+                    rows.push((r.value("t"), r.value("g_norm"), r.point.to_vec()))
+                },
+            )
             .unwrap();
         assert_eq!(plain, observed);
         assert_eq!(rows.len(), 7);

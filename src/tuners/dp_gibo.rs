@@ -5,12 +5,11 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::session::State;
-use super::{
-    read, runs_bound, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome,
-    RunsAccountant,
-};
-use super::{TraceRow, Tuner};
+use super::Tuner;
+use super::{read, runs_bound, BudgetPlan, Count, Guarantee, RunsAccountant};
 use crate::accounting::pld::{repeated, PldMechanism};
+use crate::accounting::pld_events::Pld;
+use crate::accounting::rdp_events;
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
@@ -19,8 +18,8 @@ use crate::gibo::{
 };
 use crate::numeric::fmt_num;
 use crate::params::{numbers_of, OneOrMany};
+use crate::workloads::Space;
 use crate::workloads::{Declarations, PerUserDeclaration};
-use crate::workloads::{Space, Workload};
 use rand::RngCore;
 
 /// How the batch of each step is chosen, as written in the experiment file.
@@ -663,7 +662,7 @@ impl Tuner for DpGibo {
     ) -> Result<Guarantee> {
         let losses = declared_losses(self.name(), declared)?;
         let cfg = self.config(losses)?;
-        match (&losses.evaluation_privacy, self.evaluation_share) {
+        match (&losses.evaluation, self.evaluation_share) {
             (None, None) => gdp_guarantee(self.mu, delta, "DP-GIBO"),
             (None, Some(_)) => Err(Error::invalid(
                 "evaluation_share",
@@ -677,8 +676,8 @@ impl Tuner for DpGibo {
             (Some(evaluation), _) => evaluations_guarantee(
                 self.mu,
                 &cfg,
-                evaluation,
-                losses.evaluation_pld.as_deref(),
+                &rdp_events::curve(evaluation, accountant)?,
+                Pld::run_of(evaluation)?.as_deref(),
                 delta,
                 accountant,
                 &declared.name,
@@ -686,24 +685,11 @@ impl Tuner for DpGibo {
         }
     }
 
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let losses = declared_losses(self.name(), declared)?;
         let cfg = self.config(losses)?;
         let s = GiboSession::gibo(cfg, &losses.domain, losses.n_users, rng)?;
-        Ok(Some(State::Gibo(Box::new(s))))
-    }
-
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
-    }
-
-    fn tune_observed(
-        &self,
-        workload: &dyn Workload,
-        rng: &mut dyn RngCore,
-        observer: &mut dyn Observer,
-    ) -> Result<Outcome> {
-        tune_by_session_observed(self, workload, rng, observer)
+        Ok(State::Gibo(Box::new(s)))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
@@ -726,7 +712,7 @@ impl Tuner for DpGibo {
 pub(super) mod tests {
     use super::*;
     use crate::rng::{normal, stream};
-    use crate::workloads::{Hyper, Oracle, PerUserLosses};
+    use crate::workloads::{Hyper, Oracle, PerUserLosses, Workload};
     use ndarray::Array2;
 
     /// A test workload: n users with losses ½‖θ − c_i‖² on the native box [−2, 2]^d.

@@ -2,15 +2,15 @@
 //! GP-UCB, whose algorithm and bounds are in [`crate::gp_ucb`].
 
 use super::session::State;
-use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
-use super::{TraceRow, Tuner};
+use super::Tuner;
+use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::Profile;
 use crate::gp_ucb::session::UcbSession;
 use crate::gp_ucb::{grid, GpUcb, Release};
 use crate::numeric::fmt_num;
-use crate::workloads::{Declarations, Workload};
+use crate::workloads::Declarations;
 use rand::RngCore;
 
 #[derive(serde::Deserialize)]
@@ -119,24 +119,11 @@ impl Tuner for GpUcb {
         })
     }
 
-    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<State> {
         let prior = declared.require_gain_prior(self.name())?;
         let grid = grid(&declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
         let s = UcbSession::gp_ucb(self.clone(), prior.clone(), grid.to_vec())?;
-        Ok(Some(State::Ucb(Box::new(s))))
-    }
-
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
-    }
-
-    fn tune_observed(
-        &self,
-        workload: &dyn Workload,
-        rng: &mut dyn RngCore,
-        observer: &mut dyn Observer,
-    ) -> Result<Outcome> {
-        tune_by_session_observed(self, workload, rng, observer)
+        Ok(State::Ucb(Box::new(s)))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

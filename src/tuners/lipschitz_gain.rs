@@ -6,15 +6,15 @@
 //! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
 
 use super::session::{drive, State};
-use super::{read, tune_by_session_observed, BudgetPlan, Count, Guarantee, Observer, Outcome};
-use super::{TraceRow, Tuner};
+use super::Tuner;
+use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::gp_ucb::bounds::{laplace_scale, lipschitz_delta_f};
 use crate::gp_ucb::session::{ExactGains, LipschitzBo, UcbSession};
 use crate::numeric::fmt_num;
 use crate::workloads::{Declarations, LipschitzAssumption};
-use crate::workloads::{Hyper, RegularisedGain, Space, Workload};
+use crate::workloads::{Hyper, RegularisedGain, Space};
 use rand::RngCore;
 
 /// The Algorithm 3 tuner.
@@ -184,7 +184,7 @@ impl Tuner for LipschitzGain {
                 .into(),
         })
     }
-    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<State> {
         let a = declared.require_lipschitz(self.name())?;
         lambdas(a, &declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
         let Space::Finite(grid) = &declared.space else {
@@ -192,18 +192,7 @@ impl Tuner for LipschitzGain {
         };
         let scale = laplace_scale(self.sensitivity(a)?, self.epsilon)?;
         let s = UcbSession::lipschitz(self.bo(), scale, grid.clone());
-        Ok(Some(State::Ucb(Box::new(s))))
-    }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
-    }
-    fn tune_observed(
-        &self,
-        workload: &dyn Workload,
-        rng: &mut dyn RngCore,
-        observer: &mut dyn Observer,
-    ) -> Result<Outcome> {
-        tune_by_session_observed(self, workload, rng, observer)
+        Ok(State::Ucb(Box::new(s)))
     }
     fn budget_plan(&self, epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
         let epsilon = Range::Positive.check("epsilon", epsilon)?;
@@ -218,7 +207,7 @@ impl Tuner for LipschitzGain {
 mod tests {
     use super::*;
     use crate::rng::stream;
-    use crate::workloads::{LipschitzAssumption, Oracle};
+    use crate::workloads::{LipschitzAssumption, Oracle, Workload};
 
     /// A stand-in gain on a log grid of λ (the tuner never checks how the gain was made).
     struct Toy {

@@ -5,13 +5,14 @@
 
 use super::session::{State, Threshold};
 use super::{
-    given, read, repeat_select_guarantee, repeat_select_session, tighter_of, tune_by_session,
-    Guarantee, Outcome, Tuner,
+    given, read, repeat_select_guarantee, repeat_select_session, run_curve, tighter_of, Guarantee,
+    Tuner,
 };
 use crate::accounting::Accountant;
 use crate::error::{Error, Range, Result};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
+use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
 use rand::RngCore;
@@ -110,10 +111,10 @@ impl Tuner for LiuTalwar {
             } => {
                 // Mixing the run with a fixed ⊥ never increases its divergence, so the run's
                 // curve bounds the halting run too.
-                let base = Base::symmetric(training.run_privacy.clone());
+                let base = Base::symmetric(run_curve(training, accountant)?);
                 let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
                 let rdp = accountant.epsilon(&curve, delta)?;
-                let pure = training.run_pure_epsilon.map(|e| 2.0 * e);
+                let pure = training.run.pure_epsilon().map(|e| 2.0 * e);
                 Ok(tighter_of(
                     rdp,
                     pure,
@@ -124,17 +125,17 @@ impl Tuner for LiuTalwar {
             }
         }
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        tune_by_session(self, workload, rng)
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        require_private_training(self.name(), workload).map(|_| ())
     }
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
-        Ok(Some(match self {
+        Ok(match self {
             LiuTalwar::BestOf { law } => repeat_select_session(space, law, rng)?,
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
             } => State::Threshold(Threshold::new(space.clone(), *threshold, *halt_probability)),
-        }))
+        })
     }
 }

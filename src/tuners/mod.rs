@@ -1,8 +1,8 @@
 //! The `Tuner` trait and the registry. A tuner reports its privacy guarantee from its parameters
 //! and the workload's declared per-run privacy alone (before touching data), then tunes.
 //!
-//! Adding a tuner: one new file implementing [`Tuner`] plus a `build` function, and one line
-//! in [`REGISTRY`].
+//! Adding a tuner: one new file implementing [`Tuner`] (its guarantee and its session; `tune`
+//! is provided) plus a `build` function, and one line in [`REGISTRY`].
 
 pub mod dp_gd;
 pub mod dp_gibo;
@@ -17,13 +17,14 @@ pub mod session;
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
 use crate::accounting::pld::{accountant_name, composed_epsilon, DEFAULT_INTERVAL};
-use crate::accounting::{Accountant, DpBound};
+use crate::accounting::pld_events::Pld;
+use crate::accounting::{rdp_events, Accountant, DpBound, RdpCurve};
 use crate::error::Error;
 use crate::error::Result;
 use crate::selection::bounds::{bound_name, repeat_select, Base};
 use crate::selection::{RunCount, Tnb};
-use crate::workloads::{require_private_training, Space, Workload};
 use crate::workloads::{Declarations, TrainingDeclaration};
+use crate::workloads::{Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
 
@@ -55,30 +56,38 @@ pub trait Tuner: Send + Sync {
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee>;
-    /// One tuning run with its own random stream.
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome>;
     /// This tuner's run as an ask/tell session ([`session`]) over what `declared` says (its
     /// space; DP-GIBO's users and box), the draws it makes before its first run
-    /// (repeat-and-select's count K, DP-GIBO's seed) taken from `rng`; its `tune` is this
-    /// session driven over the workload's evaluations. None for a tuner not (yet) run this way.
-    fn session(
-        &self,
-        declared: &Declarations,
-        rng: &mut dyn RngCore,
-    ) -> Result<Option<session::State>> {
-        let _ = (declared, rng);
-        Ok(None)
+    /// (repeat-and-select's count K, DP-GIBO's seed) taken from `rng`. Every way of tuning
+    /// (the harness, `dptune tune`, Python) drives this session.
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<session::State>;
+    /// What the session's evaluations need of `workload` beyond its declarations, checked
+    /// before any draw (repeat-and-select refuses a workload without private training even
+    /// where its K = 0 would never train). The default: nothing.
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        let _ = workload;
+        Ok(())
     }
-    /// [`Tuner::tune`], reporting a row per iteration to `observer` (trace studies). Observing
-    /// never changes the run: same draws, same outcome. The default reports no rows.
+    /// One tuning run with its own random stream: the session driven over the workload's
+    /// evaluations.
+    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+        self.tune_observed(workload, rng, &mut |_: &TraceRow| {})
+    }
+    /// [`Tuner::tune`], reporting what each tell did to `observer` (trace studies). Observing
+    /// never changes the run: same draws, same outcome.
     fn tune_observed(
         &self,
         workload: &dyn Workload,
         rng: &mut dyn RngCore,
         observer: &mut dyn Observer,
     ) -> Result<Outcome> {
-        let _ = observer;
-        self.tune(workload, rng)
+        self.check_workload(workload)?;
+        let mut s = self.session(&Declarations::of(workload), rng)?;
+        let runs = session::WorkloadRuns {
+            tuner: self.name(),
+            workload,
+        };
+        session::drive_observed(&mut s, &runs, rng, observer)
     }
     /// How this tuner meets an equal privacy budget of (ε, δ) in total (the harness's
     /// equal-budget mode). The default: its privacy is that of the workload's runs, whose noise
@@ -130,39 +139,6 @@ pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
     crate::params::from_registry(REGISTRY, "tuner", name, params)
 }
 
-/// Tunes by `tuner`'s session, driven over the workload's private training runs.
-fn tune_by_session(
-    tuner: &dyn Tuner,
-    workload: &dyn Workload,
-    rng: &mut dyn RngCore,
-) -> Result<Outcome> {
-    // Every tuner run this way trains privately: a workload that cannot is refused before
-    // any draw (even one whose K = 0 would never train).
-    require_private_training(tuner.name(), workload)?;
-    tune_by_session_observed(tuner, workload, rng, &mut |_: &TraceRow| {})
-}
-
-/// Tunes by `tuner`'s session, driven over the workload's evaluations, reporting what each
-/// tell did to `observer`: the one executor of every tuner that has a session.
-fn tune_by_session_observed(
-    tuner: &dyn Tuner,
-    workload: &dyn Workload,
-    rng: &mut dyn RngCore,
-    observer: &mut dyn Observer,
-) -> Result<Outcome> {
-    let Some(mut s) = tuner.session(&Declarations::of(workload), rng)? else {
-        return Err(crate::error::Error::Infeasible(format!(
-            "tuner `{}` has no ask/tell session",
-            tuner.name()
-        )));
-    };
-    let runs = session::WorkloadRuns {
-        tuner: tuner.name(),
-        workload,
-    };
-    session::drive_observed(&mut s, &runs, rng, observer)
-}
-
 /// Repeat-and-select: K ~ `law`, then the best of K candidates drawn uniformly.
 fn repeat_select_session(
     space: &Space,
@@ -172,6 +148,16 @@ fn repeat_select_session(
     let k = law.sample(rng);
     let s = session::BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
     Ok(session::State::BestOf(s))
+}
+
+/// One run's Rényi curve, from the event the workload declares.
+fn run_curve(training: &TrainingDeclaration, accountant: &Accountant) -> Result<RdpCurve> {
+    rdp_events::curve(&training.run, accountant)
+}
+
+/// One run as the PLD accountant composes it, where it supports the run's event.
+fn run_pld(training: &TrainingDeclaration) -> Result<Option<crate::accounting::pld::PldRun>> {
+    Pld::run_of(&training.run)
 }
 
 /// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
@@ -185,10 +171,10 @@ fn repeat_select_guarantee(
     delta: f64,
     accountant: &Accountant,
 ) -> Result<Guarantee> {
-    let base = Base::symmetric(training.run_privacy.clone());
+    let base = Base::symmetric(run_curve(training, accountant)?);
     let curve = repeat_select(&base, law, &accountant.orders)?;
     let rdp = accountant.epsilon(&curve, delta)?;
-    let pure = match (training.run_pure_epsilon, law) {
+    let pure = match (training.run.pure_epsilon(), law) {
         (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
         _ => None,
     };

@@ -6,12 +6,13 @@
 
 use super::session::{BestOf, Candidates, State};
 use super::{
-    read, runs_bound, tighter_of, tune_by_session, Count, Guarantee, Outcome, RunsAccountant, Tuner,
+    read, run_curve, run_pld, runs_bound, tighter_of, Count, Guarantee, RunsAccountant, Tuner,
 };
 use crate::accounting::composition::kov_epsilon;
 use crate::accounting::pld::repeated;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
+use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::{Space, Workload};
 use rand::RngCore;
@@ -97,9 +98,9 @@ impl Tuner for Naive {
     ) -> Result<Guarantee> {
         let training = declared.require_training(self.name())?;
         let k = self.runs(&declared.space)?;
-        let rdp = accountant.epsilon(&training.run_privacy.self_compose(k), delta)?;
-        let pld = match &training.run_pld {
-            Some(run) => Some(repeated(run, k)?),
+        let rdp = accountant.epsilon(&run_curve(training, accountant)?.self_compose(k), delta)?;
+        let pld = match run_pld(training)? {
+            Some(run) => Some(repeated(&run, k)?),
             None => None,
         };
         let runs = runs_bound(
@@ -110,7 +111,7 @@ impl Tuner for Naive {
             accountant,
             &declared.name,
         )?;
-        let pure = match training.run_pure_epsilon {
+        let pure = match training.run.pure_epsilon() {
             Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
             None => None,
         };
@@ -125,11 +126,11 @@ impl Tuner for Naive {
             "Kairouz–Oh–Viswanath optimal composition",
         ))
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        tune_by_session(self, workload, rng)
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        require_private_training(self.name(), workload).map(|_| ())
     }
     /// Every listed candidate once, in order, or k drawn ones.
-    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
         let k = self.runs(space)?;
         let candidates = match (space, self.candidates) {
@@ -138,6 +139,6 @@ impl Tuner for Naive {
             }
             _ => Candidates::Drawn(space.clone()),
         };
-        Ok(Some(State::BestOf(BestOf::new(k, candidates)?)))
+        Ok(State::BestOf(BestOf::new(k, candidates)?))
     }
 }

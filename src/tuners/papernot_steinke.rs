@@ -2,13 +2,11 @@
 //! either truncated; best of K runs at uniform random candidates (Theorems 2 and 6, Lemma 22).
 
 use super::session::State;
-use super::{
-    read, repeat_select_guarantee, repeat_select_session, tune_by_session, Count, Guarantee,
-    Outcome, Tuner,
-};
+use super::{read, repeat_select_guarantee, repeat_select_session, Count, Guarantee, Tuner};
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
+use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
 use rand::RngCore;
@@ -81,11 +79,11 @@ impl Tuner for PapernotSteinke {
         let training = declared.require_training(self.name())?;
         repeat_select_guarantee(training, &self.law, delta, accountant)
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        tune_by_session(self, workload, rng)
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
+        require_private_training(self.name(), workload).map(|_| ())
     }
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
-        repeat_select_session(space, &self.law, rng).map(Some)
+        repeat_select_session(space, &self.law, rng)
     }
 }

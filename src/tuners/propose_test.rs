@@ -5,14 +5,15 @@ pub use crate::propose_test::*;
 
 use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
 use super::{
-    runs_bound, tighter_of, tune_by_session, BudgetPlan, Guarantee, Outcome, RunsAccountant, Tuner,
-    PASSES,
+    run_curve, run_pld, runs_bound, tighter_of, BudgetPlan, Guarantee, Outcome, RunsAccountant,
+    Tuner, PASSES,
 };
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
 use crate::rng::stream;
+use crate::workloads::require_private_training;
 use crate::workloads::{require_partitioned_utility, Declarations, Hyper, Workload};
 use rand::RngCore;
 
@@ -81,15 +82,15 @@ impl Tuner for ProposeTestDoubling {
         let final_delta = delta - delta_prime;
         let run = runs_bound(
             RunsAccountant::Best,
-            accountant.epsilon(&training.run_privacy, final_delta)?,
-            training.run_pld.as_deref(),
+            accountant.epsilon(&run_curve(training, accountant)?, final_delta)?,
+            run_pld(training)?.as_deref(),
             final_delta,
             accountant,
             &declared.name,
         )?;
         let run = tighter_of(
             run.bound,
-            training.run_pure_epsilon,
+            training.run.pure_epsilon(),
             "final run".into(),
             &run.accountant,
             "final run (pure DP)",
@@ -106,29 +107,29 @@ impl Tuner for ProposeTestDoubling {
             ),
         })
     }
-    fn tune(&self, workload: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
+    fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
         self.candidates(workload.space(), workload.name())?;
         let pu = require_partitioned_utility(self.name(), workload)?;
         self.check_shards(pu.private_validation_records(), &workload.name())?;
-        tune_by_session(self, workload, rng)
+        require_private_training(self.name(), workload).map(|_| ())
     }
     /// One word from `rng` keys the run's own streams (shard utilities, tests, fallback, final
     /// run), as the loop this replaces drew it.
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<Option<State>> {
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
         let candidates = self
             .candidates(space, "the search space".into())?
             .into_owned();
         // δ′ is set whenever ε0 must be solved (`build` and `own_share_at_budget` see to it).
         let eps0 = self.eps0(self.delta_prime.unwrap_or(0.0))?;
-        Ok(Some(State::ProposeTest(Box::new(ProposeTestSession {
+        Ok(State::ProposeTest(Box::new(ProposeTestSession {
             tuner: self.clone(),
             candidates,
             eps0,
             base: rng.next_u64(),
             progress: Progress::default(),
             stage: Stage::Utilities,
-        }))))
+        })))
     }
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
         match self.budget {

@@ -287,14 +287,14 @@ impl Session for Threshold {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::accounting::RdpCurve;
+    use crate::accounting::Event;
     use crate::rng::stream;
     use crate::workloads::PrivateTraining;
 
     /// Scores the first coordinate, with noise from the run's own draws.
-    struct Noisy(RdpCurve);
+    struct Noisy(Event);
     impl PrivateTraining for Noisy {
-        fn run_privacy(&self) -> &RdpCurve {
+        fn run_event(&self) -> &Event {
             &self.0
         }
         fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
@@ -303,7 +303,7 @@ mod tests {
     }
 
     fn training() -> Noisy {
-        Noisy(RdpCurve::zcdp(0.1).unwrap())
+        Noisy(Event::zcdp(0.1).unwrap())
     }
 
     /// A session saved as JSON after every tell and resumed from the text (with the stream's
@@ -387,10 +387,10 @@ mod tests {
         for tuner in &tuners {
             let mut rng = stream(9, &[2]);
             let declared = crate::workloads::Declarations::of_space("w", space.clone());
-            let mut s = tuner.session(&declared, &mut rng).unwrap().unwrap();
+            let mut s = tuner.session(&declared, &mut rng).unwrap();
             let whole = drive(&mut s, &training(), &mut rng).unwrap();
             let mut rng = stream(9, &[2]);
-            let s = tuner.session(&declared, &mut rng).unwrap().unwrap();
+            let s = tuner.session(&declared, &mut rng).unwrap();
             let text = serde_json::to_string(&s).unwrap();
             assert!(text.starts_with("{\"best-of\""), "{text}");
             let state: State = serde_json::from_str(&text).unwrap();

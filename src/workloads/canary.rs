@@ -16,8 +16,7 @@
 //! The space is the unit box (public); nothing here depends on data beyond the side.
 
 use super::{Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Workload};
-use crate::accounting::pld::{PldMechanism, PldRun};
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::error::{Error, Range, Result};
 use crate::rng::normal;
 use ndarray::Array2;
@@ -36,7 +35,8 @@ pub enum Side {
 pub struct Canary {
     side: Side,
     noise: f64,
-    run_privacy: RdpCurve,
+    /// The Gaussian mechanism of score sensitivity 1 and noise sd z.
+    run: Event,
     space: Space,
     domain: Vec<(f64, f64)>,
     users: usize,
@@ -57,7 +57,7 @@ impl Canary {
         Ok(Canary {
             side,
             noise,
-            run_privacy: RdpCurve::zcdp(0.5 / (noise * noise))?,
+            run: Event::gaussian(1.0, noise)?,
             space: Space::UnitBox { dim },
             domain: vec![(0.0, 1.0); dim],
             users,
@@ -86,18 +86,8 @@ impl Oracle for Canary {
 }
 
 impl PrivateTraining for Canary {
-    fn run_privacy(&self) -> &RdpCurve {
-        &self.run_privacy
-    }
-    /// The same Gaussian mechanism (score sensitivity 1, noise sd z) for the PLD accountant.
-    fn run_pld(&self) -> Option<PldRun> {
-        Some(vec![(
-            PldMechanism::Gaussian {
-                sensitivity: 1.0,
-                sigma: self.noise,
-            },
-            1,
-        )])
+    fn run_event(&self) -> &Event {
+        &self.run
     }
     fn train(&self, _h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         self.canary() + self.noise * normal(rng)
@@ -181,6 +171,7 @@ impl Workload for Canary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::accounting::RdpCurve;
     use crate::rng::stream;
 
     #[test]
@@ -221,7 +212,10 @@ mod tests {
             (-50.0, 50.0, 0.0, 0.0)
         );
         // The declared run: (1/(2z²))-zCDP with z = 0.5.
-        assert_eq!(a.run_privacy(), &RdpCurve::zcdp(2.0).unwrap());
+        assert_eq!(
+            crate::workloads::run_curve(&a),
+            RdpCurve::zcdp(2.0).unwrap()
+        );
     }
 
     #[test]

@@ -4,8 +4,7 @@
 //! data (there is nothing here to read it through).
 
 use super::{GainPrior, LipschitzAssumption, PerUserLosses, Space, Workload};
-use crate::accounting::pld::PldRun;
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::error::{Error, Result};
 
 /// The declarations of one workload instance.
@@ -30,12 +29,8 @@ pub struct Declarations {
 /// The privacy of one private training run, the same for every hyperparameter.
 #[derive(Clone, Debug)]
 pub struct TrainingDeclaration {
-    pub run_privacy: RdpCurve,
-    /// The pure-DP ε of one run, when the run is pure DP.
-    pub run_pure_epsilon: Option<f64>,
-    /// One run as the PLD accountant composes it, when the workload declares it
-    /// ([`super::PrivateTraining::run_pld`]).
-    pub run_pld: Option<PldRun>,
+    /// What one run releases ([`super::PrivateTraining::run_event`]).
+    pub run: Event,
 }
 
 /// What subsample-and-aggregate needs to know in advance.
@@ -55,11 +50,9 @@ pub struct PerUserDeclaration {
     pub evaluation_sd: f64,
     /// The prior lengthscales the objective was drawn from, when declared.
     pub prior_lengthscales: Option<Vec<f64>>,
-    /// The privacy cost of one evaluation for data other than the users
-    /// ([`PerUserLosses::evaluation_privacy`]).
-    pub evaluation_privacy: Option<RdpCurve>,
-    /// The same evaluation as the PLD accountant composes it, when declared.
-    pub evaluation_pld: Option<PldRun>,
+    /// The privacy event of one evaluation for data other than the users
+    /// ([`PerUserLosses::evaluation_event`]).
+    pub evaluation: Option<Event>,
 }
 
 impl PerUserDeclaration {
@@ -70,8 +63,7 @@ impl PerUserDeclaration {
             domain: l.domain().to_vec(),
             evaluation_sd: l.evaluation_sd(),
             prior_lengthscales: l.prior_lengthscales(),
-            evaluation_privacy: l.evaluation_privacy().cloned(),
-            evaluation_pld: l.evaluation_pld(),
+            evaluation: l.evaluation_event().cloned(),
         }
     }
 }
@@ -92,9 +84,7 @@ impl Declarations {
             name: w.name(),
             space: w.space().clone(),
             training: w.private_training().map(|t| TrainingDeclaration {
-                run_privacy: t.run_privacy().clone(),
-                run_pure_epsilon: t.run_pure_epsilon(),
-                run_pld: t.run_pld(),
+                run: t.run_event().clone(),
             }),
             gain_prior: w.validation_gain().map(|g| g.prior().clone()),
             lipschitz: w.regularised_gain().map(|g| g.assumption().clone()),

@@ -10,8 +10,7 @@
 //! function of the DP-SGD output alone) scores 0.
 
 use super::{Hyper, PrivateTraining};
-use crate::accounting::pld::{PldMechanism, PldRun};
-use crate::accounting::{Gaussian, RdpCurve};
+use crate::accounting::{Event, Gaussian};
 use crate::data::{Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
 use crate::learn::{
@@ -100,9 +99,8 @@ pub struct DpSgdTask {
     test: (Array2<f64>, Vec<usize>),
     /// The score release: validation accuracy (sensitivity 1/m) plus N(0, (z/m)²).
     release: Gaussian,
-    curve: RdpCurve,
-    /// The run for the PLD accountant: its DP-SGD steps, then the score's release.
-    pld: PldRun,
+    /// One run: its DP-SGD steps, then the score's release.
+    run: Event,
 }
 
 fn parts(d: &Dataset, s: &Standardiser) -> Result<(Array2<f64>, Vec<usize>)> {
@@ -142,11 +140,7 @@ impl DpSgdTask {
         let m = validation.1.len() as f64;
         let release = Gaussian::new(1.0 / m, settings.score_noise / m)?;
         let sgd = config.mechanism(train.1.len())?;
-        let curve = sgd.rdp().compose(&release.rdp())?;
-        let pld = vec![
-            PldMechanism::dpsgd(&sgd),
-            (PldMechanism::gaussian(&release), 1),
-        ];
+        let run = Event::composed(vec![Event::dpsgd(&sgd)?, Event::of_gaussian(&release)])?;
         Ok(DpSgdTask {
             model,
             settings,
@@ -154,8 +148,7 @@ impl DpSgdTask {
             validation,
             test,
             release,
-            curve,
-            pld,
+            run,
         })
     }
 
@@ -249,11 +242,8 @@ impl DpSgdTask {
 }
 
 impl PrivateTraining for DpSgdTask {
-    fn run_privacy(&self) -> &RdpCurve {
-        &self.curve
-    }
-    fn run_pld(&self) -> Option<PldRun> {
-        Some(self.pld.clone())
+    fn run_event(&self) -> &Event {
+        &self.run
     }
     /// The released validation accuracy at learning rate `h[0]`; a failed run releases 0.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
@@ -296,7 +286,7 @@ mod tests {
         let sgd = DpSgd::new(64.0 / n as f64, 1.5, steps).unwrap().rdp();
         for order in [1.5, 2.0, 8.0, 64.0] {
             let want = sgd.eval(order).unwrap() + order / (2.0 * 2.0 * 2.0);
-            let got = t.run_privacy().eval(order).unwrap();
+            let got = crate::workloads::run_curve(&t).eval(order).unwrap();
             assert!(
                 (got - want).abs() <= 1e-12 * want,
                 "order {order}: {got} vs {want}"

@@ -53,8 +53,7 @@ use super::{
     Hyper, Oracle, PartitionedUtility, PerUserLosses, PrivateTraining, Space, Variant, Workload,
     WorkloadSpec,
 };
-use crate::accounting::pld::{PldMechanism, PldRun};
-use crate::accounting::{Gaussian, RdpCurve};
+use crate::accounting::{Event, Gaussian};
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
 use crate::numeric::fmt_num;
@@ -182,11 +181,10 @@ pub struct DpsgdTuning {
     settings: TuningSettings,
     space: Space,
     release: Gaussian,
-    curve: RdpCurve,
+    /// One run: its DP-SGD steps, then the score's release.
+    run: Event,
     /// One DP-SGD run alone (what a DP-GIBO evaluation costs: it releases no score).
-    training: RdpCurve,
-    /// The same run for the PLD accountant: its steps, then (for a tuner's run) the release.
-    training_pld: PldRun,
+    training: Event,
     /// The log box: u ↦ (ln η, ln L), the native units of DP-GIBO's lengthscales.
     log_domain: Vec<(f64, f64)>,
     seed: u64,
@@ -212,8 +210,8 @@ impl DpsgdTuning {
         let release = Gaussian::new(1.0 / t, z / t)?;
         let h = settings.hyperparameters(settings.learning_rate.0, settings.clip.0);
         let sgd = task.dpsgd(&h)?;
-        let training = sgd.rdp();
-        let curve = training.compose(&release.rdp())?;
+        let training = Event::dpsgd(&sgd)?;
+        let run = Event::composed(vec![training.clone(), Event::of_gaussian(&release)])?;
         let log_domain = vec![
             (settings.learning_rate.0.ln(), settings.learning_rate.1.ln()),
             (settings.clip.0.ln(), settings.clip.1.ln()),
@@ -224,9 +222,8 @@ impl DpsgdTuning {
             settings,
             space: Space::UnitBox { dim: 2 },
             release,
-            curve,
+            run,
             training,
-            training_pld: vec![PldMechanism::dpsgd(&sgd)],
             log_domain,
             seed,
             best,
@@ -258,13 +255,8 @@ impl DpsgdTuning {
 }
 
 impl PrivateTraining for DpsgdTuning {
-    fn run_privacy(&self) -> &RdpCurve {
-        &self.curve
-    }
-    fn run_pld(&self) -> Option<PldRun> {
-        let mut run = self.training_pld.clone();
-        run.push((PldMechanism::gaussian(&self.release), 1));
-        Some(run)
+    fn run_event(&self) -> &Event {
+        &self.run
     }
     /// The test accuracy of one run at `h` plus N(0, (z/t)²); 0 plus the same noise outside
     /// the square (every failure of a run depends on public sizes only, never on the data's
@@ -338,11 +330,8 @@ impl PerUserLosses for DpsgdTuning {
         }
         Ok(out)
     }
-    fn evaluation_privacy(&self) -> Option<&RdpCurve> {
+    fn evaluation_event(&self) -> Option<&Event> {
         Some(&self.training)
-    }
-    fn evaluation_pld(&self) -> Option<PldRun> {
-        Some(self.training_pld.clone())
     }
 }
 
@@ -784,7 +773,7 @@ mod tests {
         let sgd = DpSgd::without_replacement(400, 50, 1.5, 2).unwrap().rdp();
         for order in [1.5, 2.0, 3.0, 8.0, 64.0] {
             let want = sgd.eval(order).unwrap() + order / (2.0 * 3.0 * 3.0);
-            let got = w.run_privacy().eval(order).unwrap();
+            let got = crate::workloads::run_curve(&w).eval(order).unwrap();
             assert!(
                 (got - want).abs() <= 1e-12 * want,
                 "order {order}: {got} vs {want}"
@@ -794,7 +783,8 @@ mod tests {
         let quieter = workload(6.0);
         for order in [2.0, 16.0] {
             assert!(
-                quieter.run_privacy().eval(order).unwrap() < w.run_privacy().eval(order).unwrap()
+                crate::workloads::run_curve(&quieter).eval(order).unwrap()
+                    < crate::workloads::run_curve(&w).eval(order).unwrap()
             );
         }
         assert_eq!(w.release().sensitivity(), 1.0 / 80.0);

@@ -33,7 +33,7 @@
 use super::synthetic_gp::GpObjective;
 use super::validation_score::{log_grid, names, ClippedMeanRelease, PerKey, ScoreClip};
 use super::{Hyper, Oracle, PrivateTraining, Space, Variant, Workload, WorkloadSpec};
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::data::{builtin, Dataset, Standardiser, Target};
 use crate::error::{Error, Range, Result};
 use crate::gp::{Kernel, KernelFamily, Posterior};
@@ -338,8 +338,8 @@ impl GpRegression {
 }
 
 impl PrivateTraining for GpRegression {
-    fn run_privacy(&self) -> &RdpCurve {
-        self.release.curve()
+    fn run_event(&self) -> &Event {
+        self.release.event()
     }
     /// When `h` is not a valid hyperparameter or the GP cannot be fitted there (on the public
     /// training part: data-independent for the private validation part), the run releases

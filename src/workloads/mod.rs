@@ -17,7 +17,7 @@ pub mod svr_ct_slices;
 pub mod synthetic_gp;
 pub mod validation_score;
 
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::error::{Error, Result};
 use crate::gp::KernelFamily;
 pub use declarations::{
@@ -94,20 +94,17 @@ impl Space {
 /// Capability: one private training run at a hyperparameter releases a score (higher is
 /// better). Its privacy is known in advance and is the same for every hyperparameter.
 pub trait PrivateTraining: Send + Sync {
-    /// The RDP curve of one run (independent of the data and of the hyperparameter).
-    fn run_privacy(&self) -> &RdpCurve;
-    /// The pure-DP ε of one run, when the run is pure DP (enables the pure-DP theorems).
-    fn run_pure_epsilon(&self) -> Option<f64> {
-        None
-    }
-    /// One run as the PLD accountant composes it (the same mechanism as
-    /// [`Self::run_privacy`], as a dominating pair per part), when the workload knows it; a
-    /// tuner composing runs then takes the tighter of the RDP and PLD bounds.
-    fn run_pld(&self) -> Option<crate::accounting::pld::PldRun> {
-        None
-    }
+    /// What one run releases, as a privacy event (independent of the data and of the
+    /// hyperparameter): every accountant that supports it may bound a composition of runs.
+    fn run_event(&self) -> &Event;
     /// One private run: the released score.
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64;
+}
+
+/// One run's Rényi curve (tests: the default orders).
+#[cfg(test)]
+pub(crate) fn run_curve(t: &dyn PrivateTraining) -> crate::accounting::RdpCurve {
+    crate::accounting::rdp_events::curve(t.run_event(), &Default::default()).unwrap()
 }
 
 /// The GP prior a workload declares for its validation gain (spec 002 Assumption 1), fixed and
@@ -204,16 +201,12 @@ pub trait PerUserLosses: Send + Sync {
     fn user_gradients(&self, _point: &Hyper) -> Option<ndarray::Array2<f64>> {
         None
     }
-    /// The RDP curve, with respect to private data other than the users (the training rows a
-    /// model is fitted on), of evaluating the losses at ONE point; `None` (the default) when
-    /// evaluations touch no other private data. A tuner composes it over a data-independent
-    /// maximum of the points it evaluates, plus one run for the model its chosen point
-    /// releases.
-    fn evaluation_privacy(&self) -> Option<&RdpCurve> {
-        None
-    }
-    /// [`Self::evaluation_privacy`]'s evaluation as the PLD accountant composes it, when known.
-    fn evaluation_pld(&self) -> Option<crate::accounting::pld::PldRun> {
+    /// The privacy event, with respect to private data other than the users (the training
+    /// rows a model is fitted on), of evaluating the losses at ONE point; `None` (the default)
+    /// when evaluations touch no other private data. A tuner composes it over a
+    /// data-independent maximum of the points it evaluates, plus one run for the model its
+    /// chosen point releases.
+    fn evaluation_event(&self) -> Option<&Event> {
         None
     }
     /// The lengthscales (native units) of the GP prior the objective was drawn from, when it

@@ -20,7 +20,7 @@ use super::validation_score::{log_grid, names, ClippedMeanRelease, PerKey, Score
 use super::{
     Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
 };
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::data::uniform_below;
 use crate::data::{builtin, Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
@@ -210,8 +210,8 @@ impl RbfSvm {
 }
 
 impl PrivateTraining for RbfSvm {
-    fn run_privacy(&self) -> &RdpCurve {
-        self.release.curve()
+    fn run_event(&self) -> &Event {
+        self.release.event()
     }
     /// Off the grid nothing was trained: the run releases the lowest score plus the same
     /// noise, a data-independent value.

@@ -48,7 +48,7 @@ use super::validation_score::{ClippedMeanRelease, PerKey, ScoreClip};
 use super::{
     Hyper, Oracle, PerUserLosses, PrivateTraining, Space, Variant, Workload, WorkloadSpec,
 };
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::data::ct_slices::{load_ct_slices, synthetic_ct_slices, CT_FEATURES, STAND_IN_ROWS};
 use crate::data::{shuffled_indices, Dataset, Standardiser};
 use crate::error::{Error, Range, Result};
@@ -421,8 +421,8 @@ impl SvrCtSlices {
 }
 
 impl PrivateTraining for SvrCtSlices {
-    fn run_privacy(&self) -> &RdpCurve {
-        self.release.curve()
+    fn run_event(&self) -> &Event {
+        self.release.event()
     }
     /// Off the box (or where the fit fails, which depends on the public training rows only)
     /// the run releases the lowest score −R plus the same noise, a data-independent value.

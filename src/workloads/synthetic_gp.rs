@@ -7,7 +7,7 @@ use super::{
     GainPrior, Hyper, Oracle, PartitionedUtility, PrivateTraining, Space, ValidationGain, Variant,
     Workload, WorkloadSpec,
 };
-use crate::accounting::{AdditiveNoise, Gaussian, Laplace, RdpCurve};
+use crate::accounting::{AdditiveNoise, Event, Gaussian, Laplace};
 use crate::error::{Error, Range, Result};
 use crate::gp::KernelFamily;
 use crate::params::{Count, OneOrMany};
@@ -92,7 +92,7 @@ pub struct SyntheticGp {
     objective: GpObjective,
     space: Space,
     mechanism: AdditiveNoise,
-    curve: RdpCurve,
+    run: Event,
     best: f64,
     gain: Option<GainPrior>,
     /// σ1 of the shard utilities (spec 003 §4.1 (i)); `None`: not offered.
@@ -116,7 +116,7 @@ impl SyntheticGp {
                 AdditiveNoise::Laplace(Laplace::new(sensitivity, scale)?)
             }
         };
-        let curve = mechanism.rdp();
+        let run = Event::of_noise(&mechanism);
         let best = match &space {
             Space::Finite(c) => c
                 .iter()
@@ -135,7 +135,7 @@ impl SyntheticGp {
         Ok(SyntheticGp {
             objective,
             space,
-            curve,
+            run,
             mechanism,
             best,
             gain: None,
@@ -170,11 +170,8 @@ impl SyntheticGp {
 }
 
 impl PrivateTraining for SyntheticGp {
-    fn run_privacy(&self) -> &RdpCurve {
-        &self.curve
-    }
-    fn run_pure_epsilon(&self) -> Option<f64> {
-        self.mechanism.pure_epsilon()
+    fn run_event(&self) -> &Event {
+        &self.run
     }
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         self.objective.eval(h) + self.mechanism.noise(rng)
@@ -529,7 +526,7 @@ mod tests {
             .collect();
         let var = xs.iter().map(|x| x * x).sum::<f64>() / n as f64;
         assert!((var - 4.0).abs() < 0.1, "{var}");
-        assert!((w.run_privacy().eval(2.0).unwrap() - 2.0 * 0.125).abs() < 1e-15);
+        assert!((crate::workloads::run_curve(&w).eval(2.0).unwrap() - 2.0 * 0.125).abs() < 1e-15);
         let l = SyntheticGp::new(
             f,
             space,
@@ -539,7 +536,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert_eq!(l.run_pure_epsilon(), Some(2.0));
+        assert_eq!(l.run_event().pure_epsilon(), Some(2.0));
         let ys: Vec<f64> = (0..n)
             .map(|_| l.train(&vec![0.5], &mut rng) - l.objective().eval(&[0.5]))
             .collect();

@@ -79,3 +79,8 @@ pub fn shipped_experiment_files() -> Vec<std::path::PathBuf> {
     files.sort();
     files
 }
+
+/// One run's Rényi curve, from the event its workload declares (the default orders).
+pub fn run_curve(t: &dyn dptune::workloads::PrivateTraining) -> dptune::accounting::RdpCurve {
+    dptune::accounting::rdp_events::curve(t.run_event(), &Default::default()).unwrap()
+}

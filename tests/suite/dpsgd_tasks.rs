@@ -191,7 +191,7 @@ fn the_registry_entry_reads_its_table() {
     assert_eq!(w.name(), "dpsgd-task(adult-lr-sgd)");
     let sgd = DpSgd::without_replacement(500, 64, 3.0, 2).unwrap().rdp();
     let release = Gaussian::new(1.0 / 200.0, 2.0 / 200.0).unwrap().rdp();
-    let curve = w.private_training().unwrap().run_privacy();
+    let curve = crate::common::run_curve(w.private_training().unwrap());
     for order in [2.0, 5.0, 32.0] {
         let want = sgd.eval(order).unwrap() + release.eval(order).unwrap();
         let got = curve.eval(order).unwrap();

@@ -72,6 +72,9 @@ fn bounds_sweep_reproduces_spec_002_goldens() {
     let (scale, gamma) = config_a(&t, "greedy_ub", "lap_scale_v");
     close("greedy γ_T", gamma, 51.504524, 1e-3);
     close("Laplace scale with greedy γ_T", scale, 8.865338, 1e-3);
+    for f in ["f1-noise-vs-t.png", "f2-thm2-vs-t.png", "f2-thm4-vs-t.svg"] {
+        assert!(dir.join("kusner-bounds").join(f).exists(), "{f}");
+    }
     // Rounded-up table values are never below the parquet values.
     let md = std::fs::read_to_string(dir.join("kusner-bounds/bounds-focus.md")).unwrap();
     assert!(md.contains("| delta_lambda | "), "{md}");
@@ -96,10 +99,17 @@ fn suite_is_deterministic_and_sane() {
     // Exact GP draws: the high-probability sensitivities hold (smoke: a handful of pairs).
     let (s, d) = (t1.f64("sens_mu").unwrap(), t1.f64("delta_lambda").unwrap());
     assert!((0..t1.height()).all(|i| s[i].unwrap() <= d[i].unwrap()));
+    // Every figure and table, declared in the file over the derived tables.
     for f in [
         "f3-sensitivity.md",
+        "f3-sensitivity-histogram.png",
         "f2-f4-releases.md",
+        "f2-hyperparameter-error.png",
+        "f2-gain-error.png",
         "f4-argmax-probability.png",
+        "sensitivity.parquet",
+        "sensitivity-histogram.parquet",
+        "releases.parquet",
     ] {
         assert!(a.join("kusner-suite").join(f).exists(), "{f}");
     }
@@ -156,4 +166,16 @@ fn malformed_gp_ucb_files_are_rejected() {
         );
     }
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The committed F5 release-error figure names its λ grids in words, not `log:0.1:10:20`, and
+/// says which of its eight lines coincide (each Theorem 8 bound with its quantile), so that
+/// no line hides behind another unannounced.
+#[test]
+fn committed_release_error_figure_is_labelled() {
+    let svg = std::fs::read_to_string("results/kusner-lipschitz/f5-release-error.svg").unwrap();
+    assert!(!svg.contains("log:0.1:10:20") && !svg.contains("log:1:10:20"));
+    for entry in ["λ grid 0.1 to 10", "λ grid 1 to 10", "coincides with"] {
+        assert!(svg.contains(entry), "{entry}");
+    }
 }

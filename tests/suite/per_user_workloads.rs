@@ -102,7 +102,7 @@ fn instances_are_the_documented_objectives() {
     assert_eq!(exact.column(0), f.losses(&h).unwrap());
     assert_eq!(users.user_gradients(&h).unwrap(), f.gradients(&h).unwrap());
     // Losses clipped to [−2, 2]: Δ = 4/9, σ = 0.7·Δ, ρ = 1/(2·0.49).
-    let curve = w.private_training().unwrap().run_privacy();
+    let curve = crate::common::run_curve(w.private_training().unwrap());
     assert!((curve.eval(2.0).unwrap() - 2.0 / (2.0 * 0.49)).abs() < 1e-12);
     assert!(w.name().contains("per-user-gp"));
 }

@@ -425,29 +425,19 @@ fn adult_run(sigma: f64) -> (DpSgd, Gaussian) {
     (sgd, Gaussian::new(1.0 / t, sigma / t).unwrap())
 }
 
+/// The run as its workload declares it: DP-SGD and the Gaussian release (`with_pld`), or the
+/// release by its zCDP guarantee, which the PLD accountant does not support (the same RDP
+/// curve, no PLD).
 fn declared_run(sigma: f64, with_pld: bool) -> Declarations {
     let (sgd, release) = adult_run(sigma);
-    let pld = vec![
-        (
-            PldMechanism::WorGaussian {
-                sampling_rate: sgd.sampling_rate(),
-                noise_multiplier: sigma,
-            },
-            sgd.steps(),
-        ),
-        (
-            PldMechanism::Gaussian {
-                sensitivity: 1.0 / 16281.0,
-                sigma: sigma / 16281.0,
-            },
-            1,
-        ),
-    ];
+    let release = if with_pld {
+        Event::of_gaussian(&release)
+    } else {
+        Event::zcdp_of(&release)
+    };
     Declarations {
         training: Some(TrainingDeclaration {
-            run_privacy: sgd.rdp().compose(&release.rdp()).unwrap(),
-            run_pure_epsilon: None,
-            run_pld: with_pld.then_some(pld),
+            run: Event::composed(vec![Event::dpsgd(&sgd).unwrap(), release]).unwrap(),
         }),
         partitioned: Some(PartitionedDeclaration {
             private_validation_records: Some(16281),
@@ -460,7 +450,7 @@ fn naive(params: &str) -> dptune::Result<Box<dyn Tuner>> {
     dptune::tuners::build("naive", &params.parse::<toml::Table>().unwrap())
 }
 
-use dptune::accounting::Gaussian;
+use dptune::accounting::{Event, Gaussian};
 
 #[test]
 fn naive_composition_takes_the_tighter_of_its_rdp_and_pld_bounds() {
@@ -570,8 +560,15 @@ fn propose_test_and_dp_gibo_take_the_pld_bound_where_it_is_tighter() {
             domain: vec![(0.0, 1.0); 2],
             evaluation_sd: 0.0,
             prior_lengthscales: None,
-            evaluation_privacy: Some(sgd.rdp()),
-            evaluation_pld: pld.then(|| vec![PldMechanism::dpsgd(&sgd)]),
+            // Without PLD: the same run known only by its curve on a grid of orders.
+            evaluation: Some(if pld {
+                Event::dpsgd(&sgd).unwrap()
+            } else {
+                let orders: Vec<f64> = (2..=64).map(f64::from).collect();
+                let curve = sgd.rdp();
+                let eps = orders.iter().map(|&o| curve.eval(o).unwrap()).collect();
+                Event::renyi_curve(orders, eps).unwrap()
+            }),
         }),
         ..Declarations::of_space("losses", Space::UnitBox { dim: 2 })
     };

@@ -6,6 +6,7 @@
 use dptune::accounting::Accountant;
 use dptune::audit::{audit, Audit, AuditSettings};
 use dptune::error::Result;
+use dptune::tuners::session::State;
 use dptune::tuners::{build, Guarantee, Outcome, Tuner};
 use dptune::workloads::canary::{Canary, Side};
 use dptune::workloads::{Declarations, Workload};
@@ -42,14 +43,20 @@ impl Tuner for DropsFinalRun {
     fn guarantee(&self, d: &Declarations, delta: f64, acc: &Accountant) -> Result<Guarantee> {
         let whole = self.0.guarantee(d, delta, acc)?;
         // The final run gets δ − δ′ = δ/2 (the tuner's default δ′).
-        let run = acc.epsilon(&d.training.as_ref().unwrap().run_privacy, delta / 2.0)?;
+        let run = acc.epsilon(
+            &dptune::accounting::rdp_events::curve(&d.training.as_ref().unwrap().run, acc)?,
+            delta / 2.0,
+        )?;
         Ok(Guarantee {
             epsilon: whole.epsilon - run.epsilon,
             ..whole
         })
     }
-    fn tune(&self, w: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
-        self.0.tune(w, rng)
+    fn session(&self, d: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
+        self.0.session(d, rng)
+    }
+    fn check_workload(&self, w: &dyn Workload) -> Result<()> {
+        self.0.check_workload(w)
     }
 }
 
@@ -67,6 +74,9 @@ impl Tuner for LeaksAtKZero {
     }
     fn guarantee(&self, d: &Declarations, delta: f64, acc: &Accountant) -> Result<Guarantee> {
         self.0.guarantee(d, delta, acc)
+    }
+    fn session(&self, d: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
+        self.0.session(d, rng)
     }
     fn tune(&self, w: &dyn Workload, rng: &mut dyn RngCore) -> Result<Outcome> {
         let mut out = self.0.tune(w, rng)?;

@@ -11,7 +11,7 @@ use dptune::tuners::propose_test::{
 };
 use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::workloads::Declarations;
-use dptune::workloads::{PrivateTraining, Space, Workload};
+use dptune::workloads::{Space, Workload};
 use rand::Rng;
 
 fn ticks(u0: f64, g: f64) -> Ticks {
@@ -388,7 +388,10 @@ fn guarantee_adds_the_final_run_to_the_certified_tests() {
     let w = synthetic(4.0, 0.02);
     let t = build("propose-test", &"shards = 10\neps0 = 0.01".parse().unwrap()).unwrap();
     let g = t.guarantee(&Declarations::of(&w), 1e-5, &acc).unwrap();
-    let run = acc.epsilon(w.run_privacy(), 5e-6).unwrap().epsilon;
+    let run = acc
+        .epsilon(&crate::common::run_curve(&w), 5e-6)
+        .unwrap()
+        .epsilon;
     let tests = tuning_cost(0.01, &ticks(0.0, 0.01), 5e-6, Composition::Smallest).unwrap();
     assert!((g.epsilon - run - tests.epsilon).abs() < 1e-12, "{g:?}");
     assert!(
@@ -574,7 +577,7 @@ fn the_session_resumes_from_json_to_the_release_of_tune() {
     for seed in 0..5 {
         let whole = t.tune(&w, &mut stream(seed, &[])).unwrap();
         let mut rng = stream(seed, &[]);
-        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap().unwrap();
+        let mut s = t.session(&Declarations::of(&w), &mut rng).unwrap();
         assert_eq!(s.planned_runs(), Some(10 * 16 + 1));
         let runs = WorkloadRuns {
             tuner: "propose-test",

@@ -7,8 +7,9 @@
 use crate::common;
 
 use common::temp_dir;
-use dptune::accounting::pld::PldMechanism;
-use dptune::accounting::{steps_for_epochs, Accountant, Conversion, DpSgd, Gaussian, Orders};
+use dptune::accounting::{
+    steps_for_epochs, Accountant, Conversion, DpSgd, Event, Gaussian, Orders,
+};
 use dptune::tuners::papernot_steinke::PapernotSteinke;
 use dptune::tuners::Tuner;
 use dptune::workloads::{Declarations, PartitionedDeclaration, Space, TrainingDeclaration};
@@ -44,30 +45,13 @@ fn edited(name: &str, dir: &Path, edits: &[(&str, &str)]) -> PathBuf {
 /// mean of 5000 records in [0, 1] with noise multiplier 10.
 fn fixture_declarations(partitioned: Option<PartitionedDeclaration>) -> Declarations {
     let steps = steps_for_epochs(30000, 256, 2).unwrap();
-    let run = DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap().rdp();
-    let score = Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap().rdp();
+    let run = Event::dpsgd(&DpSgd::new(256.0 / 30000.0, 6.0, steps).unwrap()).unwrap();
+    let score = Event::of_gaussian(&Gaussian::new(1.0 / 5000.0, 10.0 / 5000.0).unwrap());
     Declarations {
         name: "test".into(),
         space: Space::UnitBox { dim: 2 },
         training: Some(TrainingDeclaration {
-            run_privacy: run.compose(&score).unwrap(),
-            run_pure_epsilon: None,
-            run_pld: Some(vec![
-                (
-                    PldMechanism::PoissonGaussian {
-                        sampling_rate: 256.0 / 30000.0,
-                        noise_multiplier: 6.0,
-                    },
-                    steps,
-                ),
-                (
-                    PldMechanism::Gaussian {
-                        sensitivity: 1.0 / 5000.0,
-                        sigma: 10.0 / 5000.0,
-                    },
-                    1,
-                ),
-            ]),
+            run: Event::composed(vec![run, score]).unwrap(),
         }),
         gain_prior: None,
         lipschitz: None,
@@ -809,8 +793,7 @@ fn dp_gibo_drives_a_command_that_prints_per_user_losses() {
             domain: vec![(0.0, 1.0); 2],
             evaluation_sd: 0.0,
             prior_lengthscales: None,
-            evaluation_privacy: None,
-            evaluation_pld: None,
+            evaluation: None,
         }),
         ..Declarations::of_space("test", Space::UnitBox { dim: 2 })
     };

@@ -1,7 +1,7 @@
 //! Tuners: the registry, guarantees equal to the theory's numbers, and empirical behaviour on
 //! cases with a known answer.
 
-use dptune::accounting::{Accountant, Gaussian, RdpCurve};
+use dptune::accounting::{Accountant, Event, Gaussian, RdpCurve};
 use dptune::gp::KernelFamily;
 use dptune::rng::stream;
 use dptune::selection::{CountFamily, CountLaw};
@@ -15,20 +15,20 @@ use rand::RngCore;
 /// so "the good one was tried" is exactly "the good one was chosen".
 struct OneGood {
     space: Space,
-    curve: RdpCurve,
+    run: Event,
 }
 
 impl OneGood {
     fn new(m: usize) -> Self {
         OneGood {
             space: Space::Finite((0..m).map(|i| vec![i as f64]).collect()),
-            curve: RdpCurve::zcdp(0.1).unwrap(),
+            run: Event::zcdp(0.1).unwrap(),
         }
     }
 }
 impl PrivateTraining for OneGood {
-    fn run_privacy(&self) -> &RdpCurve {
-        &self.curve
+    fn run_event(&self) -> &Event {
+        &self.run
     }
     fn train(&self, h: &Hyper, rng: &mut dyn RngCore) -> f64 {
         self.utility(h) + 1e-9 * dptune::rng::normal(rng)
@@ -205,7 +205,7 @@ fn guarantees_match_the_theory_and_use_pure_dp_when_tighter() {
         .guarantee(&Declarations::of(&lap), 1e-6, &acc)
         .unwrap();
     let rdp_route = acc
-        .epsilon(&lap.run_privacy().self_compose(50), 1e-6)
+        .epsilon(&crate::common::run_curve(&lap).self_compose(50), 1e-6)
         .unwrap()
         .epsilon;
     assert!(

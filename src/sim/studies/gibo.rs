@@ -10,20 +10,17 @@
 use super::StudyKind;
 use crate::error::{Error, Range, Result};
 use crate::gp::ucb_bo::{self, UcbBoOptions};
-use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
 use crate::params::Count;
 use crate::rng::stream;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Marker, Scale, Series, Style};
-use crate::sim::report::{best_known, error_bars, pm, write_grid};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::report::best_known;
+use crate::sim::study::Study;
+use crate::sim::table::{finite, Table};
 use crate::tuners::{TraceRow, Tuner, MU, NOISE_STD};
 use crate::workloads::{Workload, WorkloadSpec};
 use rand::Rng;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -351,15 +348,32 @@ pub fn run_paths(experiment: &str, p: &GiboPaths, jobs: &[(usize, usize, u64)]) 
     Table::from_experiment_rows(experiment, &table)
 }
 
-/// Per variant: loss against evaluations (mean over repetitions at each iteration, 95% t-interval),
-/// and one table of final losses.
-fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
+/// One row of `finals.parquet`: a (variant, series) cell's final noise-free loss over its
+/// repetitions (the last row of each).
+#[derive(serde::Serialize)]
+struct Final<'a> {
+    variant: &'a str,
+    series: &'a str,
+    repetitions: u64,
+    /// ε of the μ-GDP path (None: non-private).
+    epsilon: Option<f64>,
+    /// The mean of the repetitions' evaluations.
+    evaluations: Option<f64>,
+    /// Mean and 95% Student-t half-width.
+    final_loss: Option<f64>,
+    final_loss_ci: Option<f64>,
+    /// The excess over the best loss known on the repetition's objective: the workload's
+    /// (exact, or a sample's best, which a path can beat) or the lowest loss any series'
+    /// path reached there, whichever is lower.
+    excess_loss: Option<f64>,
+    excess_loss_ci: Option<f64>,
+}
+
+/// The final loss of each (variant, series), in the file's order.
+fn finals(p: &GiboPaths, experiment: &str, t: &Table) -> Result<Table> {
     let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
     let (step, evals, loss) = (t.u64("t")?, t.u64("evaluations")?, t.f64("oracle_loss")?);
     let eps = t.f64("epsilon")?;
-    // The excess over the best loss known on each objective (a variant's repetition, which
-    // every series meets): the workload's best (exact, or a sample's best, which a path can
-    // beat) or the lowest loss any series' path reached there.
     let reference: Vec<Option<f64>> = loss
         .iter()
         .zip(t.f64("excess_loss")?)
@@ -373,210 +387,77 @@ fn report_paths(exp: &Header, p: &GiboPaths, t: &Table, dir: &Path) -> Result<Ve
         .zip(loss)
         .map(|(b, l)| b.zip(*l).map(|(b, l)| l - b))
         .collect();
-    let nonnegative = loss.iter().flatten().all(|&l| l >= 0.0);
-    let mut files = Vec::new();
     let mut rows = Vec::new();
-    for v in p.workload.variants() {
-        let mut curves = Vec::new();
+    let variants = p.workload.variants();
+    for v in &variants {
         for s in &p.series {
             let idx: Vec<usize> = (0..t.height())
                 .filter(|&i| series[i] == s.label && variant[i] == v.label)
                 .collect();
-            let last = idx.iter().map(|&i| step[i]).max().unwrap_or(0);
-            let mut points = Vec::new();
-            let mut errors = Vec::new();
-            for k in 0..=last {
-                let at: Vec<usize> = idx.iter().copied().filter(|&i| step[i] == k).collect();
-                let ys: Vec<f64> = at.iter().filter_map(|&i| loss[i]).collect();
-                if ys.is_empty() {
-                    continue;
-                }
-                let x = at.iter().map(|&i| evals[i] as f64).sum::<f64>() / at.len() as f64;
-                let (m, h) = mean_interval(&ys);
-                points.push((x.max(1.0), m));
-                errors.push((m, h));
-            }
             // The final row of each repetition.
-            let last_rows: Vec<usize> = (0..p.seeds)
+            let last: Vec<usize> = (0..p.seeds)
                 .filter_map(|r| {
-                    idx.iter()
-                        .copied()
+                    (idx.iter().copied())
                         .filter(|&i| rep[i] == r)
                         .max_by_key(|&i| step[i])
                 })
                 .collect();
-            let finals: Vec<f64> = last_rows.iter().filter_map(|&i| loss[i]).collect();
-            let gaps: Vec<f64> = last_rows.iter().filter_map(|&i| excess[i]).collect();
-            let gap = mean_interval(&gaps);
-            let total: Vec<f64> = (0..p.seeds)
-                .filter_map(|r| {
-                    idx.iter()
-                        .copied()
-                        .filter(|&i| rep[i] == r)
-                        .max_by_key(|&i| step[i])
-                        .map(|i| evals[i] as f64)
-                })
-                .collect();
-            let fin = mean_interval(&finals);
-            let e = idx.first().and_then(|&i| eps[i]);
-            rows.push(vec![
-                v.label.clone(),
-                s.label.clone(),
-                e.map_or("non-private".into(), |e| {
-                    format!("{}", crate::numeric::round_up_decimals(e, 3))
-                }),
-                format!(
-                    "{:.0}",
-                    total.iter().sum::<f64>() / total.len().max(1) as f64
-                ),
-                pm(fin, 4),
-                pm(gap, 4),
-            ]);
-            curves.push(Series::line(&s.label, points).with_errors(error_bars(&errors)));
+            let of =
+                |c: &[Option<f64>]| -> Vec<f64> { last.iter().filter_map(|&i| c[i]).collect() };
+            let (fin, gap) = (mean_interval(&of(loss)), mean_interval(&of(&excess)));
+            let total = last.iter().map(|&i| evals[i] as f64).sum::<f64>();
+            rows.push(Final {
+                variant: &v.label,
+                series: &s.label,
+                repetitions: last.len() as u64,
+                epsilon: idx.first().and_then(|&i| eps[i]),
+                evaluations: finite(total / last.len().max(1) as f64),
+                final_loss: finite(fin.0),
+                final_loss_ci: fin.1,
+                excess_loss: finite(gap.0),
+                excess_loss_ci: gap.1,
+            });
         }
-        // A loss that is never negative here (a squared residual, a Huber loss) keeps its
-        // intervals at 0 or above, and the title says so.
-        let clip = match nonnegative {
-            true => "; intervals clipped at 0: every loss recorded is ≥ 0",
-            false => "",
-        };
-        if nonnegative {
-            for c in &mut curves {
-                for e in c.errors.iter_mut().flatten() {
-                    e.0 = e.0.max(0.0);
-                }
-            }
-        }
-        let fig = Figure {
-            x_scale: Scale::Log,
-            ..Figure::new(
-                format!(
-                    "Noise-free validation loss against evaluations ({}, {} repetitions{clip})",
-                    v.label, p.seeds
-                ),
-                "function evaluations",
-                "validation loss (mean, 95% t-interval)",
-                curves,
-            )
-        };
-        let tag = v.label.replace(['=', ' ', ','], "").replace('σ', "sigma");
-        let stem = dir.join(format!("loss-{tag}"));
-        // From three series on, their bands hide each other: a panel per series.
-        files.extend(match fig.series.len() {
-            0..=2 => plot::draw(&fig, &stem)?,
-            n => {
-                let title = format!("{} — one panel per series, the others in grey", fig.title);
-                let columns = if n <= 4 { 2 } else { 3 };
-                plot::draw_panels(&title, &plot::panel_per_series(&fig), columns, &stem)?
-            }
-        });
-        files.extend(draw_paths(
-            p,
-            t,
-            &v.label,
-            &dir.join(format!("path-{tag}")),
-        )?);
     }
-    let grid = Grid {
-        caption: format!(
-            "{}: final noise-free validation loss and its excess over the best loss known on the \
-             repetition's objective (the exact best, or the best of a seeded sample or of any \
-             series' path there, whichever is lower), mean ± 95% Student-t interval over {} \
-             repetitions; ε of the μ-GDP path at δ = {} (rounded up); losses are non-private \
-             diagnostics",
-            exp.title,
-            p.seeds,
-            fmt_num(p.delta)
-        ),
-        header: [
-            "variant",
-            "series",
-            "ε",
-            "evaluations",
-            "final loss",
-            "excess loss",
-        ]
-        .map(String::from)
-        .to_vec(),
-        rows,
-    };
-    write_grid(&grid, &dir.join("final-loss"), &mut files)?;
-    Ok(files)
+    Table::from_experiment_rows(experiment, &rows)
 }
 
-/// The seed's path panels (spec 004 Figs. 2 right, 3, 4): coordinates 1 and 2 of θ_t (unit box)
-/// of repetition 0 of every series that records its iterates, joined in the order of t, its
-/// start and end marked, and a cross where its noise-free loss was lowest (the optimum is not
-/// known for every objective, so the path's best point is what is marked); nothing when θ has
-/// fewer than 2 coordinates or no series records it.
-fn draw_paths(p: &GiboPaths, t: &Table, variant: &str, stem: &Path) -> Result<Vec<PathBuf>> {
-    let (series, variants, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
-    // Results written before θ was recorded have no `theta` column: no panel.
-    let (step, loss, Ok(theta)) = (t.u64("t")?, t.f64("oracle_loss")?, t.str("theta")) else {
-        return Ok(Vec::new());
+/// One row of `theta-paths.parquet`: coordinates 1 and 2 of θ_t (unit box) of an iteration
+/// that records its iterate, with its noise-free loss.
+#[derive(serde::Serialize)]
+struct ThetaRow<'a> {
+    variant: &'a str,
+    series: &'a str,
+    rep: u64,
+    t: u64,
+    theta1: f64,
+    theta2: f64,
+    oracle_loss: Option<f64>,
+}
+
+/// The rows whose θ has at least 2 coordinates (none in results written before θ was).
+fn theta_paths(experiment: &str, t: &Table) -> Result<Table> {
+    let (series, variant, rep) = (t.str("series")?, t.str("variant")?, t.u64("rep")?);
+    let (step, loss) = (t.u64("t")?, t.f64("oracle_loss")?);
+    let Ok(theta) = t.str("theta") else {
+        return Table::from_experiment_rows::<ThetaRow>(experiment, &[]);
     };
-    let mut curves = Vec::new();
-    let mut best = Vec::new();
-    for s in &p.series {
-        let mut rows: Vec<(u64, (f64, f64), Option<f64>)> = (0..t.height())
-            .filter(|&i| series[i] == s.label && variants[i] == variant && rep[i] == 0)
-            .filter_map(|i| {
-                let mut it = theta[i].split(' ').map(|v| v.parse::<f64>().ok());
-                match (it.next().flatten(), it.next().flatten()) {
-                    (Some(a), Some(b)) => Some((step[i], (a, b), loss[i])),
-                    _ => None,
-                }
+    let rows: Vec<ThetaRow> = (0..t.height())
+        .filter_map(|i| {
+            let mut it = theta[i].split(' ').map(|v| v.parse::<f64>().ok());
+            let (theta1, theta2) = (it.next().flatten()?, it.next().flatten()?);
+            Some(ThetaRow {
+                variant: &variant[i],
+                series: &series[i],
+                rep: rep[i],
+                t: step[i],
+                theta1,
+                theta2,
+                oracle_loss: loss[i],
             })
-            .collect();
-        rows.sort_by_key(|r| r.0);
-        if rows.is_empty() {
-            continue;
-        }
-        let color = plot::COLORS[curves.len() % plot::COLORS.len()];
-        let lowest = (rows.iter())
-            .filter_map(|r| r.2.map(|l| (l, r.1)))
-            .min_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((l, at)) = lowest {
-            best.push(
-                Series::scatter(
-                    format!(
-                        "{}: lowest loss on the path ({})",
-                        s.label,
-                        plot::sig_label(l, 3)
-                    ),
-                    vec![at],
-                )
-                .styled(Style {
-                    color: Some(color),
-                    marker: Marker::Star,
-                    ..Style::default()
-                }),
-            );
-        }
-        let points = rows.into_iter().map(|r| r.1).collect();
-        curves.push(Series::line(&s.label, points).styled(Style {
-            color: Some(color),
-            path: true,
-            ..Style::default()
-        }));
-    }
-    if curves.is_empty() {
-        return Ok(Vec::new());
-    }
-    curves.extend(best);
-    plot::draw(
-        &Figure {
-            x_range: Some((0.0, 1.0)),
-            y_range: Some((0.0, 1.0)),
-            ..Figure::new(
-                format!("Path of θ_t, coordinates 1 and 2, repetition 0 ({variant})"),
-                "θ₁ (unit box)",
-                "θ₂ (unit box)",
-                curves,
-            )
-        },
-        stem,
-    )
+        })
+        .collect();
+    Table::from_experiment_rows(experiment, &rows)
 }
 
 /// One unit per (variant, series, repetition): a whole optimisation path.
@@ -602,8 +483,16 @@ impl Study for GiboPaths {
         "iterations.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report_paths(header, self, &t, dir)
+    /// The final losses per (variant, series) and the iterates' first two coordinates; the
+    /// figures and the table are declared in the experiment files.
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![
+            ("finals.parquet", finals(self, experiment, merged)?),
+            ("theta-paths.parquet", theta_paths(experiment, merged)?),
+        ])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["finals.parquet", "theta-paths.parquet"]
     }
 }

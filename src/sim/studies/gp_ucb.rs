@@ -22,15 +22,13 @@ use crate::numeric::fmt_num;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Scale, Series};
-use crate::sim::report::{figure, quantile, select, up, write_grid, Key};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::report::{quantile, select, Key};
+use crate::sim::study::Study;
+use crate::sim::table::{finite, Table};
 use crate::workloads::grid_gain::{line_grid, neighbouring_pair, square_grid, GridGain};
 use crate::workloads::{GainPrior, Hyper};
 use rand::RngCore;
 use rayon::prelude::*;
-use std::path::{Path, PathBuf};
 
 pub const BOUNDS: StudyKind = StudyKind {
     source: file!(),
@@ -720,168 +718,93 @@ fn run_suite_config(experiment: &str, s: &Suite, ci: usize) -> Result<Table> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reports.
+// Derived tables (the files declare their figures and tables over them).
 
-fn report_bounds(exp: &Header, b: &Bounds, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let q = t.str("quantity")?;
-    let tcol = t.u64("t")?;
-    let value = t.f64("value")?;
-    // The focus: the first entry of each list.
-    let focus = |eps: f64, source: &str| -> Vec<(&str, Key)> {
-        vec![
-            ("profile", Key::Str(b.profiles[0].name().into())),
-            ("kernel", Key::Str(b.kernels[0].name().into())),
-            ("n", Key::Int(b.n[0] as u64)),
-            ("epsilon", Key::Num(eps)),
-            ("delta", Key::Num(b.delta[0])),
-            ("rho", Key::Num(b.rho[0])),
-            ("sigma", Key::Num(b.sigma[0])),
-            ("gamma_source", Key::Str(source.into())),
-        ]
-    };
-    let curve = |rows: &[usize], quantity: &str| -> Vec<(f64, f64)> {
-        let mut pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|&&i| q[i] == quantity)
-            .filter_map(|&i| value[i].map(|v| (tcol[i] as f64, v)))
-            .collect();
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-        pts
-    };
-    let eps0 = b.epsilon[0];
-    let greedy = select(t, &focus(eps0, "greedy_ub"))?;
-    let given = select(t, &focus(eps0, "given"))?;
-    let setting = format!(
-        "N={} ε={} δ={} ρ={} σ={} {} ℓ={} {}",
-        b.n[0],
-        fmt_num(eps0),
-        fmt_num(b.delta[0]),
-        fmt_num(b.rho[0]),
-        fmt_num(b.sigma[0]),
-        b.kernels[0].name(),
-        fmt_num(b.lengthscale),
-        b.profiles[0].name()
-    );
-    let series = vec![
-        Series::line(
-            "Δ_λ (exp. mech. sensitivity)",
-            curve(&greedy, "delta_lambda"),
-        ),
-        Series::line(
-            "Laplace scale of ṽ (greedy γ_T bound)",
-            curve(&greedy, "lap_scale_v"),
-        ),
-        Series::line(
-            format!("Laplace scale of ṽ (γ_T = {})", fmt_num(b.gamma)),
-            curve(&given, "lap_scale_v"),
-        ),
-        Series::line(
-            format!(
-                "noise-free scale (A = {}, τ = {})",
-                fmt_num(b.noise_free.0),
-                fmt_num(b.noise_free.1)
-            ),
-            curve(&greedy, "lap_scale_nf"),
-        ),
-        Series::line("Δ_f of Algorithm 3", curve(&greedy, "delta_f_alg3")),
-    ];
-    let fig = figure(
-        format!("F1: noise scales vs T ({setting})"),
-        "budget T (GP-UCB evaluations)",
-        "value (standard units)",
-        series,
-        None,
-        true,
-    );
-    files.extend(plot::draw(&fig, &dir.join("f1-noise-vs-t"))?);
-    for (quantity, name, stem) in [
-        (
-            "thm2_bound",
-            "Theorem 2 bound on max μ_T − μ_T(λ̃), 5% tail",
-            "f2-thm2-vs-t",
-        ),
-        (
-            "thm4_bound",
-            "Theorem 4 bound on |ṽ − f(λ*)|, greedy γ_T, 5% tail",
-            "f2-thm4-vs-t",
-        ),
-    ] {
-        let series = b
-            .epsilon
-            .iter()
-            .map(|&e| -> Result<Series> {
-                Ok(Series::line(
-                    format!("ε = {}", fmt_num(e)),
-                    curve(&select(t, &focus(e, "greedy_ub"))?, quantity),
-                ))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let fig = figure(
-            format!("F2: {name}"),
-            "budget T (GP-UCB evaluations)",
-            "bound",
-            series,
-            None,
-            true,
-        );
-        files.extend(plot::draw(&fig, &dir.join(stem))?);
-    }
-    // The focus table: every quantity against T.
-    let mut header = vec!["quantity".to_string()];
-    header.extend(b.t.iter().map(|t| format!("T={t}")));
-    let rows = BOUND_QUANTITIES
-        .iter()
-        .map(|quantity| {
-            std::iter::once(quantity.to_string())
-                .chain(b.t.iter().map(|&tt| {
-                    let v = greedy
-                        .iter()
-                        .find(|&&i| q[i] == *quantity && tcol[i] == tt)
-                        .and_then(|&i| value[i]);
-                    up(v, 4)
-                }))
-                .collect()
-        })
-        .collect();
-    let grid = Grid {
-        caption: format!(
-            "{}: every quantity at {setting}, greedy γ_T bound (rounded up)",
-            exp.title
-        ),
-        header,
-        rows,
-    };
-    write_grid(&grid, &dir.join("bounds-focus"), &mut files)?;
-    Ok(files)
-}
-
-fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let eps0 = s.epsilons[0];
-    let col = |name: &str| t.f64(name);
-    let (sens_mu, dl, sens_gain, dg) = (
-        col("sens_mu")?,
-        col("delta_lambda")?,
-        col("sens_gain")?,
-        col("delta_gain")?,
-    );
-    let at = |c: &SuiteConfig, eps: Option<f64>| -> Result<Vec<usize>> {
-        let mut keys = vec![
+/// The rows of configuration `c` at ε (every pair's).
+fn config_rows(t: &Table, c: &SuiteConfig, eps: f64) -> Result<Vec<usize>> {
+    select(
+        t,
+        &[
             ("grid", Key::Str(c.grid.name())),
             ("kernel", Key::Str(c.kernel.name().into())),
             ("lengthscale", Key::Num(c.lengthscale)),
             ("sigma", Key::Num(c.sigma)),
             ("delta", Key::Num(c.delta)),
-        ];
-        keys.push(("epsilon", Key::Num(eps.unwrap_or(eps0))));
-        select(t, &keys)
-    };
-    // F3: empirical sensitivity against its bound, per configuration (one row per pair).
+            ("epsilon", Key::Num(eps)),
+        ],
+    )
+}
+
+/// One configuration (F3): the empirical sensitivities over its pairs against their bounds;
+/// a violation is a ratio > 1 (its rate should be ≤ δ), with the exact one-sided 95%
+/// Clopper–Pearson upper bound on the rate.
+#[derive(serde::Serialize)]
+struct SensitivityRow {
+    configuration: String,
+    grid: String,
+    kernel: String,
+    lengthscale: f64,
+    sigma: f64,
+    delta: f64,
+    pairs: u64,
+    /// max sup|μ_T − μ′_T| / Δ_λ.
+    max_mu_ratio: f64,
+    mu_violations: u64,
+    mu_violation_rate: f64,
+    mu_violation_upper: f64,
+    /// max |gain − gain′| / its bound (Δ_v, or Ω2 + c2 where σ = 0).
+    max_gain_ratio: f64,
+    gain_violations: u64,
+    gain_violation_rate: f64,
+    gain_violation_upper: f64,
+}
+
+/// One bin of the F3 histogram: the share of a σ's pairs (over every configuration with it)
+/// whose sup|μ_T − μ′_T| / Δ_λ falls in the bin (20 equal bins on [0, the largest ratio]).
+#[derive(serde::Serialize)]
+struct RatioBinRow {
+    sigma: f64,
+    bin: u64,
+    ratio_low: f64,
+    ratio_high: f64,
+    ratio_mid: f64,
+    pairs: u64,
+    fraction: f64,
+}
+
+/// One (configuration, ε) (F2, F4): the releases over the pairs against the utility bounds.
+#[derive(serde::Serialize)]
+struct ReleaseRow {
+    grid: String,
+    n: u64,
+    kernel: String,
+    lengthscale: f64,
+    sigma: f64,
+    delta: f64,
+    epsilon: f64,
+    pairs: u64,
+    /// 1/N: P[λ̃ = argmax μ_T] of a uniform choice.
+    uniform: f64,
+    p_argmax_mean: f64,
+    regret_median: f64,
+    mu_gap_median: f64,
+    mu_gap_q95: f64,
+    thm2_bound: Option<f64>,
+    gain_error_median: f64,
+    gain_error_q95: f64,
+    gain_bound: Option<f64>,
+    /// a of the utility bounds.
+    tail: f64,
+}
+
+fn sensitivity_tables(s: &Suite, t: &Table) -> Result<(Vec<SensitivityRow>, Vec<RatioBinRow>)> {
+    let col = |name: &str| t.f64(name);
+    let (sens_mu, dl) = (col("sens_mu")?, col("delta_lambda")?);
+    let (sens_gain, dg) = (col("sens_gain")?, col("delta_gain")?);
     let mut rows = Vec::new();
-    let mut ratios: Vec<(String, Vec<f64>)> = Vec::new();
+    let mut ratios: Vec<(f64, Vec<f64>)> = Vec::new();
     for c in configs(s) {
-        let r = at(&c, None)?;
+        let r = config_rows(t, &c, s.epsilons[0])?;
         let ratio = |sens: &[Option<f64>], bound: &[Option<f64>]| -> Vec<f64> {
             r.iter()
                 .filter_map(|&i| Some(sens[i]? / bound[i]?))
@@ -891,218 +814,94 @@ fn report_suite(exp: &Header, s: &Suite, t: &Table, dir: &Path) -> Result<Vec<Pa
         let viol = |xs: &[f64]| xs.iter().filter(|x| **x > 1.0).count();
         let max = |xs: &[f64]| xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let n = r.len();
-        // One-sided 95% upper bound on the violation rate: the exact Clopper–Pearson bound.
         let upper = |v: usize| crate::audit::clopper_pearson_upper(v, n, 0.05);
-        rows.push(vec![
-            c.key(),
-            n.to_string(),
-            format!("{:.4}", max(&rm)),
-            format!(
-                "{} ({:.4}; ≤ {:.4})",
-                viol(&rm),
-                viol(&rm) as f64 / n as f64,
-                upper(viol(&rm))?
-            ),
-            format!("{:.4}", max(&rg)),
-            format!(
-                "{} ({:.4}; ≤ {:.4})",
-                viol(&rg),
-                viol(&rg) as f64 / n as f64,
-                upper(viol(&rg))?
-            ),
-            fmt_num(c.delta),
-        ]);
-        let label = format!("σ = {}", fmt_num(c.sigma));
-        match ratios.iter_mut().find(|(l, _)| *l == label) {
+        let (vm, vg) = (viol(&rm), viol(&rg));
+        rows.push(SensitivityRow {
+            configuration: c.key(),
+            grid: c.grid.name(),
+            kernel: c.kernel.name().into(),
+            lengthscale: c.lengthscale,
+            sigma: c.sigma,
+            delta: c.delta,
+            pairs: n as u64,
+            max_mu_ratio: max(&rm),
+            mu_violations: vm as u64,
+            mu_violation_rate: vm as f64 / n as f64,
+            mu_violation_upper: upper(vm)?,
+            max_gain_ratio: max(&rg),
+            gain_violations: vg as u64,
+            gain_violation_rate: vg as f64 / n as f64,
+            gain_violation_upper: upper(vg)?,
+        });
+        match ratios.iter_mut().find(|(sigma, _)| *sigma == c.sigma) {
             Some((_, v)) => v.extend(rm),
-            None => ratios.push((label, rm)),
+            None => ratios.push((c.sigma, rm)),
         }
     }
-    let grid = Grid {
-        caption: format!(
-            "{}: empirical sensitivity / bound over {} neighbouring pairs (ρ = {}, T = {}); a violation is a ratio > 1 and should occur at rate ≤ δ",
-            exp.title, s.seeds, fmt_num(s.rho), s.evaluations
-        ),
-        header: ["configuration", "pairs", "max sup|μ_T − μ′_T| / Δ_λ", "violations of Δ_λ (rate; 95% upper)", "max gain diff / bound", "violations of the gain bound (rate; 95% upper)", "δ"].map(String::from).to_vec(),
-        rows,
-    };
-    write_grid(&grid, &dir.join("f3-sensitivity"), &mut files)?;
-    // F3 histogram: the distribution of sup|μ_T − μ′_T| / Δ_λ per σ (20 bins on [0, max]).
     let top = ratios
         .iter()
         .flat_map(|(_, v)| v.iter().copied())
         .fold(0.0, f64::max)
         .max(1e-12);
     let bins = 20;
-    let series = ratios
-        .iter()
-        .map(|(label, v)| {
-            let mut counts = vec![0usize; bins];
-            for x in v {
-                counts[((x / top * bins as f64) as usize).min(bins - 1)] += 1;
-            }
-            Series::line(
-                label,
-                counts
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &c)| {
-                        (
-                            (k as f64 + 0.5) * top / bins as f64,
-                            c as f64 / v.len().max(1) as f64,
-                        )
-                    })
-                    .collect(),
-            )
-        })
-        .collect();
-    let mut fig = figure(
-        "F3: sup|μ_T − μ′_T| / Δ_λ over neighbouring pairs (violation: > 1)".to_string(),
-        "empirical sensitivity / Δ_λ",
-        "fraction of pairs",
-        series,
-        None,
-        false,
-    );
-    fig.x_scale = Scale::Linear;
-    files.extend(plot::draw(&fig, &dir.join("f3-sensitivity-histogram"))?);
-    // F4 and F2 at the focus configuration per grid.
-    let p_arg = col("p_argmax")?;
-    let (mu_gap, thm2, regret, gerr, gbound) = (
-        col("mu_gap")?,
-        col("thm2_bound")?,
-        col("regret")?,
-        col("gain_error")?,
-        col("gain_bound")?,
-    );
-    let focus = |grid: &GridSpec| SuiteConfig {
-        grid: grid.clone(),
-        kernel: s.kernels[0],
-        lengthscale: s.lengthscales[0],
-        sigma: s.sigmas[0],
-        delta: s.deltas[0],
-    };
-    let mut f4 = Vec::new();
-    for g in &s.grids {
-        let c = focus(g);
-        let mut pts = Vec::new();
-        for &e in &s.epsilons {
-            let r = at(&c, Some(e))?;
-            let v: Vec<f64> = r.iter().filter_map(|&i| p_arg[i]).collect();
-            pts.push((e, v.iter().sum::<f64>() / v.len().max(1) as f64));
+    let mut hist = Vec::new();
+    for (sigma, v) in &ratios {
+        let mut counts = vec![0usize; bins];
+        for x in v {
+            counts[((x / top * bins as f64) as usize).min(bins - 1)] += 1;
         }
-        let n = g.points().len() as f64;
-        f4.push(Series::line(format!("{} (N = {})", g.name(), n), pts));
-        f4.push(Series::line(
-            format!("1/N = {:.4}", 1.0 / n),
-            s.epsilons.iter().map(|&e| (e, 1.0 / n)).collect(),
-        ));
+        for (k, &count) in counts.iter().enumerate() {
+            let at = |k: f64| k * top / bins as f64;
+            hist.push(RatioBinRow {
+                sigma: *sigma,
+                bin: k as u64,
+                ratio_low: at(k as f64),
+                ratio_high: at(k as f64 + 1.0),
+                ratio_mid: at(k as f64 + 0.5),
+                pairs: count as u64,
+                fraction: count as f64 / v.len().max(1) as f64,
+            });
+        }
     }
-    let c0 = focus(&s.grids[0]);
-    let fig = figure(
-        format!(
-            "F4: P[λ̃ = argmax μ_T] vs ε ({} ℓ={} σ={} δ={} T={})",
-            c0.kernel.name(),
-            fmt_num(c0.lengthscale),
-            fmt_num(c0.sigma),
-            fmt_num(c0.delta),
-            s.evaluations
-        ),
-        "ε of the exponential mechanism",
-        "mean probability over pairs",
-        f4,
-        None,
-        true,
-    );
-    files.extend(plot::draw(&fig, &dir.join("f4-argmax-probability"))?);
-    // F2: empirical errors (median, 95%) against the theorem bounds, first grid.
-    let mut header = vec!["ε".to_string()];
-    header.extend(
-        [
-            "P[λ̃ = argmax μ_T]",
-            "median regret f(λ*) − f(λ̃)",
-            "95% of max μ_T − μ_T(λ̃)",
-            "Theorem 2 bound",
-            "95% of |ṽ − f(λ*)|",
-            "gain bound (Thm 4, or Thm 6 if σ = 0)",
-        ]
-        .map(String::from),
-    );
-    let mut rows = Vec::new();
-    let mut lines: [Vec<(f64, f64)>; 6] = Default::default();
-    for &e in &s.epsilons {
-        let r = at(&c0, Some(e))?;
-        let vals = |c: &[Option<f64>]| -> Vec<f64> { r.iter().filter_map(|&i| c[i]).collect() };
-        let p = vals(p_arg).iter().sum::<f64>() / r.len().max(1) as f64;
-        let med = quantile(&mut vals(regret), 0.5);
-        let (g95, b2) = (
-            quantile(&mut vals(mu_gap), 0.95),
-            vals(thm2).first().copied(),
-        );
-        let (e50, e95, b4) = (
-            quantile(&mut vals(gerr), 0.5),
-            quantile(&mut vals(gerr), 0.95),
-            vals(gbound).first().copied(),
-        );
-        rows.push(vec![
-            fmt_num(e),
-            format!("{p:.4}"),
-            format!("{med:.4}"),
-            format!("{g95:.4}"),
-            up(b2, 3),
-            format!("{e95:.4}"),
-            up(b4, 3),
-        ]);
-        lines[0].push((e, quantile(&mut vals(mu_gap), 0.5)));
-        lines[1].push((e, g95));
-        lines[2].push((e, b2.unwrap_or(f64::NAN)));
-        lines[3].push((e, e50));
-        lines[4].push((e, e95));
-        lines[5].push((e, b4.unwrap_or(f64::NAN)));
+    Ok((rows, hist))
+}
+
+fn release_table(s: &Suite, t: &Table) -> Result<Vec<ReleaseRow>> {
+    let col = |name: &str| t.f64(name);
+    let (p_arg, regret, mu_gap) = (col("p_argmax")?, col("regret")?, col("mu_gap")?);
+    let (thm2, gerr, gbound) = (col("thm2_bound")?, col("gain_error")?, col("gain_bound")?);
+    let n_points = t.u64("n")?;
+    let mut out = Vec::new();
+    for c in configs(s) {
+        for &e in &s.epsilons {
+            let r = config_rows(t, &c, e)?;
+            let Some(&first) = r.first() else {
+                continue;
+            };
+            let vals = |c: &[Option<f64>]| -> Vec<f64> { r.iter().filter_map(|&i| c[i]).collect() };
+            out.push(ReleaseRow {
+                grid: c.grid.name(),
+                n: n_points[first],
+                kernel: c.kernel.name().into(),
+                lengthscale: c.lengthscale,
+                sigma: c.sigma,
+                delta: c.delta,
+                epsilon: e,
+                pairs: r.len() as u64,
+                uniform: 1.0 / n_points[first] as f64,
+                p_argmax_mean: vals(p_arg).iter().sum::<f64>() / r.len() as f64,
+                regret_median: quantile(&mut vals(regret), 0.5),
+                mu_gap_median: quantile(&mut vals(mu_gap), 0.5),
+                mu_gap_q95: quantile(&mut vals(mu_gap), 0.95),
+                thm2_bound: vals(thm2).first().copied(),
+                gain_error_median: quantile(&mut vals(gerr), 0.5),
+                gain_error_q95: quantile(&mut vals(gerr), 0.95),
+                gain_bound: vals(gbound).first().copied(),
+                tail: s.tail,
+            });
+        }
     }
-    let setting = format!(
-        "{} {} ℓ={} σ={} δ={} T={}",
-        c0.grid.name(),
-        c0.kernel.name(),
-        fmt_num(c0.lengthscale),
-        fmt_num(c0.sigma),
-        fmt_num(c0.delta),
-        s.evaluations
-    );
-    write_grid(
-        &Grid { caption: format!("{}: releases against their utility bounds ({setting}; a = {:.3}, bounds rounded up)", exp.title, s.tail), header, rows },
-        &dir.join("f2-f4-releases"),
-        &mut files,
-    )?;
-    let [l0, l1, l2, l3, l4, l5] = lines;
-    let mk = |label: &str, points| Series::line(label, points);
-    let fig = figure(
-        format!("F2: max μ_T − μ_T(λ̃) vs ε ({setting})"),
-        "ε",
-        "standard units",
-        vec![
-            mk("median", l0),
-            mk("95th percentile", l1),
-            mk("Theorem 2 bound", l2),
-        ],
-        None,
-        true,
-    );
-    files.extend(plot::draw(&fig, &dir.join("f2-hyperparameter-error"))?);
-    let fig = figure(
-        format!("F2: |ṽ − f(λ*)| vs ε ({setting})"),
-        "ε",
-        "standard units",
-        vec![
-            mk("median", l3),
-            mk("95th percentile", l4),
-            mk("utility bound", l5),
-        ],
-        None,
-        true,
-    );
-    files.extend(plot::draw(&fig, &dir.join("f2-gain-error"))?);
-    Ok(files)
+    Ok(out)
 }
 
 /// One unit: the sweep is closed-form and takes seconds.
@@ -1117,11 +916,6 @@ impl Study for Bounds {
 
     fn output(&self) -> &'static str {
         "bounds.parquet"
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report_bounds(header, self, &t, dir)
     }
 }
 
@@ -1150,8 +944,29 @@ impl Study for Suite {
         "suite.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report_suite(header, self, &t, dir)
+    fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        let (sensitivity, histogram) = sensitivity_tables(self, merged)?;
+        Ok(vec![
+            (
+                "sensitivity.parquet",
+                Table::from_experiment_rows(experiment, &sensitivity)?,
+            ),
+            (
+                "sensitivity-histogram.parquet",
+                Table::from_experiment_rows(experiment, &histogram)?,
+            ),
+            (
+                "releases.parquet",
+                Table::from_experiment_rows(experiment, &release_table(self, merged)?)?,
+            ),
+        ])
+    }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec![
+            "sensitivity.parquet",
+            "sensitivity-histogram.parquet",
+            "releases.parquet",
+        ]
     }
 }

@@ -16,16 +16,14 @@ use crate::numeric::fmt_num;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Series};
-use crate::sim::report::{figure, quantile, select, Key};
-use crate::sim::study::{Header, Study};
+use crate::sim::report::{quantile, select, Key};
+use crate::sim::study::Study;
 use crate::sim::table::Table;
 use crate::tuners::lipschitz_gain::LipschitzGain;
 use crate::workloads::regularised_erm::{
     signed_labels, unit_ball_features, ErmLoss, RegularisedErm,
 };
 use crate::workloads::{Hyper, RegularisedGain};
-use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -458,33 +456,6 @@ fn sensitivities(s: &LipschitzSuite, t: &Table) -> Result<Vec<SensitivityRow>> {
     Ok(out)
 }
 
-/// F5 right: every split's worst-neighbour |f_BO − f′_BO| against its Δ_f, with the diagonal
-/// (a point above it would violate Theorem 7). Its tables and F5 left are declared.
-fn sensitivity_figure(s: &LipschitzSuite, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let (dfs, sens) = (t.f64("delta_f")?, t.f64("sens_f_bo")?);
-    let mut points = Vec::new();
-    for &loss in &s.losses {
-        for g in &s.grids {
-            let r = sensitivity_rows(s, t, loss, g)?;
-            points.extend(r.iter().filter_map(|&i| Some((dfs[i]?, sens[i]?))));
-        }
-    }
-    let mut diagonal: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.0)).collect();
-    diagonal.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let fig = figure(
-        "F5: worst-neighbour |f_BO − f′_BO| against Δ_f (violation: above the diagonal)".into(),
-        "Δ_f",
-        "max |f_BO − f′_BO| over substitutions",
-        vec![
-            Series::scatter("splits × losses × grids", points),
-            Series::line("y = Δ_f", diagonal),
-        ],
-        None,
-        true,
-    );
-    plot::draw(&fig, &dir.join("f5-sensitivity"))
-}
-
 /// One unit per (split, loss, grid): each trains every grid λ and searches every neighbour.
 impl Study for LipschitzSuite {
     fn unit_count(&self) -> u64 {
@@ -529,10 +500,5 @@ impl Study for LipschitzSuite {
 
     fn derived(&self) -> Vec<&'static str> {
         vec!["release-error.parquet", "sensitivity.parquet"]
-    }
-
-    fn report(&self, _header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        sensitivity_figure(self, &t, dir)
     }
 }

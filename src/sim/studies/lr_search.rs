@@ -7,29 +7,30 @@
 //! `searches` searches that draw K, pick K pool runs at uniformly drawn learning rates, and keep
 //! the one with the best released score. Reported: its test accuracy.
 //!
-//! Files: `pool.parquet` (one row per pool run) and `searches.parquet` (one row per search).
+//! Files: `pool.parquet` (one row per pool run), `searches.parquet` (one row per search) and
+//! `summary.parquet` (one row per distribution and budget, over which the table is declared).
 
 use super::StudyKind;
-use crate::accounting::{Accountant, Orders};
+use crate::accounting::{rdp_events, Accountant, Orders};
 use crate::data;
 use crate::error::{Error, Range, Result};
 use crate::learn::Device;
+use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
-use crate::numeric::{fmt_num, round_up_decimals};
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::calibrate::largest_mean;
 use crate::selection::count::CountFamily;
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::report::{pm, select, write_grid, Key};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::report::{select, Key};
+use crate::sim::study::Study;
+use crate::sim::table::{finite, Table, Values};
 use crate::workloads::dp_sgd::{Architecture, DpSgdSettings, DpSgdTask};
 use crate::workloads::PrivateTraining;
 use rand::Rng;
 use rand_distr::Distribution;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -268,9 +269,9 @@ fn pool_of(t: &Table) -> Result<Vec<PoolRun>> {
 }
 
 /// The searches over the pool: every (distribution, ε) × `searches` trials.
-fn searches(experiment: &str, s: &LrSearch, runs: &[PoolRun]) -> Result<Table> {
-    let task = s.task()?;
-    let base = Base::symmetric(task.run_privacy().clone());
+fn searches(experiment: &str, s: &LrSearch, task: &DpSgdTask, runs: &[PoolRun]) -> Result<Table> {
+    let accountant = Accountant::new(s.orders.clone(), Default::default());
+    let base = Base::symmetric(rdp_events::curve(task.run_event(), &accountant)?);
     // Pool runs by released score, best first: the best of K uniform draws (with replacement)
     // is the draw of smallest rank, sampled exactly by inversion, so a search costs O(pool)
     // whatever K is (heavy-tailed K reaches millions).
@@ -368,71 +369,61 @@ impl SearchRow {
     }
 }
 
-/// The table of the searches (the figures are declared in the file): per distribution and
-/// budget, E[K], ε, the chosen run's mean test accuracy and the share that released nothing.
-fn report(exp: &Header, s: &LrSearch, dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    let searches = Table::read_parquet(&dir.join("searches.parquet"))?;
-    // Searches: mean test accuracy of the chosen run against the total ε.
+/// `summary.parquet`, derived from the searches: one row per (distribution, target ε), what
+/// the declared table shows: E[K] and its ε (none where one run costs more than the budget),
+/// the chosen run's mean test accuracy with the half-width of its 95% Student-t interval over
+/// the searches, the share of searches with K = 0, and the sizes of the task's split.
+fn summary(s: &LrSearch, searches: &Table, (n, m, t): (usize, usize, usize)) -> Result<Table> {
     let (acc, mean_k, eps, fallback) = (
         searches.f64("test_accuracy")?,
         searches.f64("mean_k")?,
         searches.f64("epsilon")?,
         searches.bool("fallback")?,
     );
-    let mut rows = Vec::new();
+    let (mut dist, mut target, mut k, mut e) = (vec![], vec![], vec![], vec![]);
+    let (mut accuracy, mut ci, mut rate) = (vec![], vec![], vec![]);
     for family in &s.distributions {
-        for &target in &s.epsilons {
+        for &budget in &s.epsilons {
             let r = select(
-                &searches,
+                searches,
                 &[
                     ("distribution", Key::Str(family.name())),
-                    ("target_epsilon", Key::Num(target)),
+                    ("target_epsilon", Key::Num(budget)),
                 ],
             )?;
             let a: Vec<f64> = r.iter().filter_map(|&i| acc[i]).collect();
             let Some(&first) = r.first() else { continue };
-            if a.is_empty() {
-                rows.push(vec![
-                    family.name(),
-                    fmt_num(target),
-                    "–".into(),
-                    "–".into(),
-                    "infeasible: one run costs more".into(),
-                    "–".into(),
-                ]);
-                continue;
-            }
-            let (m, h) = mean_interval(&a);
+            dist.push(family.name());
+            target.push(Some(budget));
+            let (mean, half) = match a.is_empty() {
+                true => (None, None),
+                false => {
+                    let (mean, half) = mean_interval(&a);
+                    (Some(mean), half)
+                }
+            };
+            let feasible = mean.is_some();
+            k.push(mean_k[first].filter(|_| feasible));
+            e.push(eps[first].filter(|_| feasible));
+            accuracy.push(mean);
+            ci.push(half);
             let fb = r.iter().filter(|&&i| fallback[i]).count() as f64 / r.len() as f64;
-            rows.push(vec![
-                family.name(),
-                fmt_num(target),
-                format!("{:.3}", mean_k[first].unwrap_or(f64::NAN)),
-                format!(
-                    "{:.4}",
-                    round_up_decimals(eps[first].unwrap_or(f64::NAN), 4)
-                ),
-                pm((m, h), 4),
-                format!("{fb:.3}"),
-            ]);
+            rate.push(Some(fb).filter(|_| feasible));
         }
     }
-    let (n, m, t) = s.task()?.sizes();
-    write_grid(
-        &Grid {
-            caption: format!(
-                "{}: {} searches per cell over a pool of {} × {} DP-SGD runs ({}, {} train / {} validation / {} test; batch {}, {} epochs, C = {}, σ = {}, score noise z = {}); E[K] is the largest mean meeting (ε, {}) by the repeat-and-select bound; ε rounded up; the accuracy's interval (95% Student-t over the {} searches) covers only the resampling of searches over this one pool, not the randomness of the pool's own runs",
-                exp.title, s.searches, s.learning_rates().len(), s.runs_per_rate, s.model.name(), n, m, t,
-                s.settings.batch_size, s.settings.epochs, fmt_num(s.settings.clip), fmt_num(s.settings.noise_multiplier), fmt_num(s.settings.score_noise), fmt_num(s.delta), s.searches
-            ),
-            header: ["distribution", "target ε", "E[K]", "ε", "test accuracy (95% t-interval)", "K = 0 rate"].map(String::from).to_vec(),
-            rows,
-        },
-        &dir.join("accuracy-vs-epsilon"),
-        &mut files,
-    )?;
-    Ok(files)
+    let rows = dist.len();
+    let size = |x: usize| Values::U64(vec![x as u64; rows]);
+    Ok(Table::default()
+        .with("distribution", Values::Str(dist))
+        .with("target_epsilon", Values::F64(target))
+        .with("mean_k", Values::F64(k))
+        .with("epsilon", Values::F64(e))
+        .with("test_accuracy", Values::F64(accuracy))
+        .with("test_accuracy_ci", Values::F64(ci))
+        .with("fallback_rate", Values::F64(rate))
+        .with("train", size(n))
+        .with("validation", size(m))
+        .with("test", size(t)))
 }
 
 /// One unit per pool run (a DP-SGD training) on the CPU; with `device = "cuda"` or `"auto"`
@@ -491,18 +482,17 @@ impl Study for LrSearch {
     }
 
     fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
-        Ok(vec![(
-            "searches.parquet",
-            searches(experiment, self, &pool_of(merged)?)?,
-        )])
+        let task = self.task()?;
+        let searched = searches(experiment, self, &task, &pool_of(merged)?)?;
+        let summary = summary(self, &searched, task.sizes())?;
+        Ok(vec![
+            ("searches.parquet", searched),
+            ("summary.parquet", summary),
+        ])
     }
 
     fn derived(&self) -> Vec<&'static str> {
-        vec!["searches.parquet"]
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        report(header, self, dir)
+        vec!["searches.parquet", "summary.parquet"]
     }
 }
 

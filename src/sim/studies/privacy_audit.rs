@@ -2,21 +2,20 @@
 //! `calibration + trials` times on each side of the canary pair
 //! ([`crate::workloads::canary`]); a threshold test on its released output, chosen on the
 //! calibration runs, gives a Clopper–Pearson lower bound on ε at the file's δ. One unit and one
-//! row per tuner. A lower bound above the tuner's guarantee is an error: the guarantee is wrong.
+//! row per tuner (`audit.parquet`; `bounds.parquet` derived from it, over which the
+//! table is declared). A lower bound above the tuner's guarantee is an error: the guarantee is wrong.
 
 use super::tuning::{tuner_entries, TunerEntry};
 use super::StudyKind;
 use crate::accounting::Accountant;
 use crate::audit::{audit, Audit, AuditSettings};
 use crate::error::{Error, Range, Result};
-use crate::numeric::{fmt_num, round_up_decimals};
+use crate::numeric::fmt_num;
 use crate::params::Count;
 use crate::sim::fields::Fields;
-use crate::sim::report::write_grid;
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{Grid, Table};
+use crate::sim::study::Study;
+use crate::sim::table::{Table, Values};
 use crate::workloads::canary::{Canary, Side};
-use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -172,69 +171,45 @@ impl Study for PrivacyAudit {
         "audit.parquet"
     }
 
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        let (tuner, claimed, lower) = (
-            t.str("tuner")?,
-            t.f64("claimed_epsilon")?,
-            t.f64("lower_epsilon")?,
-        );
-        let (statistic, fpr, fnr) = (
-            t.str("statistic")?,
-            t.f64("false_positive_rate")?,
-            t.f64("false_negative_rate")?,
-        );
-        let show =
-            |v: Option<f64>, digits: usize| v.map_or("–".into(), |x| format!("{x:.digits$}"));
-        let rows = (0..t.height())
-            .map(|i| {
-                vec![
-                    tuner[i].clone(),
-                    // The guarantee rounded up, the attack's bound rounded down.
-                    claimed[i].map_or("–".into(), |c| format!("{:.3}", round_up_decimals(c, 3))),
-                    show(lower[i].map(|l| (l * 1000.0).floor() / 1000.0), 3),
-                    match (lower[i], claimed[i]) {
-                        (Some(l), Some(c)) if c > 0.0 => format!("{:.0}%", (100.0 * l / c).floor()),
-                        _ => "–".into(),
-                    },
-                    statistic[i].clone(),
-                    show(fpr[i], 5),
-                    show(fnr[i], 5),
-                ]
-            })
-            .collect();
-        let mut files = Vec::new();
-        write_grid(
-            &Grid {
-                caption: format!(
-                    "{}: each tuner run {} + {} times on each side of the canary pair (run noise \
-                     z = {}, δ = {}); the lower bound on ε proved by the calibrated threshold \
-                     test ({}% confidence, Clopper–Pearson) against the guarantee it claims",
-                    header.title,
-                    self.calibration,
-                    self.trials,
-                    fmt_num(self.noise),
-                    fmt_num(self.delta),
-                    fmt_num(100.0 * self.confidence),
-                ),
-                header: [
-                    "tuner",
-                    "claimed ε",
-                    "attack's lower bound on ε",
-                    "lower / claimed",
-                    "test (says: with the canary)",
-                    "false-positive rate",
-                    "false-negative rate",
-                ]
-                .map(String::from)
-                .to_vec(),
-                rows,
-            },
-            &dir.join("audit"),
-            &mut files,
-        )?;
-        Ok(files)
+    fn derive(&self, _experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+        Ok(vec![("bounds.parquet", bounds(self, merged)?)])
     }
+
+    fn derived(&self) -> Vec<&'static str> {
+        vec!["bounds.parquet"]
+    }
+}
+
+/// `bounds.parquet`, derived at every report: per tuner, what the audit table shows: the
+/// claimed ε, the attack's lower bound and their ratio in percent (`lower_over_claimed`, none
+/// where the claim is not positive), the test and its error rates, and the confidence of the
+/// lower bound.
+fn bounds(a: &PrivacyAudit, t: &Table) -> Result<Table> {
+    let (claimed, lower) = (t.f64("claimed_epsilon")?, t.f64("lower_epsilon")?);
+    let ratio = (0..t.height())
+        .map(|i| match (lower[i], claimed[i]) {
+            (Some(l), Some(c)) if c > 0.0 => Some(100.0 * l / c),
+            _ => None,
+        })
+        .collect();
+    Ok(Table::default()
+        .with("tuner", Values::Str(t.str("tuner")?.to_vec()))
+        .with("claimed_epsilon", Values::F64(claimed.to_vec()))
+        .with("lower_epsilon", Values::F64(lower.to_vec()))
+        .with("lower_over_claimed", Values::F64(ratio))
+        .with("statistic", Values::Str(t.str("statistic")?.to_vec()))
+        .with(
+            "false_positive_rate",
+            Values::F64(t.f64("false_positive_rate")?.to_vec()),
+        )
+        .with(
+            "false_negative_rate",
+            Values::F64(t.f64("false_negative_rate")?.to_vec()),
+        )
+        .with(
+            "confidence",
+            Values::F64(vec![Some(a.confidence); t.height()]),
+        ))
 }
 
 #[cfg(test)]

@@ -17,17 +17,15 @@ use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
 use crate::sim::fields::Fields;
-use crate::sim::plot::{self, Figure, Marker, Series, Style};
-use crate::sim::report::{quantile, up, write_grid};
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{Grid, Table};
+use crate::sim::report::quantile;
+use crate::sim::study::Study;
+use crate::sim::table::Table;
 use crate::tuners::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
 use rand::Rng;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 pub const WALKS: StudyKind = StudyKind {
     source: file!(),
@@ -308,12 +306,30 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
         .collect()
 }
 
-/// The walks at the trace granularity: one curve per distinct path (the most frequent eight),
-/// labelled by its share of seeds and its success/failure pattern, plus the alternating
-/// worst case over as many passes as the most frequent path, in red as in the paper (no seed
-/// path is red); a second panel shows the start near the origin, where the worst case and
-/// the walks that fail at once stay.
-fn draw_walks(w: &Walks, t: &Table, stem: &Path) -> Result<Vec<PathBuf>> {
+/// The legend entry (and `walk` value) of the alternating worst case in `traced-walks.parquet`.
+pub const WORST_CASE: &str = "worst case: alternating S, F, over the most frequent walk's passes";
+
+/// One point of a distinct walk at the trace granularity (`traced-walks.parquet`, which
+/// Figure 1 draws): the walks grouped by path, most frequent first, then the alternating
+/// worst case over as many passes as the most frequent walk.
+#[derive(serde::Serialize)]
+struct TracedPoint {
+    /// "992 of 1000 seeds: SSSSSSS" (the share of seeds and the success/failure pattern), or
+    /// [`WORST_CASE`].
+    walk: String,
+    /// 1 for the most frequent path, 2 for the next, …; 0 for the worst case.
+    rank: u64,
+    /// The seeds that walked it (0: the worst case).
+    seeds: u64,
+    /// 0 for the start (step 1, u = u0), then one per pass.
+    point: u64,
+    step: f64,
+    u: f64,
+    /// The distinct paths of the seeds' walks.
+    distinct_paths: u64,
+}
+
+fn traced_walks(w: &Walks, t: &Table) -> Result<Vec<TracedPoint>> {
     let g = w.trace_granularity;
     let runs = runs_of(t)?;
     let (step_after, m_after, accepted) =
@@ -324,8 +340,7 @@ fn draw_walks(w: &Walks, t: &Table, stem: &Path) -> Result<Vec<PathBuf>> {
             continue;
         }
         let path: Vec<(u64, u64)> = rows.iter().map(|&i| (step_after[i], m_after[i])).collect();
-        let pattern: String = rows
-            .iter()
+        let pattern: String = (rows.iter())
             .map(|&i| if accepted[i] { 'S' } else { 'F' })
             .collect();
         paths.entry(path).or_insert((0, pattern)).0 += 1;
@@ -333,28 +348,6 @@ fn draw_walks(w: &Walks, t: &Table, stem: &Path) -> Result<Vec<PathBuf>> {
     let total: usize = paths.values().map(|v| v.0).sum();
     let mut ranked: Vec<_> = paths.into_iter().collect();
     ranked.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then(a.0.cmp(&b.0)));
-    let level = |m: u64| w.u0 + m as f64 * g;
-    let to_points = |path: &[(u64, u64)]| -> Vec<(f64, f64)> {
-        std::iter::once((1.0, w.u0))
-            .chain(path.iter().map(|&(s, m)| (s as f64, level(m))))
-            .collect()
-    };
-    let shown = ranked.len().min(8);
-    let not_red = plot::COLORS.iter().filter(|&&c| c != plot::RED);
-    let mut series: Vec<Series> = ranked[..shown]
-        .iter()
-        .zip(not_red.cycle())
-        .map(|((path, (count, pattern)), &color)| {
-            Series::line(
-                format!("{count} of {total} seeds: {pattern}"),
-                to_points(path),
-            )
-            .styled(Style {
-                color: Some(color),
-                ..Style::default()
-            })
-        })
-        .collect();
     let passes = ranked.first().map_or(1, |r| r.0.len());
     // Alternation over a cap of `passes` ticks lasts 2·passes − 1 passes: enough to cut.
     let alternating = walk(passes as u64, {
@@ -364,58 +357,32 @@ fn draw_walks(w: &Walks, t: &Table, stem: &Path) -> Result<Vec<PathBuf>> {
             (n % 2 == 1).then_some(0)
         }
     });
-    let worst: Vec<(u64, u64)> = alternating
-        .passes
-        .iter()
-        .take(passes)
+    let worst: Vec<(u64, u64)> = (alternating.passes.iter().take(passes))
         .map(|p| (p.step_after, p.m_after))
         .collect();
-    series.push(
-        Series::line(
-            format!("worst case: alternating S, F over {passes} passes"),
-            to_points(&worst),
-        )
-        .styled(Style {
-            color: Some(plot::RED),
-            marker: Marker::Triangle,
-            ..Style::default()
-        }),
-    );
-    let whole = Figure {
-        hline: Some((1.0, "cap u = 1".into())),
-        ..Figure::new(
-            "every walk",
-            "step (successes double it, failures halve it)",
-            "accumulated utility u",
-            series,
-        )
-    };
-    // The start: steps up to 8, u up to 4 ticks above the worst case's highest point.
-    let top = (worst.iter().map(|&(_, m)| level(m))).fold(w.u0, f64::max) + 4.0 * g;
-    let pad = 0.08 * (top - w.u0);
-    let start = Figure {
-        title: format!("near the origin (steps ≤ 8, u ≤ {})", fmt_num(top)),
-        x_range: Some((-0.5, 8.5)),
-        y_range: Some((w.u0 - pad, top + pad)),
-        series: (whole.series.iter())
-            .map(|s| Series {
-                label: String::new(),
-                ..s.clone()
-            })
-            .collect(),
-        ..whole.clone()
-    };
-    plot::draw_panels(
-        &format!(
-            "Walks in the step–u plane, g = {} ({} distinct paths, {} drawn)",
-            fmt_num(g),
-            ranked.len(),
-            shown
-        ),
-        &[whole, start],
-        2,
-        stem,
-    )
+    let distinct = ranked.len() as u64;
+    let walks = (ranked.iter().enumerate())
+        .map(|(k, (path, (count, pattern)))| {
+            let label = format!("{count} of {total} seeds: {pattern}");
+            (label, k as u64 + 1, *count as u64, path)
+        })
+        .chain([(WORST_CASE.to_string(), 0, 0, &worst)]);
+    let mut out = Vec::new();
+    for (label, rank, seeds, path) in walks {
+        let points = std::iter::once((1, 0)).chain(path.iter().copied());
+        for (k, (step, m)) in points.enumerate() {
+            out.push(TracedPoint {
+                walk: label.clone(),
+                rank,
+                seeds,
+                point: k as u64,
+                step: step as f64,
+                u: w.u0 + m as f64 * g,
+                distinct_paths: distinct,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A `propose-test-budgets` file (Table 1 with numbers).
@@ -548,73 +515,6 @@ pub fn run_budgets(experiment: &str, b: &Budgets) -> Result<Table> {
     Table::from_experiment_rows(experiment, &rows)
 }
 
-/// Table 1: one row per (method, accountant), one column per (|S|, ε).
-fn report_budgets(exp: &Header, b: &Budgets, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    let (method, accountant) = (t.str("method")?, t.str("accountant")?);
-    let (size, eps, total, delta) = (
-        t.u64("candidates")?,
-        t.f64("epsilon_run")?,
-        t.f64("eps_total")?,
-        t.f64("delta_total")?,
-    );
-    let mut order: Vec<(String, String)> = Vec::new();
-    for i in 0..t.height() {
-        let key = (method[i].clone(), accountant[i].clone());
-        if !order.contains(&key) {
-            order.push(key);
-        }
-    }
-    let columns: Vec<(u64, f64)> = b
-        .sizes
-        .iter()
-        .flat_map(|&s| b.epsilons.iter().map(move |&e| (s, e)))
-        .collect();
-    let rows = order
-        .iter()
-        .map(|(m, a)| {
-            let mut row = vec![m.clone(), a.clone()];
-            for &(s, e) in &columns {
-                let i = (0..t.height()).find(|&i| {
-                    method[i] == *m && accountant[i] == *a && size[i] == s && eps[i] == Some(e)
-                });
-                row.push(i.map_or("–".into(), |i| {
-                    let d = delta[i].unwrap_or(0.0);
-                    let dd = if d > 0.0 {
-                        format!(" (δ {})", fmt_num(d))
-                    } else {
-                        String::new()
-                    };
-                    format!("{}{dd}", up(total[i], 3))
-                }));
-            }
-            row
-        })
-        .collect();
-    let mut header = vec!["method".to_string(), "accountant".to_string()];
-    header.extend(
-        columns
-            .iter()
-            .map(|(s, e)| format!("|S| = {s}, ε = {}", fmt_num(*e))),
-    );
-    let grid = Grid {
-        caption: format!(
-            "{}: total ε (rounded up; δ where nonzero) when every training run is ε-DP; \
-             propose-test uses k-shard tests at ε0 = {} with g = {} (T_max = {}) and does not \
-             depend on |S|; δ′ = {}",
-            exp.title,
-            fmt_num(b.eps0),
-            fmt_num(b.granularity),
-            Ticks::new(b.u0, b.granularity, 1.0)?.max_passes(),
-            fmt_num(b.delta_prime)
-        ),
-        header,
-        rows,
-    };
-    let mut files = Vec::new();
-    write_grid(&grid, &dir.join("table1"), &mut files)?;
-    Ok(files)
-}
-
 /// One unit per granularity (its seeds' walks in parallel).
 impl Study for Walks {
     fn units(&self) -> Vec<String> {
@@ -632,20 +532,19 @@ impl Study for Walks {
         "walks.parquet"
     }
 
+    /// The per-g statistics and the distinct walks at the trace granularity; Figures 1 and 2
+    /// and the table are declared in the experiment file.
     fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
         let stats = Table::from_experiment_rows(experiment, &pass_stats(self, merged)?)?;
-        Ok(vec![("passes.parquet", stats)])
+        let traced = Table::from_experiment_rows(experiment, &traced_walks(self, merged)?)?;
+        Ok(vec![
+            ("passes.parquet", stats),
+            ("traced-walks.parquet", traced),
+        ])
     }
 
     fn derived(&self) -> Vec<&'static str> {
-        vec!["passes.parquet"]
-    }
-
-    /// Figure 1 (the walks in the step–u plane, grouped by path); Figure 2 and the table are
-    /// declared in the experiment file.
-    fn report(&self, _header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        draw_walks(self, &t, &dir.join("fig1-walks"))
+        vec!["passes.parquet", "traced-walks.parquet"]
     }
 }
 
@@ -659,12 +558,8 @@ impl Study for Budgets {
         run_budgets(experiment, self)
     }
 
+    /// Table 1 is declared in the experiment file.
     fn output(&self) -> &'static str {
         "budgets.parquet"
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report_budgets(header, self, &t, dir)
     }
 }

@@ -1,8 +1,7 @@
 //! Tuning experiments (`kind = "tuning"`): the cells (tuner × workload variant × budget), each a
 //! unit of the runner; equal-budget calibration; the rows of one cell (one per repetition); the
-//! privacy, choices and front tables and the accuracy figure against the front (the regret,
-//! utility and paired tables and the regret and utility figures are declared in the files, over
-//! the derived `outcomes.parquet` and `steps.parquet`).
+//! tables derived from them (`outcomes.parquet`, `steps.parquet`, `cells.parquet` and, with a
+//! front, `front.parquet`), over which the files declare every table and figure.
 //!
 //! Randomness: repetition `rep` of variant `v` uses the same workload instance (objective,
 //! candidate grid) for every tuner and budget, so tuners are compared on common random
@@ -20,14 +19,13 @@ use crate::params::{Count, OneOrMany};
 use crate::pareto::front::StepFront;
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{best_known, error_bars, pm, quantile, up, write_grid};
+use crate::sim::report::{best_known, quantile};
 use crate::sim::store::Journal;
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table, Values};
+use crate::sim::study::Study;
+use crate::sim::table::{finite, Table, Values};
 use crate::tuners::{BudgetPlan, Guarantee, Tuner, PASSES};
 use crate::workloads::{Declarations, WorkloadSpec};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 pub const KIND: StudyKind = StudyKind {
@@ -715,196 +713,81 @@ fn summarise(t: &Table) -> Result<Vec<Summary>> {
         .collect())
 }
 
-fn slug(s: &str) -> String {
-    s.chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect()
+/// `cells.parquet`, derived at every report: one row per cell (variant, tuner, budget) in the
+/// merged order, what the privacy, choices and front-gap tables show: the repetitions, the
+/// guarantee ε and the runs' noise σ (the cell's first row: the same in each), the mean number
+/// of runs, the mean utility with the half-width of its 95% Student-t interval, what the tuner
+/// chose ([`choices`], where the runs record it) and, with a `front`, the best accuracy on the
+/// front within the budget minus the mean utility (`front_gap`).
+fn cell_summaries(tu: &Tuning, t: &Table) -> Result<Table> {
+    let sums = summarise(t)?;
+    let strs =
+        |f: fn(&Summary) -> &String| Values::Str(sums.iter().map(|s| f(s).clone()).collect());
+    let nums = |f: &dyn Fn(&Summary) -> Option<f64>| Values::F64(sums.iter().map(f).collect());
+    let mut out = Table::default()
+        .with("variant", strs(|s| &s.variant))
+        .with("label", strs(|s| &s.label))
+        .with("target_epsilon", nums(&|s| s.budget))
+        .with(
+            "repetitions",
+            Values::U64(sums.iter().map(|s| s.n as u64).collect()),
+        )
+        .with("epsilon", nums(&|s| s.epsilon))
+        .with("noise", nums(&|s| s.noise))
+        .with("runs", nums(&|s| finite(s.runs)))
+        .with("utility", nums(&|s| finite(s.utility.0)))
+        .with("utility_ci", nums(&|s| s.utility.1));
+    if sums.iter().any(|s| s.choices.is_some()) {
+        let text = |s: &Summary| s.choices.clone().unwrap_or_else(|| "–".into());
+        out = out.with("choices", Values::Str(sums.iter().map(text).collect()));
+    }
+    if let Some(front) = &tu.front {
+        let gap = |s: &Summary| {
+            let best = s.budget.and_then(|e| front.best_error(&s.variant, e))?;
+            finite(1.0 - best - s.utility.0)
+        };
+        out = out.with("front_gap", nums(&gap));
+    }
+    Ok(out)
 }
 
-fn report(exp: &Header, tu: &Tuning, t: &Table, dir: &Path) -> Result<Vec<PathBuf>> {
-    if t.height() == 0 {
-        return Err(Error::Infeasible(format!(
-            "{}: no runs to report",
-            exp.name
-        )));
+/// `front.parquet`, derived with a `front`: per variant, reference and budget, the best
+/// accuracy (1 − error) of the front's points of ε ≤ the budget (none: no point that private).
+/// The reference is the front re-evaluated on fresh runs where the study re-evaluated it, then
+/// the front as searched (`optimistic`); else the front as searched alone.
+fn front_points(tu: &Tuning, front: &ReferenceFront) -> Table {
+    let mut refs: Vec<(&str, bool)> = Vec::new();
+    if front.reevaluated {
+        refs.push((
+            "reference front re-evaluated on fresh runs (hyperparameters free)",
+            false,
+        ));
+        refs.push(("reference front as searched (optimistic)", true));
+    } else {
+        refs.push(("reference front (one run, hyperparameters free)", false));
     }
-    let sums = summarise(t)?;
-    let mut files = Vec::new();
-    let labels: Vec<&str> = tu.tuners.iter().map(|e| e.label.as_str()).collect();
-    let budget_name =
-        |b: Option<f64>| b.map_or("own noise".to_string(), |e| format!("ε={}", fmt_num(e)));
+    let (mut v, mut r, mut o, mut b, mut a) = (vec![], vec![], vec![], vec![], vec![]);
     for variant in tu.workload.variants() {
-        let here: Vec<&Summary> = sums.iter().filter(|s| s.variant == variant.label).collect();
-        let x_of = |s: &Summary| s.budget.or(s.epsilon).unwrap_or(f64::NAN);
-        // Counted from the data, never taken from the file.
-        let (fewest, most) = here
-            .iter()
-            .fold((usize::MAX, 0), |(a, b), s| (a.min(s.n), b.max(s.n)));
-        let repetitions = if fewest == most {
-            format!("{most}")
-        } else {
-            format!("{fewest} to {most}")
-        };
-        let budgets: Vec<Option<f64>> = tu.budgets.clone();
-        let mut header = vec!["tuner".to_string()];
-        header.extend(budgets.iter().map(|b| budget_name(*b)));
-        let cell = |l: &str, b: Option<f64>, f: &dyn Fn(&Summary) -> String| {
-            here.iter()
-                .find(|s| s.label == l && s.budget == b)
-                .map_or("–".into(), |s| f(s))
-        };
-        let make = |what: &str, f: &dyn Fn(&Summary) -> String| Grid {
-            caption: format!(
-                "{} ({}): {what}; {repetitions} repetitions per cell",
-                exp.title, variant.label
-            ),
-            header: header.clone(),
-            rows: labels
-                .iter()
-                .map(|l| {
-                    std::iter::once(l.to_string())
-                        .chain(budgets.iter().map(|b| cell(l, *b, f)))
-                        .collect()
-                })
-                .collect(),
-        };
-        write_grid(
-            &make(
-                "guarantee ε (rounded up), noise σ of each run, mean runs",
-                &|s| {
-                    format!(
-                        "{} / σ={} / {:.1}",
-                        up(s.epsilon, 3),
-                        s.noise.map_or("–".into(), |n| format!("{n:.4}")),
-                        s.runs
-                    )
-                },
-            ),
-            &dir.join(format!("privacy-{}", slug(&variant.label))),
-            &mut files,
-        )?;
-        if here.iter().any(|s| s.choices.is_some()) {
-            write_grid(
-                &make(
-                    "what the tuner chose: median [quartiles] of each hyperparameter over \
-                     the runs that released one, and the share that released nothing",
-                    &|s| s.choices.clone().unwrap_or_else(|| "–".into()),
-                ),
-                &dir.join(format!("choices-{}", slug(&variant.label))),
-                &mut files,
-            )?;
-        }
-        if let Some(front) = &tu.front {
-            let best = |b: Option<f64>| {
-                b.and_then(|e| front.best_error(&variant.label, e))
-                    .map(|err| 1.0 - err)
-            };
-            let reference = if front.reevaluated {
-                "reference front re-evaluated on fresh runs (hyperparameters free)"
-            } else {
-                "reference front (one run, hyperparameters free)"
-            };
-            let gap = if front.reevaluated {
-                format!(
-                    "the best accuracy within the budget of the non-private reference front's \
-                     points ({}), each re-evaluated on fresh runs, minus it (the front as \
-                     searched, optimistic, on the second row)",
-                    front.path
-                )
-            } else {
-                format!(
-                    "the best accuracy any single run within the budget reached on the \
-                     non-private reference front ({}), minus it",
-                    front.path
-                )
-            };
-            let mut grid = make(
-                &format!(
-                    "test accuracy ± 95% Student-t interval of the chosen hyperparameters, and in brackets its \
-                     gap to the front: {gap}"
-                ),
-                &|s| match best(s.budget) {
-                    Some(a) => format!("{} ({:+.3})", pm(s.utility, 3), a - s.utility.0),
-                    None => pm(s.utility, 3),
-                },
-            );
-            let row = |label: &str, best: &dyn Fn(Option<f64>) -> Option<f64>| {
-                std::iter::once(label.to_string())
-                    .chain(
-                        budgets
-                            .iter()
-                            .map(|b| best(*b).map_or("–".into(), |a| format!("{a:.3}"))),
-                    )
-                    .collect()
-            };
-            if front.reevaluated {
-                let searched = |b: Option<f64>| {
-                    b.and_then(|e| front.searched_best_error(&variant.label, e))
-                        .map(|err| 1.0 - err)
+        for &(name, optimistic) in &refs {
+            for e in tu.budgets.iter().flatten() {
+                let best = match optimistic {
+                    false => front.best_error(&variant.label, *e),
+                    true => front.searched_best_error(&variant.label, *e),
                 };
-                grid.rows.insert(
-                    0,
-                    row("reference front as searched (optimistic)", &searched),
-                );
+                v.push(variant.label.clone());
+                r.push(name.to_string());
+                o.push(optimistic);
+                b.push(Some(*e));
+                a.push(best.map(|err| 1.0 - err));
             }
-            grid.rows.insert(0, row(reference, &best));
-            write_grid(
-                &grid,
-                &dir.join(format!("front-gap-{}", slug(&variant.label))),
-                &mut files,
-            )?;
-            let mut series: Vec<Series> = labels
-                .iter()
-                .map(|l| {
-                    let mine: Vec<&&Summary> = here.iter().filter(|s| s.label == *l).collect();
-                    Series::line(*l, mine.iter().map(|s| (x_of(s), s.utility.0)).collect())
-                        .with_errors(error_bars(
-                            &mine.iter().map(|s| s.utility).collect::<Vec<_>>(),
-                        ))
-                })
-                .collect();
-            let front_points: Vec<(f64, f64)> = budgets
-                .iter()
-                .filter_map(|b| Some((b.as_ref().copied()?, best(*b)?)))
-                .collect();
-            // The window: from 0.1 below the front's lowest point (a tuner that mostly releases
-            // ⊥ falls off it; its numbers are in the table) to just above its highest.
-            let y_range = front_points
-                .iter()
-                .map(|p| p.1)
-                .fold(None, |r: Option<(f64, f64)>, a| {
-                    Some(r.map_or((a, a), |(lo, hi)| (lo.min(a), hi.max(a))))
-                })
-                .map(|(lo, hi)| ((lo - 0.1).max(0.0), (hi + 0.01).min(1.0)));
-            // Series left (partly) below the window are named in the title, not hidden.
-            let below: Vec<&str> = series
-                .iter()
-                .filter(|s| y_range.is_some_and(|(lo, _)| s.points.iter().any(|p| p.1 < lo)))
-                .map(|s| s.label.as_str())
-                .collect();
-            let below = match below.as_slice() {
-                [] => String::new(),
-                names => format!("; below the axis (see the table): {}", names.join(", ")),
-            };
-            series.push(Series::line(reference, front_points));
-            let fig = Figure {
-                x_scale: Scale::Log,
-                y_range,
-                ..Figure::new(
-                    format!("{} ({}){below}", exp.title, variant.label),
-                    format!(
-                        "ε of (ε, {})-DP for the whole tuning run",
-                        fmt_num(tu.delta)
-                    ),
-                    "test accuracy of the chosen hyperparameters",
-                    series,
-                )
-            };
-            let stem = dir.join(format!("accuracy-{}", slug(&variant.label)));
-            files.extend(plot::draw(&fig, &stem)?);
         }
     }
-    Ok(files)
+    Table::default()
+        .with("variant", Values::Str(v))
+        .with("reference", Values::Str(r))
+        .with("optimistic", Values::Bool(o))
+        .with("target_epsilon", Values::F64(b))
+        .with("accuracy", Values::F64(a))
 }
 
 impl Study for Tuning {
@@ -938,14 +821,23 @@ impl Study for Tuning {
     }
 
     fn derive(&self, _experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
-        Ok(vec![
+        let mut out = vec![
             ("outcomes.parquet", outcomes(merged)?),
             ("steps.parquet", steps(self, merged)?),
-        ])
+            ("cells.parquet", cell_summaries(self, merged)?),
+        ];
+        if let Some(front) = &self.front {
+            out.push(("front.parquet", front_points(self, front)));
+        }
+        Ok(out)
     }
 
     fn derived(&self) -> Vec<&'static str> {
-        vec!["outcomes.parquet", "steps.parquet"]
+        let mut out = vec!["outcomes.parquet", "steps.parquet", "cells.parquet"];
+        if self.front.is_some() {
+            out.push("front.parquet");
+        }
+        out
     }
 
     /// Every tuner's guarantee on the first variant's first instance: a tuner whose capability
@@ -995,11 +887,6 @@ impl Study for Tuning {
                 })?;
         }
         Ok(())
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        let t = Table::read_parquet(&dir.join(self.output()))?;
-        report(header, self, &t, dir)
     }
 }
 

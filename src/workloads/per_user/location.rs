@@ -621,7 +621,7 @@ mod tests {
         assert_eq!(w.per_user_losses().unwrap().n_users(), 50);
         // Privacy of one run: Δ = R/n = 10/50, σ = zΔ, ρ = 1/(2z²).
         let run = w.private_training().unwrap();
-        assert!((run.run_privacy().eval(3.0).unwrap() - 3.0 / 8.0).abs() < 1e-12);
+        assert!((crate::workloads::run_curve(run).eval(3.0).unwrap() - 3.0 / 8.0).abs() < 1e-12);
 
         let t: toml::Table = toml::from_str("candidates = 30\nhuber = 0.5\nusers = 80").unwrap();
         let s = robust_regression_spec(&t).unwrap();

@@ -35,7 +35,7 @@ pub mod rff;
 
 use super::validation_score::{ClippedMeanRelease, PerKey, ScoreClip};
 use super::{Hyper, Oracle, PerUserLosses, PrivateTraining, Space, Workload};
-use crate::accounting::RdpCurve;
+use crate::accounting::Event;
 use crate::error::{Error, Range, Result};
 use crate::params::{Count, OneOrMany};
 use crate::rng::{normal, stream};
@@ -461,8 +461,8 @@ impl PerUserLosses for PerUserWorkload {
 }
 
 impl PrivateTraining for PerUserWorkload {
-    fn run_privacy(&self) -> &RdpCurve {
-        self.release.curve()
+    fn run_event(&self) -> &Event {
+        self.release.event()
     }
     /// When the losses cannot be computed at `h` (a bad point, or a model that cannot be
     /// fitted there — data-independent failures), the run releases the lowest score plus the
@@ -597,7 +597,7 @@ mod tests {
         assert!((w.release().sigma() - z * 2.0 / 3.0).abs() < 1e-15);
         for alpha in [1.5, 2.0, 8.0] {
             let want = alpha / (2.0 * z * z);
-            assert!((w.run_privacy().eval(alpha).unwrap() - want).abs() < 1e-12);
+            assert!((crate::workloads::run_curve(&w).eval(alpha).unwrap() - want).abs() < 1e-12);
         }
         let mut rng = stream(3, &[]);
         let n = 40_000;

@@ -615,6 +615,6 @@ mod tests {
         assert_eq!(w.oracle().best_utility(), best);
         assert!(users.user_gradients(&pts[0]).is_some());
         let ps = w.private_training().unwrap();
-        assert!((ps.run_privacy().eval(2.0).unwrap() - 2.0 / 8.0).abs() < 1e-12);
+        assert!((crate::workloads::run_curve(ps).eval(2.0).unwrap() - 2.0 / 8.0).abs() < 1e-12);
     }
 }
