@@ -77,8 +77,10 @@
 //!           missing = "– (no instance)" }]   # no digits: the value as it is;
 //!                                              # scientific = true: 1.23e-5;
 //!                                              # interval = "upper_ci": "v ± h"
-//!         # format = "{} ({rate:4})": the cell as text, {} its value, {NAME} another
-//!         # column's as it is, {NAME:D} with D decimals
+//!         # format = "{} ({rate:.4}; {share:%.0})": the cell as a template, {} the cell
+//!         # as it shows without one, {NAME} another column's value as it is, {NAME:.4}
+//!         # decimals (as `round` says), {NAME:.2e}, {NAME:%.0} a percentage, {NAME:s4}
+//!         # significant digits, {NAME:.4±OTHER} value ± interval
 //! ```
 //!
 //! Columns are checked against the table when the report is drawn (the table exists only then);
@@ -205,6 +207,14 @@ pub struct PlotSpec {
     panels: Option<usize>,
     /// The y axis fitted to the bulk of the points, the few far ones named in the title.
     focus: bool,
+    /// Lines drawn as a staircase: each y held until the next x (a Pareto front).
+    steps: bool,
+    /// The markers' shape.
+    marker: plot::Marker,
+    /// Further series from other tables or rows, drawn in the same figure (`[[plots.layers]]`).
+    layers: Vec<PlotSpec>,
+    /// A heatmap of this column over the grid of (x, y) values, instead of curves.
+    heat: Option<Heat>,
     /// Another table's curves on the same axes.
     overlay: Option<Overlay>,
     /// Rows dropped where every column holds one of its values (after `filter`).
@@ -215,6 +225,14 @@ pub struct PlotSpec {
     diagonal: Option<String>,
     /// Points along a column, paths, x bounds, marks, series styles, a zoomed panel.
     extras: plot_paths::Extras,
+}
+
+/// A heatmap's colour: a column's value per (x, y) cell, on a log10 scale if asked.
+#[derive(Clone, Debug, PartialEq)]
+struct Heat {
+    column: String,
+    log: bool,
+    label: Option<String>,
 }
 
 /// A horizontal reference line: a number, or the largest group mean of a column.
@@ -241,6 +259,9 @@ pub struct TableSpec {
     facet: Option<String>,
     caption: Option<String>,
     body: Body,
+    /// Its rows appended to the previous `[[tables]]` entry's table (a list of as many columns):
+    /// a table whose rows come from several tables or formats.
+    append: bool,
     /// Rows dropped where every column holds one of its values (after `filter`).
     exclude: Filter,
 }
@@ -302,13 +323,15 @@ struct ListColumn {
     /// Shown as 1.23e-5 (with `digits`).
     #[serde(default)]
     scientific: bool,
-    /// What an empty cell shows (default "–").
+    /// What an empty cell shows (default "–"); placeholders as in `format`.
     missing: Option<String>,
+    /// The cell as a template over the row's columns: `{}` the cell as it would show without
+    /// a format, `{name}` a column's value as it is, `{name:.4}` (rounded as `round` says),
+    /// `{name:.2e}`, `{name:%.0}` (a percentage), `{name:s4}` (significant digits),
+    /// `{name:.4±other}` (value ± interval); `{:SPEC}` the column's own value so.
+    format: Option<String>,
     /// The row shown through a template (where `column` holds a value).
     cell: Option<String>,
-    /// The cell as this text: `{}` the column's value (as above), `{NAME}` column NAME's
-    /// value in the row as it is, `{NAME:D}` with D decimals (rounded as `round` says).
-    format: Option<String>,
     /// A column of half-widths: the cell shows "value ± half-width" (`digits`, default 3; no
     /// half-width: "value (one repetition)").
     interval: Option<String>,
@@ -503,6 +526,13 @@ struct PlotEntry {
     columns: Option<f64>,
     #[serde(default)]
     focus: bool,
+    #[serde(default)]
+    steps: bool,
+    marker: Option<String>,
+    z: Option<String>,
+    #[serde(default)]
+    z_scale: Scale,
+    z_label: Option<String>,
     overlay: Option<OverlayEntry>,
     exclude: Option<toml::Table>,
     diagonal: Option<String>,
@@ -514,6 +544,80 @@ struct PlotEntry {
     mark: Option<plot_paths::Mark>,
     series_styles: Option<toml::Table>,
     zoom: Option<plot_paths::ZoomEntry>,
+}
+
+/// A `[[plots.layers]]` entry as written: further series in the plot's figure (and facet).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LayerEntry {
+    table: Option<String>,
+    filter: Option<toml::Table>,
+    x: Option<String>,
+    y: Option<String>,
+    series: Option<String>,
+    series_label: Option<String>,
+    series_labels: Option<toml::Table>,
+    aggregate: Option<String>,
+    lines: Option<bool>,
+    #[serde(default)]
+    steps: bool,
+    marker: Option<String>,
+}
+
+fn marker(f: &Fields, given: Option<&str>) -> Result<plot::Marker> {
+    Ok(match given {
+        None | Some("circle") => plot::Marker::Circle,
+        Some("triangle") => plot::Marker::Triangle,
+        Some("square") => plot::Marker::Square,
+        Some("cross") => plot::Marker::Cross,
+        Some("star") => plot::Marker::Star,
+        Some(_) => return Err(f.bad("marker", "circle, triangle, square, cross or star")),
+    })
+}
+
+fn labels(f: &Fields, given: Option<toml::Table>) -> Result<Vec<(String, String)>> {
+    given
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| match v {
+            toml::Value::String(v) => Ok((k, v)),
+            _ => Err(f.bad(&format!("series_labels.{k}"), "a string")),
+        })
+        .collect()
+}
+
+/// The plot's `[[plots.layers]]`: each a plot of its own rows drawn into the parent's figure.
+fn layers(p: &Fields, parent: &PlotSpec) -> Result<Vec<PlotSpec>> {
+    let mut out = Vec::new();
+    for l in p.array("layers", false)? {
+        let e: LayerEntry = l.read("a `[[plots.layers]]` entry", &[])?;
+        let aggregate = match e.aggregate {
+            None => parent.aggregate,
+            given => aggregate(&l, given.as_deref())?,
+        };
+        out.push(PlotSpec {
+            table: e.table.or_else(|| parent.table.clone()),
+            filter: filter(&l, e.filter)?,
+            x: e.x.unwrap_or_else(|| parent.x.clone()),
+            y: vec![(e.y.unwrap_or_else(|| parent.y[0].0.clone()), None)],
+            series: e.series,
+            series_label: e.series_label,
+            series_labels: labels(&l, e.series_labels)?,
+            aggregate,
+            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None || e.steps),
+            steps: e.steps,
+            marker: marker(&l, e.marker.as_deref())?,
+            layers: Vec::new(),
+            heat: None,
+            overlay: None,
+            exclude: Filter(Vec::new()),
+            series_more: Vec::new(),
+            diagonal: None,
+            extras: plot_paths::Extras::default(),
+            ..parent.clone()
+        });
+    }
+    Ok(out)
 }
 
 /// A `[[tables]]` entry as written.
@@ -535,6 +639,8 @@ struct TableEntry {
     #[serde(default)]
     round: Rounding,
     list: Option<Vec<ListColumn>>,
+    #[serde(default)]
+    append: bool,
     cell: Option<String>,
     reference_rows: Option<ReferenceRowsEntry>,
     exclude: Option<toml::Table>,
@@ -563,7 +669,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
         out.values.push((key.clone(), shown));
     }
     for p in f.array("plots", false)? {
-        let e: PlotEntry = p.read("a `[[plots]]` entry", &[])?;
+        let e: PlotEntry = p.read("a `[[plots]]` entry", &["layers"])?;
         let aggregate = aggregate(&p, e.aggregate.as_deref())?;
         let ys =
             e.y.ok_or_else(|| p.missing("y", "a column of the table, or a list of them"))?
@@ -635,7 +741,8 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             y_log: e.y_scale == Scale::Log,
             x_range: range(&p, "x_range", e.x_range)?,
             y_range: range(&p, "y_range", e.y_range)?,
-            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None),
+            // A staircase is a line.
+            scatter: !e.lines.unwrap_or(aggregate != Aggregate::None || e.steps),
             title: e.title,
             x_label: e.x_label,
             y_label: e.y_label,
@@ -645,6 +752,14 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             series_labels,
             panels,
             focus: e.focus,
+            steps: e.steps,
+            marker: marker(&p, e.marker.as_deref())?,
+            layers: Vec::new(),
+            heat: e.z.map(|column| Heat {
+                column,
+                log: e.z_scale == Scale::Log,
+                label: e.z_label,
+            }),
             overlay: e.overlay.map(|o| Overlay::parse(o, &p)).transpose()?,
             exclude: fill_filter(f.table, &p, filter(&p, e.exclude)?)?,
             series_more,
@@ -661,9 +776,41 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 },
             )?,
         });
+        let spec = out.plots.last_mut().expect("just pushed");
+        spec.layers = layers(&p, spec)?;
     }
     for t in f.array("tables", false)? {
         let e: TableEntry = t.read("a `[[tables]]` entry", &[])?;
+        if e.append {
+            let previous = out
+                .tables
+                .last()
+                .map(|p| (&p.body, p.facet.is_some(), &p.name));
+            let (Some((Body::List(before), false, name)), Some(list)) = (previous, &e.list) else {
+                return Err(t.bad(
+                    "append",
+                    "rows for the previous [[tables]] entry: a list table without a facet, and a `list` here",
+                ));
+            };
+            let given = [e.name.is_some(), e.caption.is_some(), e.facet.is_some()];
+            if list.len() != before.len() || given.iter().any(|g| *g) {
+                return Err(t.bad(
+                    "append",
+                    &format!("a list of {} columns (the previous table's), without name, caption or facet", before.len()),
+                ));
+            }
+            out.tables.push(TableSpec {
+                name: name.clone(),
+                table: e.table,
+                filter: fill_filter(f.table, &t, filter(&t, e.filter)?)?,
+                facet: None,
+                caption: None,
+                body: Body::List(list.clone()),
+                append: true,
+                exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
+            });
+            continue;
+        }
         let name = stem_name(&t, e.name.as_deref(), &mut table_names)?;
         if let Some(list) = e.list {
             let pivot_key = [
@@ -698,6 +845,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::List(list),
+                append: false,
                 exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
@@ -730,6 +878,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
                 facet: e.facet,
                 caption: e.caption,
                 body: Body::Template(body),
+                append: false,
                 exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
             });
             continue;
@@ -790,6 +939,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             facet: e.facet,
             caption: e.caption,
             body,
+            append: false,
             exclude: fill_filter(f.table, &t, filter(&t, e.exclude)?)?,
         });
     }
@@ -980,90 +1130,36 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             })
             .transpose()?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
-            let mut curves = Vec::new();
-            let (mut values, mut marks) = (Vec::new(), Vec::new());
-            // Each series value, then each y column within it.
-            let lines = distinct(&series, &here).into_iter().flat_map(|s| {
-                ys.iter()
-                    .map(move |(y, name)| (s.clone(), y, name.as_deref()))
-            });
-            for (s, y, y_name) in lines {
-                let mut mine: Vec<usize> =
-                    here.iter().copied().filter(|&i| series[i] == s).collect();
-                // Grouped by x, or by the `along` column (its order, the mean x).
-                let key = |i: usize| match &along {
-                    Some(a) => a[i].num(),
-                    None => x[i].num(),
-                };
-                let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
-                for &i in &mine {
-                    let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
-                        continue;
+            let drawn = match p.heat {
+                None => {
+                    let columns = Columns {
+                        x: &x,
+                        ys: &ys,
+                        series: &series,
+                        along: along.as_deref(),
+                        marked: marked.as_deref(),
                     };
-                    match groups
-                        .iter_mut()
-                        .find(|g| g.0 == ki && p.aggregate != Aggregate::None)
-                    {
-                        Some(g) => {
-                            g.1.push(yi);
-                            g.2.push(xi)
-                        }
-                        None => groups.push((ki, vec![yi], vec![xi])),
-                    }
+                    curves(p, &columns, &here, &what, &file)?
                 }
-                groups.sort_by(|a, b| a.0.total_cmp(&b.0));
-                if let Some(m) = &marked {
-                    mine.sort_by(|&a, &b| {
-                        key(a)
-                            .unwrap_or(f64::NAN)
-                            .total_cmp(&key(b).unwrap_or(f64::NAN))
-                    });
-                    let point = |i: usize| Some((x_.x(x[i].num()?, &[x[i].num()?]), y[i].num()?));
-                    if let Some((at, v)) = x_.marked(&mine, point, m) {
-                        marks.push((curves.len(), at, v));
-                    }
-                }
-                let mut agg = Vec::new();
-                for (xi, mut ys, xs) in groups {
-                    let xi = x_.x(xi, &xs);
-                    let Some(point) = p.aggregate.point(&mut ys) else {
-                        return Err(Error::Infeasible(format!(
-                            "{what}: geomean-ci needs positive values; `{}` has one that is not \
-                             at x = {} in {file} (use mean-ci)",
-                            y_name.unwrap_or(&p.y[0].0),
-                            fmt_num(xi)
-                        )));
-                    };
-                    if point.0.is_finite() {
-                        agg.push((xi, point));
-                    }
-                }
-                let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
-                    Some((_, l)) => o.fill(l, title, &what)?,
-                    None => match &p.series_label {
-                        Some(l) => l.replace("{}", &s.label()),
-                        None => s.label(),
-                    },
-                };
-                let (lo, hi) = p.y_bounds.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
-                let errors: Option<Vec<(f64, f64)>> = agg
-                    .iter()
-                    .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
-                    .collect();
-                values.push(s.label());
-                curves.push(Series {
-                    label: match y_name {
-                        Some(n) if p.series.is_some() => format!("{n}, {value}"),
-                        Some(n) => n.to_string(),
-                        None => value,
-                    },
-                    points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
-                    errors: errors.filter(|_| {
-                        matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
-                    }),
-                    scatter: p.scatter,
-                    style: Style::default(),
-                });
+                Some(_) => PlotCurves::default(),
+            };
+            let PlotCurves {
+                mut curves,
+                values,
+                marks,
+            } = drawn;
+            for layer in &p.layers {
+                curves.extend(layer_curves(
+                    layer,
+                    fv.as_ref(),
+                    p,
+                    dir,
+                    default_table,
+                    &what,
+                )?);
+            }
+            for c in &mut curves {
+                c.label = o.fill(&c.label, title, &what)?;
             }
             if let Some(ov) = &p.overlay {
                 let facet = p.facet.as_deref().zip(fv.as_ref());
@@ -1097,6 +1193,16 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 ),
                 None => (base, p.name.clone()),
             };
+            if let Some(h) = &p.heat {
+                let labels = (
+                    o.fill(p.x_label.as_deref().unwrap_or(&p.x), title, &what)?,
+                    o.fill(p.y_label.as_deref().unwrap_or(&p.y[0].0), title, &what)?,
+                );
+                let map = heat_map(p, h, &t, &here, fig_title, labels, &curves, &what, &file)?;
+                let drawn = super::heatmap::draw(&map, &dir.join(&stem));
+                files.extend(drawn.map_err(|e| Error::Infeasible(format!("{what}: {e}")))?);
+                continue;
+            }
             let agg_name = match p.aggregate {
                 Aggregate::MeanCi => " (mean, 95% t-interval)".to_string(),
                 Aggregate::GeoMeanCi => {
@@ -1159,6 +1265,8 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
             files.extend(drawn.map_err(|e| Error::Infeasible(format!("{what}: {e}")))?);
         }
     }
+    // Tables are written once every entry appending rows to them has.
+    let mut pending: Vec<(String, Grid)> = Vec::new();
     for (k, s) in o.tables.iter().enumerate() {
         let what = format!("tables[{k}] ({})", s.name);
         let (t, file) = read(&s.table)?;
@@ -1181,11 +1289,6 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                             Some(cell) => templated(cell, &c.column, &t, &rows, &what, &file),
                         })
                         .collect::<Result<Vec<_>>>()?;
-                    let formats = list
-                        .iter()
-                        .map(|c| c.format.as_deref().map(|f| template(f, &t, &what, &file)))
-                        .map(Option::transpose)
-                        .collect::<Result<Vec<_>>>()?;
                     let halves = (list.iter())
                         .map(|c| {
                             c.interval
@@ -1200,28 +1303,32 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                             list.iter()
                                 .zip(&columns)
                                 .zip(&halves)
-                                .map(|((c, v), h)| match (&v[i], c.digits) {
-                                    (Cell::Num(x), d) if h.is_some() => {
-                                        let h = h.as_ref().and_then(|h| h[i].num());
-                                        pm((*x, h), d.unwrap_or(3).min(12))
+                                .map(|((c, v), h)| {
+                                    let own = match (&v[i], c.digits) {
+                                        (Cell::Num(x), d) if h.is_some() => {
+                                            let h = h.as_ref().and_then(|h| h[i].num());
+                                            pm((*x, h), d.unwrap_or(3).min(12))
+                                        }
+                                        (Cell::Missing, _) => {
+                                            return match &c.missing {
+                                                Some(m) => row_text(m, "–", c, &t, i, &what, &file),
+                                                None => Ok("–".into()),
+                                            }
+                                        }
+                                        (Cell::Num(x), Some(d)) if c.scientific => {
+                                            format!("{x:.*e}", d.min(12))
+                                        }
+                                        (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
+                                        (cell, _) => cell.label(),
+                                    };
+                                    match &c.format {
+                                        Some(f) => row_text(f, &own, c, &t, i, &what, &file),
+                                        None => Ok(own),
                                     }
-                                    (Cell::Missing, _) => {
-                                        c.missing.clone().unwrap_or_else(|| "–".into())
-                                    }
-                                    (Cell::Num(x), Some(d)) if c.scientific => {
-                                        format!("{x:.*e}", d.min(12))
-                                    }
-                                    (Cell::Num(x), Some(d)) => c.round.format(*x, d.min(12)),
-                                    (cell, _) => cell.label(),
                                 })
-                                .zip(list.iter().zip(&formats))
-                                .map(|(own, (c, f))| match f {
-                                    Some(parts) => fill_template(parts, &own, i, c.round),
-                                    None => own,
-                                })
-                                .collect()
+                                .collect::<Result<Vec<_>>>()
                         })
-                        .collect();
+                        .collect::<Result<Vec<_>>>()?;
                     let header = list
                         .iter()
                         .map(|c| c.label.clone().unwrap_or_else(|| c.column.clone()))
@@ -1257,10 +1364,329 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 header,
                 rows: body,
             };
-            write_grid(&grid, &dir.join(&stem), &mut files)?;
+            match pending.last_mut() {
+                Some((_, last)) if s.append => last.rows.extend(grid.rows),
+                _ => pending.push((stem, grid)),
+            }
         }
     }
+    for (stem, grid) in pending {
+        write_grid(&grid, &dir.join(&stem), &mut files)?;
+    }
     Ok(files)
+}
+
+/// The columns a plot's curves are drawn from, each cell per row of its table.
+struct Columns<'a> {
+    x: &'a [Cell],
+    ys: &'a [(Vec<Cell>, Option<String>)],
+    /// Each row's series ([`series_cells`]).
+    series: &'a [Cell],
+    /// `along`: the points are the groups of equal values of this column.
+    along: Option<&'a [Cell]>,
+    /// The column a `mark` is placed by.
+    marked: Option<&'a [Option<f64>]>,
+}
+
+/// A plot's curves, with each one's series value (for `series_styles`) and the marks to add
+/// (the curve's index, the point and the marked value), as [`plot_paths::Extras::finish`]
+/// takes them.
+#[derive(Default)]
+struct PlotCurves {
+    curves: Vec<Series>,
+    values: Vec<String>,
+    marks: Vec<(usize, (f64, f64), f64)>,
+}
+
+/// The curves of plot `p` over its rows `here`: one per series value and y column.
+fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> Result<PlotCurves> {
+    let (x, series, x_) = (c.x, c.series, &p.extras);
+    let mut out = PlotCurves::default();
+    // Each series value, then each y column within it.
+    let lines = distinct(series, here)
+        .into_iter()
+        .flat_map(|s| (c.ys.iter()).map(move |(y, name)| (s.clone(), y, name.as_deref())));
+    for (s, y, y_name) in lines {
+        let mut mine: Vec<usize> = here.iter().copied().filter(|&i| series[i] == s).collect();
+        // Grouped by x, or by the `along` column (its order, the mean x).
+        let key = |i: usize| match c.along {
+            Some(a) => a[i].num(),
+            None => x[i].num(),
+        };
+        let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
+        for &i in &mine {
+            let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
+                continue;
+            };
+            match groups
+                .iter_mut()
+                .find(|g| g.0 == ki && p.aggregate != Aggregate::None)
+            {
+                Some(g) => {
+                    g.1.push(yi);
+                    g.2.push(xi)
+                }
+                None => groups.push((ki, vec![yi], vec![xi])),
+            }
+        }
+        groups.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some(m) = c.marked {
+            mine.sort_by(|&a, &b| {
+                key(a)
+                    .unwrap_or(f64::NAN)
+                    .total_cmp(&key(b).unwrap_or(f64::NAN))
+            });
+            let point = |i: usize| Some((x_.x(x[i].num()?, &[x[i].num()?]), y[i].num()?));
+            if let Some((at, v)) = x_.marked(&mine, point, m) {
+                out.marks.push((out.curves.len(), at, v));
+            }
+        }
+        let mut agg = Vec::new();
+        for (xi, mut ys, xs) in groups {
+            let xi = x_.x(xi, &xs);
+            let Some(point) = p.aggregate.point(&mut ys) else {
+                return Err(Error::Infeasible(format!(
+                    "{what}: geomean-ci needs positive values; `{}` has one that is not \
+                     at x = {} in {file} (use mean-ci)",
+                    y_name.unwrap_or(&p.y[0].0),
+                    fmt_num(xi)
+                )));
+            };
+            if point.0.is_finite() {
+                agg.push((xi, point));
+            }
+        }
+        // The labels are filled with the file's values by the caller.
+        let value = match (p.series_labels.iter()).find(|(k, _)| *k == s.label()) {
+            Some((_, l)) => l.clone(),
+            None => match &p.series_label {
+                Some(l) => l.replace("{}", &s.label()),
+                None => s.label(),
+            },
+        };
+        let (lo, hi) = p.y_bounds.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+        let errors: Option<Vec<(f64, f64)>> = agg
+            .iter()
+            .map(|(_, (_, e))| e.map(|(a, b)| (a.max(lo), b.min(hi))))
+            .collect();
+        out.values.push(s.label());
+        out.curves.push(Series {
+            label: match y_name {
+                Some(n) if p.series.is_some() => format!("{n}, {value}"),
+                Some(n) => n.to_string(),
+                None => value,
+            },
+            points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
+            errors: errors
+                .filter(|_| matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)),
+            scatter: p.scatter,
+            style: Style {
+                marker: p.marker,
+                ..Style::default()
+            },
+        });
+    }
+    if p.steps {
+        for c in &mut out.curves {
+            *c = staircase(std::mem::replace(c, Series::line("", Vec::new())));
+        }
+    }
+    Ok(out)
+}
+
+/// `s` as a staircase: each point's y held until the next point's x (a Pareto front through
+/// its corners); intervals are dropped (they belong to the corners, not to the steps).
+fn staircase(s: Series) -> Series {
+    let mut points = Vec::with_capacity(2 * s.points.len());
+    for (k, &(x, y)) in s.points.iter().enumerate() {
+        if k > 0 {
+            points.push((x, s.points[k - 1].1));
+        }
+        points.push((x, y));
+    }
+    Series {
+        points,
+        errors: None,
+        ..s
+    }
+}
+
+/// The curves of a `[[plots.layers]]` entry: its table's rows kept by its filter and, where the
+/// plot has a facet, holding the facet's value `fv`.
+fn layer_curves(
+    l: &PlotSpec,
+    fv: Option<&Cell>,
+    parent: &PlotSpec,
+    dir: &Path,
+    default_table: &str,
+    what: &str,
+) -> Result<Vec<Series>> {
+    let what = format!("{what}: layer");
+    let file = l.table.clone().unwrap_or_else(|| default_table.to_string());
+    let t = Table::read_parquet(&dir.join(&file))?;
+    let rows = kept(&t, &l.filter, &what, &file)?;
+    let here = match (parent.facet.as_deref(), fv) {
+        (Some(name), Some(v)) => {
+            let f = keys(&t, name, &l.filter, &what, &file)?;
+            rows.into_iter().filter(|&i| f[i] == *v).collect()
+        }
+        _ => rows,
+    };
+    let x = keys(&t, &l.x, &l.filter, &what, &file)?;
+    let ys = vec![(cells(&t, &l.y[0].0, &what, &file)?, None)];
+    let series = series_cells(&t, l, &what, &file)?;
+    let columns = Columns {
+        x: &x,
+        ys: &ys,
+        series: &series,
+        along: None,
+        marked: None,
+    };
+    Ok(curves(l, &columns, &here, &what, &file)?.curves)
+}
+
+/// A heatmap of column `h` over the distinct (x, y) values of rows `here`: the layers' points
+/// drawn as dots, a star-marked layer's first point as the star.
+#[allow(clippy::too_many_arguments)]
+fn heat_map(
+    p: &PlotSpec,
+    h: &Heat,
+    t: &Table,
+    here: &[usize],
+    title: String,
+    (x_label, y_label): (String, String),
+    layers: &[Series],
+    what: &str,
+    file: &str,
+) -> Result<super::heatmap::Heatmap> {
+    let (x, y, z) = (
+        cells(t, &p.x, what, file)?,
+        cells(t, &p.y[0].0, what, file)?,
+        cells(t, &h.column, what, file)?,
+    );
+    let axis = |c: &[Cell]| {
+        let mut v: Vec<f64> = here.iter().filter_map(|&i| c[i].num()).collect();
+        v.sort_by(f64::total_cmp);
+        v.dedup();
+        v
+    };
+    let (xs, ys) = (axis(&x), axis(&y));
+    let mut values = vec![None; xs.len() * ys.len()];
+    for &i in here {
+        let (Some(xi), Some(yi)) = (x[i].num(), y[i].num()) else {
+            continue;
+        };
+        let at = |v: &[f64], w: f64| v.binary_search_by(|a| a.total_cmp(&w)).ok();
+        let (Some(a), Some(b)) = (at(&xs, xi), at(&ys, yi)) else {
+            continue;
+        };
+        let v = z[i].num().filter(|v| v.is_finite());
+        values[b * xs.len() + a] = match h.log {
+            true => v.filter(|v| *v > 0.0).map(f64::log10),
+            false => v,
+        };
+    }
+    let label = h.label.clone().unwrap_or_else(|| h.column.clone());
+    let is_star = |s: &&Series| s.style.marker == plot::Marker::Star;
+    Ok(super::heatmap::Heatmap {
+        title,
+        x_label,
+        y_label,
+        value_label: match h.log {
+            true => format!("log10 {label}"),
+            false => label,
+        },
+        xs,
+        ys,
+        x_log: p.x_log,
+        y_log: p.y_log,
+        values,
+        points: (layers.iter().filter(|s| !is_star(s)))
+            .flat_map(|s| s.points.iter().copied())
+            .collect(),
+        star: layers
+            .iter()
+            .find(is_star)
+            .and_then(|s| s.points.first().copied()),
+    })
+}
+
+/// `x` to `n` significant digits: fixed with up to 6 decimals, scientific when smaller, no
+/// decimals up to 1e6, scientific beyond.
+fn significant(x: f64, n: usize) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let decimals = n as i32 - 1 - x.abs().log10().floor() as i32;
+    if (0..=6).contains(&decimals) {
+        format!("{x:.*}", decimals as usize)
+    } else if decimals < 0 && x.abs() < 1e6 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.*e}", n - 1)
+    }
+}
+
+/// A list cell's template (its `format`, or `missing`) filled from row `i` of `t`: `{}` is
+/// `own` (the cell as it shows without a format), `{name}` the column's value as it is,
+/// `{name:.N}` N decimals (rounded as the list column's `round` says), `{name:.Ne}`
+/// scientific, `{name:%.N}` a percentage with N decimals (rounded so too), `{name:.N±other}`
+/// the value ± column `other` (no interval: "(one repetition)"), `{name:sN}` N significant
+/// digits; `{:SPEC}` is the list column's own value with SPEC; an empty value is "–".
+fn row_text(
+    template: &str,
+    own: &str,
+    c: &ListColumn,
+    t: &Table,
+    i: usize,
+    what: &str,
+    file: &str,
+) -> Result<String> {
+    let mut out = String::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + 1..start + len];
+        rest = &rest[start + len + 1..];
+        let (name, spec) = inner.split_once(':').unwrap_or((inner, ""));
+        if inner.is_empty() {
+            out.push_str(own);
+            continue;
+        }
+        let name = if name.is_empty() { &c.column } else { name };
+        let cell = cells(t, name, what, file)?.swap_remove(i);
+        let bad = || {
+            Error::Infeasible(format!(
+                "{what}: `{{{inner}}}`: a format is .N, .Ne, %.N, .N±column or sN"
+            ))
+        };
+        let digits = |d: &str| d.parse::<usize>().map(|d| d.min(12)).map_err(|_| bad());
+        out.push_str(&match (cell.num(), spec) {
+            (_, "") => cell.label(),
+            (None, _) => "–".into(),
+            (Some(x), s) if s.starts_with('%') => {
+                let d = digits(s.trim_start_matches("%."))?;
+                format!("{}%", c.round.format(100.0 * x, d))
+            }
+            (Some(x), s) if s.starts_with('s') => significant(x, digits(&s[1..])?.max(1)),
+            (Some(x), s) => {
+                let s = s.strip_prefix('.').ok_or_else(bad)?;
+                match s.split_once('±') {
+                    Some((d, other)) => {
+                        let h = cells(t, other, what, file)?.swap_remove(i).num();
+                        pm((x, h), digits(d)?)
+                    }
+                    None if s.ends_with('e') => format!("{x:.*e}", digits(&s[..s.len() - 1])?),
+                    None => c.round.format(x, digits(s)?),
+                }
+            }
+        });
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// `text` with each `{column:NAME}` replaced by the one value column `NAME` holds in `rows`
@@ -1585,59 +2011,6 @@ fn diagonal(label: String, curves: &[Series]) -> Option<Series> {
             ..Style::default()
         },
     })
-}
-
-/// A piece of a list column's `format`.
-enum Part {
-    Text(String),
-    /// `{}`: the column's own value.
-    Own,
-    /// `{NAME}` or `{NAME:D}`: another column's cells, with D decimals.
-    Column(Vec<Cell>, Option<usize>),
-}
-
-/// A list column's `format` split into text and the columns it reads.
-fn template(text: &str, t: &Table, what: &str, file: &str) -> Result<Vec<Part>> {
-    let mut parts = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else {
-            break;
-        };
-        parts.push(Part::Text(rest[..start].to_string()));
-        let inner = &rest[start + 1..start + len];
-        parts.push(match inner.split_once(':') {
-            None if inner.is_empty() => Part::Own,
-            None => Part::Column(cells(t, inner, what, file)?, None),
-            Some((name, d)) => {
-                let d = d.parse::<usize>().map_err(|_| {
-                    Error::Infeasible(format!(
-                        "{what}: `{{{inner}}}` in a list column's format: `{{NAME:D}}` takes \
-                         D decimals"
-                    ))
-                })?;
-                Part::Column(cells(t, name, what, file)?, Some(d.min(12)))
-            }
-        });
-        rest = &rest[start + len + 1..];
-    }
-    parts.push(Part::Text(rest.to_string()));
-    Ok(parts)
-}
-
-/// Row `i`'s cell from a list column's `format`.
-fn fill_template(parts: &[Part], own: &str, i: usize, round: Rounding) -> String {
-    parts
-        .iter()
-        .map(|p| match p {
-            Part::Text(s) => s.clone(),
-            Part::Own => own.to_string(),
-            Part::Column(c, Some(d)) if c[i].num().is_some() => {
-                round.format(c[i].num().unwrap_or_default(), *d)
-            }
-            Part::Column(c, _) => c[i].label(),
-        })
-        .collect()
 }
 
 /// The unit separator between the parts of a key of several columns.
@@ -1978,6 +2351,209 @@ caption = \"{column:from}\"
         assert!(outputs(shared).is_ok());
     }
 
+    fn temp(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("dptune-decl-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    /// A list cell's `format` fills placeholders from its row (decimals, scientific, percent,
+    /// significant digits, value ± interval, "–" for an empty value), `missing` too; an
+    /// `append` entry adds its rows, from another table, to the previous table.
+    #[test]
+    fn list_cells_fill_templates_and_tables_append_rows() {
+        let dir = temp("templates");
+        let t = Table::default()
+            .with("task", Values::Str(vec!["a".into(), "b".into()]))
+            .with("m", Values::F64(vec![Some(8.39401), Some(1.5)]))
+            .with("h", Values::F64(vec![Some(0.02789), None]))
+            .with("share", Values::F64(vec![Some(0.514), None]))
+            .with("p", Values::F64(vec![Some(1.5432e-4), Some(0.5)]))
+            .with("n", Values::U64(vec![5, 1]))
+            .with("run", Values::U64(vec![128, 64]));
+        t.write_parquet(&dir.join("runs.parquet")).unwrap();
+        let u = Table::default().with("x", Values::F64(vec![Some(1.3442e-5)]));
+        u.write_parquet(&dir.join("other.parquet")).unwrap();
+        let o = outputs(
+            "[[tables]]\nname = \"t\"\ncaption = \"c\"\nlist = [{ column = \"task\" }, \
+             { column = \"m\", format = \"{m:.4±h} ({n} × {run})\" }, \
+             { column = \"share\", format = \"{share:%.0} / {p:.2e}\", missing = \"> {run}\" }]\n\
+             [[tables]]\nappend = true\ntable = \"other.parquet\"\nlist = [{ column = \"x\", format = \"argmax\" }, \
+             { column = \"x\", format = \"ε {x:s4}\" }, { column = \"x\", format = \"\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        let md = std::fs::read_to_string(dir.join("t.md")).unwrap();
+        for row in [
+            "| a | 8.3940 ± 0.0279 (5 × 128) | 51% / 1.54e-4 |",
+            "| b | 1.5000 (one repetition) (1 × 64) | > 64 |",
+            "| argmax | ε 1.344e-5 |  |",
+        ] {
+            assert!(md.contains(row), "{row} in {md}");
+        }
+        assert_eq!(significant(10.0, 4), "10.00");
+        assert_eq!(significant(1.2019, 4), "1.202");
+        assert_eq!(significant(12345.6, 4), "12346");
+        // An empty value in a template is "–"; a bad format is named.
+        let o = outputs(
+            "[[tables]]\nname = \"u\"\nlist = [{ column = \"task\", format = \"{h:.2}\" }]\n",
+        )
+        .unwrap();
+        render(&o, &dir, "runs.parquet", "T").unwrap();
+        assert!(std::fs::read_to_string(dir.join("u.md"))
+            .unwrap()
+            .contains("| – |"));
+        let o = outputs(
+            "[[tables]]\nname = \"v\"\nlist = [{ column = \"task\", format = \"{m:4}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&o, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{m:4}`"), "{e}");
+        // `append` needs a previous list of as many columns, and no name of its own.
+        for text in [
+            "[[tables]]\nappend = true\nlist = [{ column = \"a\" }]\n",
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"a\" }]\n[[tables]]\nappend = true\nlist = [{ column = \"a\" }, { column = \"b\" }]\n",
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"a\" }]\n[[tables]]\nappend = true\nname = \"u\"\nlist = [{ column = \"a\" }]\n",
+        ] {
+            let e = outputs(text).unwrap_err().to_string();
+            assert!(e.contains("append"), "{text}: {e}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `steps` draws a series as a staircase; `[[plots.layers]]` add series from other tables
+    /// (in the figure's facet), with their own filter, columns, labels and markers.
+    #[test]
+    fn steps_and_layers_draw_into_one_figure() {
+        let dir = temp("layers");
+        let front = Table::default()
+            .with(
+                "task",
+                Values::Str(["a", "a", "a", "b"].map(String::from).to_vec()),
+            )
+            .with(
+                "eps",
+                Values::F64(vec![Some(0.1), Some(1.0), Some(4.0), Some(1.0)]),
+            )
+            .with(
+                "err",
+                Values::F64(vec![Some(0.5), Some(0.3), Some(0.1), Some(0.2)]),
+            );
+        front.write_parquet(&dir.join("front.parquet")).unwrap();
+        let points = Table::default()
+            .with("task", Values::Str(["a", "b"].map(String::from).to_vec()))
+            .with("epsilon", Values::F64(vec![Some(2.0), Some(3.0)]))
+            .with("error", Values::F64(vec![Some(0.6), Some(0.7)]));
+        points.write_parquet(&dir.join("points.parquet")).unwrap();
+        let o = outputs(
+            "seeds = 3\n[[plots]]\nname = \"f\"\ntable = \"front.parquet\"\nfacet = \"task\"\nx = \"eps\"\ny = \"err\"\n\
+             aggregate = \"none\"\nsteps = true\nseries_label = \"front ({seeds} seeds)\"\n\
+             [[plots.layers]]\ntable = \"points.parquet\"\nx = \"epsilon\"\ny = \"error\"\nseries_label = \"points\"\nmarker = \"star\"\n",
+        )
+        .unwrap();
+        assert_eq!(o.plots[0].layers.len(), 1);
+        assert!(o.plots[0].layers[0].scatter && !o.plots[0].scatter);
+        let files = render(&o, &dir, "front.parquet", "T").unwrap();
+        assert_eq!(files.len(), 4);
+        let svg = std::fs::read_to_string(dir.join("f-a.svg")).unwrap();
+        assert!(
+            svg.contains("front (3 seeds)") && svg.contains("points"),
+            "legend"
+        );
+        // The staircase through (0.1, 0.5), (1, 0.3), (4, 0.1).
+        let p = &o.plots[0];
+        let t = Table::read_parquet(&dir.join("front.parquet")).unwrap();
+        let (x, y) = (
+            cells(&t, "eps", "", "").unwrap(),
+            cells(&t, "err", "", "").unwrap(),
+        );
+        let series = vec![Cell::Str("err".into()); 4];
+        let ys = [(y, None)];
+        let columns = Columns {
+            x: &x,
+            ys: &ys,
+            series: &series,
+            along: None,
+            marked: None,
+        };
+        let c = curves(p, &columns, &[0, 1, 2], "", "").unwrap().curves;
+        assert_eq!(
+            c[0].points,
+            [(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
+        );
+        // A layer keeps its plot's facet: facet b's figure has b's point only.
+        let l = layer_curves(
+            &p.layers[0],
+            Some(&Cell::Str("b".into())),
+            p,
+            &dir,
+            "front.parquet",
+            "",
+        )
+        .unwrap();
+        assert_eq!(l[0].points, [(3.0, 0.7)]);
+        assert_eq!(l[0].style.marker, plot::Marker::Star);
+        let bad =
+            "[[plots]]\nname = \"p\"\nx = \"a\"\ny = \"b\"\n[[plots.layers]]\nmarker = \"blob\"\n";
+        let e = outputs(bad).unwrap_err().to_string();
+        assert!(e.contains("plots[0].layers[0].marker"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `z` draws a heatmap of a column over the (x, y) grid, log10 with `z_scale = "log"`
+    /// (a value ≤ 0 missing), the layers' points as dots and a star layer's point as the star.
+    #[test]
+    fn heatmaps_colour_a_column_over_the_grid() {
+        let dir = temp("heat");
+        let t = Table::default()
+            .with(
+                "a",
+                Values::F64(vec![Some(1.0), Some(2.0), Some(1.0), Some(2.0)]),
+            )
+            .with(
+                "b",
+                Values::F64(vec![Some(5.0), Some(5.0), Some(7.0), Some(7.0)]),
+            )
+            .with(
+                "v",
+                Values::F64(vec![Some(10.0), Some(100.0), Some(0.0), Some(1.0)]),
+            )
+            .with(
+                "set",
+                Values::Str(["g", "g", "g", "best"].map(String::from).to_vec()),
+            );
+        t.write_parquet(&dir.join("grid.parquet")).unwrap();
+        let o = outputs(
+            "[[plots]]\nname = \"h\"\nx = \"a\"\ny = \"b\"\nz = \"v\"\nz_scale = \"log\"\nz_label = \"value\"\n\
+             [[plots.layers]]\nfilter = { set = \"best\" }\naggregate = \"none\"\nmarker = \"star\"\n\
+             [[plots.layers]]\nfilter = { set = \"g\" }\naggregate = \"none\"\n",
+        )
+        .unwrap();
+        let files = render(&o, &dir, "grid.parquet", "T").unwrap();
+        assert_eq!(files.len(), 2);
+        let p = &o.plots[0];
+        let layers = [Series::scatter("s", vec![(2.0, 7.0)]).styled(Style {
+            marker: plot::Marker::Star,
+            ..Style::default()
+        })];
+        let here: Vec<usize> = (0..4).collect();
+        let labels = ("a".to_string(), "b".to_string());
+        let h = p.heat.as_ref().unwrap();
+        let m = heat_map(p, h, &t, &here, "T".into(), labels, &layers, "", "").unwrap();
+        assert_eq!(
+            (m.xs.clone(), m.ys.clone()),
+            (vec![1.0, 2.0], vec![5.0, 7.0])
+        );
+        assert_eq!(m.values, [Some(1.0), Some(2.0), None, Some(0.0)]);
+        assert_eq!(
+            (m.star, m.value_label.as_str()),
+            (Some((2.0, 7.0)), "log10 value")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A small table of two configurations (a, b) over three x, written as runs.parquet in a
     /// fresh folder.
     fn configurations(tag: &str) -> PathBuf {
@@ -2104,14 +2680,15 @@ caption = \"{column:from}\"
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A list column's `format`: `{}` its own value, `{NAME}` another column's as it is,
-    /// `{NAME:D}` with D decimals; `{column:NAME:D}` in a caption likewise.
+    /// A list column's `format`: `{}` its own cell, `{NAME}` another column's value as it is,
+    /// `{NAME:.D}` with D decimals (rounded as the column's `round` says), `{:.D}` its own
+    /// value so; `{column:NAME:D}` in a caption with D decimals.
     #[test]
     fn list_columns_format_several_columns_into_one_cell() {
         let dir = configurations("format");
         let o = outputs(
             "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\" }\n\
-             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:3}; ≤ {x})\" }]\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:.3}; ≤ {x})\" }]\n\
              caption = \"first {column:kind}, y {column:y:2}\"\n",
         )
         .unwrap();
@@ -2121,14 +2698,15 @@ caption = \"{column:from}\"
         assert!(e.contains("`y` holds 3 values"), "{e}");
         let o = outputs(
             "[[tables]]\nname = \"t\"\nfilter = { kind = \"a\", x = 1 }\n\
-             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:3}; ≤ {x})\" }]\n\
+             list = [{ column = \"k\", label = \"k (rate; x)\", format = \"{} ({rate:.3}; ≤ {x})\" }, \
+             { column = \"rate\", round = \"up\", format = \"{:.1} / {k:.1} / {rate:%.0}\" }]\n\
              caption = \"first {column:kind}, y {column:y:2}\"\n",
         )
         .unwrap();
         render(&o, &dir, "runs.parquet", "T").unwrap();
         let md = read(&dir, "t.md");
         assert!(md.starts_with("**first a, y 0.50**"), "{md}");
-        assert!(md.contains("| 0 (0.250; ≤ 1) |"), "{md}");
+        assert!(md.contains("| 0 (0.250; ≤ 1) | 0.3 / 0.0 / 25% |"), "{md}");
         let bad = outputs(
             "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:x}\" }]\n",
         )
@@ -2136,7 +2714,16 @@ caption = \"{column:from}\"
         let e = render(&bad, &dir, "runs.parquet", "T")
             .unwrap_err()
             .to_string();
-        assert!(e.contains("D decimals"), "{e}");
+        assert!(e.contains("`{rate:x}`: a format is"), "{e}");
+        // The grammar before the merge of the two `format`s: `{NAME:D}` is no format.
+        let bad = outputs(
+            "[[tables]]\nname = \"t\"\nlist = [{ column = \"k\", format = \"{rate:3}\" }]\n",
+        )
+        .unwrap();
+        let e = render(&bad, &dir, "runs.parquet", "T")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`{rate:3}`"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -49,15 +49,6 @@ pub(crate) fn best_known<K: std::hash::Hash + Eq>(
     objective.iter().map(|k| best.get(k).copied()).collect()
 }
 
-/// Error bars (lo, hi) from (mean, half-width) pairs; none at all when any point lacks an
-/// interval (one repetition).
-pub(crate) fn error_bars(points: &[(f64, Option<f64>)]) -> Option<Vec<(f64, f64)>> {
-    points
-        .iter()
-        .map(|&(m, h)| h.map(|h| (m - h, m + h)))
-        .collect()
-}
-
 /// The first line of every index dptune writes; an index without it was not written by dptune
 /// (older dptune indexes start with the second form).
 pub const INDEX_MARK: &str =

@@ -93,9 +93,13 @@ impl Values {
     }
 }
 
-/// Whether column `name` holds wall-clock times (they differ between runs).
+/// Whether column `name` holds wall-clock times (they differ between runs): `wall_ms`, and
+/// every `…_wall_ms`, `…_wall_s` and `…_wall_share` (a share of wall-clock time).
 pub fn is_timing(name: &str) -> bool {
-    name == "wall_ms" || name.ends_with("_wall_ms")
+    name == "wall_ms"
+        || ["_wall_ms", "_wall_s", "_wall_share"]
+            .iter()
+            .any(|e| name.ends_with(e))
 }
 
 /// Named columns of equal length, in order.
@@ -318,7 +322,7 @@ impl Table {
         Ok(())
     }
 
-    /// The table without its timing columns (`wall_ms` and every `…_wall_ms`): what must be
+    /// The table without its timing columns ([`is_timing`]): what must be
     /// identical between two runs of one configuration.
     pub fn without_timing(&self) -> Table {
         Table {

@@ -35,6 +35,58 @@ count = 24
 method = "grid"
 label = "grid"
 points = 3
+
+[[plots]]
+name = "hv"
+table = "hv_trace.parquet"
+facet = "task"
+filter = { method = ["dpareto", "random"] }
+x = "n_evals"
+y = "hv_lin"
+series = "tuner"
+
+[[plots.layers]]
+table = "summary.parquet"
+filter = { method = "grid" }
+x = "evals"
+series = "tuner"
+aggregate = "none"
+
+[[plots]]
+name = "fronts"
+table = "mean_front.parquet"
+facet = "task"
+filter = { variant = "mean" }
+x = "epsilon"
+y = "error"
+x_scale = "log"
+series = "tuner"
+aggregate = "none"
+steps = true
+
+[[tables]]
+name = "summary"
+table = "summary.parquet"
+list = [{ column = "tuner" }, { column = "hv_lin", format = "{hv_lin:.4±hv_lin_ci}" }]
+"#;
+
+/// The declarations of `FILE` for a file with `reevaluate`.
+const REEVALUATED: &str = r#"
+[[plots]]
+name = "fronts-reevaluated"
+table = "mean_front.parquet"
+facet = "task"
+filter = { variant = "reevaluated" }
+x = "epsilon"
+y = "error"
+x_scale = "log"
+series = "tuner"
+steps = true
+
+[[tables]]
+name = "reevaluated"
+table = "summary.parquet"
+list = [{ column = "tuner" }, { column = "hv_lin_reeval", digits = 4 }]
 "#;
 
 fn points(t: &Table, tuner: &str, seed: u64) -> Vec<(Vec<f64>, Objectives)> {
@@ -132,13 +184,25 @@ fn svt_fronts_share_initial_points_and_derive_consistent_tables() {
             .iter()
             .any(|x| x.1[0] <= c[0] && x.1[1] <= c[1] && x.1 != c));
     }
-    for f in [
-        "hv-svt.png",
-        "fronts-svt.svg",
-        "summary.md",
-        "hv-diff.md",
-        "efficiency.md",
-    ] {
+    // Mean fronts over the seeds: per tuner and variant, ε rising and the error falling; the
+    // grid's (one run) is its run's front.
+    let mean = read("mean_front.parquet");
+    let (mt, mv) = (mean.str("tuner").unwrap(), mean.str("variant").unwrap());
+    let (me, mr) = (mean.f64("epsilon").unwrap(), mean.f64("error").unwrap());
+    for i in 1..mean.height() {
+        if mt[i] == mt[i - 1] && mv[i] == mv[i - 1] {
+            assert!(me[i] > me[i - 1] && mr[i] < mr[i - 1], "row {i}");
+        }
+    }
+    let corners = |t: &Table, tv: &[String], vv: &[String], e: &[Option<f64>]| -> Vec<f64> {
+        (0..t.height())
+            .filter(|&i| tv[i] == "grid" && vv[i] == "mean")
+            .map(|i| e[i].unwrap())
+            .collect()
+    };
+    assert_eq!(corners(&mean, mt, mv, me), corners(&front, ft, fv, fe));
+    // The file's declared figures and tables over the derived tables.
+    for f in ["hv-svt.png", "fronts-svt.svg", "summary.md"] {
         assert!(Path::new(&out.join(f)).exists(), "{f}");
     }
 }
@@ -372,7 +436,7 @@ fn front_points_are_reevaluated_on_fresh_streams() {
     let file = dir.join("pf.toml");
     std::fs::write(&file, FILE).unwrap();
     let plain = common::run_and_report(&file, Profile::Paper, &dir.join("plain"), 1);
-    let with = FILE.replace("seeds = 2\n", "seeds = 2\nreevaluate = 2\n");
+    let with = FILE.replace("seeds = 2\n", "seeds = 2\nreevaluate = 2\n") + REEVALUATED;
     std::fs::write(&file, &with).unwrap();
     let t = common::run_and_report(&file, Profile::Paper, &dir.join("re"), 2);
     let stripped = t.without("reeval_error").without("reeval_n_rep");

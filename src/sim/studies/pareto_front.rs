@@ -13,12 +13,15 @@
 //! once (seed 0). Files: `points.parquet` (one row per evaluation: λ, ε, mean / min / max / sd
 //! of the replicate errors, the acquisition and the GPs' prediction at proposals, oracle and
 //! tuner wall times), and derived `hv_trace.parquet` (hv_lin, hv_log, hv_norm after each
-//! evaluation), `front.parquet` (the mean, best- and worst-replicate fronts), `summary.parquet`
-//! (per task and tuner: hypervolumes with 95% Student-t intervals over seeds, best error at ε ≤ e,
-//! evaluations to reach 95% of the union front's hypervolume), `hv_diff.parquet` (spec Table 2:
+//! evaluation), `front.parquet` (each run's mean, best- and worst-replicate fronts),
+//! `mean_front.parquet` (those fronts' means over the seeds, what the text compares),
+//! `summary.parquet` (per task and tuner: hypervolumes with 95% Student-t intervals over seeds,
+//! best error at ε ≤ e, evaluations to reach 95% of the union front's hypervolume, wall-clock
+//! seconds of tuner and oracle per seed), `hv_diff.parquet` (spec Table 2:
 //! DPareto's hypervolume minus that of random-sampling chunks of the same size, t-intervals,
 //! per DPareto seed and Welch's test over seeds) and `efficiency.parquet` (random-sampling
-//! evaluations needed to match DPareto's final hypervolume).
+//! evaluations needed to match DPareto's final hypervolume). The kind draws nothing: the
+//! experiment files declare their figures and tables over these.
 //!
 //! Honesty (spec §5): every tuner here is non-private: the front is what a data owner learns,
 //! not a private release, and keeping the best of many noisy means biases it optimistically.
@@ -32,7 +35,6 @@ use super::StudyKind;
 use crate::data::TrainTest;
 use crate::error::{Error, Result};
 use crate::learn::Device;
-use crate::numeric::fmt_num;
 use crate::numeric::stats::{mean, mean_interval, one_sample_t, welch_t, TTest};
 use crate::params::{Count, OneOrMany};
 use crate::pareto::designs::Design;
@@ -46,16 +48,13 @@ use crate::pareto::{
 };
 use crate::rng::{stream, word_position};
 use crate::sim::fields::{fnv1a, Fields};
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::{error_bars, pm, write_grid};
 use crate::sim::store::Journal;
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::study::Study;
+use crate::sim::table::{finite, Table};
 use crate::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId, TaskOracle};
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -965,8 +964,6 @@ impl serde::Serialize for Named<'_> {
 #[derive(Clone, Debug, Default)]
 struct Run {
     points: Vec<Objectives>,
-    /// Whether each point is one of DPareto's initial (random) points.
-    initial: Vec<bool>,
     best: Vec<Objectives>,
     worst: Vec<Objectives>,
     /// The replicates' standard deviation per point (None from one replicate).
@@ -983,7 +980,7 @@ type Runs = BTreeMap<(usize, usize), (String, String, String, BTreeMap<u64, Run>
 /// Groups the merged table by (task, tuner) in order of first appearance.
 fn runs(t: &Table) -> Result<Runs> {
     let (task, tuner, method) = (t.str("task")?, t.str("tuner")?, t.str("method")?);
-    let (seed, phase) = (t.u64("seed")?, t.str("phase")?);
+    let seed = t.u64("seed")?;
     let (eps, err) = (t.f64("epsilon")?, t.f64("error")?);
     let (lo, hi, sd) = (t.f64("err_min")?, t.f64("err_max")?, t.f64("err_std")?);
     let (om, tm) = (t.f64("wall_ms")?, t.f64("tuner_wall_ms")?);
@@ -1017,7 +1014,6 @@ fn runs(t: &Table) -> Result<Runs> {
         let e = eps[i].unwrap_or(f64::INFINITY);
         let m = err[i].unwrap_or(1.0);
         run.points.push([e, m]);
-        run.initial.push(phase[i] == "init");
         run.best.push([e, lo[i].unwrap_or(m)]);
         run.worst.push([e, hi[i].unwrap_or(m)]);
         run.spread.push(sd[i]);
@@ -1050,6 +1046,7 @@ fn trace(points: &[Objectives]) -> Result<Trace> {
 struct TraceRow<'a> {
     task: &'a str,
     tuner: &'a str,
+    method: &'a str,
     seed: u64,
     n_evals: u64,
     hv_lin: f64,
@@ -1062,7 +1059,20 @@ struct TraceRow<'a> {
 struct FrontRow<'a> {
     task: &'a str,
     tuner: &'a str,
+    method: &'a str,
     seed: u64,
+    variant: &'a str,
+    epsilon: f64,
+    error: f64,
+}
+
+/// A row of `mean_front.parquet`: a corner of a (task, tuner)'s mean front over its seeds.
+#[derive(serde::Serialize)]
+struct MeanFrontRow<'a> {
+    task: &'a str,
+    tuner: &'a str,
+    method: &'a str,
+    seeds: u64,
     variant: &'a str,
     epsilon: f64,
     error: f64,
@@ -1073,6 +1083,7 @@ struct FrontRow<'a> {
 struct SummaryRow<'a> {
     task: &'a str,
     tuner: &'a str,
+    method: &'a str,
     seeds: u64,
     evals: u64,
     hv_lin: f64,
@@ -1085,6 +1096,11 @@ struct SummaryRow<'a> {
     near_front_share: Option<f64>,
     err_sd_eps_below_1: Option<f64>,
     err_sd_eps_from_1: Option<f64>,
+    /// Wall-clock seconds per seed of the tuner (its GP fits and acquisition) and the oracle,
+    /// and the tuner's share of their sum.
+    tuner_wall_s: f64,
+    oracle_wall_s: f64,
+    tuner_wall_share: f64,
     /// The mean best error within each of [`BEST_ERROR_EPSILONS`].
     #[serde(rename = "best_err_eps_0.1")]
     best_err_eps_0_1: Option<f64>,
@@ -1146,6 +1162,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
     let reevaluated = merged.names().contains(&"reeval_error");
     let (mut trace_t, mut front_t, mut summary_t, mut diff_t, mut eff_t) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut mean_t = Vec::new();
     // The union front's hypervolume per task: the reference of evals_to_95.
     let mut union: HashMap<usize, Vec<Objectives>> = HashMap::new();
     for ((task, _), (_, _, _, seeds)) in &runs {
@@ -1158,7 +1175,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         .map(|(&task, points)| Ok((task, StepFront::new(points)?)))
         .collect::<Result<_>>()?;
     let mut traces: HashMap<(usize, usize), BTreeMap<u64, Trace>> = HashMap::new();
-    for (&(task, tuner), (task_name, label, _, seeds)) in &runs {
+    for (&(task, tuner), (task_name, label, method, seeds)) in &runs {
         let target = 0.95 * hv_lin(&union[&task], HV_REFERENCE)?;
         // Spec §4.5: BO's points cluster near the front, RS's do not; the replicates' spread
         // grows as ε falls.
@@ -1189,6 +1206,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             trace_t.extend(tr.iter().enumerate().map(|(k, &(l, g))| TraceRow {
                 task: task_name,
                 tuner: label,
+                method,
                 seed,
                 n_evals: k as u64 + 1,
                 hv_lin: l,
@@ -1222,6 +1240,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 front_t.extend(StepFront::new(pts)?.corners().iter().map(|c| FrontRow {
                     task: task_name,
                     tuner: label,
+                    method,
                     seed,
                     variant,
                     epsilon: c[0],
@@ -1229,6 +1248,27 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
                 }));
             }
             traces.entry((task, tuner)).or_default().insert(seed, tr);
+        }
+        let per_seed =
+            |f: fn(&Run) -> f64| seeds.values().map(f).sum::<f64>() / seeds.len() as f64 / 1e3;
+        let (tuner_s, oracle_s) = (per_seed(|r| r.tuner_ms), per_seed(|r| r.oracle_ms));
+        type Pick = fn(&Run) -> &[Objectives];
+        let variants: [(&str, Pick); 4] = [
+            ("mean", |r| &r.points),
+            ("best", |r| &r.best),
+            ("worst", |r| &r.worst),
+            ("reevaluated", |r| &r.reevaluated),
+        ];
+        for (variant, pick) in variants {
+            mean_t.extend(mean_front(seeds, pick)?.iter().map(|c| MeanFrontRow {
+                task: task_name,
+                tuner: label,
+                method,
+                seeds: seeds.len() as u64,
+                variant,
+                epsilon: c[0],
+                error: c[1],
+            }));
         }
         let (lm, lh) = mean_interval(&lin);
         let (gm, gh) = mean_interval(&log);
@@ -1248,6 +1288,7 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
         summary_t.push(SummaryRow {
             task: task_name,
             tuner: label,
+            method,
             seeds: seeds.len() as u64,
             evals: evals as u64,
             hv_lin: lm,
@@ -1260,6 +1301,9 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             near_front_share: (counted > 0).then(|| near as f64 / counted as f64),
             err_sd_eps_below_1: mean(&sd_low),
             err_sd_eps_from_1: mean(&sd_high),
+            tuner_wall_s: tuner_s,
+            oracle_wall_s: oracle_s,
+            tuner_wall_share: tuner_s / (tuner_s + oracle_s).max(1e-9),
             best_err_eps_0_1: best(0),
             best_err_eps_0_5: best(1),
             best_err_eps_1: best(2),
@@ -1395,28 +1439,23 @@ fn derive(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>
             "efficiency.parquet",
             Table::from_experiment_rows(experiment, &eff_t)?,
         ),
+        (
+            "mean_front.parquet",
+            Table::from_experiment_rows(experiment, &mean_t)?,
+        ),
     ])
 }
 
-/// The step function through a front's corners (x ascending, y falling).
-fn staircase(corners: &[Objectives]) -> Vec<(f64, f64)> {
-    let mut out = Vec::new();
-    for (i, c) in corners.iter().enumerate() {
-        if i > 0 {
-            out.push((c[0], corners[i - 1][1]));
-        }
-        out.push((c[0], c[1]));
-    }
-    out
-}
-
-/// The mean front of a tuner's seeds: at each ε where a seed's front steps (and every seed
-/// has a point at or below it), the mean over the seeds of each front's best error at that
-/// ε, as a staircase. Its hypervolume is the seeds' mean hypervolume (the area is linear in
-/// the step function), the number the text compares.
-fn mean_front(seeds: &BTreeMap<u64, Run>) -> Result<Vec<(f64, f64)>> {
+/// The mean front of a tuner's seeds (each seed's points as `variant` picks them): at each ε
+/// where a seed's front steps (and every seed has a point at or below it), the mean over the
+/// seeds of each front's best error at that ε. Its hypervolume is the seeds' mean hypervolume
+/// (the area is linear in the step function), the number the text compares.
+fn mean_front(
+    seeds: &BTreeMap<u64, Run>,
+    variant: fn(&Run) -> &[Objectives],
+) -> Result<Vec<Objectives>> {
     let fronts = (seeds.values())
-        .map(|r| StepFront::new(&r.points))
+        .map(|r| StepFront::new(variant(r)))
         .collect::<Result<Vec<_>>>()?;
     let start = (fronts.iter())
         .filter_map(|f| f.corners().first().map(|c| c[0]))
@@ -1426,457 +1465,13 @@ fn mean_front(seeds: &BTreeMap<u64, Run>) -> Result<Vec<(f64, f64)>> {
         .collect();
     grid.sort_by(f64::total_cmp);
     grid.dedup();
-    let corners: Vec<Objectives> = grid
+    Ok(grid
         .into_iter()
         .filter_map(|e| {
             let at: Vec<f64> = fronts.iter().filter_map(|f| f.best_at(e)).collect();
             (at.len() == fronts.len()).then(|| [e, at.iter().sum::<f64>() / at.len() as f64])
         })
-        .collect();
-    Ok(staircase(&corners))
-}
-
-/// How many seeds a mean front averages, for its legend entry.
-fn seeds_said(n: usize) -> String {
-    match n {
-        1 => "one run".into(),
-        n => format!("mean of {n} seeds"),
-    }
-}
-
-/// The left end of a front plot's ε axis: a little left of its smallest positive ε.
-fn front_left(series: &[Series]) -> f64 {
-    let min = series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|p| p.0))
-        .filter(|x| *x > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if min.is_finite() {
-        min * 0.8
-    } else {
-        1e-3
-    }
-}
-
-/// A figure title: the experiment's title, the task unless that title already names it, and
-/// what the figure shows.
-fn task_title(title: &str, task: &str, what: &str) -> String {
-    if title.contains(task) {
-        format!("{title}: {what}")
-    } else {
-        format!("{title}: {task}: {what}")
-    }
-}
-
-/// The right end of a front plot's ε axis: a little right of its largest ε up to `cap` (the
-/// corners beyond it are not drawn), at most `cap`.
-fn front_right(series: &[Series], cap: f64) -> f64 {
-    let max = (series.iter().flat_map(|s| s.points.iter().map(|p| p.0)))
-        .filter(|x| x.is_finite() && *x > 0.0 && *x <= cap)
-        .fold(0.0, f64::max);
-    if max > 0.0 {
-        (1.5 * max).min(cap)
-    } else {
-        cap
-    }
-}
-
-fn front_figure(title: String, series: Vec<Series>) -> Figure {
-    Figure {
-        x_scale: Scale::Log,
-        ..Figure::new(
-            title,
-            "ε (log scale)",
-            "error (mean test error, or 1 − F1)",
-            series,
-        )
-    }
-}
-
-fn report(s: &ParetoFront, h: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-    let merged = Table::read_parquet(&dir.join("points.parquet"))?;
-    let runs = runs(&merged)?;
-    let summary = Table::read_parquet(&dir.join("summary.parquet"))?;
-    let mut files = Vec::new();
-    let tasks = s.task_names();
-    for (ti, task) in tasks.iter().enumerate() {
-        let of_task: Vec<_> = runs.iter().filter(|((t, _), _)| *t == ti).collect();
-        // Fig. 5 (top): hypervolume against evaluations, mean over seeds with 95% Student-t intervals.
-        let mut hv_series = Vec::new();
-        for (_, (_, label, method, seeds)) in &of_task {
-            let traces: Vec<Vec<(f64, f64)>> = seeds
-                .values()
-                .map(|r| trace(&r.points))
-                .collect::<Result<_>>()?;
-            let n = traces.iter().map(Vec::len).max().unwrap_or(0);
-            let step = n.div_ceil(40).max(1);
-            let at: Vec<usize> = (1..=n).filter(|k| k % step == 0 || *k == n).collect();
-            let stats: Vec<(f64, Option<f64>)> = at
-                .iter()
-                .map(|&k| {
-                    mean_interval(
-                        &traces
-                            .iter()
-                            .filter(|t| t.len() >= k)
-                            .map(|t| t[k - 1].0)
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .collect();
-            let grid = method == "grid";
-            hv_series.push(Series {
-                label: if grid {
-                    format!("{label} (all {n} points)")
-                } else {
-                    format!("{label} ({} seeds)", seeds.len())
-                },
-                points: if grid {
-                    vec![(n as f64, stats.last().map_or(0.0, |s| s.0))]
-                } else {
-                    at.iter()
-                        .zip(&stats)
-                        .map(|(&k, s)| (k as f64, s.0))
-                        .collect()
-                },
-                errors: if grid { None } else { error_bars(&stats) },
-                scatter: grid,
-                style: Default::default(),
-            });
-        }
-        let fig = Figure::new(
-            task_title(
-                &h.title,
-                task,
-                "hypervolume of the (ε, error) front, reference (10, 1)",
-            ),
-            "evaluations",
-            "hypervolume of the front (linear ε; mean, 95% t-interval)",
-            hv_series,
-        );
-        files.extend(plot::draw(&fig, &dir.join(format!("hv-{task}")))?);
-        // Fig. 5 (bottom): the points and step fronts of the searches that draw points
-        // (DPareto and random sampling; seed 0, ε ≤ 1000), DPareto's initial points marked on
-        // top (random sampling of the same design drew them too).
-        let (mut clouds, mut marks, mut steps) = (Vec::new(), Vec::new(), Vec::new());
-        for (_, (_, label, method, seeds)) in &of_task {
-            let Some(r) = seeds.values().next().filter(|_| method != "grid") else {
-                continue;
-            };
-            let shown = |initial: Option<bool>| -> Vec<(f64, f64)> {
-                r.points
-                    .iter()
-                    .zip(&r.initial)
-                    .filter(|(p, &init)| {
-                        initial.is_none_or(|i| i == init) && p[0] > 0.0 && p[0] <= 1e3
-                    })
-                    .map(|(p, _)| (p[0], p[1]))
-                    .collect()
-            };
-            let shared = shown(Some(true));
-            let own = shown((!shared.is_empty()).then_some(false));
-            clouds.push(Series::scatter(format!("{label}: points"), own));
-            if !shared.is_empty() {
-                marks.push(Series::scatter(
-                    format!("{label}: initial random points"),
-                    shared,
-                ));
-            }
-            steps.push(Series::line(
-                format!("{label}: front"),
-                staircase(StepFront::new(&r.points)?.corners()),
-            ));
-            if !r.reevaluated.is_empty() {
-                steps.push(Series::line(
-                    format!("{label}: front re-evaluated on fresh runs"),
-                    staircase(StepFront::new(&r.reevaluated)?.corners()),
-                ));
-            }
-        }
-        clouds.extend(marks);
-        clouds.extend(steps);
-        if !clouds.is_empty() {
-            files.extend(plot::draw(
-                &front_figure(
-                    task_title(&h.title, task, "points (ε ≤ 1000) and fronts (seed 0)"),
-                    clouds,
-                ),
-                &dir.join(format!("points-{task}")),
-            )?);
-        }
-        // Fig. 6: every tuner's mean step front over its seeds (what the text compares).
-        let series = of_task
-            .iter()
-            .filter(|(_, (_, _, _, seeds))| !seeds.is_empty())
-            .map(|(_, (_, label, _, seeds))| {
-                let label = format!("{label} ({})", seeds_said(seeds.len()));
-                Ok(Series::line(label, mean_front(seeds)?))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        // Only ε up to 10× the hypervolume's reference is drawn: beyond it the front adds
-        // nothing to any yardstick, and a long tail would squash the region that matters.
-        let fig = Figure {
-            x_range: Some((
-                front_left(&series),
-                front_right(&series, 10.0 * HV_REFERENCE[0]),
-            )),
-            ..front_figure(
-                task_title(&h.title, task, "mean fronts over the seeds"),
-                series,
-            )
-        };
-        files.extend(plot::draw(&fig, &dir.join(format!("fronts-{task}")))?);
-        // The same fronts re-evaluated on fresh runs (`reevaluate`), on the same axes.
-        let fresh = of_task
-            .iter()
-            .filter_map(|(_, (_, label, _, seeds))| {
-                let r = seeds
-                    .values()
-                    .next()
-                    .filter(|r| !r.reevaluated.is_empty())?;
-                Some(StepFront::new(&r.reevaluated).map(|f| {
-                    Series::line(format!("{label}: re-evaluated"), staircase(f.corners()))
-                }))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        if !fresh.is_empty() {
-            let fig = Figure {
-                x_range: Some((front_left(&fresh), front_right(&fresh, HV_REFERENCE[0]))),
-                series: fresh,
-                title: task_title(
-                    &h.title,
-                    task,
-                    "fronts re-evaluated on fresh runs (seed 0, ε < 10)",
-                ),
-                ..fig
-            };
-            files.extend(plot::draw(
-                &fig,
-                &dir.join(format!("fronts-reevaluated-{task}")),
-            )?);
-        }
-        // Fig. 7: the mean, best- and worst-replicate fronts of the first tuner (seed 0).
-        if let Some((_, (_, label, _, seeds))) = of_task.first() {
-            if let Some(r) = seeds.values().next().filter(|r| r.best != r.worst) {
-                let series = [
-                    ("mean", &r.points),
-                    ("best replicate", &r.best),
-                    ("worst replicate", &r.worst),
-                ]
-                .iter()
-                .map(|(name, pts)| {
-                    Ok(Series::line(
-                        format!("{label}: {name}"),
-                        staircase(StepFront::new(pts)?.corners()),
-                    ))
-                })
-                .collect::<Result<Vec<_>>>()?;
-                files.extend(plot::draw(
-                    &front_figure(
-                        task_title(
-                            &h.title,
-                            task,
-                            "fronts of the mean, best and worst replicate",
-                        ),
-                        series,
-                    ),
-                    &dir.join(format!("replicates-{task}")),
-                )?);
-            }
-        }
-    }
-    // Fig. 8: the first tuner's mean fronts of every task, overlaid.
-    if tasks.len() > 1 {
-        let first: Vec<_> = runs.iter().filter(|((_, u), _)| *u == 0).collect();
-        let series = (first.iter())
-            .filter(|(_, (_, _, _, seeds))| !seeds.is_empty())
-            .map(|(_, (task, label, _, seeds))| {
-                let label = format!("{task} ({label}, {})", seeds_said(seeds.len()));
-                Ok(Series::line(label, mean_front(seeds)?))
-            })
-            .collect::<Result<Vec<_>>>()?;
-        files.extend(plot::draw(
-            &front_figure(
-                format!("{}: mean fronts of every task over the seeds", h.title),
-                series,
-            ),
-            &dir.join("fronts-all-tasks"),
-        )?);
-    }
-    // The yardstick and overhead tables.
-    let (task, tuner) = (summary.str("task")?, summary.str("tuner")?);
-    let col = |name: &str| summary.f64(name);
-    let (lin, lin_ci, log, log_ci) = (
-        col("hv_lin")?,
-        col("hv_lin_ci")?,
-        col("hv_log")?,
-        col("hv_log_ci")?,
-    );
-    let (to95, reach, seeds) = (
-        col("evals_to_95")?,
-        summary.u64("seeds_reaching_95")?,
-        summary.u64("seeds")?,
-    );
-    let evals = summary.u64("evals")?;
-    let b1 = col("best_err_eps_1")?;
-    let b05 = col("best_err_eps_0.5")?;
-    let (near, sd_low, sd_high) = (
-        col("near_front_share")?,
-        col("err_sd_eps_below_1")?,
-        col("err_sd_eps_from_1")?,
-    );
-    let num = |x: Option<f64>, d: usize| x.map_or("–".to_string(), |v| format!("{v:.d$}"));
-    let rows: Vec<Vec<String>> = (0..summary.height())
-        .map(|i| {
-            let r = &runs
-                .values()
-                .nth(i)
-                .expect("one summary row per run group")
-                .3;
-            let per_seed =
-                |f: fn(&Run) -> f64| r.values().map(f).sum::<f64>() / r.len() as f64 / 1e3;
-            let (tuner_s, oracle_s) = (per_seed(|r| r.tuner_ms), per_seed(|r| r.oracle_ms));
-            vec![
-                task[i].clone(),
-                tuner[i].clone(),
-                format!("{} × {}", seeds[i], evals[i]),
-                pm((lin[i].unwrap_or(0.0), lin_ci[i]), 4),
-                pm((log[i].unwrap_or(0.0), log_ci[i]), 4),
-                num(b05[i], 4),
-                num(b1[i], 4),
-                format!("{} ({}/{})", num(to95[i], 0), reach[i], seeds[i]),
-                near[i].map_or("–".into(), |v| format!("{:.0}%", 100.0 * v)),
-                format!("{} / {}", num(sd_low[i], 4), num(sd_high[i], 4)),
-                format!(
-                    "{tuner_s:.1} / {oracle_s:.1} ({:.0}%)",
-                    100.0 * tuner_s / (tuner_s + oracle_s).max(1e-9)
-                ),
-            ]
-        })
-        .collect();
-    write_grid(
-        &Grid {
-            caption: format!(
-                "{}: the spec 001 §5 yardstick per task and tuner (means over seeds, 95% Student-t intervals); best error at ε ≤ 0.5 and ≤ 1; evaluations to reach 95% of the union front's hv_lin (seeds reaching it); the share of points within 0.02 error of the union front at their ε; the replicates' mean error sd at ε < 1 and ε ≥ 1; overhead = tuner seconds / oracle seconds per seed (tuner share; wall-clock, machine-dependent)",
-                h.title
-            ),
-            header: ["task", "tuner", "seeds × evals", "hv_lin", "hv_log", "best err ε≤0.5", "best err ε≤1", "evals to 95%", "near front", "replicate sd ε<1 / ≥1", "tuner / oracle s"]
-                .map(String::from)
-                .to_vec(),
-            rows,
-        },
-        &dir.join("summary"),
-        &mut files,
-    )?;
-    if summary.names().contains(&"hv_lin_reeval") {
-        let (points, fl, fl_ci, fg, fg_ci, fb) = (
-            col("reeval_points")?,
-            col("hv_lin_reeval")?,
-            col("hv_lin_reeval_ci")?,
-            col("hv_log_reeval")?,
-            col("hv_log_reeval_ci")?,
-            col("best_err_eps_1_reeval")?,
-        );
-        let rows = (0..summary.height())
-            .map(|i| {
-                vec![
-                    task[i].clone(),
-                    tuner[i].clone(),
-                    num(points[i], 1),
-                    pm((lin[i].unwrap_or(0.0), lin_ci[i]), 4),
-                    pm((fl[i].unwrap_or(0.0), fl_ci[i]), 4),
-                    pm((log[i].unwrap_or(0.0), log_ci[i]), 4),
-                    pm((fg[i].unwrap_or(0.0), fg_ci[i]), 4),
-                    format!("{} → {}", num(b1[i], 4), num(fb[i], 4)),
-                ]
-            })
-            .collect();
-        write_grid(
-            &Grid {
-                caption: format!(
-                    "{}: the optimism of keeping the best of many noisy means (spec 001 §5): each run's front points inside the reference box evaluated {} more on fresh streams; hypervolumes of the fronts as searched and as re-evaluated (means over seeds, 95% Student-t intervals), and the best error at ε ≤ 1",
-                    h.title,
-                    match s.reevaluate {
-                        // A report of results made before the key was removed from the file.
-                        0 => "again".to_string(),
-                        1 => "once".to_string(),
-                        2 => "twice".to_string(),
-                        n => format!("{n} times"),
-                    }
-                ),
-                header: ["task", "tuner", "front points per seed", "hv_lin searched", "hv_lin re-evaluated", "hv_log searched", "hv_log re-evaluated", "best err ε≤1 searched → re-evaluated"]
-                    .map(String::from)
-                    .to_vec(),
-                rows,
-            },
-            &dir.join("reevaluated"),
-            &mut files,
-        )?;
-    }
-    let diff = Table::read_parquet(&dir.join("hv_diff.parquet"))?;
-    if diff.height() > 0 {
-        let (task, cmp) = (diff.str("task")?, diff.str("comparison")?);
-        let (n, size) = (diff.u64("n_chunks")?, diff.u64("chunk_size")?);
-        let (m, lo, hi, p) = (
-            diff.f64("mean_diff")?,
-            diff.f64("ci_lo")?,
-            diff.f64("ci_hi")?,
-            diff.f64("p")?,
-        );
-        let rows = (0..diff.height())
-            .map(|i| {
-                vec![
-                    task[i].clone(),
-                    cmp[i].clone(),
-                    format!("{} × {}", n[i], size[i]),
-                    num(m[i], 4),
-                    format!("[{}, {}]", num(lo[i], 4), num(hi[i], 4)),
-                    p[i].map_or("–".into(), |p| format!("{p:.2e}")),
-                ]
-            })
-            .collect();
-        write_grid(
-            &Grid {
-                caption: format!("{}: spec 001 Table 2: DPareto's hv_lin minus that of random-sampling chunks of DPareto's size (95% t-interval, two-sided p); per DPareto seed, and Welch's test of DPareto's seeds against the chunks", h.title),
-                header: ["task", "comparison", "chunks × size", "mean difference", "95% interval", "p"].map(String::from).to_vec(),
-                rows,
-            },
-            &dir.join("hv-diff"),
-            &mut files,
-        )?;
-    }
-    let eff = Table::read_parquet(&dir.join("efficiency.parquet"))?;
-    if eff.height() > 0 {
-        let (task, bo, rs) = (eff.str("task")?, eff.str("dpareto")?, eff.str("random")?);
-        let (be, bh) = (eff.u64("dpareto_evals")?, eff.f64("dpareto_hv_lin")?);
-        let (rh, rn, rm, ahead) = (
-            eff.f64("random_hv_lin_same_evals")?,
-            eff.u64("random_evals_run")?,
-            eff.f64("random_evals_to_match")?,
-            eff.f64("dpareto_ahead_share")?,
-        );
-        let rows = (0..eff.height())
-            .map(|i| {
-                vec![
-                    task[i].clone(),
-                    format!("{} vs {}", bo[i], rs[i]),
-                    format!("{} at {}", num(bh[i], 4), be[i]),
-                    num(rh[i], 4),
-                    rm[i].map_or(format!("> {}", rn[i]), fmt_num),
-                    ahead[i].map_or("–".into(), |v| format!("{:.0}%", 100.0 * v)),
-                ]
-            })
-            .collect();
-        write_grid(
-            &Grid {
-                caption: format!("{}: sample efficiency: the random-sampling evaluations whose mean hv_lin over seeds first matches DPareto's mean final hv_lin (\"> n\": not within the n run), and the share of evaluation counts at which DPareto's mean hv_lin is at least random sampling's", h.title),
-                header: ["task", "tuners", "DPareto hv_lin at evals", "random hv_lin at the same evals", "random evals to match", "DPareto ahead"].map(String::from).to_vec(),
-                rows,
-            },
-            &dir.join("efficiency"),
-            &mut files,
-        )?;
-    }
-    Ok(files)
+        .collect())
 }
 
 impl Study for ParetoFront {
@@ -1936,11 +1531,8 @@ impl Study for ParetoFront {
             "summary.parquet",
             "hv_diff.parquet",
             "efficiency.parquet",
+            "mean_front.parquet",
         ]
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        report(self, header, dir)
     }
 }
 
@@ -1951,14 +1543,8 @@ mod tests {
     #[test]
     fn mean_front_averages_each_seeds_best_error_where_all_have_one() {
         let run = |points: Vec<Objectives>| Run {
-            initial: vec![false; points.len()],
-            spread: vec![None; points.len()],
             points,
-            best: vec![],
-            worst: vec![],
-            reevaluated: vec![],
-            oracle_ms: 0.0,
-            tuner_ms: 0.0,
+            ..Run::default()
         };
         let seeds: BTreeMap<u64, Run> = [
             (0, run(vec![[0.1, 0.5], [1.0, 0.3]])),
@@ -1968,29 +1554,14 @@ mod tests {
         .collect();
         // From ε = 0.5 (where both seeds have a point): (0.5 + 0.4) / 2, then (0.3 + 0.4) / 2
         // at 1, then (0.3 + 0.1) / 2 at 2.
-        let got = mean_front(&seeds).unwrap();
-        let want = [
-            (0.5, 0.45),
-            (1.0, 0.45),
-            (1.0, 0.35),
-            (2.0, 0.35),
-            (2.0, 0.2),
-        ];
+        let got = mean_front(&seeds, |r| &r.points).unwrap();
+        let want = [[0.5, 0.45], [1.0, 0.35], [2.0, 0.2]];
         assert_eq!(got.len(), want.len());
         for (g, w) in got.iter().zip(want) {
             assert!(
-                (g.0 - w.0).abs() < 1e-12 && (g.1 - w.1).abs() < 1e-12,
+                (g[0] - w[0]).abs() < 1e-12 && (g[1] - w[1]).abs() < 1e-12,
                 "{got:?}"
             );
         }
-    }
-
-    #[test]
-    fn staircase_steps_between_corners() {
-        let s = staircase(&[[0.1, 0.5], [1.0, 0.3], [4.0, 0.1]]);
-        assert_eq!(
-            s,
-            vec![(0.1, 0.5), (1.0, 0.5), (1.0, 0.3), (4.0, 0.3), (4.0, 0.1)]
-        );
     }
 }

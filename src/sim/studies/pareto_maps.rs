@@ -17,14 +17,10 @@ use crate::pareto::oracles::SvtOracle;
 use crate::pareto::output_perturbation::OutputPerturbationOracle;
 use crate::pareto::{hv_lin, pareto_front, Objectives, Reference, StepFront, HV_REFERENCE};
 use crate::sim::fields::Fields;
-use crate::sim::heatmap::{self, Heatmap};
-use crate::sim::plot::{self, Figure, Scale, Series};
-use crate::sim::report::write_grid;
-use crate::sim::study::{Header, Study};
-use crate::sim::table::{finite, Grid, Table};
+use crate::sim::study::Study;
+use crate::sim::table::Table;
 use crate::workloads::dpsgd_tasks::TaskData;
 use rand::RngCore;
-use std::path::{Path, PathBuf};
 
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
@@ -194,33 +190,11 @@ fn swap(lambda: &[f64]) -> Result<[f64; 2]> {
     }
 }
 
-/// Axis names and scales for the report.
-struct Axes {
-    names: [&'static str; 2],
-    log: [bool; 2],
-    error: &'static str,
-}
-
 impl ParetoMaps {
     fn oracle_name(&self) -> &'static str {
         match self.oracle {
             MapOracle::Svt { .. } => "svt",
             MapOracle::OutputPerturbation { .. } => "output-perturbation",
-        }
-    }
-
-    fn axes(&self) -> Axes {
-        match self.oracle {
-            MapOracle::Svt { .. } => Axes {
-                names: ["b (total noise)", "C (cutoff)"],
-                log: [true, false],
-                error: "1 − F1",
-            },
-            MapOracle::OutputPerturbation { .. } => Axes {
-                names: ["γ (regularisation)", "σ (noise)"],
-                log: [true, true],
-                error: "test error",
-            },
         }
     }
 
@@ -406,316 +380,102 @@ fn axis_values(grid: &[&Row], k: usize) -> Vec<f64> {
     v
 }
 
-fn report(h: &Header, s: &ParetoMaps, dir: &Path) -> Result<Vec<PathBuf>> {
-    let t = Table::read_parquet(&dir.join("oracle_grid.parquet"))?;
-    let rows = read_rows(&t)?;
-    let grid: Vec<&Row> = rows.iter().filter(|r| r.set == "grid").collect();
-    let sampled: Vec<&Row> = rows.iter().filter(|r| r.set == "sampled").collect();
-    let axes = s.axes();
-    let (xs, ys) = (axis_values(&grid, 0), axis_values(&grid, 1));
-    // Cell (i, j) at (xs[i], ys[j]); the table lists hp1 slowest, so index by value.
-    let index = |r: &Row| -> Option<usize> {
-        let i = xs.binary_search_by(|v| v.total_cmp(&r.hp[0])).ok()?;
-        let j = ys.binary_search_by(|v| v.total_cmp(&r.hp[1])).ok()?;
-        Some(j * xs.len() + i)
-    };
-    let layer = |f: &dyn Fn(&Row) -> Option<f64>| -> Vec<Option<f64>> {
-        let mut v = vec![None; xs.len() * ys.len()];
-        for r in &grid {
-            if let Some(k) = index(r) {
-                v[k] = f(r).and_then(finite);
-            }
-        }
-        v
-    };
-    let log10 = |v: f64| (v > 0.0).then(|| v.log10());
-    let sampled_xy: Vec<(f64, f64)> = sampled.iter().map(|r| (r.hp[0], r.hp[1])).collect();
-    let best = argmax(&grid).map(|i| grid[i]);
-    let mut files = Vec::new();
-    let base = |title: String, value: &str, values: Vec<Option<f64>>| Heatmap {
-        title,
-        x_label: axes.names[0].to_string(),
-        y_label: axes.names[1].to_string(),
-        value_label: value.to_string(),
-        xs: xs.clone(),
-        ys: ys.clone(),
-        x_log: axes.log[0],
-        y_log: axes.log[1],
-        values,
-        points: Vec::new(),
-        star: None,
-    };
-    let g = format!("{}×{} grid", xs.len(), ys.len());
-    let k0 = sampled.len();
-    let maps: Vec<(&str, Heatmap)> = vec![
-        (
-            "oracle-log-epsilon",
-            base(
-                format!("{}: oracle log10 ε ({g})", h.title),
-                "log10 ε",
-                layer(&|r| log10(r.objectives[0])),
-            ),
-        ),
-        (
-            "oracle-error",
-            base(
-                format!("{}: oracle {} ({g})", h.title, axes.error),
-                axes.error,
-                layer(&|r| Some(r.objectives[1])),
-            ),
-        ),
-        (
-            "gp-log-epsilon",
-            Heatmap {
-                points: sampled_xy.clone(),
-                ..base(
-                    format!(
-                        "{}: GP posterior mean of log10 ε after k0 = {k0} (white: sampled points)",
-                        h.title
-                    ),
-                    "log10 ε (GP mean)",
-                    layer(&|r| r.gp[0].and_then(log10)),
-                )
-            },
-        ),
-        (
-            "gp-error",
-            Heatmap {
-                points: sampled_xy.clone(),
-                ..base(
-                    format!(
-                        "{}: GP posterior mean of {} after k0 = {k0} (white: sampled points)",
-                        h.title, axes.error
-                    ),
-                    &format!("{} (GP mean)", axes.error),
-                    layer(&|r| r.gp[1]),
-                )
-            },
-        ),
-        (
-            "hvpoi",
-            Heatmap {
-                star: best.map(|r| (r.hp[0], r.hp[1])),
-                // On a log colour scale: HVPoI spans many decades, and a linear scale left
-                // the map uniformly dark but for a few cells.
-                ..base(
-                    format!(
-                        "{}: HVPoI after k0 = {k0}, log scale (star: argmax; grey: 0)",
-                        h.title
-                    ),
-                    "log10 HVPoI",
-                    layer(&|r| r.hvpoi.filter(|v| *v > 0.0).and_then(log10)),
-                )
-            },
-        ),
-    ];
-    for (name, m) in &maps {
-        files.extend(heatmap::draw(m, &dir.join(name))?);
-    }
-    let exact: Vec<Objectives> = grid.iter().map(|r| r.objectives).collect();
-    let empirical: Vec<Objectives> = sampled.iter().map(|r| r.objectives).collect();
-    let (exact_front, empirical_front) = (StepFront::new(&exact)?, StepFront::new(&empirical)?);
-    let step = |f: &StepFront| -> Vec<(f64, f64)> {
-        let c = f.corners();
-        let mut pts = Vec::new();
-        for (k, p) in c.iter().enumerate() {
-            if k > 0 {
-                pts.push((p[0], c[k - 1][1]));
-            }
-            pts.push((p[0], p[1]));
-        }
-        pts
-    };
-    let mut series = vec![
-        Series::line(format!("exact front ({g})"), step(&exact_front)),
-        Series::line(
-            format!("empirical front (k0 = {k0})"),
-            step(&empirical_front),
-        ),
-        Series::scatter(
-            format!("the k0 = {k0} sampled points"),
-            empirical.iter().map(|p| (p[0], p[1])).collect(),
-        ),
-    ];
-    if let Some(b) = best {
-        if let [Some(e), Some(r)] = b.gp {
-            series.push(Series::scatter("HVPoI argmax: GP prediction", vec![(e, r)]));
-        }
-        series.push(Series::scatter(
-            "HVPoI argmax: oracle",
-            vec![(b.objectives[0], b.objectives[1])],
-        ));
-    }
-    let fig = Figure {
-        x_scale: Scale::Log,
-        ..Figure::new(
-            format!("{}: exact vs empirical front", h.title),
-            "ε",
-            axes.error,
-            series,
-        )
-    };
-    files.extend(plot::draw(&fig, &dir.join("fronts"))?);
-    let exact_idx = front_of(&grid)?;
-    let hp_series = |k: usize| {
-        let points = exact_idx
-            .iter()
-            .map(|&i| (grid[i].objectives[0], grid[i].hp[k]));
-        Series::line(axes.names[k], points.collect())
-    };
-    let fig = Figure {
-        x_scale: Scale::Log,
-        y_scale: Scale::Log,
-        ..Figure::new(
-            format!(
-                "{}: the hyperparameters of the exact front's points",
-                h.title
-            ),
-            "ε",
-            "hyperparameter value",
-            vec![hp_series(0), hp_series(1)],
-        )
-    };
-    files.extend(plot::draw(&fig, &dir.join("front-hyperparameters"))?);
-    write_grid(
-        &summary(h, s, &grid, &sampled, &axes)?,
-        &dir.join("summary"),
-        &mut files,
-    )?;
-    Ok(files)
+/// A row of `gp_fit`: how well the GP means fit the oracle in one quadrant of the box (split
+/// at the middle grid value of each hyperparameter).
+#[derive(serde::Serialize)]
+struct FitRow {
+    hp1_side: &'static str,
+    hp2_side: &'static str,
+    /// The mean |Δ log10 ε| and |Δ error| between the GP means and the oracle.
+    abs_dlog10_epsilon: Option<f64>,
+    abs_derror: Option<f64>,
 }
 
-/// The numbers behind §3.1's claims: how well each GP mean fits per quadrant of the box, how far
-/// the empirical front lies above the exact one (below and above ε = 0.01), and the argmax.
-fn summary(
-    h: &Header,
-    s: &ParetoMaps,
-    grid: &[&Row],
-    sampled: &[&Row],
-    axes: &Axes,
-) -> Result<Grid> {
-    let mut rows: Vec<Vec<String>> = Vec::new();
-    let (xs, ys) = (axis_values(grid, 0), axis_values(grid, 1));
-    let mid = |v: &[f64]| v[v.len() / 2];
+/// A row of `front_gap`: the mean vertical gap between the empirical and the exact step fronts
+/// at the exact front's corners on one side of ε = 0.01, and the corners left of every
+/// sampled ε (no gap there).
+#[derive(serde::Serialize)]
+struct GapRow {
+    epsilon_range: &'static str,
+    mean_gap: Option<f64>,
+    corners: u64,
+    uncovered: u64,
+}
+
+/// The row of `hypervolume`: the exact and the empirical fronts' hv_lin (reference (10, 1)).
+#[derive(serde::Serialize)]
+struct HvRow {
+    exact_hv_lin: f64,
+    empirical_hv_lin: f64,
+}
+
+/// The numbers behind §3.1's claims: `gp_fit`, `front_gap` and `hypervolume`.
+fn summaries(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
+    let rows = read_rows(merged)?;
+    let grid: Vec<&Row> = rows.iter().filter(|r| r.set == "grid").collect();
+    let sampled: Vec<&Row> = rows.iter().filter(|r| r.set == "sampled").collect();
+    let (xs, ys) = (axis_values(&grid, 0), axis_values(&grid, 1));
+    let mid = |v: &[f64]| v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
     let (mx, my) = (mid(&xs), mid(&ys));
+    let side = |high: bool| if high { "high" } else { "low" };
+    let mut fit = Vec::new();
     for (qx, qy) in [(false, false), (false, true), (true, false), (true, true)] {
-        let cell: Vec<&&Row> = grid
-            .iter()
+        let cell: Vec<&&Row> = (grid.iter())
             .filter(|r| (r.hp[0] >= mx) == qx && (r.hp[1] >= my) == qy)
             .collect();
         let mean = |f: &dyn Fn(&Row) -> Option<f64>| {
             let v: Vec<f64> = cell.iter().filter_map(|r| f(r)).collect();
-            if v.is_empty() {
-                "–".to_string()
-            } else {
-                format!("{:.3}", v.iter().sum::<f64>() / v.len() as f64)
-            }
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
         };
-        let side = |high: bool| if high { "high" } else { "low" };
-        rows.push(vec![
-            format!(
-                "GP fit, {} {} / {} {}",
-                side(qx),
-                axes.names[0],
-                side(qy),
-                axes.names[1]
-            ),
-            mean(&|r| {
+        fit.push(FitRow {
+            hp1_side: side(qx),
+            hp2_side: side(qy),
+            abs_dlog10_epsilon: mean(&|r| {
                 let e = r.gp[0]?;
                 (e > 0.0 && r.objectives[0] > 0.0)
                     .then(|| (e.log10() - r.objectives[0].log10()).abs())
             }),
-            mean(&|r| Some((r.gp[1]? - r.objectives[1]).abs())),
-        ]);
+            abs_derror: mean(&|r| Some((r.gp[1]? - r.objectives[1]).abs())),
+        });
     }
     let exact: Vec<Objectives> = grid.iter().map(|r| r.objectives).collect();
     let empirical: Vec<Objectives> = sampled.iter().map(|r| r.objectives).collect();
-    let exact_front = StepFront::new(&exact)?;
-    let empirical_front = StepFront::new(&empirical)?;
-    // The vertical gap between the two step fronts, at the exact front's corners.
-    let gap = |low: bool| {
-        let v: Vec<f64> = exact_front
-            .corners()
-            .iter()
+    let (exact_front, empirical_front) = (StepFront::new(&exact)?, StepFront::new(&empirical)?);
+    let gap = |low: bool, range| {
+        let corners: Vec<&Objectives> = (exact_front.corners().iter())
             .filter(|p| (p[0] < 0.01) == low)
+            .collect();
+        let v: Vec<f64> = (corners.iter())
             .filter_map(|p| Some(empirical_front.best_at(p[0])? - p[1]))
             .collect();
-        let uncovered = exact_front
-            .corners()
-            .iter()
-            .filter(|p| (p[0] < 0.01) == low && empirical_front.best_at(p[0]).is_none())
-            .count();
-        let m = if v.is_empty() {
-            "–".to_string()
-        } else {
-            format!("{:.4}", v.iter().sum::<f64>() / v.len() as f64)
-        };
-        format!(
-            "{m} ({} corners, {uncovered} left of every sampled ε)",
-            v.len() + uncovered
-        )
+        GapRow {
+            epsilon_range: range,
+            mean_gap: (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64),
+            corners: corners.len() as u64,
+            uncovered: (corners.len() - v.len()) as u64,
+        }
     };
-    rows.push(vec![
-        "mean error gap, empirical − exact front, ε < 0.01".into(),
-        String::new(),
-        gap(true),
-    ]);
-    rows.push(vec![
-        "mean error gap, empirical − exact front, ε ≥ 0.01".into(),
-        String::new(),
-        gap(false),
-    ]);
-    rows.push(vec![
-        "hv_lin (reference (10, 1)): exact, empirical".into(),
-        format!("{:.4}", hv_lin(&exact, HV_REFERENCE)?),
-        format!("{:.4}", hv_lin(&empirical, HV_REFERENCE)?),
-    ]);
-    if let Some(b) = argmax(grid).map(|i| grid[i]) {
-        rows.push(vec![
-            format!("HVPoI argmax ({}, {})", axes.names[0], axes.names[1]),
-            format!("{}, {}", sig4(b.hp[0]), sig4(b.hp[1])),
-            format!("HVPoI {}", b.hvpoi.map_or("–".into(), sig4)),
-        ]);
-        let pair = |e: Option<f64>, r: Option<f64>| match (e, r) {
-            (Some(e), Some(r)) => format!("ε {}, {} {:.4}", sig4(e), axes.error, r),
-            _ => "–".into(),
-        };
-        rows.push(vec![
-            "HVPoI argmax: GP prediction, oracle".into(),
-            pair(b.gp[0], b.gp[1]),
-            pair(Some(b.objectives[0]), Some(b.objectives[1])),
-        ]);
-    }
-    Ok(Grid {
-        caption: format!(
-            "{}: {} oracle on a {}×{} grid, k0 = {} random points (seed {}). GP fit: mean |Δ log10 ε| and mean |Δ {}| between the GP means and the oracle, per quadrant of the box (split at the middle grid value)",
-            h.title,
-            s.oracle_name(),
-            xs.len(),
-            ys.len(),
-            sampled.len(),
-            s.seed,
-            axes.error
+    let hv = HvRow {
+        exact_hv_lin: hv_lin(&exact, HV_REFERENCE)?,
+        empirical_hv_lin: hv_lin(&empirical, HV_REFERENCE)?,
+    };
+    Ok(vec![
+        (
+            "gp_fit.parquet",
+            Table::from_experiment_rows(experiment, &fit)?,
         ),
-        header: ["quantity", "ε / value", "error / value"].map(String::from).to_vec(),
-        rows,
-    })
-}
-
-/// Four significant digits (a map's coordinates, not a bound), scientific when very small or
-/// large.
-fn sig4(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() {
-        return format!("{x}");
-    }
-    let decimals = 3 - x.abs().log10().floor() as i32;
-    if (0..=6).contains(&decimals) {
-        format!("{x:.*}", decimals as usize)
-    } else if decimals < 0 && x.abs() < 1e6 {
-        format!("{x:.0}")
-    } else {
-        format!("{x:.3e}")
-    }
+        (
+            "front_gap.parquet",
+            Table::from_experiment_rows(
+                experiment,
+                &[gap(true, "ε < 0.01"), gap(false, "ε ≥ 0.01")],
+            )?,
+        ),
+        (
+            "hypervolume.parquet",
+            Table::from_experiment_rows(experiment, &[hv])?,
+        ),
+    ])
 }
 
 /// One unit: the grid, the k₀ points and the GPs belong together.
@@ -740,22 +500,24 @@ impl Study for ParetoMaps {
     }
 
     fn derive(&self, experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Table)>> {
-        Ok(vec![("points.parquet", points(experiment, merged)?)])
+        let mut out = vec![("points.parquet", points(experiment, merged)?)];
+        out.extend(summaries(experiment, merged)?);
+        Ok(out)
     }
 
     fn derived(&self) -> Vec<&'static str> {
-        vec!["points.parquet"]
-    }
-
-    fn report(&self, header: &Header, dir: &Path) -> Result<Vec<PathBuf>> {
-        report(header, self, dir)
+        vec![
+            "points.parquet",
+            "gp_fit.parquet",
+            "front_gap.parquet",
+            "hypervolume.parquet",
+        ]
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::study::Profile;
 
     fn parse_str(text: &str) -> Result<ParetoMaps> {
         let table: toml::Table = toml::from_str(text).unwrap();
@@ -795,9 +557,9 @@ mod tests {
         }
     }
 
-    /// A small SVT run end to end: the table's shape, the derived sets, a report without NaN.
+    /// A small SVT run end to end: the table's shape, the derived sets and summaries.
     #[test]
-    fn svt_unit_points_and_report() {
+    fn svt_unit_points_and_summaries() {
         let s = parse_str("oracle = \"svt\"\ngrid = 6\ninitial = 12\norders = 4\nfit_restarts = 0")
             .unwrap();
         let t = s.run_unit("x", 0).unwrap();
@@ -812,19 +574,21 @@ mod tests {
         assert!(
             sets.iter().any(|s| s == "exact-front") && sets.iter().any(|s| s == "empirical-front")
         );
-        let dir = std::env::temp_dir().join(format!("dptune-pareto-maps-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        t.write_parquet(&dir.join("oracle_grid.parquet")).unwrap();
-        let header = Header {
-            name: "x".into(),
-            title: "SVT".into(),
-            file: "x.toml".into(),
-            profile: Profile::Smoke,
-        };
-        let files = s.report(&header, &dir).unwrap();
-        assert!(files.iter().any(|f| f.ends_with("hvpoi.png")));
-        let md = std::fs::read_to_string(dir.join("summary.md")).unwrap();
-        assert!(!md.contains("NaN") && !md.contains("inf"), "{md}");
-        std::fs::remove_dir_all(&dir).ok();
+        let derived = summaries("x", &t).unwrap();
+        let names: Vec<&str> = derived.iter().map(|d| d.0).collect();
+        assert_eq!(
+            names,
+            ["gp_fit.parquet", "front_gap.parquet", "hypervolume.parquet"]
+        );
+        assert_eq!(derived[0].1.height(), 4);
+        let gap = &derived[1].1;
+        let (corners, uncovered) = (gap.u64("corners").unwrap(), gap.u64("uncovered").unwrap());
+        assert!(corners.iter().zip(uncovered).all(|(c, u)| u <= c));
+        let hv = &derived[2].1;
+        let (exact, empirical) = (
+            hv.f64("exact_hv_lin").unwrap()[0],
+            hv.f64("empirical_hv_lin").unwrap()[0],
+        );
+        assert!(exact.unwrap() > 0.0 && empirical.unwrap() > 0.0);
     }
 }
