@@ -388,38 +388,6 @@ impl Outputs {
             None => Ok(out),
         }
     }
-
-    /// The first declared output that would write over one of `taken` (the file names of
-    /// the study's own outputs): its list (`plots` or `tables`), its name and the file. A
-    /// plot writes `<name>.png/.svg` (faceted: `<name>-<facet>.png/.svg`), a table
-    /// `<name>.md/.tex`, so a plot and a table may share a stem.
-    pub fn clash<'a>(&'a self, taken: &'a [String]) -> Option<(&'static str, &'a str, &'a str)> {
-        let plots = self
-            .plots
-            .iter()
-            .map(|p| ("plots", p.name.as_str(), p.facet.is_some()));
-        let tables = self
-            .tables
-            .iter()
-            .map(|t| ("tables", t.name.as_str(), t.facet.is_some()));
-        plots.chain(tables).find_map(|(list, name, faceted)| {
-            let exts: &[&str] = if list == "plots" {
-                &["png", "svg"]
-            } else {
-                &["md", "tex"]
-            };
-            taken
-                .iter()
-                .find(|t| {
-                    let Some((stem, ext)) = t.rsplit_once('.') else {
-                        return false;
-                    };
-                    exts.contains(&ext)
-                        && (stem == name || (faceted && stem.starts_with(&format!("{name}-"))))
-                })
-                .map(|t| (list, name, t.as_str()))
-        })
-    }
 }
 
 fn stem_name(f: &Fields, given: Option<&str>, used: &mut Vec<String>) -> Result<String> {
@@ -2217,10 +2185,6 @@ caption = \"{title} ({facet}): from {column:from}; {seeds}\"
         .unwrap();
         render(&op, &dir, "t.parquet", "T").unwrap();
         assert!(md("p-d1.svg").contains("T (d=1; n = 3)"));
-        assert_eq!(
-            o.clash(&["g-d1.md".to_string()]),
-            Some(("tables", "g", "g-d1.md"))
-        );
         let o = outputs(
             "[[tables]]
 name = \"g\"

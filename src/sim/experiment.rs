@@ -10,7 +10,7 @@
 use super::declarative::{self, Outputs};
 use super::fields::{fail, fnv1a, Fields};
 use super::studies::{self, StudyKind};
-use super::study::{Header, Profile, Study};
+use super::study::{Profile, Study};
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -26,22 +26,10 @@ pub struct Experiment {
     /// The registered kind (`kind` of the file).
     pub kind: &'static StudyKind,
     pub study: Box<dyn Study>,
-    /// The file's declarative `[[plots]]` and `[[tables]]`, drawn after the study's own report.
+    /// The file's declarative `[[plots]]` and `[[tables]]`: every figure and table it has.
     pub outputs: Outputs,
     /// The file's `[[claims]]`, evaluated after its outputs (`sim::claims`).
     pub claims: Vec<super::claims::Claim>,
-}
-
-impl Experiment {
-    /// What the reports may know of the experiment.
-    pub fn header(&self) -> Header {
-        Header {
-            name: self.name.clone(),
-            title: self.title.clone(),
-            file: self.file.clone(),
-            profile: self.profile,
-        }
-    }
 }
 
 /// Reads and validates `path` at `profile` (and checks that it is valid at the other profile).

@@ -37,7 +37,7 @@ pub mod verify;
 
 pub use experiment::{load, Experiment};
 
-pub use study::{Header, Profile, Study};
+pub use study::{Profile, Study};
 
 use crate::error::{Error, Result};
 use progress::Progress;
@@ -326,22 +326,6 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
         }
         manifest.complete(&dir, &tables);
     }
-    let mut files = study.report(&exp.header(), &dir)?;
-    // A declared output may not replace one of the study's own.
-    let taken: Vec<String> = files
-        .iter()
-        .filter_map(|f| f.file_name().map(|s| s.to_string_lossy().to_string()))
-        .collect();
-    if let Some((list, name, stem)) = exp.outputs.clash(&taken) {
-        return Err(Error::Experiment {
-            file: exp.file.display().to_string(),
-            at: String::new(),
-            field: format!("[[{list}]] name"),
-            reason: format!(
-                "`{name}` would overwrite the study's own output `{stem}`: choose another name"
-            ),
-        });
-    }
     let declared =
         declarative::render(&exp.outputs, &dir, study.output(), &exp.title).map_err(|e| {
             Error::Experiment {
@@ -365,7 +349,7 @@ pub fn report(exp: &Experiment, out: &Path) -> Result<Vec<PathBuf>> {
             ),
         });
     }
-    files.extend(declared);
+    let mut files = declared;
     // Claims last: a claim that fails stops the report after its verdicts are written.
     let (claimed, failed) = claims::render(
         &exp.claims,
@@ -412,7 +396,7 @@ mod tests {
     use super::fields::Fields;
     use super::report::pm;
     use super::studies::StudyKind;
-    use super::study::{Header, Study};
+    use super::study::Study;
     use super::table::Table;
     use super::*;
     use crate::params::Count;
@@ -472,9 +456,6 @@ mod tests {
         }
         fn output(&self) -> &'static str {
             "flips.parquet"
-        }
-        fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
-            Ok(Vec::new())
         }
     }
 

@@ -12,7 +12,6 @@
 use super::table::Table;
 use crate::error::Result;
 use std::any::Any;
-use std::path::{Path, PathBuf};
 
 /// The two profiles: a fast smoke run (CI) and the full paper run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,15 +29,6 @@ impl Profile {
             Profile::Paper => "paper",
         }
     }
-}
-
-/// What a report may know of its experiment besides the results it reads from parquet.
-#[derive(Clone, Debug)]
-pub struct Header {
-    pub name: String,
-    pub title: String,
-    pub file: PathBuf,
-    pub profile: Profile,
 }
 
 /// The most units one experiment may plan (each is a part file and a task for the runner).
@@ -107,11 +97,5 @@ pub trait Study: Send + Sync + AsAny {
     /// anything runs; on failure, the field to blame (`tuners[1]`) and the reason.
     fn check(&self) -> std::result::Result<(), (String, crate::error::Error)> {
         Ok(())
-    }
-
-    /// Plots and tables from the parquet files in `dir` alone, beyond those the experiment
-    /// file declares (`[[plots]]`, `[[tables]]`); returns the files written. Default: none.
-    fn report(&self, _header: &Header, _dir: &Path) -> Result<Vec<PathBuf>> {
-        Ok(Vec::new())
     }
 }
