@@ -279,7 +279,7 @@ mod tests {
     /// One run's curve is DP-SGD's (q = batch/n, ⌈n/batch⌉·epochs steps) plus the score
     /// release's Gaussian ρ = 1/(2z²), at every order.
     #[test]
-    fn run_privacy_is_dp_sgd_plus_the_score_release() {
+    fn run_event_is_dp_sgd_plus_the_score_release() {
         let t = task();
         let (n, _, _) = t.sizes();
         let steps = 2 * n.div_ceil(64) as u64;

@@ -19,7 +19,7 @@
 //! [`super::dpsgd_tasks`]) followed by the release of its **test accuracy** plus N(0, (z/t)²),
 //! t the test rows: the accuracy is a mean of 1{correct} ∈ [0, 1], so one replaced test
 //! record moves it by at most 1/t, and the release is the Gaussian mechanism with sensitivity
-//! 1/t, (1/(2z²))-zCDP. The run's RDP curve ([`PrivateTraining::run_privacy`]) is the sum of
+//! 1/t, (1/(2z²))-zCDP. The run's RDP curve ([`PrivateTraining::run_event`]) is the sum of
 //! the two curves, an upper bound for either kind of neighbour, fixed before any data is seen.
 //! This is the pattern of [`super::dp_sgd`], which releases its validation accuracy the same
 //! way; here the score is the test accuracy, because spec 001's utility oracle is the test
@@ -304,7 +304,7 @@ impl PartitionedUtility for DpsgdTuning {
 /// DP-GIBO's per-user losses: the users are the test records, and the losses at a point are
 /// those of one DP-SGD run there (the run's training draws come from the given stream), so each
 /// evaluation costs one run's DP-SGD curve for the training rows
-/// ([`PerUserLosses::evaluation_privacy`]). Native units are (ln η, ln L).
+/// ([`PerUserLosses::evaluation_event`]). Native units are (ln η, ln L).
 impl PerUserLosses for DpsgdTuning {
     fn n_users(&self) -> usize {
         self.task.test_size()
@@ -768,7 +768,7 @@ mod tests {
     /// One run's curve is the WOR DP-SGD curve of (T, m, σ) at n plus the score release's
     /// Gaussian, ρ = 1/(2z²), at every order.
     #[test]
-    fn run_privacy_is_dp_sgd_without_replacement_plus_the_score_release() {
+    fn run_event_is_dp_sgd_without_replacement_plus_the_score_release() {
         let w = workload(3.0);
         let sgd = DpSgd::without_replacement(400, 50, 1.5, 2).unwrap().rdp();
         for order in [1.5, 2.0, 3.0, 8.0, 64.0] {
