@@ -12,8 +12,9 @@ EXP = os.path.join(ROOT, "dpsgd-equal-budget")
 
 def test_tables_and_dict_backend():
     assert "dpsgd-equal-budget" in results.experiments(ROOT)
-    # The merged table, the two the report derives from it, and the evaluated claims.
-    assert results.tables(EXP) == ["claims", "outcomes", "runs", "steps"]
+    # The merged table, the four the report derives from it (per cell, the front's reference
+    # rows, outcomes, steps), and the evaluated claims.
+    assert results.tables(EXP) == ["cells", "claims", "front", "outcomes", "runs", "steps"]
     claims = results.read(EXP, "claims", backend="dict")
     assert all(claims["holds"]) and len(claims["id"]) > 0
     cols = results.read(EXP, "runs", backend="dict")
