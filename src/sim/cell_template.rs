@@ -14,7 +14,7 @@
 //! * A plot's `overlay` draws another table's rows as further curves on the same axes.
 //! * `{percent:NAME}` in a caption: 100 × the one value column NAME holds in the rows.
 
-use super::declarative::{cells, distinct, keys, Cell, Filter};
+use super::cells::{cells, distinct, keys, Cell, Filter};
 use super::fields::Fields;
 use super::plot::{Series, Style};
 use super::report::pm;
@@ -398,7 +398,7 @@ impl Overlay {
             ));
         }
         Ok(Overlay {
-            filter: super::declarative::filter(f, e.filter)?,
+            filter: super::cells::filter(f, e.filter)?,
             table: e.table,
             x: e.x,
             y: e.y,
@@ -420,7 +420,7 @@ pub(super) fn overlay(
     let file = o.table.clone().unwrap_or_else(|| default_table.to_string());
     let what = format!("{what}: overlay");
     let t = Table::read_parquet(&dir.join(&file))?;
-    let mut rows = super::declarative::kept(&t, &o.filter, &what, &file)?;
+    let mut rows = super::cells::kept(&t, &o.filter, &what, &file)?;
     if let Some((name, value)) = facet {
         let f = cells(&t, name, &what, &file)?;
         rows.retain(|&i| same(&f[i], value));

@@ -41,7 +41,7 @@
 //! contradicts its assertion is an error located at the claim; at the smoke profile (fewer
 //! repetitions, other cells) the verdicts are written and not checked.
 
-use super::declarative::{cells, filter, kept, Cell, Filter};
+use super::cells::{cells, filter, kept, Cell, Filter};
 use super::fields::{fnv1a, Fields};
 use super::report::{quantile, write_grid};
 use super::study::Profile;

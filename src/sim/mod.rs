@@ -15,6 +15,7 @@
 //! registry; this module runs it; `report` and `plot` are shared helpers of the studies.
 
 pub mod cell_template;
+pub mod cells;
 pub mod claims;
 pub mod code_graph;
 pub mod declarative;
