@@ -84,3 +84,13 @@ pub fn shipped_experiment_files() -> Vec<std::path::PathBuf> {
 pub fn run_curve(t: &dyn dptune::workloads::PrivateTraining) -> dptune::accounting::RdpCurve {
     dptune::accounting::rdp_events::curve(t.run_event(), &Default::default()).unwrap()
 }
+
+/// The privacy table a tuning file declares (as the sims files do), for the tests' tiny files.
+pub const PRIVACY_TABLE: &str = "[[tables]]
+name = \"privacy\"
+table = \"cells.parquet\"
+facet = \"variant\"
+rows = \"label\"
+columns = \"target_epsilon\"
+cell = \"{epsilon:3up} / σ={noise:4} / {runs:1}\"
+caption = \"guarantee ε (rounded up), noise σ of each run, mean runs\"";

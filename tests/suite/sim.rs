@@ -203,14 +203,7 @@ dims = [1, 3]
 features = 32
 candidates = 20
 sensitivity = 0.01
-[[tables]]
-name = "privacy"
-table = "cells.parquet"
-facet = "variant"
-rows = "label"
-columns = "target_epsilon"
-cell = "{{epsilon:3up}} / σ={{noise:4}} / {{runs:1}}"
-caption = "guarantee ε (rounded up), noise σ of each run, mean runs"
+{privacy}
 [[tuners]]
 tuner = "naive"
 [[tuners]]
@@ -220,7 +213,8 @@ mean = 5
 tuner = "papernot-steinke"
 dist = "poisson"
 mean = 5
-"#
+"#,
+            privacy = common::PRIVACY_TABLE
         ),
     )
     .unwrap();

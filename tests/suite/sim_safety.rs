@@ -51,15 +51,9 @@ tuner = "liu-talwar"
 mean = 3
 [profile.smoke]
 seeds = 2
-[[tables]]
-name = "privacy"
-table = "cells.parquet"
-facet = "variant"
-rows = "label"
-columns = "target_epsilon"
-cell = "{{epsilon:3up}} / σ={{noise:4}} / {{runs:1}}"
-caption = "guarantee ε (rounded up), noise σ of each run, mean runs"
-{extra}"#
+{privacy}
+{extra}"#,
+            privacy = common::PRIVACY_TABLE
         ),
     )
     .unwrap();
