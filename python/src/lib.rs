@@ -36,7 +36,7 @@ use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
 use dptune::tuners::papernot_steinke::PapernotSteinke;
 use dptune::tuners::session::State;
-use dptune::tuners::{RunsAccountant, Tuner};
+use dptune::tuners::{SearchAccountant, Tuner};
 use dptune::workloads::{
     Declarations, GainPrior, PartitionedDeclaration, PerUserDeclaration, Space, TrainingDeclaration,
 };
@@ -376,9 +376,9 @@ fn tuner_of(spec: &Bound<'_, PyAny>) -> PyResult<Box<dyn Tuner>> {
                 None => Naive::every_candidate(),
             };
             n.accountant = match accountant.as_str() {
-                "best" => RunsAccountant::Best,
-                "rdp" => RunsAccountant::Rdp,
-                "pld" => RunsAccountant::Pld,
+                "best" => SearchAccountant::Best,
+                "rdp" => SearchAccountant::Rdp,
+                "pld" => SearchAccountant::Pld,
                 other => {
                     return Err(value_error(format!(
                         "invalid accountant = {other:?}: must be \"best\", \"rdp\" or \"pld\""

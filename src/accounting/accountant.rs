@@ -29,6 +29,8 @@ impl std::fmt::Display for Unsupported {
 
 /// An accountant of privacy events.
 pub trait PrivacyAccountant: Send + Sync {
+    /// Its registry key (`rdp`, `pld`, …; `tightest` for several).
+    fn key(&self) -> &'static str;
     /// A short machine-readable name, as results record it (`rdp/cks/continuous`).
     fn name(&self) -> String;
     /// The accountant and the theorems its bounds rest on, in words (docs, `dptune account`).
@@ -164,6 +166,8 @@ pub fn finite(bound: DpBound, accountant: &str) -> Result<DpBound> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Won {
     pub bound: DpBound,
+    /// The winner's [`PrivacyAccountant::key`].
+    pub key: &'static str,
     /// The winner's [`PrivacyAccountant::name`].
     pub accountant: String,
     /// The winner's [`PrivacyAccountant::statement`].
@@ -240,18 +244,33 @@ impl Tightest {
 
     /// The smallest ε any member proves at `delta`, and which.
     pub fn epsilon_won(&self, delta: f64) -> Result<Won> {
-        self.best(|a| a.epsilon(delta), |b| b.epsilon)
+        self.best(|a| a.epsilon(delta), |b| b.epsilon, None)
+    }
+
+    /// [`Tightest::epsilon_won`], where a failure of the member keyed `required` (or its
+    /// being dropped) is the error: one asked for by name is not passed over in silence.
+    pub fn epsilon_won_requiring(&self, delta: f64, required: &str) -> Result<Won> {
+        let dropped = self
+            .members
+            .iter()
+            .find(|m| m.accountant.key() == required)
+            .and_then(|m| m.dropped.clone());
+        if let Some(why) = dropped {
+            return Err(Error::Infeasible(why));
+        }
+        self.best(|a| a.epsilon(delta), |b| b.epsilon, Some(required))
     }
 
     /// The smallest δ any member proves at `epsilon`, and which.
     pub fn delta_won(&self, epsilon: f64) -> Result<Won> {
-        self.best(|a| a.delta(epsilon), |b| b.delta)
+        self.best(|a| a.delta(epsilon), |b| b.delta, None)
     }
 
     fn best(
         &self,
         query: impl Fn(&dyn PrivacyAccountant) -> Result<DpBound>,
         size: impl Fn(&DpBound) -> f64,
+        required: Option<&str>,
     ) -> Result<Won> {
         let mut best: Option<(DpBound, &dyn PrivacyAccountant)> = None;
         let mut failures = Vec::new();
@@ -263,11 +282,13 @@ impl Tightest {
                 }
                 Ok(_) => {}
                 Err(e @ Error::InvalidParameter { .. }) => return Err(e),
+                Err(e) if required == Some(a.key()) => return Err(e),
                 Err(e) => failures.push((a.name(), e.to_string())),
             }
         }
         best.map(|(bound, a)| Won {
             bound,
+            key: a.key(),
             accountant: a.name(),
             statement: a.statement(),
         })
@@ -281,6 +302,9 @@ impl Tightest {
 }
 
 impl PrivacyAccountant for Tightest {
+    fn key(&self) -> &'static str {
+        "tightest"
+    }
     fn name(&self) -> String {
         let names: Vec<String> = self.members.iter().map(|m| m.accountant.name()).collect();
         format!("tightest({})", names.join(", "))
@@ -367,6 +391,9 @@ mod tests {
     }
 
     impl PrivacyAccountant for Toy {
+        fn key(&self) -> &'static str {
+            self.name
+        }
         fn name(&self) -> String {
             self.name.into()
         }
@@ -508,8 +535,14 @@ mod tests {
         assert_eq!(unique.len(), keys.len());
         for k in &keys {
             let mut a = build(k, &Settings::default()).unwrap();
+            assert_eq!(a.key(), *k);
             assert!(a.epsilon(1e-5).is_err(), "{k}: nothing composed");
-            a.compose(&gaussian()).unwrap();
+            // Every accountant takes a Gaussian or a Laplace mechanism.
+            let event = match a.supports(&gaussian()) {
+                Ok(()) => gaussian(),
+                Err(_) => Event::laplace(1.0, 2.0).unwrap(),
+            };
+            a.compose(&event).unwrap();
             assert!(a.epsilon(1e-5).unwrap().epsilon.is_finite(), "{k}");
         }
         let e = build("moments", &Settings::default())

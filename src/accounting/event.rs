@@ -55,8 +55,12 @@ pub enum CountLaw {
     },
     /// K ~ Poisson(mean), mean > 0.
     Poisson { mean: f64, truncate: Option<u64> },
-    /// K = count ≥ 1 always.
-    Fixed { count: u64 },
+    /// K = count ≥ 1 always (a truncation at or above it changes nothing but the code path).
+    Fixed {
+        count: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        truncate: Option<u64>,
+    },
 }
 
 impl CountLaw {
@@ -70,13 +74,32 @@ impl CountLaw {
                 truncate,
             } => CountFamily::Tnb { eta }.with_mean(mean, truncate),
             CountLaw::Poisson { mean, truncate } => CountFamily::Poisson.with_mean(mean, truncate),
-            CountLaw::Fixed { count } => {
+            CountLaw::Fixed { count, truncate } => {
                 if count == 0 {
                     return Err(Error::invalid("count", 0, "an integer >= 1"));
                 }
-                CountFamily::Fixed.with_mean(count as f64, None)
+                CountFamily::Fixed.with_mean(count as f64, truncate)
             }
         }
+    }
+
+    /// The law of `family` with mean `mean`, truncated at `truncate` (as [`CountFamily::with_mean`]
+    /// takes them: the law computed from it is that one, to the bit).
+    pub fn of(family: CountFamily, mean: f64, truncate: Option<u64>) -> Result<CountLaw> {
+        family.with_mean(mean, truncate)?;
+        Ok(match family {
+            CountFamily::Tnb { eta } => CountLaw::TruncatedNegativeBinomial {
+                eta,
+                mean,
+                truncate,
+            },
+            CountFamily::Poisson => CountLaw::Poisson { mean, truncate },
+            // An integer >= 1 (`with_mean` checked it).
+            CountFamily::Fixed => CountLaw::Fixed {
+                count: mean as u64,
+                truncate,
+            },
+        })
     }
 }
 
@@ -109,6 +132,9 @@ pub enum Kind {
     },
     /// Pure ε-DP.
     PureDp { epsilon: f64 },
+    /// μ-Gaussian DP (Dong–Roth–Su): as hard to tell apart as N(0, 1) from N(μ, 1), the
+    /// Gaussian mechanism of sensitivity μ at unit noise.
+    GaussianDp { mu: f64 },
     /// (ε, δ)-DP, δ > 0 (δ = 0 is [`Kind::PureDp`]).
     ApproximateDp { epsilon: f64, delta: f64 },
     /// A mechanism known only by an upper bound on its Rényi divergences at these orders.
@@ -134,6 +160,13 @@ pub enum Kind {
     Composed { events: Vec<Event> },
     /// K ~ `law` runs of `event`, the best of them released (Papernot–Steinke; Liu–Talwar).
     RepeatAndSelect { law: CountLaw, event: Box<Event> },
+    /// Runs of `event` until one's score reaches a threshold, halting with probability
+    /// `halt_probability` ∈ (0, 1] before each run; the passing run released, or nothing
+    /// (Liu–Talwar's threshold variant; Papernot–Steinke Corollary 16).
+    RunUntilThreshold {
+        halt_probability: f64,
+        event: Box<Event>,
+    },
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -215,6 +248,10 @@ impl Event {
                 Range::NonNegative.check("epsilon", epsilon)?;
                 kind
             }
+            Kind::GaussianDp { mu } => {
+                Range::Positive.check("mu", mu)?;
+                kind
+            }
             Kind::ApproximateDp { epsilon, delta } => {
                 Range::NonNegative.check("epsilon", epsilon)?;
                 Range::OpenUnit.check("delta", delta)?;
@@ -274,6 +311,12 @@ impl Event {
             }
             Kind::RepeatAndSelect { ref law, .. } => {
                 law.run_count()?;
+                kind
+            }
+            Kind::RunUntilThreshold {
+                halt_probability, ..
+            } => {
+                Range::UnitExcludingZero.check("halt_probability", halt_probability)?;
                 kind
             }
         };
@@ -361,6 +404,11 @@ impl Event {
         Event::validated(Kind::PureDp { epsilon })
     }
 
+    /// μ-Gaussian DP, μ > 0 finite.
+    pub fn gaussian_dp(mu: f64) -> Result<Event> {
+        Event::validated(Kind::GaussianDp { mu })
+    }
+
     /// (ε, δ)-DP with ε ≥ 0 and δ in (0, 1).
     pub fn approximate_dp(epsilon: f64, delta: f64) -> Result<Event> {
         Event::validated(Kind::ApproximateDp { epsilon, delta })
@@ -420,6 +468,28 @@ impl Event {
         })
     }
 
+    /// Runs of `event` until one passes a threshold, halting with probability
+    /// `halt_probability` ∈ (0, 1] before each.
+    pub fn run_until_threshold(halt_probability: f64, event: Event) -> Result<Event> {
+        Event::validated(Kind::RunUntilThreshold {
+            halt_probability,
+            event: Box::new(event),
+        })
+    }
+
+    /// The inner event of a sampled, repeated or selected event (None for a mechanism or a
+    /// composition of several).
+    pub fn inner(&self) -> Option<&Event> {
+        match &self.kind {
+            Kind::PoissonSampled { event, .. }
+            | Kind::SampledWithoutReplacement { event, .. }
+            | Kind::SelfComposed { event, .. }
+            | Kind::RepeatAndSelect { event, .. }
+            | Kind::RunUntilThreshold { event, .. } => Some(event),
+            _ => None,
+        }
+    }
+
     /// A DP-SGD run: its steps, each the Gaussian of noise multiplier σ (sensitivity 1: the
     /// clipping norm, or the replace-one 2C without replacement) on a lot drawn as `run` says.
     pub fn dpsgd(run: &DpSgd) -> Result<Event> {
@@ -468,14 +538,15 @@ impl Event {
             Kind::RandomizedResponse { .. } => Some(Neighbours::ReplaceOne),
             Kind::PoissonSampled { .. } => Some(Neighbours::AddOrRemoveOne),
             Kind::SampledWithoutReplacement { .. } => Some(Neighbours::ReplaceOne),
-            Kind::SelfComposed { event, .. } | Kind::RepeatAndSelect { event, .. } => {
-                event.neighbours()
-            }
+            Kind::SelfComposed { event, .. }
+            | Kind::RepeatAndSelect { event, .. }
+            | Kind::RunUntilThreshold { event, .. } => event.neighbours(),
             Kind::Composed { events } => relation_of(events).expect("checked when built"),
             Kind::Gaussian { .. }
             | Kind::Laplace { .. }
             | Kind::Zcdp { .. }
             | Kind::PureDp { .. }
+            | Kind::GaussianDp { .. }
             | Kind::ApproximateDp { .. }
             | Kind::RenyiCurve { .. } => None,
         }
@@ -489,6 +560,7 @@ impl Event {
             Kind::RandomizedResponse { .. } => "randomized-response",
             Kind::Zcdp { .. } => "zcdp",
             Kind::PureDp { .. } => "pure-dp",
+            Kind::GaussianDp { .. } => "gaussian-dp",
             Kind::ApproximateDp { .. } => "approximate-dp",
             Kind::RenyiCurve { .. } => "renyi-curve",
             Kind::PoissonSampled { .. } => "poisson-sampled",
@@ -496,6 +568,7 @@ impl Event {
             Kind::SelfComposed { .. } => "self-composed",
             Kind::Composed { .. } => "composed",
             Kind::RepeatAndSelect { .. } => "repeat-and-select",
+            Kind::RunUntilThreshold { .. } => "run-until-threshold",
         }
     }
 }
@@ -557,7 +630,14 @@ mod tests {
                 step(),
             )
             .unwrap(),
-            Event::repeat_and_select(CountLaw::Fixed { count: 4 }, step()).unwrap(),
+            Event::repeat_and_select(
+                CountLaw::Fixed {
+                    count: 4,
+                    truncate: None,
+                },
+                step(),
+            )
+            .unwrap(),
         ])
         .unwrap();
         let text = serde_json::to_string(&all).unwrap();
@@ -644,7 +724,13 @@ mod tests {
                 "truncate",
             ),
             (
-                Event::repeat_and_select(CountLaw::Fixed { count: 0 }, step()),
+                Event::repeat_and_select(
+                    CountLaw::Fixed {
+                        count: 0,
+                        truncate: None,
+                    },
+                    step(),
+                ),
                 "count",
             ),
         ];

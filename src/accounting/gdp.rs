@@ -47,6 +47,7 @@ impl Gdp {
                 let mu = Gaussian::new(*sensitivity, *noise_sd)?.mu();
                 mul_up(times, mul_up(mu, mu))
             }
+            Kind::GaussianDp { mu } => mul_up(times, mul_up(*mu, *mu)),
             // A full batch (q = 1) is the Gaussian itself.
             Kind::PoissonSampled { event, .. } | Kind::SampledWithoutReplacement { event, .. } => {
                 Self::mu_squared_of(event, times)?
@@ -71,6 +72,10 @@ impl Gdp {
 }
 
 impl PrivacyAccountant for Gdp {
+    fn key(&self) -> &'static str {
+        <Self as Registered>::KEY
+    }
+
     fn name(&self) -> String {
         "gdp/exact".into()
     }
@@ -85,7 +90,7 @@ impl PrivacyAccountant for Gdp {
 
     fn supports(&self, event: &Event) -> std::result::Result<(), Unsupported> {
         match event.kind() {
-            Kind::Gaussian { .. } => Ok(()),
+            Kind::Gaussian { .. } | Kind::GaussianDp { .. } => Ok(()),
             Kind::PoissonSampled {
                 sampling_rate,
                 event,
@@ -277,7 +282,7 @@ mod tests {
             Event::approximate_dp(1.0, 1e-6).unwrap(),
             Event::randomized_response(0.5, 2).unwrap(),
             Event::renyi_curve(vec![2.0], vec![0.1]).unwrap(),
-            Event::repeat_and_select(CountLaw::Fixed { count: 2 }, step.clone()).unwrap(),
+            Event::repeat_and_select(CountLaw::Fixed { count: 2, truncate: None }, step.clone()).unwrap(),
             Event::composed(vec![step.clone(), Event::laplace(1.0, 1.0).unwrap()]).unwrap(),
         ] {
             assert!(g.supports(&event).is_err(), "{event:?}");

@@ -51,6 +51,7 @@ accountants! {
     rdp_events::Rdp,
     pld_events::Pld,
     gdp::Gdp,
+    approx_dp::ApproxDp,
 }
 
 pub use accountant::{PrivacyAccountant, Tightest};

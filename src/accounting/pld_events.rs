@@ -73,6 +73,11 @@ impl Pld {
                 sensitivity: *sensitivity,
                 sigma: *noise_sd,
             },
+            // μ-GDP is the Gaussian of sensitivity μ at unit noise.
+            Kind::GaussianDp { mu } => PldMechanism::Gaussian {
+                sensitivity: *mu,
+                sigma: 1.0,
+            },
             Kind::Laplace { sensitivity, scale } => PldMechanism::Laplace {
                 sensitivity: *sensitivity,
                 scale: *scale,
@@ -118,7 +123,10 @@ impl Pld {
             Kind::Composed { events } => {
                 return events.iter().try_for_each(|e| Self::parts(e, times, out))
             }
-            Kind::Zcdp { .. } | Kind::RenyiCurve { .. } | Kind::RepeatAndSelect { .. } => {
+            Kind::Zcdp { .. }
+            | Kind::RenyiCurve { .. }
+            | Kind::RepeatAndSelect { .. }
+            | Kind::RunUntilThreshold { .. } => {
                 return Err(Error::Infeasible(
                     Self::unsupported_kind(event).expect("unsupported").0,
                 ))
@@ -155,6 +163,10 @@ impl Pld {
                  of its theorems is known, and a PLD of the K runs would bound their \
                  composition, not the release of the best"
             }
+            Kind::RunUntilThreshold { .. } => {
+                "a run until a threshold is bounded in Rényi DP (Papernot–Steinke Corollary \
+                 16) or in pure DP (Liu–Talwar); no PLD analogue is known"
+            }
             _ => return None,
         };
         Some(Unsupported(why.into()))
@@ -162,6 +174,10 @@ impl Pld {
 }
 
 impl PrivacyAccountant for Pld {
+    fn key(&self) -> &'static str {
+        <Self as Registered>::KEY
+    }
+
     fn name(&self) -> String {
         accountant_name(self.inner.interval())
     }
@@ -338,7 +354,7 @@ mod tests {
             Event::zcdp(0.1).unwrap(),
             Event::renyi_curve(vec![2.0], vec![0.1]).unwrap(),
             Event::repeat_and_select(
-                crate::accounting::event::CountLaw::Fixed { count: 2 },
+                crate::accounting::event::CountLaw::Fixed { count: 2, truncate: None },
                 g.clone(),
             )
             .unwrap(),

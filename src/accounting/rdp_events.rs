@@ -10,7 +10,7 @@ use super::mechanisms::{DpSgd, Gaussian, Laplace, LotSampling};
 use super::rdp::{ClosedForm, RdpCurve, RdpFunction};
 use std::sync::Arc;
 use crate::error::Result;
-use crate::selection::bounds::{bound_name, repeat_select, Base};
+use crate::selection::bounds::{bound_name, conditional_sampling, repeat_select, Base};
 
 /// Rényi-DP accounting under [`Accountant`]'s orders and conversion.
 #[derive(Clone, Debug)]
@@ -73,6 +73,8 @@ impl Rdp {
                 k: *buckets,
             }),
             Kind::PureDp { epsilon } => RdpCurve::pure_dp(*epsilon)?,
+            // ε(λ) = λμ²/2 (ρ = μ²/2 zCDP), formed as DP-GIBO's results were.
+            Kind::GaussianDp { mu } => RdpCurve::zcdp(mu * mu / 2.0)?,
             Kind::RenyiCurve { orders, epsilons } => {
                 RdpCurve::on_grid(orders.clone(), epsilons.clone())?
             }
@@ -106,6 +108,16 @@ impl Rdp {
             Kind::RepeatAndSelect { law, event } => repeat_select(
                 &Base::symmetric(self.curve_of(event)?),
                 &law.run_count()?,
+                &self.settings.orders,
+            )?,
+            // Mixing the run with a fixed ⊥ never increases its divergence, so the run's curve
+            // bounds the halting run too.
+            Kind::RunUntilThreshold {
+                halt_probability,
+                event,
+            } => conditional_sampling(
+                &Base::symmetric(self.curve_of(event)?),
+                *halt_probability,
                 &self.settings.orders,
             )?,
             Kind::ApproximateDp { .. } => {
@@ -192,6 +204,10 @@ pub fn curve(event: &Event, settings: &Accountant) -> Result<RdpCurve> {
 }
 
 impl PrivacyAccountant for Rdp {
+    fn key(&self) -> &'static str {
+        <Self as Registered>::KEY
+    }
+
     fn name(&self) -> String {
         self.settings.name()
     }
@@ -220,6 +236,7 @@ impl PrivacyAccountant for Rdp {
             | Kind::RandomizedResponse { .. }
             | Kind::Zcdp { .. }
             | Kind::PureDp { .. }
+            | Kind::GaussianDp { .. }
             | Kind::RenyiCurve { .. } => Ok(()),
             Kind::ApproximateDp { .. } => Err(Unsupported(
                 "an (ε, δ) guarantee with δ > 0 has no Rényi curve".into(),
@@ -227,9 +244,9 @@ impl PrivacyAccountant for Rdp {
             Kind::PoissonSampled { event, .. } | Kind::SampledWithoutReplacement { event, .. } => {
                 Self::sampled_gaussian(event).map(|_| ())
             }
-            Kind::SelfComposed { event, .. } | Kind::RepeatAndSelect { event, .. } => {
-                self.supports(event)
-            }
+            Kind::SelfComposed { event, .. }
+            | Kind::RepeatAndSelect { event, .. }
+            | Kind::RunUntilThreshold { event, .. } => self.supports(event),
             Kind::Composed { events } => events.iter().try_for_each(|e| self.supports(e)),
         }
     }
@@ -268,6 +285,13 @@ fn collect_selections(event: &Event, out: &mut Vec<String>) {
                 if !out.contains(&name) {
                     out.push(name);
                 }
+            }
+            collect_selections(event, out);
+        }
+        Kind::RunUntilThreshold { event, .. } => {
+            let name = "Papernot–Steinke Corollary 16(2)".to_string();
+            if !out.contains(&name) {
+                out.push(name);
             }
             collect_selections(event, out);
         }
@@ -413,7 +437,7 @@ mod tests {
                 mean: 8.0,
                 truncate: None,
             },
-            CountLaw::Fixed { count: 6 },
+            CountLaw::Fixed { count: 6, truncate: None },
         ];
         let base = Event::gaussian(1.0, 4.0).unwrap();
         let base_curve = Gaussian::new(1.0, 4.0).unwrap().rdp();

@@ -6,11 +6,10 @@
 
 use super::session::State;
 use super::Tuner;
-use super::{read, runs_bound, BudgetPlan, Count, Guarantee, RunsAccountant};
-use crate::accounting::pld::{repeated, PldMechanism};
+use super::{account, guarantee_of, read, BudgetPlan, Count, Guarantee, SearchAccountant};
+use crate::accounting::accountant::Registered;
 use crate::accounting::pld_events::Pld;
-use crate::accounting::rdp_events;
-use crate::accounting::Accountant;
+use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Range, Result};
 use crate::gibo::{
     check_mu, gdp_report, mu_for_budget, BatchMode, DpGiboConfig, GiboSession, History,
@@ -469,14 +468,15 @@ pub(super) fn gdp_guarantee(mu: f64, delta: f64, what: &str) -> Result<Guarantee
 }
 
 /// The guarantee when every evaluation is a private training run on data other than the users
-/// (neighbours replace one user or one such record): μ-GDP as ρ = μ²/2 zCDP, composed in RDP
-/// with the evaluation curve over T·b_max evaluations (a data-independent maximum) plus the one
-/// run that trains the model of the released θ_T. The sum bounds either kind of neighbour.
+/// (neighbours replace one user or one such record): the search's event is the evaluation run
+/// T·b_max + 1 times (T·b_max evaluations, a data-independent maximum, and the run that trains
+/// the model of the released θ_T) composed with the μ-GDP of the steps, accounted in RDP
+/// (μ-GDP as ρ = μ²/2 zCDP) or by the PLD (as the Gaussian of sensitivity μ), the smaller.
+/// The sum bounds either kind of neighbour.
 fn evaluations_guarantee(
     mu: f64,
     cfg: &DpGiboConfig,
-    evaluation: &crate::accounting::RdpCurve,
-    evaluation_pld: Option<&[(PldMechanism, u64)]>,
+    evaluation: &Event,
     delta: f64,
     accountant: &Accountant,
     workload: &str,
@@ -494,51 +494,23 @@ fn evaluations_guarantee(
             theorem: "non-private DP-GIBO (mu = inf)".into(),
         });
     }
-    let total = crate::accounting::RdpCurve::zcdp(mu * mu / 2.0)?
-        .compose(&evaluation.self_compose(runs))?;
-    let rdp = accountant.epsilon(&total, delta)?;
-    // The same composition for the PLD accountant: μ-GDP is the Gaussian mechanism of
-    // sensitivity μ at unit noise.
-    let pld = match evaluation_pld {
-        Some(run) => {
-            let mut parts = repeated(run, runs)?;
-            parts.push((
-                PldMechanism::Gaussian {
-                    sensitivity: mu,
-                    sigma: 1.0,
-                },
-                1,
-            ));
-            Some(parts)
-        }
-        None => None,
-    };
-    let b = runs_bound(
-        RunsAccountant::Best,
-        rdp,
-        pld.as_deref(),
-        delta,
-        accountant,
-        workload,
-    )?;
-    let how = if b.by_pld {
+    let event = Event::composed(vec![
+        Event::self_composed(runs, evaluation.clone())?,
+        Event::gaussian_dp(mu)?,
+    ])?;
+    let won = account(&event, delta, accountant, SearchAccountant::Best, workload)?;
+    Ok(guarantee_of(won, |key, name| {
+        let how = match key {
+            Pld::KEY => format!("composed by the privacy-loss distribution ({name})"),
+            _ => "(as ρ = μ²/2 zCDP) composed in RDP".to_string(),
+        };
         format!(
-            "composed by the privacy-loss distribution ({})",
-            b.accountant
-        )
-    } else {
-        "(as ρ = μ²/2 zCDP) composed in RDP".to_string()
-    };
-    Ok(Guarantee {
-        epsilon: b.bound.epsilon,
-        delta: b.bound.delta,
-        theorem: format!(
             "DP-GIBO: {}-GDP {how} with {runs} private training runs (T·b_max = {} \
              evaluations and the released model's run)",
             fmt_num(mu),
             runs - 1
-        ),
-    })
+        )
+    }))
 }
 
 impl DpGibo {
@@ -673,15 +645,9 @@ impl Tuner for DpGibo {
                     declared.name
                 ),
             )),
-            (Some(evaluation), _) => evaluations_guarantee(
-                self.mu,
-                &cfg,
-                &rdp_events::curve(evaluation, accountant)?,
-                Pld::run_of(evaluation)?.as_deref(),
-                delta,
-                accountant,
-                &declared.name,
-            ),
+            (Some(evaluation), _) => {
+                evaluations_guarantee(self.mu, &cfg, evaluation, delta, accountant, &declared.name)
+            }
         }
     }
 

@@ -5,12 +5,14 @@
 
 use super::session::{State, Threshold};
 use super::{
-    given, read, repeat_select_guarantee, repeat_select_session, run_curve, tighter_of, Guarantee,
-    Tuner,
+    account, given, guarantee_of, read, repeat_select_guarantee, repeat_select_session, Guarantee,
+    SearchAccountant, Tuner,
 };
-use crate::accounting::Accountant;
+use crate::accounting::accountant::Registered;
+use crate::accounting::approx_dp::{self, ApproxDp};
+use crate::accounting::event::CountLaw;
+use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Range, Result};
-use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::{RunCount, Tnb};
 use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
@@ -19,8 +21,8 @@ use rand::RngCore;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum LiuTalwar {
-    /// K ~ geometric with this mean.
-    BestOf { law: RunCount },
+    /// K ~ geometric with this mean (`count`: the law as the search's privacy event states it).
+    BestOf { law: RunCount, count: CountLaw },
     /// Stop at the first score ≥ `threshold`; halt with probability `halt_probability` per round.
     Threshold {
         threshold: f64,
@@ -62,6 +64,11 @@ impl LiuTalwar {
     pub fn best_of(mean: f64) -> Result<Self> {
         Ok(LiuTalwar::BestOf {
             law: RunCount::Tnb(Tnb::geometric(mean)?).drawable(mean)?,
+            count: CountLaw::TruncatedNegativeBinomial {
+                eta: 1.0,
+                mean,
+                truncate: None,
+            },
         })
     }
 
@@ -85,7 +92,7 @@ impl Tuner for LiuTalwar {
     }
     fn params(&self) -> String {
         match self {
-            LiuTalwar::BestOf { law } => {
+            LiuTalwar::BestOf { law, .. } => {
                 use crate::selection::CountLaw;
                 format!("best-of, mean={}", law.mean())
             }
@@ -103,25 +110,26 @@ impl Tuner for LiuTalwar {
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let training = declared.require_training(self.name())?;
         match self {
-            LiuTalwar::BestOf { law } => repeat_select_guarantee(training, law, delta, accountant),
+            LiuTalwar::BestOf { law, count } => {
+                repeat_select_guarantee(declared, self.name(), law, count, delta, accountant)
+            }
             LiuTalwar::Threshold {
                 halt_probability, ..
             } => {
-                // Mixing the run with a fixed ⊥ never increases its divergence, so the run's
-                // curve bounds the halting run too.
-                let base = Base::symmetric(run_curve(training, accountant)?);
-                let curve = conditional_sampling(&base, *halt_probability, &accountant.orders)?;
-                let rdp = accountant.epsilon(&curve, delta)?;
-                let pure = training.run.pure_epsilon().map(|e| 2.0 * e);
-                Ok(tighter_of(
-                    rdp,
-                    pure,
-                    "Papernot–Steinke Corollary 16(2)".into(),
-                    &accountant.name(),
-                    "Liu–Talwar threshold (Corollary 16(1)), pure DP",
-                ))
+                let training = declared.require_training(self.name())?;
+                let event = Event::run_until_threshold(*halt_probability, training.run.clone())?;
+                let won = account(
+                    &event,
+                    delta,
+                    accountant,
+                    SearchAccountant::Rdp,
+                    &declared.name,
+                )?;
+                Ok(guarantee_of(won, |key, name| match key {
+                    ApproxDp::KEY => approx_dp::THRESHOLD_PURE.to_string(),
+                    _ => format!("Papernot–Steinke Corollary 16(2); {name}"),
+                }))
             }
         }
     }
@@ -131,7 +139,7 @@ impl Tuner for LiuTalwar {
     fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let space = &declared.space;
         Ok(match self {
-            LiuTalwar::BestOf { law } => repeat_select_session(space, law, rng)?,
+            LiuTalwar::BestOf { law, .. } => repeat_select_session(space, law, rng)?,
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,

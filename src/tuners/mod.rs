@@ -16,14 +16,14 @@ pub mod session;
 
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
-use crate::accounting::pld::{accountant_name, composed_epsilon, DEFAULT_INTERVAL};
-use crate::accounting::pld_events::Pld;
-use crate::accounting::{rdp_events, Accountant, DpBound, RdpCurve};
+use crate::accounting::accountant::{self, Registered, Settings, Won};
+use crate::accounting::event::CountLaw;
+use crate::accounting::{approx_dp, Accountant, Event, PrivacyAccountant, Tightest};
 use crate::error::Error;
 use crate::error::Result;
-use crate::selection::bounds::{bound_name, repeat_select, Base};
-use crate::selection::{RunCount, Tnb};
-use crate::workloads::{Declarations, TrainingDeclaration};
+use crate::selection::bounds::bound_name;
+use crate::selection::RunCount;
+use crate::workloads::Declarations;
 use crate::workloads::{Space, Workload};
 use rand::RngCore;
 use rand_distr::Distribution;
@@ -150,152 +150,127 @@ fn repeat_select_session(
     Ok(session::State::BestOf(s))
 }
 
-/// One run's Rényi curve, from the event the workload declares.
-fn run_curve(training: &TrainingDeclaration, accountant: &Accountant) -> Result<RdpCurve> {
-    rdp_events::curve(&training.run, accountant)
-}
-
-/// One run as the PLD accountant composes it, where it supports the run's event.
-fn run_pld(training: &TrainingDeclaration) -> Result<Option<crate::accounting::pld::PldRun>> {
-    Pld::run_of(&training.run)
-}
-
-/// The repeat-and-select guarantee; with a pure-DP run and a TNB law, Corollary 3's
-/// (2+η)ε is used when smaller. It stays in Rényi DP even where the workload declares its run
-/// for the PLD accountant: Papernot–Steinke's theorems bound the RDP of the selection from the
-/// RDP of one run (at orders λ and λ̂ together), and no PLD analogue of them is known; a PLD
-/// of the K runs would bound their composition, not the release of the best.
-fn repeat_select_guarantee(
-    training: &TrainingDeclaration,
-    law: &RunCount,
-    delta: f64,
-    accountant: &Accountant,
-) -> Result<Guarantee> {
-    let base = Base::symmetric(run_curve(training, accountant)?);
-    let curve = repeat_select(&base, law, &accountant.orders)?;
-    let rdp = accountant.epsilon(&curve, delta)?;
-    let pure = match (training.run.pure_epsilon(), law) {
-        (Some(eps), RunCount::Tnb(t)) => Some(pure_tnb(eps, t)),
-        _ => None,
-    };
-    Ok(tighter_of(
-        rdp,
-        pure,
-        bound_name(law),
-        &accountant.name(),
-        "Papernot–Steinke Corollary 3 (pure DP)",
-    ))
-}
-
-fn pure_tnb(eps: f64, t: &Tnb) -> f64 {
-    (2.0 + t.eta()) * eps
-}
-
-/// The smaller of an RDP-route bound and a pure-DP bound (δ = 0 ≤ δ).
-fn tighter_of(
-    rdp: DpBound,
-    pure: Option<f64>,
-    rdp_name: String,
-    accountant_name: &str,
-    pure_name: &str,
-) -> Guarantee {
-    match pure {
-        Some(p) if p <= rdp.epsilon => Guarantee {
-            epsilon: p,
-            delta: rdp.delta,
-            theorem: pure_name.to_string(),
-        },
-        _ => Guarantee {
-            epsilon: rdp.epsilon,
-            delta: rdp.delta,
-            theorem: format!("{rdp_name}; {accountant_name}"),
-        },
-    }
-}
-
-/// Which accountant bounds a composition of private runs (a tuner's `accountant` parameter):
-/// Rényi DP, the privacy-loss distribution (where the workload declares its run as the PLD
-/// accountant composes it), or the smaller of the two valid upper bounds (the default).
+/// Which accountants bound a tuner's search (naive's `accountant` parameter), each a
+/// registered one: the smallest valid bound of them all (`best`, the default), or Rényi DP or
+/// the privacy-loss distribution alone, with the (ε, δ)-DP theorems of pure and approximate DP
+/// runs beside it (those hold whatever the accountant).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RunsAccountant {
+pub enum SearchAccountant {
     Rdp,
     Pld,
     #[default]
     Best,
 }
 
-impl RunsAccountant {
+impl SearchAccountant {
     pub fn name(self) -> &'static str {
         match self {
-            RunsAccountant::Rdp => "rdp",
-            RunsAccountant::Pld => "pld",
-            RunsAccountant::Best => "best",
+            SearchAccountant::Rdp => "rdp",
+            SearchAccountant::Pld => "pld",
+            SearchAccountant::Best => "best",
+        }
+    }
+
+    /// The registered accountants it takes, in the order ties go in (a pure-DP theorem
+    /// before Rényi DP before the PLD: results computed before the PLD existed keep their
+    /// theorem where it ties).
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            SearchAccountant::Rdp => &["approx-dp", "rdp"],
+            SearchAccountant::Pld => &["approx-dp", "pld"],
+            SearchAccountant::Best => &["approx-dp", "rdp", "pld"],
         }
     }
 }
 
-/// A composition's bound and the accountant that gave it.
-pub(crate) struct RunsBound {
-    pub bound: DpBound,
-    /// Whether the PLD bound was the one taken.
-    pub by_pld: bool,
-    /// The accountant's name as results record it.
-    pub accountant: String,
-}
-
-/// The bound `choice` picks for a composition of runs: `rdp` (its RDP bound at `delta`) or
-/// the PLD bound of `pld` (the same composition's mechanisms, when the workload declares them).
-pub(crate) fn runs_bound(
-    choice: RunsAccountant,
-    rdp: DpBound,
-    pld: Option<&[(crate::accounting::pld::PldMechanism, u64)]>,
+/// The bound at `delta` of a tuner's whole search, described by `event`, from the accountants
+/// `choice` takes (Rényi DP with the caller's `settings`): the smallest any of them proves,
+/// and which one. `workload` names the workload in messages.
+pub(crate) fn account(
+    event: &Event,
     delta: f64,
-    accountant: &Accountant,
+    settings: &Accountant,
+    choice: SearchAccountant,
     workload: &str,
-) -> Result<RunsBound> {
-    let by_rdp = |bound| RunsBound {
-        bound,
-        by_pld: false,
-        accountant: accountant.name(),
+) -> Result<Won> {
+    let settings = Settings {
+        rdp: settings.clone(),
+        ..Settings::default()
     };
-    let parts = match (choice, pld) {
-        (RunsAccountant::Rdp, _) | (RunsAccountant::Best, None) => return Ok(by_rdp(rdp)),
-        (RunsAccountant::Pld, None) => {
+    let members = choice
+        .keys()
+        .iter()
+        .map(|key| accountant::build(key, &settings))
+        .collect::<Result<Vec<_>>>()?;
+    if choice == SearchAccountant::Pld {
+        if let Err(why) = members[1].supports(event) {
             return Err(Error::invalid(
                 "accountant",
                 "\"pld\"",
                 format!(
                     "\"rdp\" or \"best\": `{workload}` does not declare its runs for the PLD \
-                     accountant"
+                     accountant ({why})"
                 ),
-            ))
+            ));
         }
-        (_, Some(parts)) => parts,
-    };
-    let pld_bound = |bound| RunsBound {
-        bound,
-        by_pld: true,
-        accountant: accountant_name(DEFAULT_INTERVAL),
-    };
-    let by_pld = composed_epsilon(parts, delta, DEFAULT_INTERVAL);
-    match choice {
-        // Named as the choice it is: the grid's parameters are not the user's to set here.
-        RunsAccountant::Pld => by_pld.map(pld_bound).map_err(|e| {
-            Error::invalid(
-                "accountant",
-                "\"pld\"",
-                format!(
-                    "\"rdp\" or \"best\" here: the PLD accountant gives no bound for these runs \
-                     ({e})"
-                ),
-            )
-        }),
-        // The smaller of two valid bounds; where the PLD gives none (its grid's memory bound,
-        // a δ below its resolution), RDP's stands.
-        _ => Ok(match by_pld {
-            Ok(p) if p.epsilon < rdp.epsilon => pld_bound(p),
-            _ => by_rdp(rdp),
-        }),
     }
+    let mut all = Tightest::new(members)?;
+    if choice != SearchAccountant::Pld {
+        all.compose(event)?;
+        return all.epsilon_won(delta);
+    }
+    // Named as the choice it is: the grid's parameters are not the user's to set here.
+    let by_pld = all
+        .compose(event)
+        .and_then(|()| all.epsilon_won_requiring(delta, "pld"));
+    by_pld.map_err(|e| match e {
+        e @ Error::InvalidParameter { .. } => e,
+        e => Error::invalid(
+            "accountant",
+            "\"pld\"",
+            format!(
+                "\"rdp\" or \"best\" here: the PLD accountant gives no bound for these runs ({e})"
+            ),
+        ),
+    })
+}
+
+/// The guarantee of a bound `won`, its theorem in the words `theorem` gives for the winner's
+/// key and name.
+fn guarantee_of(won: Won, theorem: impl FnOnce(&str, &str) -> String) -> Guarantee {
+    Guarantee {
+        epsilon: won.bound.epsilon,
+        delta: won.bound.delta,
+        theorem: theorem(won.key, &won.accountant),
+    }
+}
+
+/// The repeat-and-select guarantee: K ~ `count` runs of the workload's run, the best
+/// released. Rényi DP by Papernot–Steinke's theorems, or, with a pure-DP run and a TNB law,
+/// Corollary 3's (2+η)ε where smaller. The PLD takes no part: Papernot–Steinke's theorems
+/// bound the RDP of the selection from the RDP of one run (at orders λ and λ̂ together), and no
+/// PLD analogue of them is known; a PLD of the K runs would bound their composition, not the
+/// release of the best.
+fn repeat_select_guarantee(
+    declared: &Declarations,
+    tuner: &str,
+    law: &RunCount,
+    count: &CountLaw,
+    delta: f64,
+    accountant: &Accountant,
+) -> Result<Guarantee> {
+    let training = declared.require_training(tuner)?;
+    let event = Event::repeat_and_select(count.clone(), training.run.clone())?;
+    let won = account(
+        &event,
+        delta,
+        accountant,
+        SearchAccountant::Rdp,
+        &declared.name,
+    )?;
+    Ok(guarantee_of(won, |key, name| match key {
+        approx_dp::ApproxDp::KEY => approx_dp::TNB_PURE.to_string(),
+        _ => format!("{}; {name}", bound_name(law)),
+    }))
 }

@@ -1,16 +1,16 @@
 //! Naive composition: train every candidate of a finite space once, or `candidates` uniform
 //! draws (any space), and keep the best. Privacy: k-fold RDP composition, or for pure-DP runs the optimal
-//! composition of Kairouz–Oh–Viswanath when that is smaller; where the workload declares its
-//! run for the PLD accountant, the privacy-loss distribution of the k runs when that is
-//! smaller (`accountant = "rdp" | "pld" | "best"`, default best).
+//! composition of Kairouz–Oh–Viswanath when that is smaller (basic composition for (ε, δ)
+//! runs); where the PLD accountant supports the workload's run, the privacy-loss distribution
+//! of the k runs when that is smaller (`accountant = "rdp" | "pld" | "best"`, default best).
+//! The search's event is the run self-composed k times, accounted by [`super::account`].
 
 use super::session::{BestOf, Candidates, State};
-use super::{
-    read, run_curve, run_pld, runs_bound, tighter_of, Count, Guarantee, RunsAccountant, Tuner,
-};
-use crate::accounting::composition::kov_epsilon;
-use crate::accounting::pld::repeated;
-use crate::accounting::Accountant;
+use super::{account, guarantee_of, read, Count, Guarantee, SearchAccountant, Tuner};
+use crate::accounting::accountant::Registered;
+use crate::accounting::approx_dp::{self, ApproxDp};
+use crate::accounting::pld_events::Pld;
+use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Result};
 use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
@@ -22,14 +22,14 @@ pub struct Naive {
     /// Number of runs for a box search space (a finite space runs every candidate once).
     pub candidates: Option<u64>,
     /// Which accountant bounds the composition of the runs.
-    pub accountant: RunsAccountant,
+    pub accountant: SearchAccountant,
 }
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Params {
     candidates: Option<Count>,
-    accountant: Option<RunsAccountant>,
+    accountant: Option<SearchAccountant>,
 }
 
 pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
@@ -49,7 +49,7 @@ impl Naive {
     pub fn every_candidate() -> Self {
         Naive {
             candidates: None,
-            accountant: RunsAccountant::Best,
+            accountant: SearchAccountant::Best,
         }
     }
 
@@ -60,7 +60,7 @@ impl Naive {
         }
         Ok(Naive {
             candidates: Some(candidates),
-            accountant: RunsAccountant::Best,
+            accountant: SearchAccountant::Best,
         })
     }
 
@@ -86,7 +86,7 @@ impl Tuner for Naive {
             .candidates
             .map_or("every candidate".into(), |k| format!("candidates={k}"));
         match self.accountant {
-            RunsAccountant::Best => runs,
+            SearchAccountant::Best => runs,
             a => format!("{runs}, accountant={}", a.name()),
         }
     }
@@ -98,33 +98,17 @@ impl Tuner for Naive {
     ) -> Result<Guarantee> {
         let training = declared.require_training(self.name())?;
         let k = self.runs(&declared.space)?;
-        let rdp = accountant.epsilon(&run_curve(training, accountant)?.self_compose(k), delta)?;
-        let pld = match run_pld(training)? {
-            Some(run) => Some(repeated(&run, k)?),
-            None => None,
-        };
-        let runs = runs_bound(
-            self.accountant,
-            rdp,
-            pld.as_deref(),
-            delta,
-            accountant,
-            &declared.name,
-        )?;
-        let pure = match training.run.pure_epsilon() {
-            Some(eps) => Some(kov_epsilon(eps, k, delta)?.epsilon),
-            None => None,
-        };
-        Ok(tighter_of(
-            runs.bound,
-            pure,
-            format!(
-                "{} composition of {k} runs",
-                if runs.by_pld { "PLD" } else { "RDP" }
-            ),
-            &runs.accountant,
-            "Kairouz–Oh–Viswanath optimal composition",
-        ))
+        let event = Event::self_composed(k, training.run.clone())?;
+        let won = account(&event, delta, accountant, self.accountant, &declared.name)?;
+        Ok(guarantee_of(won, |key, name| match key {
+            // Optimal composition of pure-DP runs, or (ε, δ) runs' basic composition.
+            ApproxDp::KEY => match ApproxDp::rule(&event, Some(delta)).map(|r| r.theorem) {
+                Ok(approx_dp::BASIC) => format!("basic composition of {k} runs"),
+                _ => approx_dp::KOV.to_string(),
+            },
+            Pld::KEY => format!("PLD composition of {k} runs; {name}"),
+            _ => format!("RDP composition of {k} runs; {name}"),
+        }))
     }
     fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
         require_private_training(self.name(), workload).map(|_| ())

@@ -3,6 +3,7 @@
 
 use super::session::State;
 use super::{read, repeat_select_guarantee, repeat_select_session, Count, Guarantee, Tuner};
+use crate::accounting::event::CountLaw;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
 use crate::selection::{CountFamily, RunCount};
@@ -14,6 +15,8 @@ use rand::RngCore;
 #[derive(Clone, Debug, PartialEq)]
 pub struct PapernotSteinke {
     pub law: RunCount,
+    /// The law as the search's privacy event states it.
+    pub count: CountLaw,
 }
 
 #[derive(serde::Deserialize)]
@@ -41,8 +44,10 @@ impl PapernotSteinke {
         if truncate == Some(0) {
             return Err(Error::invalid("truncate", 0, "an integer >= 1"));
         }
+        let count = CountLaw::of(family, mean, truncate)?;
         Ok(PapernotSteinke {
             law: family.with_mean(mean, truncate)?.drawable(mean)?,
+            count,
         })
     }
 
@@ -76,8 +81,14 @@ impl Tuner for PapernotSteinke {
         delta: f64,
         accountant: &Accountant,
     ) -> Result<Guarantee> {
-        let training = declared.require_training(self.name())?;
-        repeat_select_guarantee(training, &self.law, delta, accountant)
+        repeat_select_guarantee(
+            declared,
+            self.name(),
+            &self.law,
+            &self.count,
+            delta,
+            accountant,
+        )
     }
     fn check_workload(&self, workload: &dyn Workload) -> Result<()> {
         require_private_training(self.name(), workload).map(|_| ())

@@ -5,9 +5,10 @@ pub use crate::propose_test::*;
 
 use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
 use super::{
-    run_curve, run_pld, runs_bound, tighter_of, BudgetPlan, Guarantee, Outcome, RunsAccountant,
-    Tuner, PASSES,
+    account, guarantee_of, BudgetPlan, Guarantee, Outcome, SearchAccountant, Tuner, PASSES,
 };
+use crate::accounting::accountant::Registered;
+use crate::accounting::approx_dp::ApproxDp;
 use crate::accounting::Accountant;
 use crate::data::uniform_below;
 use crate::error::{Error, Range, Result};
@@ -80,21 +81,19 @@ impl Tuner for ProposeTestDoubling {
         }
         let (eps0, tests) = self.certified_cost(delta_prime)?;
         let final_delta = delta - delta_prime;
-        let run = runs_bound(
-            RunsAccountant::Best,
-            accountant.epsilon(&run_curve(training, accountant)?, final_delta)?,
-            run_pld(training)?.as_deref(),
+        // The tests' cost is the walk's own (certified over T_max passes); the final run's is
+        // its event's, at the δ left.
+        let won = account(
+            &training.run,
             final_delta,
             accountant,
+            SearchAccountant::Best,
             &declared.name,
         )?;
-        let run = tighter_of(
-            run.bound,
-            training.run.pure_epsilon(),
-            "final run".into(),
-            &run.accountant,
-            "final run (pure DP)",
-        );
+        let run = guarantee_of(won, |key, name| match key {
+            ApproxDp::KEY => "final run (pure DP)".into(),
+            _ => format!("final run; {name}"),
+        });
         Ok(Guarantee {
             epsilon: run.epsilon + tests.epsilon,
             delta: run.delta + tests.delta,
