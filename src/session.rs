@@ -255,6 +255,76 @@ pub trait Session {
     }
 }
 
+/// A kind of session that can be saved and resumed: plain data (serde) under its kind's name.
+/// A tuner's session type implements it, and its tuner's registry line lists it
+/// (`tuners::REGISTRY`), which is how a saved state is read back: no other list names it.
+pub trait SessionKind:
+    Session + Clone + Serialize + serde::de::DeserializeOwned + Send + Sync + 'static
+{
+    /// The key it is saved under (`{"best-of": {…}}`).
+    const KIND: &'static str;
+    /// The number of runs, when it is known before any data is seen (a best-of session's
+    /// K, propose-test's shard runs and final run); None where it depends on the scores.
+    fn planned_runs(&self) -> Option<u64>;
+    /// The runs asked for and not yet told.
+    fn pending(&self) -> &[Trial];
+    /// Whether its tells check what they are told before changing anything (a refused tell
+    /// leaves it as it was); where not, a caller that must survive a refused tell tells a copy.
+    fn tells_atomically(&self) -> bool {
+        false
+    }
+}
+
+/// A session of any saved kind, behind one type ([`SessionKind`] made object-safe).
+pub trait SavedSession: Session + Send + Sync {
+    fn kind(&self) -> &'static str;
+    fn to_json(&self) -> serde_json::Result<serde_json::Value>;
+    fn boxed_clone(&self) -> Box<dyn SavedSession>;
+    fn planned_runs(&self) -> Option<u64>;
+    fn pending(&self) -> &[Trial];
+    fn tells_atomically(&self) -> bool;
+}
+
+impl<T: SessionKind> SavedSession for T {
+    fn kind(&self) -> &'static str {
+        T::KIND
+    }
+    fn to_json(&self) -> serde_json::Result<serde_json::Value> {
+        serde_json::to_value(self)
+    }
+    fn boxed_clone(&self) -> Box<dyn SavedSession> {
+        Box::new(self.clone())
+    }
+    fn planned_runs(&self) -> Option<u64> {
+        SessionKind::planned_runs(self)
+    }
+    fn pending(&self) -> &[Trial] {
+        SessionKind::pending(self)
+    }
+    fn tells_atomically(&self) -> bool {
+        SessionKind::tells_atomically(self)
+    }
+}
+
+/// How the saved state of one kind of session is read back.
+#[derive(Clone, Copy)]
+pub struct Restorer {
+    pub kind: &'static str,
+    pub restore: fn(serde_json::Value) -> serde_json::Result<Box<dyn SavedSession>>,
+}
+
+/// The [`Restorer`] of session kind `T`.
+pub const fn restorer<T: SessionKind>() -> Restorer {
+    Restorer {
+        kind: T::KIND,
+        restore: restore::<T>,
+    }
+}
+
+fn restore<T: SessionKind>(json: serde_json::Value) -> serde_json::Result<Box<dyn SavedSession>> {
+    Ok(Box::new(serde_json::from_value::<T>(json)?))
+}
+
 /// Runs `session` to its end, one evaluation at a time, each drawing from its own stream or
 /// from `rng` after the session's own draws for it.
 pub fn drive(
@@ -641,7 +711,7 @@ mod history_tests {
     use crate::workloads::Space;
 
     fn best_of(k: u64) -> State {
-        State::BestOf(BestOf::new(k, Candidates::Drawn(Space::UnitBox { dim: 2 })).unwrap())
+        State::new(BestOf::new(k, Candidates::Drawn(Space::UnitBox { dim: 2 })).unwrap())
     }
 
     /// Asks two, tells one, asks one more, tells both: the history replays to the same state.
@@ -723,23 +793,27 @@ mod history_tests {
         };
         let domain = [(0.0, 1.0), (0.0, 1.0)];
         let gd = GiboSession::gd(cfg, &domain, 4, &mut stream(5, &[])).unwrap();
-        let start = State::Gibo(Box::new(gd));
+        // The session type itself (a saved `State` is compared as saved, so it would not show
+        // the difference).
+        let start = gd;
         let (mut s, mut rng, mut h) = (start.clone(), stream(6, &[]), History::default());
         let Next::Run(t) = h.ask(&mut s, &mut rng).unwrap() else {
             panic!("DP-GD asks for its first gradients")
         };
         h.tell(&mut s, t.index, Told::Matrix(vec![vec![0.1, -0.2]; 4]))
             .unwrap();
-        let read: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        let read: GiboSession = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_ne!(read, s, "the test needs a session with unsaved fields");
         let pos = rng.get_word_pos();
         assert_eq!(h.check(start, stream(6, &[]), &read, pos).unwrap(), s);
+        // As a `State`, the two are equal: compared as saved.
+        assert_eq!(State::new(read), State::new(s));
     }
 
     #[test]
     fn a_threshold_tuners_halt_is_a_step() {
         // Halts at once with probability 1: the coin is drawn and the ask says Done.
-        let start = State::Threshold(Threshold::new(Space::UnitBox { dim: 1 }, 0.5, 1.0));
+        let start = State::new(Threshold::new(Space::UnitBox { dim: 1 }, 0.5, 1.0));
         let (mut s, mut rng, mut h) = (start.clone(), stream(3, &[]), History::default());
         assert_eq!(h.ask(&mut s, &mut rng).unwrap(), Next::Done);
         assert_eq!(h.steps, vec![Step::Done]);

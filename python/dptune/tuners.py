@@ -327,7 +327,8 @@ def _resumable(make):
 class Tuner:
     """A private tuner with its guarantee and an ask/tell session. Made by :func:`naive`,
     :func:`random_search`, :func:`grid_search`, :func:`liu_talwar`, :func:`liu_talwar_threshold`,
-    :func:`papernot_steinke`, :func:`propose_test`, :func:`dp_gibo` or :func:`gp_ucb`."""
+    :func:`papernot_steinke`, :func:`propose_test`, :func:`dp_gibo`, :func:`gp_ucb` or
+    :func:`registered` (any tuner of the library's registry)."""
 
     def __init__(self, spec: tuple, run: Optional[DpEvent], space, delta: float, seed: Optional[int],
                  orders: Union[None, str, Sequence[float]] = None, declarations: Optional[dict] = None,
@@ -944,8 +945,23 @@ def gp_ucb(*, space, grid: int, prior: GpPrior, evaluations: int, epsilon: float
     return t
 
 
+@_resumable
+def registered(*, name: str, space, delta: float, params: Optional[dict] = None, run: Optional[DpEvent] = None,
+               seed: Optional[int] = None, orders: Union[None, str, Sequence[float]] = None) -> Tuner:
+    """Any tuner of the library's registry by its name (``"one-shot"``, ``"naive"``, …), with the
+    parameters an experiment file's ``[[tuners]]`` entry would give it (a dict of numbers, strings
+    and booleans; the library checks them): a tuner added to the Rust library (one file and one
+    registry line) is driven from Python with no edit here. Its runs are told a score
+    (``trial.report``); ``run`` is what one run costs, as for :func:`naive`."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"invalid name = {name!r}: a registered tuner's name")
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"invalid params = {params!r}: a dict of the tuner's parameters")
+    return Tuner(("registry", name, dict(params or {})), run, space, delta, seed, orders=orders)
+
+
 _CONSTRUCTORS = {f.__name__: f for f in (naive, random_search, grid_search, liu_talwar, liu_talwar_threshold,
-                                         papernot_steinke, propose_test, dp_gibo, gp_ucb)}
+                                         papernot_steinke, propose_test, dp_gibo, gp_ucb, registered)}
 
 
 # -- front searches (DPareto and its baselines): not private tuners ------------------------------

@@ -406,10 +406,14 @@ fn tuner_of(spec: &Bound<'_, PyAny>) -> PyResult<Box<dyn Tuner>> {
         // of parameters a search file would hold (as `dptune tune` builds them).
         "registry" => {
             let name: String = field(spec, 1)?;
-            if !matches!(name.as_str(), "propose-test" | "dp-gibo" | "gp-ucb") {
-                return Err(value_error(format!("unknown tuner {name:?}")));
+            let tuner =
+                dptune::tuners::build(&name, &toml_table(&spec.get_item(2)?)?).map_err(err)?;
+            if let Err(why) = tuner.outside_evaluations() {
+                return Err(value_error(format!(
+                    "tuner {name:?} cannot be driven from Python: {why}"
+                )));
             }
-            dptune::tuners::build(&name, &toml_table(&spec.get_item(2)?)?).map_err(err)?
+            tuner
         }
         other => return Err(value_error(format!("unknown tuner {other:?}"))),
     })
@@ -803,8 +807,7 @@ fn make_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
             };
             let mut s = lock(s)?;
             let TuningSession { state, history, .. } = &mut *s;
-            if matches!(state, State::BestOf(_) | State::Threshold(_)) {
-                // Their tells check the score before changing anything.
+            if state.tells_atomically() {
                 return history.tell(state, index, told).map_err(err);
             }
             // The others are told on a copy: a tell that fails midway (a table the algorithm

@@ -59,6 +59,39 @@ def test_liu_talwar_guarantee():
     assert t.epsilon == pytest.approx(same.get_epsilon(1e-6), rel=1e-9)
 
 
+def test_a_tuner_added_to_the_library_is_driven_by_its_registry_name():
+    # `one-shot` (src/tuners/one_shot.rs) is one file and one registry line of the Rust library;
+    # tests/suite/tune.rs drives it through the harness and `dptune tune`.
+    run = acc.ZCDpEvent(0.1)
+    t = tuners.registered(name="one-shot", run=run, space=SPACE, delta=1e-6, seed=5)
+    same = acc.RdpAccountant(orders="continuous").compose(run)
+    assert t.epsilon == pytest.approx(same.get_epsilon(1e-6), rel=1e-12)
+    assert t.name == "one-shot" and "one run" in t.guarantee.theorem
+    rng = np.random.default_rng(1)
+    told = []
+    for trial in t:
+        s = objective(trial.params, rng, SIGMA)
+        trial.report(s)
+        told.append((s, trial.params))
+    release = t.release()
+    assert len(told) == 1 and release.score == told[0][0] and release.params == told[0][1]
+    # The same seed draws the same candidate.
+    again = tuners.registered(name="one-shot", run=run, space=SPACE, delta=1e-6, seed=5)
+    params = []
+    for trial in again:
+        params.append(trial.params)
+        trial.report(0.0)
+    assert params == [told[0][1]]
+    with pytest.raises(ValueError, match="tuner"):
+        tuners.registered(name="no-such-tuner", run=run, space=SPACE, delta=1e-6)
+    with pytest.raises(ValueError, match="mean"):
+        tuners.registered(name="one-shot", params={"mean": 3}, run=run, space=SPACE, delta=1e-6)
+    # A tuner whose evaluations must be exact in a way nothing outside the library can check.
+    with pytest.raises(ValueError, match="exact loss gradient"):
+        tuners.registered(name="dp-gd", params={"mu": 1.0, "steps": 3, "clip": 1.0, "eta": 0.1}, space=2,
+                          delta=1e-6)
+
+
 def test_ask_tell_loop_on_a_numpy_objective():
     tuner = tuners.papernot_steinke(run=RUN, space=SPACE, mean=8, dist="poisson", delta=1e-6, seed=11)
     rng = np.random.default_rng(0)

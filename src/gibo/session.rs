@@ -173,23 +173,6 @@ impl GiboSession {
         Array1::from(self.thetas.last().expect("θ_0 is always there").clone())
     }
 
-    /// The number of evaluations (trials) a run makes, where it is fixed in advance (all of
-    /// DP-GD's; DP-GIBO's with a fixed batch, counted in points).
-    pub fn planned_evaluations(&self) -> Option<u64> {
-        match &self.method {
-            Method::Gd(c) => Some(c.steps as u64),
-            Method::Gibo(c) => match c.batch {
-                super::BatchMode::Fixed { b } => Some((c.steps * b) as u64),
-                super::BatchMode::Adaptive { .. } => None,
-            },
-        }
-    }
-
-    /// The runs pending.
-    pub fn pending(&self) -> &[crate::session::Trial] {
-        &self.progress.pending
-    }
-
     /// The released path so far (θ_0..θ_t) and what it cost.
     pub fn path(&self) -> Path {
         let theta = self.theta();
@@ -309,6 +292,25 @@ fn representable(
 /// Rows of equal length as a matrix (`cols` columns, also when there are no rows).
 fn matrix(rows: &[Vec<f64>], cols: usize) -> Array2<f64> {
     Array2::from_shape_fn((rows.len(), cols), |(i, j)| rows[i][j])
+}
+
+impl crate::session::SessionKind for GiboSession {
+    /// DP-GIBO or DP-GD.
+    const KIND: &'static str = "gibo";
+    /// The number of evaluations (trials) a run makes, where it is fixed in advance (all of
+    /// DP-GD's; DP-GIBO's with a fixed batch, counted in points).
+    fn planned_runs(&self) -> Option<u64> {
+        match &self.method {
+            Method::Gd(c) => Some(c.steps as u64),
+            Method::Gibo(c) => match c.batch {
+                super::BatchMode::Fixed { b } => Some((c.steps * b) as u64),
+                super::BatchMode::Adaptive { .. } => None,
+            },
+        }
+    }
+    fn pending(&self) -> &[crate::session::Trial] {
+        &self.progress.pending
+    }
 }
 
 impl Session for GiboSession {

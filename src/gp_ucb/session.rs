@@ -121,21 +121,11 @@ impl UcbSession {
         }
     }
 
-    /// T, the number of evaluations.
-    pub fn planned_runs(&self) -> u64 {
-        self.evaluations()
-    }
-
     fn evaluations(&self) -> u64 {
         match &self.algorithm {
             Algorithm::GpUcb { tuner, .. } => tuner.evaluations,
             Algorithm::Lipschitz { tuner, .. } => tuner.evaluations,
         }
-    }
-
-    /// The pending runs.
-    pub fn pending(&self) -> &[crate::session::Trial] {
-        &self.progress.pending
     }
 
     /// The observation as the GP sees it (standard units under a declared prior).
@@ -281,6 +271,18 @@ pub(crate) fn log_positions(grid: &[Hyper]) -> Vec<Hyper> {
         });
     let width = if hi > lo { hi - lo } else { 1.0 };
     logs.iter().map(|l| vec![(l - lo) / width]).collect()
+}
+
+impl crate::session::SessionKind for UcbSession {
+    /// Private GP-UCB or Algorithm 3's BO over a grid.
+    const KIND: &'static str = "ucb";
+    /// T, the number of evaluations.
+    fn planned_runs(&self) -> Option<u64> {
+        Some(self.evaluations())
+    }
+    fn pending(&self) -> &[crate::session::Trial] {
+        &self.progress.pending
+    }
 }
 
 impl Session for UcbSession {

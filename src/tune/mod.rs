@@ -651,11 +651,11 @@ fn start(plan: &Plan, rng: &mut ChaCha20Rng) -> Result<State> {
                 .unwrap_or(&Declarations::of_space("the search", space)),
             rng,
         ),
-        Selector::RandomSearch { candidates } => Ok(State::BestOf(BestOf::new(
+        Selector::RandomSearch { candidates } => Ok(State::new(BestOf::new(
             *candidates,
             Candidates::Drawn(space),
         )?)),
-        Selector::GridSearch { points } => Ok(State::BestOf(BestOf::new(
+        Selector::GridSearch { points } => Ok(State::new(BestOf::new(
             points.len() as u64,
             Candidates::Listed(points.clone()),
         )?)),

@@ -122,10 +122,13 @@ impl Tuner for DpGd {
         gdp_guarantee(self.config.mu, delta, "DP-GD")
     }
 
+    fn outside_evaluations(&self) -> std::result::Result<(), &'static str> {
+        Err("it needs every validation user's exact loss gradient, which code outside the library cannot be trusted to give")
+    }
     fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<State> {
         let losses = declared_losses(self.name(), declared)?;
         let s = GiboSession::gd(self.config.clone(), &losses.domain, losses.n_users, rng)?;
-        Ok(State::Gibo(Box::new(s)))
+        Ok(State::new(s))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

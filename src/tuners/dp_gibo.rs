@@ -655,7 +655,7 @@ impl Tuner for DpGibo {
         let losses = declared_losses(self.name(), declared)?;
         let cfg = self.config(losses)?;
         let s = GiboSession::gibo(cfg, &losses.domain, losses.n_users, rng)?;
-        Ok(State::Gibo(Box::new(s)))
+        Ok(State::new(s))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

@@ -123,7 +123,7 @@ impl Tuner for GpUcb {
         let prior = declared.require_gain_prior(self.name())?;
         let grid = grid(&declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
         let s = UcbSession::gp_ucb(self.clone(), prior.clone(), grid.to_vec())?;
-        Ok(State::Ucb(Box::new(s)))
+        Ok(State::new(s))
     }
 
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {

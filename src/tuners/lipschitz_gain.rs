@@ -184,6 +184,9 @@ impl Tuner for LipschitzGain {
                 .into(),
         })
     }
+    fn outside_evaluations(&self) -> std::result::Result<(), &'static str> {
+        Err("it needs exact validation gains of a strongly convex model (Assumption 2), which nothing outside the library can check")
+    }
     fn session(&self, declared: &Declarations, _rng: &mut dyn RngCore) -> Result<State> {
         let a = declared.require_lipschitz(self.name())?;
         lambdas(a, &declared.space).map_err(|e| e.in_workload(declared.name.clone()))?;
@@ -192,7 +195,7 @@ impl Tuner for LipschitzGain {
         };
         let scale = laplace_scale(self.sensitivity(a)?, self.epsilon)?;
         let s = UcbSession::lipschitz(self.bo(), scale, grid.clone());
-        Ok(State::Ucb(Box::new(s)))
+        Ok(State::new(s))
     }
     fn budget_plan(&self, epsilon: f64, _delta: f64) -> Result<BudgetPlan> {
         let epsilon = Range::Positive.check("epsilon", epsilon)?;

@@ -143,7 +143,7 @@ impl Tuner for LiuTalwar {
             LiuTalwar::Threshold {
                 threshold,
                 halt_probability,
-            } => State::Threshold(Threshold::new(space.clone(), *threshold, *halt_probability)),
+            } => State::new(Threshold::new(space.clone(), *threshold, *halt_probability)),
         })
     }
 }

@@ -2,21 +2,21 @@
 //! and the workload's declared per-run privacy alone (before touching data), then tunes.
 //!
 //! Adding a tuner: one new file implementing [`Tuner`] (its guarantee and its session; `tune`
-//! is provided) plus a `build` function, and one line in [`REGISTRY`].
+//! is provided), its session type ([`session::SessionKind`]) and a `build` function, and one
+//! line in `tuners!` (below), which declares the module and registers the tuner with its
+//! session kinds. The harness, `dptune tune` and Python then drive it (`one_shot.rs` is the
+//! smallest example).
 
-pub mod dp_gd;
-pub mod dp_gibo;
-pub mod gp_ucb;
-pub mod lipschitz_gain;
-pub mod liu_talwar;
-pub mod naive;
-pub mod papernot_steinke;
-pub mod propose_test;
 pub mod session;
 
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
-use crate::accounting::accountant::{self, Registered, Settings, Won};
+use crate::gibo::GiboSession;
+use crate::gp_ucb::session::UcbSession;
+use crate::session::{restorer, Restorer};
+use session::{BestOf, Threshold};
+
+use crate::accounting::accountant::{self, Registered as _, Settings, Won};
 use crate::accounting::event::CountLaw;
 use crate::accounting::{approx_dp, Accountant, Event, PrivacyAccountant, Tightest};
 use crate::error::Error;
@@ -89,6 +89,12 @@ pub trait Tuner: Send + Sync {
         };
         session::drive_observed(&mut s, &runs, rng, observer)
     }
+    /// Why its guarantee would not hold over evaluations made outside the library (a user's
+    /// command under `dptune tune`, Python's ask/tell), if it would not: the evaluations must
+    /// be exact in a way nothing here can check. The default: they may come from outside.
+    fn outside_evaluations(&self) -> std::result::Result<(), &'static str> {
+        Ok(())
+    }
     /// How this tuner meets an equal privacy budget of (ε, δ) in total (the harness's
     /// equal-budget mode). The default: its privacy is that of the workload's runs, whose noise
     /// the harness calibrates. An invalid target is an error, never a NaN parameter.
@@ -122,21 +128,70 @@ impl BudgetPlan {
 
 type Builder = crate::params::Builder<Box<dyn Tuner>>;
 
-/// Registry names → constructors from experiment-file parameters.
-pub const REGISTRY: &[(&str, Builder)] = &[
-    ("naive", naive::build),
-    ("liu-talwar", liu_talwar::build),
-    ("papernot-steinke", papernot_steinke::build),
-    ("gp-ucb", gp_ucb::build),
-    ("lipschitz-gain", lipschitz_gain::build),
-    ("propose-test", propose_test::build),
-    ("dp-gibo", dp_gibo::build),
-    ("dp-gd", dp_gd::build),
-];
+/// A registered tuner: its name, its constructor from experiment-file parameters, and the
+/// kinds of session it makes (how their saved states are read back).
+pub struct RegisteredTuner {
+    pub name: &'static str,
+    pub build: Builder,
+    pub sessions: &'static [Restorer],
+}
+
+/// One registry line.
+const fn tuner(
+    name: &'static str,
+    build: Builder,
+    sessions: &'static [Restorer],
+) -> RegisteredTuner {
+    RegisteredTuner {
+        name,
+        build,
+        sessions,
+    }
+}
+
+/// Declares each tuner's module and registers it in [`REGISTRY`] with the kinds of session it
+/// makes: one line per tuner, `module: "name" => [SessionType, …]` (the module has `build`).
+macro_rules! tuners {
+    ($($module:ident: $name:literal => [$($session:ty),* $(,)?]),* $(,)?) => {
+        $(pub mod $module;)*
+        /// The tuners, each with its session kinds: the one list a tuner is added to.
+        pub const REGISTRY: &[RegisteredTuner] =
+            &[$(tuner($name, $module::build, &[$(restorer::<$session>()),*])),*];
+    };
+}
+
+tuners! {
+    naive: "naive" => [BestOf],
+    liu_talwar: "liu-talwar" => [BestOf, Threshold],
+    papernot_steinke: "papernot-steinke" => [BestOf],
+    gp_ucb: "gp-ucb" => [UcbSession],
+    lipschitz_gain: "lipschitz-gain" => [UcbSession],
+    propose_test: "propose-test" => [propose_test::ProposeTestSession],
+    dp_gibo: "dp-gibo" => [GiboSession],
+    dp_gd: "dp-gd" => [GiboSession],
+    one_shot: "one-shot" => [one_shot::OneShotSession],
+}
 
 /// The tuner named `name`, configured by `params`.
 pub fn build(name: &str, params: &toml::Table) -> Result<Box<dyn Tuner>> {
-    crate::params::from_registry(REGISTRY, "tuner", name, params)
+    match REGISTRY.iter().find(|t| t.name == name) {
+        Some(t) => (t.build)(params),
+        None => Err(Error::invalid(
+            "tuner",
+            name,
+            format!("one of {}", names().join(", ")),
+        )),
+    }
+}
+
+/// The registered tuners' names.
+pub fn names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|t| t.name).collect()
+}
+
+/// Every registered session kind (a kind several tuners make is listed by each).
+pub(crate) fn session_kinds() -> impl Iterator<Item = &'static Restorer> {
+    REGISTRY.iter().flat_map(|t| t.sessions.iter())
 }
 
 /// Repeat-and-select: K ~ `law`, then the best of K candidates drawn uniformly.
@@ -146,8 +201,8 @@ fn repeat_select_session(
     rng: &mut dyn RngCore,
 ) -> Result<session::State> {
     let k = law.sample(rng);
-    let s = session::BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
-    Ok(session::State::BestOf(s))
+    let s = BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
+    Ok(session::State::new(s))
 }
 
 /// Which accountants bound a tuner's search (naive's `accountant` parameter), each a

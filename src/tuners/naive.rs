@@ -123,6 +123,6 @@ impl Tuner for Naive {
             }
             _ => Candidates::Drawn(space.clone()),
         };
-        Ok(State::BestOf(BestOf::new(k, candidates)?))
+        Ok(State::new(BestOf::new(k, candidates)?))
     }
 }

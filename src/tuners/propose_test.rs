@@ -3,7 +3,9 @@
 
 pub use crate::propose_test::*;
 
-use super::session::{unfinished, Evaluation, Next, Progress, Session, State, Told};
+use super::session::{
+    unfinished, Evaluation, Next, Progress, Session, SessionKind, State, Told, Trial,
+};
 use super::{
     account, guarantee_of, BudgetPlan, Guarantee, Outcome, SearchAccountant, Tuner, PASSES,
 };
@@ -121,14 +123,14 @@ impl Tuner for ProposeTestDoubling {
             .into_owned();
         // δ′ is set whenever ε0 must be solved (`build` and `own_share_at_budget` see to it).
         let eps0 = self.eps0(self.delta_prime.unwrap_or(0.0))?;
-        Ok(State::ProposeTest(Box::new(ProposeTestSession {
+        Ok(State::new(ProposeTestSession {
             tuner: self.clone(),
             candidates,
             eps0,
             base: rng.next_u64(),
             progress: Progress::default(),
             stage: Stage::Utilities,
-        })))
+        }))
     }
     fn budget_plan(&self, epsilon: f64, delta: f64) -> Result<BudgetPlan> {
         match self.budget {
@@ -180,10 +182,14 @@ enum Stage {
     },
 }
 
-impl ProposeTestSession {
+impl SessionKind for ProposeTestSession {
+    const KIND: &'static str = "propose-test";
     /// k runs per candidate, then the final one.
-    pub fn planned_runs(&self) -> u64 {
-        (self.tuner.shards * self.candidates.len()) as u64 + 1
+    fn planned_runs(&self) -> Option<u64> {
+        Some((self.tuner.shards * self.candidates.len()) as u64 + 1)
+    }
+    fn pending(&self) -> &[Trial] {
+        &self.progress.pending
     }
 }
 
@@ -275,7 +281,7 @@ impl Session for ProposeTestSession {
         Ok(Outcome {
             chosen: Some(self.candidates[chosen].clone()),
             released_score: Some(score),
-            runs: self.planned_runs(),
+            runs: SessionKind::planned_runs(self).expect("fixed in advance"),
             diagnostics: vec![(PASSES, passes as f64)],
             fallback,
         })

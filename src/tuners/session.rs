@@ -64,81 +64,152 @@ fn rows(m: ndarray::Array2<f64>) -> Vec<Vec<f64>> {
     m.rows().into_iter().map(|r| r.to_vec()).collect()
 }
 
-/// A session of any tuner that has one, as saved and resumed (`{"best-of": {…}}`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum State {
-    BestOf(BestOf),
-    Threshold(Threshold),
-    ProposeTest(Box<super::propose_test::ProposeTestSession>),
-    /// DP-GIBO or DP-GD.
-    Gibo(Box<crate::gibo::GiboSession>),
-    /// Private GP-UCB or Algorithm 3's BO over a grid.
-    Ucb(Box<crate::gp_ucb::session::UcbSession>),
-}
+/// A session of any tuner that has one, as saved and resumed (`{"best-of": {…}}`): its kind
+/// ([`SessionKind::KIND`]) is read back by the restorer its tuner's registry line lists
+/// ([`super::REGISTRY`]).
+pub struct State(Box<dyn SavedSession>);
 
 impl State {
-    fn inner(&mut self) -> &mut dyn Session {
-        match self {
-            State::BestOf(s) => s,
-            State::Threshold(s) => s,
-            State::ProposeTest(s) => s.as_mut(),
-            State::Gibo(s) => s.as_mut(),
-            State::Ucb(s) => s.as_mut(),
-        }
+    pub fn new<T: SessionKind>(session: T) -> State {
+        State(Box::new(session))
     }
 
-    /// The number of runs, when it is known before any data is seen (a best-of session's K,
-    /// propose-test's shard runs and final run); None where it depends on the scores.
+    /// Its kind's name.
+    pub fn kind(&self) -> &'static str {
+        self.0.kind()
+    }
+
+    /// The number of runs, when it is known before any data is seen; None where it depends
+    /// on the scores.
     pub fn planned_runs(&self) -> Option<u64> {
-        match self {
-            State::BestOf(s) => Some(s.runs()),
-            State::Threshold(_) => None,
-            State::ProposeTest(s) => Some(s.planned_runs()),
-            State::Gibo(s) => s.planned_evaluations(),
-            State::Ucb(s) => Some(s.planned_runs()),
-        }
+        self.0.planned_runs()
     }
 
     /// The runs asked for and not yet told.
     pub fn pending(&self) -> &[Trial] {
-        match self {
-            State::BestOf(s) => &s.progress.pending,
-            State::Threshold(s) => &s.progress.pending,
-            State::ProposeTest(s) => &s.progress.pending,
-            State::Gibo(s) => s.pending(),
-            State::Ucb(s) => s.pending(),
+        self.0.pending()
+    }
+
+    /// Whether a refused tell leaves it as it was ([`SessionKind::tells_atomically`]).
+    pub fn tells_atomically(&self) -> bool {
+        self.0.tells_atomically()
+    }
+
+    fn json(&self) -> serde_json::Result<serde_json::Value> {
+        self.0.to_json()
+    }
+}
+
+impl Clone for State {
+    fn clone(&self) -> Self {
+        State(self.0.boxed_clone())
+    }
+}
+
+/// Compared as saved (kind and JSON).
+impl PartialEq for State {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind() == other.kind()
+            && matches!((self.json(), other.json()), (Ok(a), Ok(b)) if a == b)
+    }
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.json() {
+            Ok(json) => write!(f, "State({}: {json})", self.kind()),
+            Err(_) => write!(f, "State({})", self.kind()),
         }
+    }
+}
+
+impl Serialize for State {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error as _, SerializeMap};
+        let json = self.json().map_err(S::Error::custom)?;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.kind(), &json)?;
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for State {
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> std::result::Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let json = serde_json::Value::deserialize(deserializer)?;
+        let serde_json::Value::Object(map) = json else {
+            return Err(D::Error::custom(
+                "a saved session is an object {\"KIND\": {…}}",
+            ));
+        };
+        let mut entries = map.into_iter();
+        let (Some((kind, state)), None) = (entries.next(), entries.next()) else {
+            return Err(D::Error::custom(
+                "a saved session is an object with one key, its kind",
+            ));
+        };
+        let restorer = super::session_kinds()
+            .find(|r| r.kind == kind)
+            .ok_or_else(|| {
+                let known: Vec<&str> = super::session_kinds().map(|r| r.kind).collect();
+                D::Error::custom(format!(
+                    "unknown session kind `{kind}`: expected one of {}",
+                    known.join(", ")
+                ))
+            })?;
+        (restorer.restore)(state)
+            .map(State)
+            .map_err(|e| D::Error::custom(format!("a saved `{kind}` session: {e}")))
     }
 }
 
 impl Session for State {
     fn ask(&mut self, rng: &mut dyn RngCore) -> Result<Next> {
-        self.inner().ask(rng)
+        self.0.ask(rng)
     }
     fn tell(&mut self, index: u64, told: Told) -> Result<()> {
-        self.inner().tell(index, told)
+        self.0.tell(index, told)
     }
     fn finish(&self) -> Result<Outcome> {
-        match self {
-            State::BestOf(s) => s.finish(),
-            State::Threshold(s) => s.finish(),
-            State::ProposeTest(s) => s.finish(),
-            State::Gibo(s) => s.finish(),
-            State::Ucb(s) => s.finish(),
-        }
+        self.0.finish()
     }
     fn stream_left_at(&mut self, index: u64, position: u64) {
-        self.inner().stream_left_at(index, position)
+        self.0.stream_left_at(index, position)
     }
     fn observe_last(&self, evaluator: &dyn Evaluator, observer: &mut dyn Observer) {
-        match self {
-            State::BestOf(s) => s.observe_last(evaluator, observer),
-            State::Threshold(s) => s.observe_last(evaluator, observer),
-            State::ProposeTest(s) => s.observe_last(evaluator, observer),
-            State::Gibo(s) => s.observe_last(evaluator, observer),
-            State::Ucb(s) => s.observe_last(evaluator, observer),
-        }
+        self.0.observe_last(evaluator, observer)
+    }
+}
+
+impl SessionKind for BestOf {
+    const KIND: &'static str = "best-of";
+    fn planned_runs(&self) -> Option<u64> {
+        Some(self.k)
+    }
+    fn pending(&self) -> &[Trial] {
+        &self.progress.pending
+    }
+    /// Its tells check the score before changing anything.
+    fn tells_atomically(&self) -> bool {
+        true
+    }
+}
+
+impl SessionKind for Threshold {
+    const KIND: &'static str = "threshold";
+    fn planned_runs(&self) -> Option<u64> {
+        None
+    }
+    fn pending(&self) -> &[Trial] {
+        &self.progress.pending
+    }
+    fn tells_atomically(&self) -> bool {
+        true
     }
 }
 

@@ -1594,3 +1594,71 @@ fn a_baselines_seed_is_not_said_to_recompute_noise() {
         "{words}"
     );
 }
+
+/// A tuner added as one file and one registry line (`one-shot`, src/tuners/one_shot.rs) is
+/// driven by the harness and by `dptune tune` with no edit elsewhere (python/tests/
+/// test_tuners.py drives it from Python): its statement is the library's guarantee, its journal
+/// holds its own session kind, and the harness's results name it.
+#[test]
+fn a_tuner_added_by_one_file_is_driven_by_the_harness_and_by_dptune_tune() {
+    let dir = temp_dir("tune-one-shot");
+    let file = search_file(&dir, &[(FIXTURE_TUNER, "name = \"one-shot\"")]);
+    let out = dir.join("out");
+    let count = dir.join("count");
+    let ran = tune(&file, &out, &[], &[("TUNE_COUNT", count.to_str().unwrap())]);
+    assert_eq!(ran.code, 0, "{}\n{}", ran.stdout, ran.stderr);
+    let g = dptune::tuners::build("one-shot", &toml::Table::new())
+        .unwrap()
+        .guarantee(
+            &fixture_declarations(None),
+            1e-5,
+            &Accountant::new(Orders::Continuous, Conversion::Cks),
+        )
+        .unwrap();
+    let json = ran.json();
+    assert_eq!(json["privacy"]["epsilon"].as_f64(), Some(g.epsilon));
+    assert_eq!(
+        json["privacy"]["theorem"].as_str(),
+        Some(g.theorem.as_str())
+    );
+    assert_eq!(lines(&count).len(), 1, "one run");
+    assert!(journal(&out)["state"]["record"]["session"]["one-shot"].is_object());
+    assert_eq!(json["released"]["kind"].as_str(), Some("run"));
+
+    let sims = dir.join("one-shot.toml");
+    std::fs::write(
+        &sims,
+        format!(
+            r#"
+name = "one-shot"
+kind = "tuning"
+seed = 7
+seeds = 3
+delta = 1e-6
+[budget]
+epsilons = [1]
+[workload]
+kind = "synthetic-gp"
+dims = [1]
+features = 32
+candidates = 20
+sensitivity = 0.01
+{privacy}
+[[tuners]]
+tuner = "one-shot"
+[[tuners]]
+tuner = "naive"
+"#,
+            privacy = common::PRIVACY_TABLE
+        ),
+    )
+    .unwrap();
+    let table = common::run_file(&sims, dptune::sim::Profile::Paper, &dir.join("sims"), 2);
+    let tuners = table.str("tuner").unwrap();
+    let runs = table.u64("runs").unwrap();
+    assert_eq!(tuners.iter().filter(|t| *t == "one-shot").count(), 3);
+    assert!(tuners
+        .iter()
+        .zip(runs)
+        .all(|(t, r)| t != "one-shot" || *r == 1));
+}
