@@ -2,18 +2,18 @@
 #![cfg(feature = "harness")]
 
 use crate::accounting::convert::{gdp_delta, gdp_epsilon};
-use crate::accounting::pld::{
-    calibrate_dpsgd_noise_pld, PldAccountant, PldMechanism, DEFAULT_INTERVAL,
-};
+use crate::accounting::event::{CountLaw, Kind, Neighbours};
+use crate::accounting::pld::{calibrate_dpsgd_noise_pld, PldAccountant, DEFAULT_INTERVAL};
+use crate::accounting::pld_events::Pld;
 use crate::accounting::{
-    calibrate_dpsgd_noise, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd, Gaussian,
-    LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
+    calibrate_dpsgd_noise, rdp_events, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd,
+    Event, Gaussian, LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range};
 use crate::numeric::{fmt_num, fmt_up_decimals, fmt_up_sig};
 use crate::selection::bounds::bound_name;
 use crate::selection::calibrate::{largest_mean, MAX_MEAN};
-use crate::selection::{repeat_select, Base, CountFamily};
+use crate::selection::{Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 
@@ -285,7 +285,7 @@ enum Account {
         /// One run: zcdp:RHO, pure:EPS, dpsgd:q=Q,sigma=S,steps=T, or rdp:FILE (a CSV with header
         /// order,epsilon).
         #[arg(long, value_parser = parse_base)]
-        base: BaseSpec,
+        base: BaseRun,
         /// Law of K: logarithmic, geometric, tnb:ETA (ETA > -1), poisson or fixed.
         #[arg(long, value_parser = parse_family)]
         dist: CountFamily,
@@ -436,39 +436,71 @@ impl RdpOptions {
     }
 }
 
-/// A base run given on the command line.
+/// A base run given on the command line: its privacy event, and the file its Rényi curve was
+/// read from (rdp:FILE), which the event cannot say.
 #[derive(Clone, Debug)]
-struct BaseSpec {
-    curve: RdpCurve,
-    description: String,
-    protects: &'static str,
+struct BaseRun {
+    event: Event,
+    curve_file: Option<String>,
 }
 
-fn parse_base(s: &str) -> Result<BaseSpec, String> {
+impl BaseRun {
+    /// The run in words, from its event's kind and parameters.
+    fn description(&self) -> String {
+        if let Some(file) = &self.curve_file {
+            return format!("a run whose RDP curve is in {file}");
+        }
+        // DP-SGD as `Event::dpsgd` builds it: T steps of a Poisson-sampled Gaussian.
+        let dpsgd = || {
+            let Kind::SelfComposed { count, event: lot } = self.event.kind() else {
+                return None;
+            };
+            let Kind::PoissonSampled {
+                sampling_rate,
+                event: step,
+            } = lot.kind()
+            else {
+                return None;
+            };
+            let Kind::Gaussian { noise_sd, .. } = step.kind() else {
+                return None;
+            };
+            Some(format!(
+                "a DP-SGD training run (sampling rate {}, noise multiplier {}, {count} steps)",
+                fmt_num(*sampling_rate),
+                fmt_num(*noise_sd)
+            ))
+        };
+        match self.event.kind() {
+            Kind::Zcdp { rho, .. } => format!("a {}-zCDP run", fmt_num(*rho)),
+            Kind::PureDp { epsilon } => format!("a {}-DP run", fmt_num(*epsilon)),
+            _ => dpsgd().unwrap_or_else(|| format!("a {} run", self.event.kind_name())),
+        }
+    }
+
+    /// What the guarantee protects: the event's neighbouring relation, in words.
+    fn protects(&self) -> &'static str {
+        match self.event.neighbours() {
+            Some(Neighbours::AddOrRemoveOne) => LotSampling::Poisson.protects(),
+            Some(Neighbours::ReplaceOne) => LotSampling::WithoutReplacement.protects(),
+            None => {
+                "one change of the data under the neighbouring relation the base is private for"
+            }
+        }
+    }
+}
+
+fn parse_base(s: &str) -> Result<BaseRun, String> {
     let allowed = "zcdp:RHO, pure:EPS, dpsgd:q=Q,sigma=S,steps=T or rdp:FILE";
     let (kind, rest) = s
         .split_once(':')
         .ok_or_else(|| format!("must be one of {allowed}"))?;
     let number =
         |name: &str, v: &str, range: Range| parse_in(v, range).map_err(|m| format!("{name} {m}"));
-    let generic = "one change of the data under the neighbouring relation the base is private for";
-    match kind {
-        "zcdp" => {
-            let rho = number("RHO", rest, Range::NonNegative)?;
-            Ok(BaseSpec {
-                curve: RdpCurve::zcdp(rho).map_err(|e| e.to_string())?,
-                description: format!("a {}-zCDP run", fmt_num(rho)),
-                protects: generic,
-            })
-        }
-        "pure" => {
-            let eps = number("EPS", rest, Range::NonNegative)?;
-            Ok(BaseSpec {
-                curve: RdpCurve::pure_dp(eps).map_err(|e| e.to_string())?,
-                description: format!("a {}-DP run", fmt_num(eps)),
-                protects: generic,
-            })
-        }
+    let message = |e: Error| e.to_string();
+    let event = match kind {
+        "zcdp" => Event::zcdp(number("RHO", rest, Range::NonNegative)?).map_err(message)?,
+        "pure" => Event::pure_dp(number("EPS", rest, Range::NonNegative)?).map_err(message)?,
         "dpsgd" => {
             let (mut q, mut sigma, mut t) = (None, None, None);
             for part in rest.split(',') {
@@ -487,24 +519,23 @@ fn parse_base(s: &str) -> Result<BaseSpec, String> {
                 (Some(q), Some(s), Some(t)) => (q, s, t),
                 _ => return Err("dpsgd needs all of q=Q,sigma=S,steps=T".into()),
             };
-            Ok(BaseSpec {
-                curve: DpSgd::new(q, sigma, t).map_err(|e| e.to_string())?.rdp(),
-                description: format!(
-                    "a DP-SGD training run (sampling rate {}, noise multiplier {}, {t} steps)",
-                    fmt_num(q),
-                    fmt_num(sigma)
-                ),
-                protects: "adding or removing one training example",
-            })
+            Event::dpsgd(&DpSgd::new(q, sigma, t).map_err(message)?).map_err(message)?
         }
-        "rdp" => Ok(BaseSpec {
-            curve: RdpCurve::from_csv_file(std::path::Path::new(rest))
-                .map_err(|e| e.to_string())?,
-            description: format!("a run whose RDP curve is in {rest}"),
-            protects: generic,
-        }),
-        _ => Err(format!("must be one of {allowed}")),
-    }
+        "rdp" => {
+            let curve = RdpCurve::from_csv_file(std::path::Path::new(rest)).map_err(message)?;
+            let (orders, epsilons) = curve.grid().expect("a curve read from a file is sampled");
+            let event = Event::renyi_curve(orders.to_vec(), epsilons.to_vec()).map_err(message)?;
+            return Ok(BaseRun {
+                event,
+                curve_file: Some(rest.to_string()),
+            });
+        }
+        _ => return Err(format!("must be one of {allowed}")),
+    };
+    Ok(BaseRun {
+        event,
+        curve_file: None,
+    })
 }
 
 fn parse_family(s: &str) -> Result<CountFamily, String> {
@@ -720,8 +751,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 protects: sampling.protects(),
                 parameters,
             };
-            let (step, steps) = PldMechanism::dpsgd(&m);
-            account_by(&m.rdp(), &[(step, steps)], &subject, &target, &rdp, &which)
+            account_by(&Event::dpsgd(&m)?, &subject, &target, &rdp, &which)
         }
         Account::Zcdp { rho, target, rdp } => {
             let subject = Subject {
@@ -729,7 +759,7 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 protects: "one change of the neighbouring relation under which it is zCDP",
                 parameters: json!({"mechanism": "zcdp", "rho": rho}),
             };
-            account_rdp(&RdpCurve::zcdp(rho)?, &subject, &target, &rdp)
+            account_rdp(&Event::zcdp(rho)?, &subject, &target, &rdp)
         }
         Account::Gaussian {
             sensitivity,
@@ -749,8 +779,8 @@ fn execute_account(account: Account) -> Result<String, Error> {
                 protects: "one change of the data that moves the query by at most its sensitivity",
                 parameters: json!({"mechanism": "gaussian", "sensitivity": sensitivity, "sigma": sigma}),
             };
-            let step = PldMechanism::Gaussian { sensitivity, sigma };
-            account_by(&m.rdp(), &[(step, 1)], &subject, &target, &rdp, &which)
+            let event = Event::gaussian(sensitivity, sigma)?;
+            account_by(&event, &subject, &target, &rdp, &which)
         }
         Account::Gdp { mu, target, json } => {
             let subject = Subject {
@@ -942,8 +972,11 @@ impl DpsgdShape {
     }
 }
 
+/// `account repeat-select`: the base run's curve and the repeat-and-select event's are the
+/// Rényi accountant's (under the command's orders and conversion); `--target-epsilon` searches
+/// the mean over the base's curve.
 fn repeat_select_command(
-    spec: &BaseSpec,
+    run: &BaseRun,
     family: CountFamily,
     mean: Option<f64>,
     truncate: Option<u64>,
@@ -953,8 +986,10 @@ fn repeat_select_command(
 ) -> Result<String, Error> {
     let accountant = options.accountant();
     let orders = &accountant.orders;
-    let base = Base::symmetric(spec.curve.clone());
-    let base_bound = accountant.epsilon(&spec.curve, delta)?;
+    let (description, protects) = (run.description(), run.protects());
+    let base_curve = rdp_events::curve(&run.event, &accountant)?;
+    let base = Base::symmetric(base_curve.clone());
+    let base_bound = accountant.epsilon(&base_curve, delta)?;
     let mean = match target_epsilon {
         Some(target) => {
             let c = largest_mean(&base, family, truncate, target, delta, orders)?;
@@ -979,25 +1014,27 @@ fn repeat_select_command(
             return Ok(format!(
                 "The largest mean number of runs with K ~ {} over {} that stays within (ε = {}, δ = {}) is {} (ε = {}).\n  protects: {}\n  accountant: {} (best order λ = {})",
                 family.name(),
-                spec.description,
+                description,
                 fmt_num(target),
                 fmt_num(delta),
                 answer,
                 fmt_epsilon(c.bound.epsilon),
-                spec.protects,
+                protects,
                 describe_accountant(&accountant),
                 fmt_order(c.bound.order),
             ));
         }
         None => mean.expect("clap requires --mean without --target-epsilon"),
     };
-    let law = family.with_mean(mean, truncate)?;
-    let curve = repeat_select(&base, &law, orders)?;
+    let count = CountLaw::of(family, mean, truncate)?;
+    let law = count.run_count()?;
+    let selected = Event::repeat_and_select(count, run.event.clone())?;
+    let curve = rdp_events::curve(&selected, &accountant)?;
     let bound = accountant.epsilon(&curve, delta)?;
     if !bound.epsilon.is_finite() {
         return Err(Error::Infeasible(format!(
             "repeat-and-select over {} has no finite ε at δ = {}",
-            spec.description,
+            description,
             fmt_num(delta)
         )));
     }
@@ -1018,19 +1055,19 @@ fn repeat_select_command(
             .collect();
         let out = json!({"epsilon": epsilon_up(bound.epsilon), "delta": delta, "order": bound.order,
             "accountant": accountant.name(), "base_epsilon": epsilon_up(base_bound.epsilon), "mean": mean,
-            "dist": law.family(), "truncate": truncate, "bound": theorem, "protects": spec.protects, "rdp": rdp});
+            "dist": law.family(), "truncate": truncate, "bound": theorem, "protects": protects, "rdp": rdp});
         return Ok(out.to_string());
     }
     Ok(format!(
         "Repeat-and-select with K ~ {} (mean {}) over {} is (ε = {}, δ = {})-DP; one run alone is (ε = {}, δ = {})-DP.\n  protects: {}\n  bound: {}\n  accountant: {} (best order λ = {})",
         law.family(),
         fmt_num(mean),
-        spec.description,
+        description,
         fmt_epsilon(bound.epsilon),
         fmt_num(delta),
         fmt_epsilon(base_bound.epsilon),
         fmt_num(delta),
-        spec.protects,
+        protects,
         theorem,
         describe_accountant(&accountant),
         fmt_order(bound.order),
@@ -1054,21 +1091,24 @@ fn rdp_bound(accountant: &Accountant, curve: &RdpCurve, target: &Target) -> Resu
     }
 }
 
-/// A mechanism with both an RDP curve and a PLD (`runs`), by the accountant asked for.
+/// A mechanism's event, by the accountant asked for: its Rényi curve, its privacy-loss
+/// distribution (the mechanisms the PLD accountant composes for it), or the smaller bound.
 fn account_by(
-    curve: &RdpCurve,
-    runs: &[(PldMechanism, u64)],
+    event: &Event,
     subject: &Subject,
     target: &Target,
     options: &RdpOptions,
     which: &WhichAccountant,
 ) -> Result<String, Error> {
     if which.accountant == AccountantArg::Rdp {
-        return account_rdp(curve, subject, target, options);
+        return account_rdp(event, subject, target, options);
     }
     let by_pld = (|| {
         let mut pld = PldAccountant::new(which.pld_interval)?;
-        for &(m, count) in runs {
+        let runs = Pld::run_of(event)?.ok_or_else(|| {
+            Error::Infeasible(format!("a {} event has no PLD here", event.kind_name()))
+        })?;
+        for (m, count) in runs {
             pld.compose(m, count)?;
         }
         match (target.delta, target.epsilon) {
@@ -1081,7 +1121,8 @@ fn account_by(
     let pld_name = crate::accounting::pld::accountant_name(which.pld_interval);
     let (bound, name, how) = if which.accountant == AccountantArg::Best {
         let accountant = options.accountant();
-        let by_rdp = rdp_bound(&accountant, curve, target)?;
+        let curve = rdp_events::curve(event, &accountant)?;
+        let by_rdp = rdp_bound(&accountant, &curve, target)?;
         let rdp_how = describe_accountant(&accountant);
         // The smaller of two valid upper bounds: ε at the asked δ, or δ at the asked ε; where
         // the PLD gives none (its memory bound, a δ below its resolution), Rényi DP's.
@@ -1136,14 +1177,16 @@ fn describe_pld(interval: f64) -> String {
     )
 }
 
+/// A mechanism's event, by its Rényi curve.
 fn account_rdp(
-    curve: &RdpCurve,
+    event: &Event,
     subject: &Subject,
     target: &Target,
     options: &RdpOptions,
 ) -> Result<String, Error> {
     let accountant = options.accountant();
-    let bound = rdp_bound(&accountant, curve, target)?;
+    let curve = rdp_events::curve(event, &accountant)?;
+    let bound = rdp_bound(&accountant, &curve, target)?;
     let how = describe_accountant(&accountant);
     let asked_delta = target.delta.is_none();
     report(
