@@ -11,7 +11,7 @@ pub mod lipschitz_gain;
 pub mod liu_talwar;
 pub mod naive;
 pub mod papernot_steinke;
-pub mod propose_test;
+pub mod propose_test_doubling;
 pub mod session;
 
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
@@ -129,7 +129,7 @@ pub const REGISTRY: &[(&str, Builder)] = &[
     ("papernot-steinke", papernot_steinke::build),
     ("gp-ucb", gp_ucb::build),
     ("lipschitz-gain", lipschitz_gain::build),
-    ("propose-test", propose_test::build),
+    ("propose-test", propose_test_doubling::build),
     ("dp-gibo", dp_gibo::build),
     ("dp-gd", dp_gd::build),
 ];

@@ -70,7 +70,7 @@ fn rows(m: ndarray::Array2<f64>) -> Vec<Vec<f64>> {
 pub enum State {
     BestOf(BestOf),
     Threshold(Threshold),
-    ProposeTest(Box<super::propose_test::ProposeTestSession>),
+    ProposeTest(Box<crate::propose_test::session::ProposeTestSession>),
     /// DP-GIBO or DP-GD.
     Gibo(Box<crate::gibo::GiboSession>),
     /// Private GP-UCB or Algorithm 3's BO over a grid.
