@@ -25,10 +25,8 @@ pub mod session;
 pub use crate::accounting::above_threshold::{above_threshold, PassNoise};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::data::shuffle;
-use crate::error::{Error, Range, Result};
-use crate::numeric::{bisect_boundary, fmt_num};
-use crate::params::Count;
-use crate::tuners::read;
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::numeric::bisect_boundary;
 use crate::workloads::{Hyper, Space};
 use rand::RngCore;
 

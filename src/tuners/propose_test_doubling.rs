@@ -7,10 +7,12 @@ use super::{account, guarantee_of, read, BudgetPlan, Guarantee, SearchAccountant
 use crate::accounting::accountant::Registered;
 use crate::accounting::approx_dp::ApproxDp;
 use crate::accounting::Accountant;
-use crate::data::uniform_below;
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
-use crate::rng::stream;
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::params::Count;
+use crate::propose_test::session::ProposeTestSession;
+use crate::propose_test::{
+    Composition, Fallback, PassBudget, ProposeTestDoubling, ScanOrder, Ticks,
+};
 use crate::workloads::require_private_training;
 use crate::workloads::{require_partitioned_utility, Declarations, Workload};
 use rand::RngCore;
@@ -20,8 +22,6 @@ pub fn build(params: &toml::Table) -> Result<Box<dyn Tuner>> {
     Ok(Box::new(ProposeTestDoubling::from_params(params)?))
 }
 
-impl Tuner for ProposeTestDoubling {
-    fn name(&self) -> &'static str {
 /// The tuner's parameters as written in an experiment file (see `sims/README.md`).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,6 +90,8 @@ impl ProposeTestDoubling {
     }
 }
 
+impl Tuner for ProposeTestDoubling {
+    fn name(&self) -> &'static str {
         "propose-test"
     }
     fn params(&self) -> String {

@@ -10,12 +10,11 @@
 use super::StudyKind;
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::{Accountant, RdpCurve};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::params::{Count, OneOrMany};
 use crate::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
-use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
