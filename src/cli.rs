@@ -9,8 +9,8 @@ use crate::accounting::{
     calibrate_dpsgd_noise, rdp_events, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd,
     Event, Gaussian, LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
-use crate::error::{Error, Range};
-use crate::numeric::{fmt_num, fmt_up_decimals, fmt_up_sig};
+use crate::error::{fmt_num, Error, Range};
+use crate::numeric::{fmt_up_decimals, fmt_up_sig};
 use crate::selection::bounds::bound_name;
 use crate::selection::calibrate::{largest_mean, MAX_MEAN};
 use crate::selection::{Base, CountFamily};

@@ -215,12 +215,17 @@ impl Range {
         if self.contains(v) {
             Ok(v)
         } else {
-            Err(Error::invalid(
-                name,
-                crate::numeric::fmt_num(v),
-                self.to_string(),
-            ))
+            Err(Error::invalid(name, fmt_num(v), self.to_string()))
         }
+    }
+}
+
+/// A number for messages: plain in [1e-4, 1e6), scientific outside, so 1e300 is not 301 digits.
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
     }
 }
 
@@ -240,6 +245,13 @@ impl fmt::Display for Range {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_for_messages_are_plain_or_scientific() {
+        assert_eq!(fmt_num(1e300), "1e300");
+        assert_eq!(fmt_num(0.25), "0.25");
+        assert_eq!(fmt_num(-3e-9), "-3e-9");
+    }
 
     #[test]
     fn ranges_reject_nan_and_bounds() {

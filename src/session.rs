@@ -9,7 +9,7 @@
 //! ([`crate::tuners::Tuner::guarantee`]): a session only decides *which* evaluations happen,
 //! every told result being a released one. The sessions themselves live with their algorithms
 //! (`tuners::session` for best-of and threshold runs, `gibo::session`, `gp_ucb::session`,
-//! `tuners::propose_test`); this module sits below all of them.
+//! `propose_test::session`); this module sits below all of them.
 //!
 //! [`drive`] runs a session over an [`Evaluator`] with one random stream, drawn from in the
 //! order the tuners' loops always drew (the session's draws for a run, then the run's own),

@@ -14,8 +14,7 @@
 
 use super::convert::{Accountant, DpBound};
 use super::event::{Event, Neighbours};
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 
 /// Why an accountant cannot bound an event.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use super::accountant::{Ledger, PrivacyAccountant, Registered, Settings, Unsuppo
 use super::composition::kov_epsilon;
 use super::convert::DpBound;
 use super::event::{Event, Kind};
-use crate::error::{Error, Result};
-use crate::numeric::{add_up, count_up, fmt_num, mul_up};
+use crate::error::{Error, Result, fmt_num};
+use crate::numeric::{add_up, count_up, mul_up};
 use crate::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
 use crate::selection::RunCount;
 

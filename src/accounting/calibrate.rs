@@ -38,9 +38,9 @@ pub fn smallest_meeting(
             return Err(Error::Infeasible(format!(
                 "no {name} up to {hi_max:e} meets epsilon <= {}: at {hi_max:e} the bound is \
                  still {}{}",
-                crate::numeric::fmt_num(target_epsilon),
+                crate::error::fmt_num(target_epsilon),
                 if at_max.is_finite() {
-                    format!("epsilon = {}", crate::numeric::fmt_num(at_max))
+                    format!("epsilon = {}", crate::error::fmt_num(at_max))
                 } else {
                     "unbounded".to_string()
                 },

@@ -13,8 +13,8 @@
 //! validity; each result reports the order that produced it.
 
 use super::rdp::{format_orders, ClosedForm, RdpCurve};
-use crate::error::{Error, Range, Result};
-use crate::numeric::{exp_bound, fmt_num, golden_min, log_ndtr, ROUNDING};
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::numeric::{exp_bound, golden_min, log_ndtr, ROUNDING};
 use std::sync::LazyLock;
 
 /// dp-accounting 0.6.0's `DEFAULT_RDP_ORDERS`: 1.1, 1.2, …, 10.9, 11, …, 63, 128, 256, 512, 1024.

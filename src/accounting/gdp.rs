@@ -12,8 +12,8 @@ use super::accountant::{Ledger, PrivacyAccountant, Registered, Settings, Unsuppo
 use super::convert::{gdp_delta, gdp_epsilon, DpBound};
 use super::event::{Event, Kind};
 use super::mechanisms::Gaussian;
-use crate::error::Result;
-use crate::numeric::{add_up, count_up, fmt_num, mul_up};
+use crate::error::{Result, fmt_num};
+use crate::numeric::{add_up, count_up, mul_up};
 
 /// Σ μᵢ² of what is composed, rounded up; μ = its square root, rounded up.
 #[derive(Clone, Debug, Default)]

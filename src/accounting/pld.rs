@@ -789,7 +789,7 @@ impl Pld {
                  own, and tails of up to {TAIL:e} cut from each composition) has mass {} and \
                  its rounding allowance is {}, together not below δ; it bounds ε only at δ \
                  above {} (Rényi DP may still bound this one)",
-                crate::numeric::fmt_num(target),
+                crate::error::fmt_num(target),
                 crate::numeric::fmt_up_sig(self.infinity, 3),
                 crate::numeric::fmt_up_sig(self.rounding, 3),
                 crate::numeric::fmt_up_sig(self.infinity + self.rounding, 3),

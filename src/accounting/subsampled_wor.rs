@@ -69,7 +69,7 @@ impl WorSubsampledGaussian {
         if !(order >= 2.0 && order.fract() == 0.0 && order.is_finite()) {
             return Err(Error::invalid(
                 "order",
-                crate::numeric::fmt_num(order),
+                crate::error::fmt_num(order),
                 "an integer >= 2 (Wang–Balle–Kasiviswanathan Thm. 9 holds at integer orders)",
             ));
         }

@@ -2,8 +2,7 @@
 //! ChaCha20 stream, so a split never changes when a dependency changes its sampling code.
 
 use super::{Dataset, Target};
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 use crate::rng::stream;
 use rand::{Rng, RngCore};
 

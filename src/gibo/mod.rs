@@ -33,8 +33,7 @@ pub use session::GiboSession;
 // The surrogate kernel and the gradient posterior are the GP stack's (`crate::gp`).
 pub use crate::gp::{GradientPosterior, SurrogateKernel};
 
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::rng::stream;
 use crate::workloads::{Hyper, PerUserLosses};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};

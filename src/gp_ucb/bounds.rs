@@ -19,8 +19,7 @@
 //! Algorithms 1 and 2 are (ε, δ)-DP only under the GP prior assumption (spec 002 P1): their
 //! "sensitivities" hold with probability ≥ 1 − δ over the prior and the observation noise.
 
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use std::f64::consts::{E, PI};
 
 /// Which constants to use (spec 002 §4.1 and P3).

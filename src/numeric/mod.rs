@@ -149,15 +149,6 @@ pub fn bisect_bracket(
     (lo, hi)
 }
 
-/// A number for messages: plain in [1e-4, 1e6), scientific outside, so 1e300 is not 301 digits.
-pub fn fmt_num(x: f64) -> String {
-    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
-
 /// exp(ln δ) for a δ that is an upper bound: a finite ln δ that underflows gives the smallest
 /// positive double, never 0 (only ln δ = −∞, an exact zero, gives 0).
 pub fn exp_bound(log_value: f64) -> f64 {
@@ -430,9 +421,6 @@ mod tests {
         assert_eq!(exp_bound(f64::NEG_INFINITY), 0.0);
         assert!(exp_bound(-1e6) > 0.0);
         assert_eq!(exp_bound(0.0), 1.0);
-        assert_eq!(fmt_num(1e300), "1e300");
-        assert_eq!(fmt_num(0.25), "0.25");
-        assert_eq!(fmt_num(-3e-9), "-3e-9");
     }
 
     #[test]

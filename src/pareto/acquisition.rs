@@ -25,8 +25,8 @@
 
 use super::front::{pareto_front, Objectives, StepFront};
 use super::transform::to_model_space;
-use crate::error::{Error, Result};
-use crate::numeric::{fmt_num, ndtr};
+use crate::error::{fmt_num, Error, Result};
+use crate::numeric::ndtr;
 use std::f64::consts::PI;
 
 /// The floor on each predictive variance s² (GPflow's default jitter, 1e-6, which GPflowOpt's

@@ -11,8 +11,7 @@
 //! dominates nothing inside the box: points on or beyond the reference contribute nothing
 //! (the release's "drop points with ε ≥ 10 or err ≥ 1"), and there is no partial contribution.
 
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use std::cmp::Ordering;
 
 /// A point of a two-objective space where both coordinates are minimised: (ε, error) for the

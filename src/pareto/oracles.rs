@@ -8,8 +8,7 @@
 
 use crate::accounting::convert::gdp_epsilon;
 use crate::accounting::{DpBound, Gaussian};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use rand::RngCore;
 
 /// The exact ε of the Gaussian mechanism N(g(x), σ²I) on a query of ℓ2-sensitivity Δ at δ:

@@ -20,8 +20,7 @@
 use super::dpareto::{Dimension, Observation, Oracle};
 use super::oracles::output_perturbation_epsilon;
 use crate::data::{Target, TrainTest};
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 use crate::rng::normal;
 use ndarray::{Array1, Array2, ArrayView2};
 use rand::RngCore;

@@ -6,8 +6,7 @@
 //! (it flips the order when every initial ε < 1), so it is not offered here.
 
 use super::front::Objectives;
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 
 /// The error is clamped to [1e-6, 1 − 1e-6] before the logit (spec §2), since logit(0) and
 /// logit(1) are infinite: logit stays within ±13.82.

@@ -3,8 +3,7 @@
 
 use crate::accounting::calibrate::{smallest_noise_multiplier, Calibrated};
 use crate::accounting::{Accountant, DpBound, DpSgd, Orders};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::count::CountFamily;
 

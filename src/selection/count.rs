@@ -106,7 +106,7 @@ impl Tnb {
         if !(eta > -1.0 && eta.is_finite()) {
             return Err(Error::invalid(
                 "eta",
-                crate::numeric::fmt_num(eta),
+                crate::error::fmt_num(eta),
                 "a finite number > -1",
             ));
         }
@@ -127,7 +127,7 @@ impl Tnb {
         if !(mean > 1.0 && mean.is_finite()) {
             return Err(Error::invalid(
                 "mean",
-                crate::numeric::fmt_num(mean),
+                crate::error::fmt_num(mean),
                 "a finite number > 1",
             ));
         }
@@ -137,7 +137,7 @@ impl Tnb {
         if tnb_ln_mean(eta, lo.exp()) >= target || tnb_ln_mean(eta, hi.exp()) < target {
             return Err(Error::invalid(
                 "mean",
-                crate::numeric::fmt_num(mean),
+                crate::error::fmt_num(mean),
                 format!("a mean reachable by the TNB with eta = {eta} (γ would leave the range of doubles)"),
             ));
         }
@@ -353,7 +353,7 @@ impl PoissonK {
         if mu > POISSON_EXACT_MAX {
             return Err(Error::invalid(
                 "mean",
-                crate::numeric::fmt_num(mu),
+                crate::error::fmt_num(mu),
                 "at most 1e12 (the largest Poisson mean sampled exactly)",
             ));
         }
@@ -599,7 +599,7 @@ impl RunCount {
         let largest = crate::numeric::fmt_up_sig(-largest, 4);
         Err(Error::invalid(
             "mean",
-            crate::numeric::fmt_num(mean),
+            crate::error::fmt_num(mean),
             format!(
                 "at most {} for the {} law (a larger mean draws numbers of runs too large to \
                  count)",

@@ -12,8 +12,7 @@
 //! slack at that λ (a lower bound on what the corollary can promise, not a ρ-zCDP pair for
 //! every order at once: the figure is approximate, as the spec flags).
 
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 
 /// One instance (a, s, t).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -19,8 +19,8 @@ use super::fields::Fields;
 use super::plot::{Series, Style};
 use super::report::pm;
 use super::table::Table;
-use crate::error::{Error, Result};
-use crate::numeric::{fmt_num, round_up_decimals};
+use crate::error::{fmt_num, Error, Result};
+use crate::numeric::round_up_decimals;
 use std::path::Path;
 
 /// A parsed cell template.

@@ -3,8 +3,7 @@
 
 use super::fields::Fields;
 use super::table::{Table, Values};
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 
 /// Rows kept: every column must hold one of its values.
 #[derive(Clone, Debug, PartialEq)]

@@ -97,9 +97,9 @@ use super::plot::{self, Figure, Intervals, Scale, Series, Style};
 use super::plot_paths;
 use super::report::{pm, quantile, write_grid};
 use super::table::{Grid, Table};
-use crate::error::{Error, Range, Result};
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::numeric::round_up_decimals;
 use crate::numeric::stats::{mean_interval, variance};
-use crate::numeric::{fmt_num, round_up_decimals};
 use crate::params::OneOrMany;
 use std::path::{Path, PathBuf};
 

@@ -166,7 +166,7 @@ impl<'a> Fields<'a> {
                 key,
                 &format!(
                     "{} is invalid: must be {range}",
-                    crate::numeric::fmt_num(value)
+                    crate::error::fmt_num(value)
                 ),
             ))
         }

@@ -28,8 +28,7 @@ use plotters::prelude::*;
 #[cfg(feature = "harness")]
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::error::{Error, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Result};
 
 /// One curve: points (x, y) in x order; optional error bars (lo, hi) per point, same length.
 #[derive(Debug, Clone, PartialEq)]

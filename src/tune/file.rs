@@ -6,8 +6,7 @@ use super::space::SearchSpace;
 use crate::accounting::{
     Accountant, Conversion, DpSgd, Event, Gaussian, LotSampling, Orders, RdpCurve,
 };
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::tuners::{self, Guarantee, Tuner};
 use crate::workloads::TrainingDeclaration;
 use crate::workloads::{Declarations, PartitionedDeclaration, PerUserDeclaration, Space};

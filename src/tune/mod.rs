@@ -27,8 +27,8 @@ pub mod command;
 pub mod file;
 pub mod space;
 
-use crate::error::{Error, Result};
-use crate::numeric::{fmt_num, fmt_up_sig};
+use crate::error::{fmt_num, Error, Result};
+use crate::numeric::fmt_up_sig;
 use crate::rng::{normal, stream};
 use crate::session::{History, Step};
 use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, State, Told, Trial};

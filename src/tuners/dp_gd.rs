@@ -8,9 +8,8 @@ use super::session::State;
 use super::Tuner;
 use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;
-use crate::error::Result;
+use crate::error::{fmt_num, Result};
 use crate::gibo::{mu_for_budget, DpGdConfig, GiboSession, StepRule};
-use crate::numeric::fmt_num;
 use crate::workloads::Declarations;
 use rand::RngCore;
 

@@ -10,12 +10,11 @@ use super::{account, guarantee_of, read, BudgetPlan, Count, Guarantee, SearchAcc
 use crate::accounting::accountant::Registered;
 use crate::accounting::pld_events::Pld;
 use crate::accounting::{Accountant, Event};
-use crate::error::{Error, Range, Result};
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::gibo::{
     check_mu, gdp_report, mu_for_budget, BatchMode, DpGiboConfig, GiboSession, History,
     PointOptimiser, StepRule, SurrogateKernel,
 };
-use crate::numeric::fmt_num;
 use crate::params::{numbers_of, OneOrMany};
 use crate::workloads::Space;
 use crate::workloads::{Declarations, PerUserDeclaration};

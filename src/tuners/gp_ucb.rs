@@ -5,11 +5,10 @@ use super::session::State;
 use super::Tuner;
 use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;
-use crate::error::{Error, Range, Result};
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::gp_ucb::bounds::Profile;
 use crate::gp_ucb::session::UcbSession;
 use crate::gp_ucb::{grid, GpUcb, Release};
-use crate::numeric::fmt_num;
 use crate::workloads::Declarations;
 use rand::RngCore;
 

@@ -166,7 +166,7 @@ tuners! {
     papernot_steinke: "papernot-steinke" => [BestOf],
     gp_ucb: "gp-ucb" => [UcbSession],
     lipschitz_gain: "lipschitz-gain" => [UcbSession],
-    propose_test: "propose-test" => [propose_test::ProposeTestSession],
+    propose_test_doubling: "propose-test" => [crate::propose_test::session::ProposeTestSession],
     dp_gibo: "dp-gibo" => [GiboSession],
     dp_gd: "dp-gd" => [GiboSession],
     one_shot: "one-shot" => [one_shot::OneShotSession],

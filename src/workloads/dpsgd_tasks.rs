@@ -51,12 +51,11 @@ use crate::data::adult::{ADULT_FEATURES, ADULT_SPLIT_SEED};
 use crate::data::fashion_mnist::FASHION_MNIST_PIXELS;
 use crate::data::TrainTest;
 use crate::data::{adult, fashion_mnist, load_adult, load_fashion_mnist, AdultSplit, Dataset};
-use crate::error::{Error, Result};
+use crate::error::{fmt_num, Error, Result};
 use crate::learn::{
     accuracy, Activation, Device, DpSgdConfig, Init, Length, LinearSvm, Logistic, Mlp, Model,
     OnDivergence, Optimizer, Sampling, WeightPenalty,
 };
-use crate::numeric::fmt_num;
 use ndarray::Array2;
 use rand::RngCore;
 use std::path::Path;

@@ -55,8 +55,7 @@ use super::{
 };
 use crate::accounting::{Event, Gaussian};
 use crate::data::uniform_below;
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use ndarray::Array2;

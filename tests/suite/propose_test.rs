@@ -3,12 +3,12 @@
 
 use dptune::accounting::Accountant;
 use dptune::gp::KernelFamily;
-use dptune::rng::{laplace, stream};
-use dptune::tuners::build;
-use dptune::tuners::propose_test::{
+use dptune::propose_test::{
     above_threshold, tuning_cost, walk, Composition, Doubling, PassNoise, ProposeTestDoubling,
     Stop, Ticks,
 };
+use dptune::rng::{laplace, stream};
+use dptune::tuners::build;
 use dptune::workloads::synthetic_gp::{GpObjective, ScoreRelease, SyntheticGp};
 use dptune::workloads::Declarations;
 use dptune::workloads::{Space, Workload};
@@ -85,7 +85,7 @@ fn scripted_walks_attain_the_pass_cap() {
 fn noise_free_walks_match_spec_003() {
     let tk = ticks(0.0, 1.0 / 128.0);
     let run = |u: f64| walk(tk.cap(), |t| (u >= tk.level(t)).then_some(0));
-    let pattern = |w: &dptune::tuners::propose_test::Walk| -> String {
+    let pattern = |w: &dptune::propose_test::Walk| -> String {
         w.passes
             .iter()
             .map(|p| if p.hit.is_some() { 'S' } else { 'F' })

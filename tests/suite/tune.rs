@@ -527,7 +527,7 @@ fn bad_input_names_the_file_line_and_key_and_nothing_is_overwritten() {
 /// killed among the shard runs resumes with none redone.
 #[test]
 fn propose_test_runs_the_command_per_shard_then_once_more() {
-    use dptune::tuners::propose_test::ProposeTestDoubling;
+    use dptune::propose_test::ProposeTestDoubling;
     let dir = temp_dir("tune-propose-test");
     let file = search_file(
         &dir,

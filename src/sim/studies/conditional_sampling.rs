@@ -9,8 +9,7 @@
 
 use super::StudyKind;
 use crate::accounting::{Orders, RdpCurve};
-use crate::error::{Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Range, Result};
 use crate::params::{Count, OneOrMany};
 use crate::selection::bounds::{conditional_sampling, Base};
 use crate::selection::three_point::ThreePoint;

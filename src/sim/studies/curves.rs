@@ -185,7 +185,7 @@ fn parse(f: &Fields) -> Result<Curves> {
         let label = match sp.label {
             Some(l) => l,
             None => match mean {
-                Some(m) => format!("{} E[K]={}", family.name(), crate::numeric::fmt_num(m)),
+                Some(m) => format!("{} E[K]={}", family.name(), crate::error::fmt_num(m)),
                 None => family.name(),
             },
         };

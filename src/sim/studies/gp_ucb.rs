@@ -12,13 +12,12 @@
 use super::StudyKind;
 use crate::accounting::exponential::exp_mech_log_weights;
 use crate::accounting::Laplace;
-use crate::error::{Range, Result};
+use crate::error::{fmt_num, Range, Result};
 use crate::gp::{Kernel, KernelFamily};
 use crate::gp_ucb::bounds::{
     greedy_gamma_bounds, lipschitz_delta_f, thm8_bound, GpUcbConfig, Profile,
 };
 use crate::gp_ucb::{GpUcb, NoiseFree, Release};
-use crate::numeric::fmt_num;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};

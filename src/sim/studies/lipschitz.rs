@@ -11,8 +11,7 @@
 use super::StudyKind;
 use crate::accounting::Laplace;
 use crate::data::{self, Standardiser};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};

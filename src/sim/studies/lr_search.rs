@@ -13,9 +13,8 @@
 use super::StudyKind;
 use crate::accounting::{rdp_events, Accountant, Orders};
 use crate::data;
-use crate::error::{Error, Range, Result};
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::learn::Device;
-use crate::numeric::fmt_num;
 use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;

@@ -10,7 +10,7 @@ pub mod lr_search;
 pub mod pareto_front;
 pub mod pareto_maps;
 pub mod privacy_audit;
-pub mod propose_test;
+pub mod propose_test_doubling;
 pub mod svm_alpha;
 pub mod tuning;
 
@@ -39,8 +39,8 @@ pub const STUDIES: &[StudyKind] = &[
     lipschitz::KIND,
     svm_alpha::KIND,
     lr_search::KIND,
-    propose_test::WALKS,
-    propose_test::BUDGETS,
+    propose_test_doubling::WALKS,
+    propose_test_doubling::BUDGETS,
     gibo::KIND,
     pareto_front::KIND,
     pareto_maps::KIND,

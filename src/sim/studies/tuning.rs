@@ -12,8 +12,7 @@
 
 use super::StudyKind;
 use crate::accounting::{smallest_meeting, Accountant, DpBound};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
 use crate::pareto::front::StepFront;

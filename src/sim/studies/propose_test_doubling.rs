@@ -10,9 +10,11 @@
 use super::StudyKind;
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::accounting::{Accountant, RdpCurve};
-use crate::error::{Error, Range, Result};
-use crate::numeric::fmt_num;
+use crate::error::{fmt_num, Error, Range, Result};
 use crate::params::{Count, OneOrMany};
+use crate::propose_test::{
+    above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
+};
 use crate::rng::stream;
 use crate::selection::bounds::{repeat_select, Base};
 use crate::selection::CountFamily;
@@ -20,9 +22,6 @@ use crate::sim::fields::Fields;
 use crate::sim::report::quantile;
 use crate::sim::study::Study;
 use crate::sim::table::Table;
-use crate::tuners::propose_test::{
-    above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
-};
 use rand::Rng;
 use rayon::prelude::*;
 use std::collections::BTreeMap;

@@ -1,5 +1,6 @@
 //! Propose-test tuning with a doubling step (Ding & Wu 2022; spec 003, Algorithm 1): the walk,
-//! its certified cost and the parameters (the tuner adapter is `tuners/propose_test.rs`).
+//! its certified cost and the parameters (the tuner adapter, which reads them from an
+//! experiment file, is `tuners/propose_test_doubling.rs`).
 //!
 //! Every candidate is scored once by a proxy of sensitivity 1/k: the mean of its k shard
 //! utilities (trained on k disjoint shards, each utility in [0, 1]). Passes of AboveThreshold
@@ -19,13 +20,13 @@
 //! realised number of passes depends on the data: it is reported (`passes`) but never enters
 //! a guarantee.
 
+pub mod session;
+
 pub use crate::accounting::above_threshold::{above_threshold, PassNoise};
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
 use crate::data::shuffle;
-use crate::error::{Error, Range, Result};
-use crate::numeric::{bisect_boundary, fmt_num};
-use crate::params::Count;
-use crate::tuners::read;
+use crate::error::{fmt_num, Error, Range, Result};
+use crate::numeric::bisect_boundary;
 use crate::workloads::{Hyper, Space};
 use rand::RngCore;
 
@@ -391,26 +392,6 @@ pub struct ProposeTestDoubling {
     pub box_grid: Option<usize>,
 }
 
-/// The tuner's parameters as written in an experiment file (see `sims/README.md`).
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    grid: Option<Count>,
-    shards: Option<Count>,
-    eps0: Option<f64>,
-    tune_epsilon: Option<f64>,
-    tune_share: Option<f64>,
-    granularity: Option<f64>,
-    u0: Option<f64>,
-    u_max: Option<f64>,
-    delta_prime: Option<f64>,
-    composition: Option<String>,
-    #[serde(default)]
-    scan: ScanOrder,
-    /// "uniform" or a candidate index.
-    fallback: Option<toml::Value>,
-}
-
 /// The grid of `n` points per axis over [0, 1]^dim, in lexicographic order (last axis fastest).
 fn box_grid(dim: usize, n: usize) -> Vec<Hyper> {
     let axis: Vec<f64> = (0..n).map(|i| i as f64 / (n - 1) as f64).collect();
@@ -518,52 +499,6 @@ impl ProposeTestDoubling {
             box_grid: Some(n),
             ..self
         })
-    }
-
-    /// The tuner from experiment-file parameters (see `sims/README.md`).
-    pub fn from_params(params: &toml::Table) -> Result<Self> {
-        let p: Params = read("propose-test", params)?;
-        let budget = match (p.eps0, p.tune_epsilon, p.tune_share) {
-            (Some(e), None, None) => PassBudget::PerPass(e),
-            (None, Some(t), None) => PassBudget::Tuning(t),
-            (None, None, Some(s)) => PassBudget::Share(s),
-            _ => {
-                return Err(Error::invalid(
-                    "eps0",
-                    "none or several of eps0, tune_epsilon, tune_share",
-                    "exactly one of them (ε0 per pass, the tests' total ε, or their share of an equal budget)",
-                ))
-            }
-        };
-        let ticks = Ticks::new(
-            p.u0.unwrap_or(0.0),
-            p.granularity.unwrap_or(0.01),
-            p.u_max.unwrap_or(1.0),
-        )?;
-        let tuner = ProposeTestDoubling::new(
-            p.shards.map_or(10, |k| k.0 as usize),
-            budget,
-            ticks,
-            Composition::parse(p.composition.as_deref().unwrap_or("smallest"))?,
-            p.delta_prime,
-        )?
-        .with_scan(p.scan)
-        .with_fallback(match p.fallback {
-            None => Fallback::UniformRandom,
-            Some(toml::Value::String(s)) if s == "uniform" => Fallback::UniformRandom,
-            Some(toml::Value::Integer(i)) if i >= 0 => Fallback::Index(i as usize),
-            Some(other) => {
-                return Err(Error::invalid(
-                    "fallback",
-                    other,
-                    "\"uniform\" or a candidate index >= 0",
-                ))
-            }
-        });
-        match p.grid {
-            Some(n) => tuner.with_grid(n.0 as usize),
-            None => Ok(tuner),
-        }
     }
 
     /// ε0 of each pass: as given, or the largest whose certified cost meets the tests' ε.
