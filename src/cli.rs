@@ -11,9 +11,9 @@ use crate::accounting::{
 };
 use crate::error::{fmt_num, Error, Range};
 use crate::numeric::{fmt_up_decimals, fmt_up_sig};
-use crate::selection::bounds::bound_name;
-use crate::selection::calibrate::{largest_mean, MAX_MEAN};
-use crate::selection::{Base, CountFamily};
+use crate::accounting::selection::bounds::bound_name;
+use crate::accounting::selection::calibrate::{largest_mean, MAX_MEAN};
+use crate::accounting::selection::{Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 

@@ -12,7 +12,7 @@
 //! - [`accounting`]: Rényi DP curves and their composition, conversion to (ε, δ), zCDP, pure
 //!   DP, the Gaussian, Laplace and subsampled Gaussian mechanisms (DP-SGD with Poisson lots or
 //!   lots drawn without replacement), and calibration (the smallest σ for a target ε).
-//! - [`selection`]: repeat-and-select (Papernot–Steinke): the RDP of running a mechanism a
+//! - [`selection`] (in `accounting`): repeat-and-select (Papernot–Steinke): the RDP of running a mechanism a
 //!   random number of times and releasing the best, for every count distribution.
 //! - [`tuners`]: every tuner (naive composition, Liu–Talwar, Papernot–Steinke, propose-test,
 //!   private GP-UCB, DP-GIBO, DP-GD, Kusner's Lipschitz gain), each with a typed constructor
@@ -58,7 +58,9 @@ pub mod params;
 pub mod pareto;
 pub mod propose_test;
 pub mod rng;
-pub mod selection;
+/// Repeat-and-select theory, part of the accounting (`accounting::selection`), at its
+/// long-standing path.
+pub use accounting::selection;
 pub mod session;
 pub mod sim;
 pub mod tune;

@@ -16,8 +16,8 @@ use super::convert::DpBound;
 use super::event::{Event, Kind};
 use crate::error::{Error, Result, fmt_num};
 use crate::numeric::{add_up, count_up, mul_up};
-use crate::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
-use crate::selection::RunCount;
+use crate::accounting::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
+use crate::accounting::selection::RunCount;
 
 /// (ε, δ)-DP by the pure- and approximate-DP theorems.
 #[derive(Clone, Debug, Default)]
@@ -271,7 +271,7 @@ mod tests {
         let approx =
             Event::repeat_and_select(tnb(1.0), Event::approximate_dp(0.3, 1e-8).unwrap()).unwrap();
         let r = ApproxDp::rule(&approx, Some(1e-6)).unwrap();
-        let t = crate::selection::Tnb::geometric(mean).unwrap();
+        let t = crate::accounting::selection::Tnb::geometric(mean).unwrap();
         assert_eq!(r.epsilon, 3.0 * 0.3);
         assert_eq!(r.delta, tnb_approx_dp_base(0.3, 1e-8, &t).unwrap().delta);
         let poisson = Event::repeat_and_select(

@@ -14,6 +14,8 @@
 //! * [`clipped_mean`]: clipped-mean Gaussian releases (validation scores, per-user gradients).
 //! * [`exponential`], [`above_threshold`]: the selection mechanisms tuners draw from (exponential
 //!   mechanism; AboveThreshold), with their noise.
+//! * [`selection`]: repeat-and-select (Liu–Talwar, Papernot–Steinke): the laws of K, the
+//!   bounds of the selection, calibration, utility (also at `dptune::selection`).
 //! * [`event`]: [`Event`], what a computation releases in dp_accounting's vocabulary, validated
 //!   when built, with the neighbouring relation it holds under.
 //! * [`accountant`]: [`PrivacyAccountant`] (supports, compose, ε(δ), δ(ε), its statement), the
@@ -32,6 +34,7 @@ pub mod exponential;
 pub mod mechanisms;
 pub mod pld;
 pub mod rdp;
+pub mod selection;
 pub mod subsampled_wor;
 
 /// Declares each accountant's module and registers it in [`ACCOUNTANTS`]: one line per

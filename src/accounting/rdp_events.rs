@@ -10,7 +10,7 @@ use super::mechanisms::{DpSgd, Gaussian, Laplace, LotSampling};
 use super::rdp::{ClosedForm, RdpCurve, RdpFunction};
 use std::sync::Arc;
 use crate::error::Result;
-use crate::selection::bounds::{bound_name, conditional_sampling, repeat_select, Base};
+use crate::accounting::selection::bounds::{bound_name, conditional_sampling, repeat_select, Base};
 
 /// Rényi-DP accounting under [`Accountant`]'s orders and conversion.
 #[derive(Clone, Debug)]
@@ -315,7 +315,7 @@ mod tests {
     use super::*;
     use crate::accounting::event::CountLaw;
     use crate::accounting::{Conversion, Orders};
-    use crate::selection::CountFamily;
+    use crate::accounting::selection::CountFamily;
 
     fn settings() -> Vec<Accountant> {
         vec![

@@ -1187,8 +1187,8 @@ fn approx_dp(
     delta: f64,
     budget: Option<f64>,
 ) -> Result<Plan> {
-    use crate::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
-    use crate::selection::{CountFamily, RunCount, Tnb};
+    use crate::accounting::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
+    use crate::accounting::selection::{CountFamily, RunCount, Tnb};
     let run = run_privacy(file, run, None)?;
     let RunPrivacy::ApproxDp(eps0, delta0) = run else {
         return Err(at(file, "run", "expected kind = \"approx-dp\""));

@@ -13,7 +13,7 @@ use crate::accounting::approx_dp::{self, ApproxDp};
 use crate::accounting::event::CountLaw;
 use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Range, Result};
-use crate::selection::{RunCount, Tnb};
+use crate::accounting::selection::{RunCount, Tnb};
 use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
@@ -93,7 +93,7 @@ impl Tuner for LiuTalwar {
     fn params(&self) -> String {
         match self {
             LiuTalwar::BestOf { law, .. } => {
-                use crate::selection::CountLaw;
+                use crate::accounting::selection::CountLaw;
                 format!("best-of, mean={}", law.mean())
             }
             LiuTalwar::Threshold {

@@ -6,7 +6,7 @@ use super::{read, repeat_select_guarantee, repeat_select_session, Count, Guarant
 use crate::accounting::event::CountLaw;
 use crate::accounting::Accountant;
 use crate::error::{Error, Result};
-use crate::selection::{CountFamily, RunCount};
+use crate::accounting::selection::{CountFamily, RunCount};
 use crate::workloads::require_private_training;
 use crate::workloads::Declarations;
 use crate::workloads::Workload;
@@ -72,7 +72,7 @@ impl Tuner for PapernotSteinke {
         "papernot-steinke"
     }
     fn params(&self) -> String {
-        use crate::selection::CountLaw;
+        use crate::accounting::selection::CountLaw;
         format!("{}, mean={}", self.law.family(), self.law.mean())
     }
     fn guarantee(

@@ -2,7 +2,7 @@
 //! is. For a ρ-zCDP base and each order λ, the upper bound on D_λ of conditional sampling
 //! (run Q until its output lands in S) against the exact D_λ of the three-outcome example of
 //! Appendix D.2 with s, t solved so that it meets the corollary's hypotheses at λ
-//! ([`crate::selection::three_point`]); the bound is read with the example's own Q(S). The
+//! ([`crate::accounting::selection::three_point`]); the bound is read with the example's own Q(S). The
 //! spec leaves a and Q(S) unstated: `a` is a list (one unit and one pair of curves each), and
 //! the figure is approximate (the example meets the two divergences at λ, not at every order).
 //! Its figure and table are declared in its experiment file.
@@ -11,8 +11,8 @@ use super::StudyKind;
 use crate::accounting::{Orders, RdpCurve};
 use crate::error::{fmt_num, Range, Result};
 use crate::params::{Count, OneOrMany};
-use crate::selection::bounds::{conditional_sampling, Base};
-use crate::selection::three_point::ThreePoint;
+use crate::accounting::selection::bounds::{conditional_sampling, Base};
+use crate::accounting::selection::three_point::ThreePoint;
 use crate::sim::fields::Fields;
 use crate::sim::study::Study;
 use crate::sim::table::Table;

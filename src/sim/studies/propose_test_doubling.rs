@@ -16,8 +16,8 @@ use crate::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
 use crate::rng::stream;
-use crate::selection::bounds::{repeat_select, Base};
-use crate::selection::CountFamily;
+use crate::accounting::selection::bounds::{repeat_select, Base};
+use crate::accounting::selection::CountFamily;
 use crate::sim::fields::Fields;
 use crate::sim::report::quantile;
 use crate::sim::study::Study;

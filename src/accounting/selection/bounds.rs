@@ -14,7 +14,7 @@ use crate::accounting::{
     DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range, Result};
-use crate::selection::count::{CountLaw, RunCount, Tnb};
+use crate::accounting::selection::count::{CountLaw, RunCount, Tnb};
 use std::sync::Arc;
 
 /// The base mechanism Q run in each round: its RDP curve in both directions.

@@ -4,8 +4,8 @@
 use crate::accounting::calibrate::{smallest_noise_multiplier, Calibrated};
 use crate::accounting::{Accountant, DpBound, DpSgd, Orders};
 use crate::error::{fmt_num, Error, Range, Result};
-use crate::selection::bounds::{repeat_select, Base};
-use crate::selection::count::CountFamily;
+use crate::accounting::selection::bounds::{repeat_select, Base};
+use crate::accounting::selection::count::CountFamily;
 
 /// ε of repeat-and-select with the family at `mean` over `base`.
 pub fn repeat_select_epsilon(

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::numeric::golden_min;
-use crate::selection::count::{CountLaw, RunCount};
+use crate::accounting::selection::count::{CountLaw, RunCount};
 
 /// P[the best of K runs tries the one good setting among m] = 1 − f(1 − 1/m).
 pub fn success_probability(law: &RunCount, m: u64) -> Result<f64> {
