@@ -114,6 +114,23 @@ pub fn smallest_noise_multiplier(
     )
 }
 
+/// The largest noise an equal-budget calibration of a tuner's runs searches.
+pub const MAX_RUN_NOISE: f64 = 1e12;
+
+/// Equal-budget calibration: the smallest noise of each run (in (0, [`MAX_RUN_NOISE`]], to 1e-6
+/// relative) at which the bound of a whole search, given by `bound_at` (a tuner's guarantee,
+/// which must fall as the noise grows), meets `target_epsilon`; `what` names the noise in
+/// messages. The one search the experiment harness's equal-budget cells and `dptune tune`'s
+/// calibrated noise both use: the harness's committed results depend on it to the bit, so its
+/// bracket (doubling from 1, at most [`MAX_RUN_NOISE`]) and tolerance are fixed here.
+pub fn smallest_run_noise(
+    what: &'static str,
+    target_epsilon: f64,
+    bound_at: impl Fn(f64) -> Result<DpBound>,
+) -> Result<Calibrated> {
+    smallest_meeting(what, bound_at, target_epsilon, 1.0, MAX_RUN_NOISE, 1e-6)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -58,7 +58,7 @@ accountants! {
 }
 
 pub use accountant::{PrivacyAccountant, Tightest};
-pub use calibrate::{calibrate_dpsgd_noise, smallest_meeting, Calibrated};
+pub use calibrate::{calibrate_dpsgd_noise, smallest_meeting, smallest_run_noise, Calibrated};
 pub use convert::{
     integer_orders_epsilon, Accountant, Conversion, DpBound, Orders, DP_ACCOUNTING_ORDERS,
     SPEC_001_MAX_ORDER,

@@ -10,7 +10,7 @@
 //! its group is stopped once its leader exits, so nothing it forked outlives it; what escaped
 //! its group is found by its environment ([`stop_leftovers`]).
 
-use super::file::RunPrivacy;
+use super::file::DpSgdRun;
 use super::space::Value;
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
@@ -26,7 +26,8 @@ pub struct Request<'a> {
     /// The private folder of its run file and captured output (made here).
     pub private: PathBuf,
     pub values: &'a [(String, Value)],
-    pub run: Option<&'a RunPrivacy>,
+    /// A DP-SGD run's parameters (its environment's `DPTUNE_NOISE_MULTIPLIER`, …).
+    pub dp_sgd: Option<&'a DpSgdRun>,
     /// (i, k): a run on the i-th of k disjoint shards of the training data (propose-test).
     pub shard: Option<(usize, usize)>,
     /// Some(n): the run reports the losses of n validation users (DP-GIBO), not a score.
@@ -189,7 +190,7 @@ pub fn run(command: &[String], req: &Request) -> Result<Ended> {
         env.push(("DPTUNE_SHARD".into(), i.to_string()));
         env.push(("DPTUNE_SHARDS".into(), k.to_string()));
     }
-    if let Some(RunPrivacy::DpSgd(d)) = req.run {
+    if let Some(d) = req.dp_sgd {
         about["dp_sgd"] = serde_json::to_value(d).expect("plain values");
         env.push((
             "DPTUNE_NOISE_MULTIPLIER".into(),

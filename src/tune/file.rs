@@ -1,6 +1,7 @@
 //! The search file of `dptune tune` and the plan made from it before any run: the space, the
-//! tuner, the privacy of one run (DP-SGD, an RDP curve, ρ-zCDP or pure ε-DP) and of its score,
-//! what a total budget calibrates, and the guarantee. Everything here is data-independent.
+//! tuner, the privacy of one run (DP-SGD, an RDP curve, ρ-zCDP, pure ε-DP or (ε, δ)-DP, read
+//! into one [`Event`] by `run_event`) and of its score, what a total budget calibrates, and the
+//! guarantee (the tuner's own, from that event). Everything here is data-independent.
 
 use super::space::SearchSpace;
 use crate::accounting::{
@@ -165,20 +166,6 @@ pub struct DpSgdRun {
     pub epochs: Option<u64>,
 }
 
-/// The privacy of one run, resolved (a calibrated knob has its value).
-#[derive(Clone, Debug, PartialEq)]
-pub enum RunPrivacy {
-    DpSgd(DpSgdRun),
-    Rdp {
-        orders: Vec<f64>,
-        epsilons: Vec<f64>,
-    },
-    Zcdp(f64),
-    PureDp(f64),
-    /// (ε, δ): guarantees from Papernot–Steinke's approximate-DP bases or basic composition.
-    ApproxDp(f64, f64),
-}
-
 /// How the command's score becomes the released one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ScorePlan {
@@ -241,7 +228,11 @@ pub struct Plan {
     /// The seed the file sets (None: a secret one is drawn when the search starts).
     pub seed: Option<u64>,
     pub timeout_s: Option<f64>,
-    pub run: Option<RunPrivacy>,
+    /// One run's privacy as [run] declares it (its score's release apart), a calibrated noise
+    /// at its value.
+    pub run: Option<Event>,
+    /// A DP-SGD run's parameters, handed to the command.
+    pub dp_sgd: Option<DpSgdRun>,
     /// How a run's score is released (None for DP-GIBO, whose runs report losses).
     pub score: Option<ScorePlan>,
     /// DP-GIBO's validation users (None for the tuners that read a score).
@@ -426,6 +417,7 @@ fn plan_unlocated(file: &str, text: &str) -> Result<Plan> {
         seed: w.seed,
         timeout_s: w.timeout_s,
         run: None,
+        dp_sgd: None,
         score: Some(score),
         users: None,
         declared: None,
@@ -864,7 +856,11 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
         Some(RunWritten::ApproxDp { .. }) => {
             return Err(at(file, "run", "DP-GIBO composes the runs' cost in RDP: declare their RDP curve (kind = \"rdp\"), zCDP or DP-SGD instead"))
         }
-        Some(r) => Some(run_privacy(file, r, None)?),
+        Some(r) => Some(run_event(file, r, None)?),
+    };
+    let dp_sgd = match &w.run {
+        Some(r) => dpsgd_run(file, r, None)?,
+        None => None,
     };
     let calibrate = params.get("mu").and_then(|v| v.as_str()) == Some("calibrated");
     let target = match (privacy.epsilon, calibrate, &run) {
@@ -885,7 +881,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
             domain: vec![(0.0, 1.0); dim],
             evaluation_sd: users.evaluation_sd,
             prior_lengthscales: None,
-            evaluation: run.as_ref().map(RunPrivacy::event).transpose()?,
+            evaluation: run.clone(),
         }),
         ..Declarations::of_space("your command", Space::UnitBox { dim })
     };
@@ -943,6 +939,7 @@ fn gibo(file: &str, space: SearchSpace, mut params: toml::Table, w: &Written) ->
         seed: w.seed,
         timeout_s: w.timeout_s,
         run,
+        dp_sgd,
         score: None,
         users: Some(UsersPlan {
             count: users.count as usize,
@@ -980,8 +977,19 @@ fn private(
     })?;
     let delta = privacy_delta(file, privacy)?;
     let accountant = accountant_of(file, privacy)?;
-    if let RunWritten::ApproxDp { .. } = run {
-        return approx_dp(file, plan, name, &params, run, delta, privacy.epsilon);
+    // A run declared (ε0, δ0)-DP: its score's release is counted in that (ε0, δ0) (no RDP
+    // curve to compose dptune's score noise with), and nothing is calibrated.
+    let approx = match run {
+        RunWritten::ApproxDp { epsilon, delta } => Some((*epsilon, *delta)),
+        _ => None,
+    };
+    if approx.is_some() {
+        if plan.score()?.private.is_some() {
+            return Err(at(file, "score", "with a run declared (ε, δ)-DP, count its score's release in that (ε, δ) and declare `public = true` (dptune composes its own score noise only with an RDP curve)"));
+        }
+        if privacy.epsilon.is_some() {
+            return Err(at(file, "privacy.epsilon", "a run declared (ε, δ)-DP has nothing dptune can calibrate: leave out the total budget (the guarantee is printed) or declare the run's RDP curve"));
+        }
     }
     // Which knob, if any, is written "calibrated". A calibrated mean is the largest that meets
     // the budget up to `max_mean`: ε grows only like ln E[K], so without a cap a cheap run
@@ -1067,7 +1075,7 @@ fn private(
     // The guarantee with the knob at `v` (the written values otherwise).
     let score = plan.score()?.clone();
     // `free` parts cost (almost) nothing, to say which part alone exceeds a budget.
-    let setup = |v: f64, free: Free| -> Result<(Box<dyn Tuner>, RunPrivacy, ScorePlan)> {
+    let setup = |v: f64, free: Free| -> Result<(Box<dyn Tuner>, Event, ScorePlan)> {
         let mut params = params.clone();
         if knob == Some(Calibrate::Mean) {
             params.insert("mean".into(), toml::Value::Float(v));
@@ -1077,7 +1085,7 @@ fn private(
             true => Some(FREE_NOISE),
             false => (knob == Some(Calibrate::RunNoise)).then_some(v),
         };
-        let run = run_privacy(file, run, sigma)?;
+        let run = run_event(file, run, sigma)?;
         let mut score = score.clone();
         if free.score {
             score.private = None;
@@ -1091,7 +1099,14 @@ fn private(
         let declared = declarations(&space, &run, &score)?;
         tuner
             .guarantee(&declared, delta, &accountant)
-            .map_err(|e| in_section(file, "tuner", e))
+            .map_err(|e| match (approx, e) {
+                (Some(run), e @ Error::Infeasible(_)) => {
+                    // Spending more δ than asked, a bound exists at a larger δ; else none does.
+                    let more = tuner.guarantee(&declared, 0.5, &accountant).is_ok();
+                    no_approx_bound(file, tuner.as_ref(), run, delta, more, e)
+                }
+                (_, e) => in_section(file, "tuner", e),
+            })
     };
     let guarantee_at = |v: f64| guarantee_with(v, Free::default());
     let value = match (knob, privacy.epsilon) {
@@ -1163,6 +1178,8 @@ fn private(
             )));
         }
     }
+    let sigma = (knob == Some(Calibrate::RunNoise)).then_some(value);
+    plan.dp_sgd = dpsgd_run(file, run, sigma)?;
     let (tuner, run, score) = setup(value, Free::default())?;
     plan.relation = relation(&run, &score);
     plan.declared = Some(declarations(&space, &run, &score)?);
@@ -1174,119 +1191,41 @@ fn private(
     Ok(plan)
 }
 
-/// A run declared (ε0, δ0)-DP: best of K runs by Papernot–Steinke's approximate-DP bases (a
-/// TNB count, Liu–Talwar's geometric K among them, or a Poisson one), naive composition of k
-/// runs by basic composition (kε0, kδ0). The score must be public (its release counted in the
-/// declared (ε0, δ0)); nothing is calibrated.
-fn approx_dp(
+/// Why a search over runs declared `run` = (ε0, δ0)-DP has no guarantee at `delta`, from the
+/// accountants' `error`: it spends `more` δ than privacy.delta (a bound exists at a larger δ),
+/// or no theorem here bounds it (a truncated count, Liu–Talwar's threshold variant).
+fn no_approx_bound(
     file: &str,
-    mut plan: Plan,
-    name: &str,
-    params: &toml::Table,
-    run: &RunWritten,
+    tuner: &dyn Tuner,
+    (eps0, delta0): (f64, f64),
     delta: f64,
-    budget: Option<f64>,
-) -> Result<Plan> {
-    use crate::accounting::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
-    use crate::accounting::selection::{CountFamily, RunCount, Tnb};
-    let run = run_privacy(file, run, None)?;
-    let RunPrivacy::ApproxDp(eps0, delta0) = run else {
-        return Err(at(file, "run", "expected kind = \"approx-dp\""));
-    };
-    if plan.score()?.private.is_some() {
-        return Err(at(file, "score", "with a run declared (ε, δ)-DP, count its score's release in that (ε, δ) and declare `public = true` (dptune composes its own score noise only with an RDP curve)"));
-    }
-    if budget.is_some() {
-        return Err(at(file, "privacy.epsilon", "a run declared (ε, δ)-DP has nothing dptune can calibrate: leave out the total budget (the guarantee is printed) or declare the run's RDP curve"));
-    }
-    let tuner = tuners::build(name, params).map_err(|e| in_section(file, "tuner", e))?;
-    let number = |key: &str| {
-        params
-            .get(key)
-            .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
-    };
-    let unsupported = |why: &str| {
+    more: bool,
+    error: Error,
+) -> Error {
+    let runs = format!("runs declared ({}, {})-DP", fmt_num(eps0), fmt_num(delta0));
+    if more {
+        at(
+            file,
+            "privacy.delta",
+            format!(
+                "`{}` over {runs} spends more δ than privacy.delta = {}: a larger privacy.delta, \
+                 fewer runs or a smaller δ in [run] ({error})",
+                tuner.name(),
+                fmt_num(delta)
+            ),
+        )
+    } else {
         at(
             file,
             "run",
-            format!("{why}: declare the run's RDP curve (kind = \"rdp\") instead"),
+            format!(
+                "`{}` ({}) has no bound here over {runs}: declare the run's RDP curve (kind = \
+                 \"rdp\") instead ({error})",
+                tuner.name(),
+                tuner.params()
+            ),
         )
-    };
-    let (epsilon, total_delta, theorem) = match name {
-        "naive" => {
-            let k = number("candidates")
-                .ok_or_else(|| at(file, "tuner.candidates", "missing: the number of runs"))?;
-            (
-                crate::numeric::mul_up(k, eps0),
-                crate::numeric::mul_up(k, delta0).min(1.0),
-                format!(
-                    "basic composition of {k} runs, each ({}, {})-DP",
-                    fmt_num(eps0),
-                    fmt_num(delta0)
-                ),
-            )
-        }
-        _ => {
-            if params.get("variant").and_then(|v| v.as_str()) == Some("threshold") {
-                return Err(unsupported(
-                    "Liu–Talwar's threshold variant with an (ε, δ) run has no bound here",
-                ));
-            }
-            if params.contains_key("truncate") {
-                return Err(unsupported(
-                    "a truncated count with an (ε, δ) run has no bound here",
-                ));
-            }
-            let mean = number("mean").ok_or_else(|| at(file, "tuner.mean", "missing: E[K]"))?;
-            let law = match (name, params.get("variant").and_then(|v| v.as_str())) {
-                ("liu-talwar", None | Some("best-of")) => RunCount::Tnb(Tnb::geometric(mean)?),
-                ("papernot-steinke", _) => {
-                    let dist = params.get("dist").and_then(|v| v.as_str()).unwrap_or("");
-                    CountFamily::parse(dist)?.with_mean(mean, None)?
-                }
-                _ => {
-                    return Err(unsupported(&format!(
-                        "`{name}` ({}) with an (ε, δ) run has no bound here",
-                        tuner.params()
-                    )))
-                }
-            };
-            match law {
-                RunCount::Tnb(t) => {
-                    let b = tnb_approx_dp_base(eps0, delta0, &t)?;
-                    (
-                        b.epsilon,
-                        b.delta,
-                        "Papernot–Steinke, a TNB count over an approximate-DP base (spec 000 §4)"
-                            .to_string(),
-                    )
-                }
-                RunCount::Poisson(p) => {
-                    let b = poisson_approx_dp_base(eps0, delta0, p.mu())?
-                        .to_dp(delta)
-                        .map_err(|e| at(file, "privacy.delta", e.to_string()))?;
-                    (b.epsilon, b.delta, "Papernot–Steinke Corollary 21 (a Poisson count over an approximate-DP base)".to_string())
-                }
-                _ => {
-                    return Err(unsupported(
-                        "this count with an (ε, δ) run has no bound here",
-                    ))
-                }
-            }
-        }
-    };
-    if total_delta > delta {
-        return Err(at(file, "privacy.delta", format!("the search's δ is {total_delta:e} with runs at δ0 = {}: more than privacy.delta = {}", fmt_num(delta0), fmt_num(delta))));
     }
-    plan.relation = relation(&run, plan.score()?);
-    plan.selector = Selector::Private(tuner, written(params, None));
-    plan.run = Some(run);
-    plan.guarantee = Some(Guarantee {
-        epsilon,
-        delta: total_delta,
-        theorem,
-    });
-    Ok(plan)
 }
 
 /// A tuner's parameters as the file wrote them (`dist = "tnb:1", mean = 10`), a calibrated
@@ -1306,7 +1245,8 @@ fn written(params: &toml::Table, calibrated: Option<(&str, f64)>) -> String {
     }
 }
 
-/// The knob's value that meets `target`: the smallest noise, or the largest mean.
+/// The knob's value that meets `target`: the smallest noise (the equal-budget calibration the
+/// experiment harness uses, [`crate::accounting::smallest_run_noise`]), or the largest mean.
 fn calibrate(
     k: Calibrate,
     target: f64,
@@ -1317,22 +1257,9 @@ fn calibrate(
     let meets = |v: f64| eps(v).map(|e| e <= target).unwrap_or(false);
     match k {
         Calibrate::RunNoise | Calibrate::ScoreNoise => {
-            let bound = |v: f64| {
-                guarantee_at(v).map(|g| crate::accounting::DpBound {
-                    epsilon: g.epsilon,
-                    delta: g.delta,
-                    order: None,
-                })
-            };
-            crate::accounting::calibrate::smallest_meeting(
-                "noise multiplier",
-                bound,
-                target,
-                1.0,
-                1e6,
-                1e-6,
-            )
-            .map(|c| c.value)
+            let bound = |v: f64| guarantee_at(v).map(|g| g.bound());
+            crate::accounting::smallest_run_noise("noise multiplier", target, bound)
+                .map(|c| c.value)
         }
         Calibrate::Mean => {
             // The smallest mean the tuner accepts (a TNB law's exceeds 1).
@@ -1372,97 +1299,92 @@ fn calibrate(
     }
 }
 
-fn run_privacy(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<RunPrivacy> {
+/// A DP-SGD run's parameters as [run] declares them, its noise `calibrated` where a budget
+/// set it (None for the other kinds of run).
+fn dpsgd_run(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<Option<DpSgdRun>> {
     let section = |e| in_section(file, "run", e);
-    Ok(match run {
-        RunWritten::DpSgd {
-            sampling,
-            sampling_rate,
-            steps,
-            data_size,
-            lot_size,
-            epochs,
-            noise_multiplier,
-        } => {
-            let sigma = match (noise_multiplier, calibrated) {
-                (_, Some(v)) => v,
-                (Knob::Fixed(s), None) => *s,
-                (Knob::Calibrated, None) => {
-                    return Err(at(
-                        file,
-                        "run.noise_multiplier",
-                        "\"calibrated\" needs a total budget: set privacy.epsilon",
-                    ))
-                }
-            };
-            let lots = match sampling {
-                Sampling::Poisson => LotSampling::Poisson,
-                Sampling::WithoutReplacement => LotSampling::WithoutReplacement,
-            };
-            let d = match (sampling_rate, steps, data_size, lot_size, epochs) {
-                (Some(q), Some(t), None, None, None) => {
-                    DpSgd::with_sampling(lots, *q, sigma, *t).map_err(section)?
-                }
-                (None, None, Some(n), Some(m), Some(e)) => {
-                    let w = DpSgd::without_replacement(*n, *m, sigma, *e).map_err(section)?;
-                    DpSgd::with_sampling(lots, w.sampling_rate(), sigma, w.steps())
-                        .map_err(section)?
-                }
-                _ => {
-                    return Err(at(file, "run", "DP-SGD's lots: either `sampling_rate` and `steps`, or `data_size`, `lot_size` and `epochs` (q = lot_size/data_size, epochs·round(data_size/lot_size) steps)"))
-                }
-            };
-            RunPrivacy::DpSgd(DpSgdRun {
-                sampling: match sampling {
-                    Sampling::Poisson => "poisson",
-                    Sampling::WithoutReplacement => "without-replacement",
-                },
-                sampling_rate: d.sampling_rate(),
-                steps: d.steps(),
-                noise_multiplier: sigma,
-                data_size: *data_size,
-                lot_size: *lot_size,
-                epochs: *epochs,
-            })
+    let RunWritten::DpSgd {
+        sampling,
+        sampling_rate,
+        steps,
+        data_size,
+        lot_size,
+        epochs,
+        noise_multiplier,
+    } = run
+    else {
+        return Ok(None);
+    };
+    let sigma = match (noise_multiplier, calibrated) {
+        (_, Some(v)) => v,
+        (Knob::Fixed(s), None) => *s,
+        (Knob::Calibrated, None) => {
+            return Err(at(
+                file,
+                "run.noise_multiplier",
+                "\"calibrated\" needs a total budget: set privacy.epsilon",
+            ))
+        }
+    };
+    let lots = match sampling {
+        Sampling::Poisson => LotSampling::Poisson,
+        Sampling::WithoutReplacement => LotSampling::WithoutReplacement,
+    };
+    let d = match (sampling_rate, steps, data_size, lot_size, epochs) {
+        (Some(q), Some(t), None, None, None) => {
+            DpSgd::with_sampling(lots, *q, sigma, *t).map_err(section)?
+        }
+        (None, None, Some(n), Some(m), Some(e)) => {
+            let w = DpSgd::without_replacement(*n, *m, sigma, *e).map_err(section)?;
+            DpSgd::with_sampling(lots, w.sampling_rate(), sigma, w.steps()).map_err(section)?
+        }
+        _ => {
+            return Err(at(file, "run", "DP-SGD's lots: either `sampling_rate` and `steps`, or `data_size`, `lot_size` and `epochs` (q = lot_size/data_size, epochs·round(data_size/lot_size) steps)"))
+        }
+    };
+    Ok(Some(DpSgdRun {
+        sampling: match sampling {
+            Sampling::Poisson => "poisson",
+            Sampling::WithoutReplacement => "without-replacement",
+        },
+        sampling_rate: d.sampling_rate(),
+        steps: d.steps(),
+        noise_multiplier: sigma,
+        data_size: *data_size,
+        lot_size: *lot_size,
+        epochs: *epochs,
+    }))
+}
+
+/// One run's privacy event as [run] declares it (its score's release apart), a DP-SGD run's
+/// noise `calibrated` where a budget set it: the one translation of [run].
+fn run_event(file: &str, run: &RunWritten, calibrated: Option<f64>) -> Result<Event> {
+    let section = |e| in_section(file, "run", e);
+    match run {
+        RunWritten::DpSgd { .. } => {
+            let d = dpsgd_run(file, run, calibrated)?.expect("a DP-SGD run");
+            Event::dpsgd(&d.mechanism()?)
         }
         RunWritten::Rdp { orders, epsilons } => {
             RdpCurve::on_grid(orders.clone(), epsilons.clone()).map_err(section)?;
-            RunPrivacy::Rdp {
-                orders: orders.clone(),
-                epsilons: epsilons.clone(),
-            }
+            Event::renyi_curve(orders.clone(), epsilons.clone()).map_err(section)
         }
         RunWritten::Zcdp { rho } => {
             Range::Positive.check("rho", *rho).map_err(section)?;
-            RunPrivacy::Zcdp(*rho)
+            Event::zcdp(*rho).map_err(section)
         }
         RunWritten::PureDp { epsilon } => {
             Range::Positive
                 .check("epsilon", *epsilon)
                 .map_err(section)?;
-            RunPrivacy::PureDp(*epsilon)
+            Event::pure_dp(*epsilon).map_err(section)
         }
         RunWritten::ApproxDp { epsilon, delta } => {
             Range::Positive
                 .check("epsilon", *epsilon)
                 .map_err(section)?;
             Range::OpenUnit.check("delta", *delta).map_err(section)?;
-            RunPrivacy::ApproxDp(*epsilon, *delta)
-        }
-    })
-}
-
-impl RunPrivacy {
-    /// The training run (its score's release apart) as a privacy event.
-    pub fn event(&self) -> Result<Event> {
-        match self {
-            RunPrivacy::DpSgd(d) => Event::dpsgd(&d.mechanism()?),
-            RunPrivacy::Rdp { orders, epsilons } => {
-                Event::renyi_curve(orders.clone(), epsilons.clone())
-            }
-            RunPrivacy::Zcdp(rho) => Event::zcdp(*rho),
-            RunPrivacy::PureDp(e) => Event::pure_dp(*e),
-            RunPrivacy::ApproxDp(e, d) => Event::approximate_dp(*e, *d),
+            Event::approximate_dp(*epsilon, *delta).map_err(section)
         }
     }
 }
@@ -1479,8 +1401,8 @@ impl DpSgdRun {
 }
 
 /// What the tuner's guarantee rests on: one run, its score's release composed in.
-fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<Declarations> {
-    let mut event = run.event()?;
+fn declarations(space: &Space, run: &Event, score: &ScorePlan) -> Result<Declarations> {
+    let mut event = run.clone();
     if let (Some((m, _)), Some(sd)) = (score.private, score.noise_sd()) {
         let release = Gaussian::new((score.hi - score.lo) / m as f64, sd)?;
         event = Event::composed(vec![event, Event::of_gaussian(&release)])?;
@@ -1500,18 +1422,20 @@ fn declarations(space: &Space, run: &RunPrivacy, score: &ScorePlan) -> Result<De
     })
 }
 
-/// The neighbouring relation the guarantee holds under, in words.
-fn relation(run: &RunPrivacy, score: &ScorePlan) -> String {
-    let training = match run {
-        RunPrivacy::DpSgd(d) if d.sampling == "poisson" => {
+/// The neighbouring relation the guarantee holds under, in words: the one a DP-SGD run's lots
+/// fix (the only kind of [run] that fixes one), or the one [run] was declared under.
+fn relation(run: &Event, score: &ScorePlan) -> String {
+    use crate::accounting::event::Neighbours;
+    let training = match run.neighbours() {
+        Some(Neighbours::AddOrRemoveOne) => {
             "data sets that differ by adding or removing one training record (Poisson lots)"
                 .to_string()
         }
-        RunPrivacy::DpSgd(_) => {
+        Some(Neighbours::ReplaceOne) => {
             "data sets that differ by replacing one training record (lots without replacement)"
                 .to_string()
         }
-        _ => "the neighbouring relation under which one run has the privacy declared in [run]"
+        None => "the neighbouring relation under which one run has the privacy declared in [run]"
             .to_string(),
     };
     match score.private {

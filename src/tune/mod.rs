@@ -35,7 +35,7 @@ use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, Stat
 use crate::tuners::Outcome;
 use crate::workloads::{Declarations, Space};
 use command::Ended;
-use file::{Goal, Plan, RunPrivacy, Selector};
+use file::{Goal, Plan, Selector};
 use rand::RngCore;
 use rand_chacha::ChaCha20Rng;
 use serde::{Deserialize, Serialize};
@@ -936,7 +936,7 @@ fn search(
                     };
                     let sender = sender.clone();
                     let argv = argv.to_vec();
-                    let run = plan.run.clone();
+                    let dp_sgd = plan.dp_sgd.clone();
                     let users = plan.users.as_ref().map(|u| u.count);
                     let timeout = plan.timeout_s.map(Duration::from_secs_f64);
                     let (dir, private) = (layout.runs().join(&name), layout.logs().join(&name));
@@ -947,7 +947,7 @@ fn search(
                             dir,
                             private,
                             values: &values,
-                            run: run.as_ref(),
+                            dp_sgd: dp_sgd.as_ref(),
                             shard,
                             users,
                             timeout,
@@ -1514,22 +1514,26 @@ fn plan_words(p: &Plan, planned_runs: Option<u64>) -> Vec<String> {
 }
 
 fn run_words(p: &Plan) -> String {
-    let run = match &p.run {
-        Some(RunPrivacy::DpSgd(d)) => format!(
+    use crate::accounting::event::Kind;
+    let run = match (&p.dp_sgd, p.run.as_ref().map(|e| e.kind())) {
+        (Some(d), _) => format!(
             "DP-SGD with {} lots, sampling rate {}, {} steps, noise multiplier {}",
             d.sampling,
             up4(d.sampling_rate),
             d.steps,
             fmt_num(d.noise_multiplier)
         ),
-        Some(RunPrivacy::Rdp { orders, .. }) => {
+        (None, Some(Kind::RenyiCurve { orders, .. })) => {
             format!("the declared RDP curve ({} orders)", orders.len())
         }
-        Some(RunPrivacy::Zcdp(rho)) => format!("{}-zCDP", fmt_num(*rho)),
-        Some(RunPrivacy::PureDp(e)) => format!("{}-DP (pure)", fmt_num(*e)),
-        Some(RunPrivacy::ApproxDp(e, d)) => format!("({}, {})-DP", fmt_num(*e), fmt_num(*d)),
-        None if p.users.is_some() => "training on data declared public".into(),
-        None => "no privacy declared".into(),
+        (None, Some(Kind::Zcdp { rho, .. })) => format!("{}-zCDP", fmt_num(*rho)),
+        (None, Some(Kind::PureDp { epsilon })) => format!("{}-DP (pure)", fmt_num(*epsilon)),
+        (None, Some(Kind::ApproximateDp { epsilon, delta })) => {
+            format!("({}, {})-DP", fmt_num(*epsilon), fmt_num(*delta))
+        }
+        (None, Some(_)) => "the declared run".into(),
+        (None, None) if p.users.is_some() => "training on data declared public".into(),
+        (None, None) => "no privacy declared".into(),
     };
     let Some(score) = &p.score else {
         let n = p.users.as_ref().map_or(0, |u| u.count);

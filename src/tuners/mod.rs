@@ -43,6 +43,17 @@ pub struct Guarantee {
     pub theorem: String,
 }
 
+impl Guarantee {
+    /// Its (ε, δ), as a calibration compares it with a target.
+    pub fn bound(&self) -> crate::accounting::DpBound {
+        crate::accounting::DpBound {
+            epsilon: self.epsilon,
+            delta: self.delta,
+            order: None,
+        }
+    }
+}
+
 pub trait Tuner: Send + Sync {
     /// The registry name (used in experiment files and in the `tuner` column).
     fn name(&self) -> &'static str;
@@ -325,7 +336,10 @@ fn repeat_select_guarantee(
         &declared.name,
     )?;
     Ok(guarantee_of(won, |key, name| match key {
-        approx_dp::ApproxDp::KEY => approx_dp::TNB_PURE.to_string(),
+        // Corollary 3 over a pure-DP run, or an approximate-DP base (TNB or Poisson).
+        approx_dp::ApproxDp::KEY => approx_dp::ApproxDp::rule(&event, Some(delta))
+            .map_or(approx_dp::TNB_PURE, |r| r.theorem)
+            .to_string(),
         _ => format!("{}; {name}", bound_name(law)),
     }))
 }

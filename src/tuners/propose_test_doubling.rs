@@ -152,7 +152,8 @@ impl Tuner for ProposeTestDoubling {
             &declared.name,
         )?;
         let run = guarantee_of(won, |key, name| match key {
-            ApproxDp::KEY => "final run (pure DP)".into(),
+            ApproxDp::KEY if training.run.pure_epsilon().is_some() => "final run (pure DP)".into(),
+            ApproxDp::KEY => "final run ((ε, δ)-DP as declared)".into(),
             _ => format!("final run; {name}"),
         });
         Ok(Guarantee {

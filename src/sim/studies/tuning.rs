@@ -11,7 +11,7 @@
 //! depends on thread count or sharding.
 
 use super::StudyKind;
-use crate::accounting::{smallest_meeting, Accountant, DpBound};
+use crate::accounting::{smallest_run_noise, Accountant};
 use crate::error::{fmt_num, Error, Range, Result};
 use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
@@ -390,15 +390,8 @@ fn setup<'a>(t: &'a Tuning, cell: &Cell) -> Result<Setup<'a>> {
         BudgetPlan::CalibrateRuns => None,
     };
     let calibrated = share.as_deref().unwrap_or(written);
-    let bound = |noise: f64| -> Result<DpBound> {
-        let g = guarantee(t, cell, calibrated, noise)?;
-        Ok(DpBound {
-            epsilon: g.epsilon,
-            delta: g.delta,
-            order: None,
-        })
-    };
-    let noise = smallest_meeting("noise of each run", bound, target, 1.0, 1e12, 1e-6)
+    let bound = |noise: f64| guarantee(t, cell, calibrated, noise).map(|g| g.bound());
+    let noise = smallest_run_noise("noise of each run", target, bound)
         .map(|c| c.value)
         .map_err(|e| {
             e.context(&format!(
