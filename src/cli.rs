@@ -5,15 +5,15 @@ use crate::accounting::convert::{gdp_delta, gdp_epsilon};
 use crate::accounting::event::{CountLaw, Kind, Neighbours};
 use crate::accounting::pld::{calibrate_dpsgd_noise_pld, PldAccountant, DEFAULT_INTERVAL};
 use crate::accounting::pld_events::Pld;
+use crate::accounting::selection::bounds::bound_name;
+use crate::accounting::selection::calibrate::{largest_mean, MAX_MEAN};
+use crate::accounting::selection::{Base, CountFamily};
 use crate::accounting::{
     calibrate_dpsgd_noise, rdp_events, steps_for_epochs, Accountant, Conversion, DpBound, DpSgd,
     Event, Gaussian, LotSampling, Orders, RdpCurve, DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{fmt_num, Error, Range};
 use crate::numeric::{fmt_up_decimals, fmt_up_sig};
-use crate::accounting::selection::bounds::bound_name;
-use crate::accounting::selection::calibrate::{largest_mean, MAX_MEAN};
-use crate::accounting::selection::{Base, CountFamily};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{json, Value};
 

@@ -17,9 +17,9 @@
 
 use super::mechanisms::{AdditiveNoise, DpSgd, Gaussian, Laplace, LotSampling};
 use super::rdp::RdpCurve;
+use crate::accounting::selection::{CountFamily, RunCount};
 use crate::error::{Error, Range, Result};
 use crate::numeric::{add_up, count_up, mul_up};
-use crate::accounting::selection::{CountFamily, RunCount};
 use serde::{Deserialize, Serialize};
 
 /// Which neighbouring data sets an event's guarantee compares.

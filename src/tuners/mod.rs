@@ -18,11 +18,11 @@ use session::{BestOf, Threshold};
 
 use crate::accounting::accountant::{self, Registered as _, Settings, Won};
 use crate::accounting::event::CountLaw;
+use crate::accounting::selection::bounds::bound_name;
+use crate::accounting::selection::RunCount;
 use crate::accounting::{approx_dp, Accountant, Event, PrivacyAccountant, Tightest};
 use crate::error::Error;
 use crate::error::Result;
-use crate::accounting::selection::bounds::bound_name;
-use crate::accounting::selection::RunCount;
 use crate::workloads::Declarations;
 use crate::workloads::{Space, Workload};
 use rand::RngCore;

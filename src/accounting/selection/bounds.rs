@@ -9,12 +9,12 @@
 //!   a closed-form curve that the accountant optimises continuously.
 
 use crate::accounting::convert::{cks_epsilon, minimise_continuous};
+use crate::accounting::selection::count::{CountLaw, RunCount, Tnb};
 use crate::accounting::{
     Accountant, ClosedForm, Conversion, DpBound, Orders, RdpCurve, RdpFunction,
     DP_ACCOUNTING_ORDERS,
 };
 use crate::error::{Error, Range, Result};
-use crate::accounting::selection::count::{CountLaw, RunCount, Tnb};
 use std::sync::Arc;
 
 /// The base mechanism Q run in each round: its RDP curve in both directions.

@@ -2,10 +2,10 @@
 //! the smallest DP-SGD noise multiplier for a given mean. Every answer is re-checked.
 
 use crate::accounting::calibrate::{smallest_noise_multiplier, Calibrated};
-use crate::accounting::{Accountant, DpBound, DpSgd, Orders};
-use crate::error::{fmt_num, Error, Range, Result};
 use crate::accounting::selection::bounds::{repeat_select, Base};
 use crate::accounting::selection::count::CountFamily;
+use crate::accounting::{Accountant, DpBound, DpSgd, Orders};
+use crate::error::{fmt_num, Error, Range, Result};
 
 /// ε of repeat-and-select with the family at `mean` over `base`.
 pub fn repeat_select_epsilon(

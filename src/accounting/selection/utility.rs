@@ -1,9 +1,9 @@
 //! What repeat-and-select buys (spec 000 §5(c); the paper's §3.6): the chance of trying the one good
 //! setting, the expected quantile of the best score, the expected best score, and tails of K.
 
+use crate::accounting::selection::count::{CountLaw, RunCount};
 use crate::error::{Error, Result};
 use crate::numeric::golden_min;
-use crate::accounting::selection::count::{CountLaw, RunCount};
 
 /// P[the best of K runs tries the one good setting among m] = 1 − f(1 − 1/m).
 pub fn success_probability(law: &RunCount, m: u64) -> Result<f64> {

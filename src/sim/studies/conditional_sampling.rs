@@ -8,11 +8,11 @@
 //! Its figure and table are declared in its experiment file.
 
 use super::StudyKind;
+use crate::accounting::selection::bounds::{conditional_sampling, Base};
+use crate::accounting::selection::three_point::ThreePoint;
 use crate::accounting::{Orders, RdpCurve};
 use crate::error::{fmt_num, Range, Result};
 use crate::params::{Count, OneOrMany};
-use crate::accounting::selection::bounds::{conditional_sampling, Base};
-use crate::accounting::selection::three_point::ThreePoint;
 use crate::sim::fields::Fields;
 use crate::sim::study::Study;
 use crate::sim::table::Table;

@@ -3,11 +3,11 @@
 //! sweep order.
 
 use super::StudyKind;
+use crate::accounting::selection::utility::{expected_quantile, success_probability};
+use crate::accounting::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::accounting::{Accountant, Orders, RdpCurve};
 use crate::error::{Error, Range, Result};
 use crate::params::{Count, OneOrMany};
-use crate::accounting::selection::utility::{expected_quantile, success_probability};
-use crate::accounting::selection::{repeat_select, Base, CountFamily, CountLaw};
 use crate::sim::fields::Fields;
 use crate::sim::plot::Scale;
 use crate::sim::study::Study;

@@ -11,6 +11,9 @@
 //! `summary.parquet` (one row per distribution and budget, over which the table is declared).
 
 use super::StudyKind;
+use crate::accounting::selection::bounds::{repeat_select, Base};
+use crate::accounting::selection::calibrate::largest_mean;
+use crate::accounting::selection::count::CountFamily;
 use crate::accounting::{rdp_events, Accountant, Orders};
 use crate::data;
 use crate::error::{fmt_num, Error, Range, Result};
@@ -18,9 +21,6 @@ use crate::learn::Device;
 use crate::numeric::stats::mean_interval;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
-use crate::accounting::selection::bounds::{repeat_select, Base};
-use crate::accounting::selection::calibrate::largest_mean;
-use crate::accounting::selection::count::CountFamily;
 use crate::sim::fields::{fnv1a, Fields};
 use crate::sim::report::{select, Key};
 use crate::sim::study::Study;

@@ -9,6 +9,8 @@
 
 use super::StudyKind;
 use crate::accounting::composition::{advanced_epsilon, kov_epsilon};
+use crate::accounting::selection::bounds::{repeat_select, Base};
+use crate::accounting::selection::CountFamily;
 use crate::accounting::{Accountant, RdpCurve};
 use crate::error::{fmt_num, Error, Range, Result};
 use crate::params::{Count, OneOrMany};
@@ -16,8 +18,6 @@ use crate::propose_test::{
     above_threshold, passes_cost, tuning_cost, walk, Composition, PassNoise, Stop, Ticks, Walk,
 };
 use crate::rng::stream;
-use crate::accounting::selection::bounds::{repeat_select, Base};
-use crate::accounting::selection::CountFamily;
 use crate::sim::fields::Fields;
 use crate::sim::report::quantile;
 use crate::sim::study::Study;
