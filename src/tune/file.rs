@@ -963,7 +963,20 @@ fn private(
     w: &Written,
 ) -> Result<Plan> {
     if let Some((_, why)) = NOT_YET.iter().find(|(n, _)| *n == name) {
-        return Err(at(file, "tuner.name", format!("`{name}` cannot drive a command: {why}. Use naive, liu-talwar, papernot-steinke, propose-test, random-search or grid-search")));
+        // Every other registered tuner can (a new one with no edit here).
+        let others: Vec<&str> = tuners::names()
+            .into_iter()
+            .filter(|n| NOT_YET.iter().all(|(x, _)| x != n))
+            .chain(["random-search", "grid-search"])
+            .collect();
+        return Err(at(
+            file,
+            "tuner.name",
+            format!(
+                "`{name}` cannot drive a command: {why}. Use {}",
+                others.join(", ")
+            ),
+        ));
     }
     let privacy = w.privacy.as_ref().ok_or_else(|| {
         at(file, "privacy", format!("missing: a private tuner (`{name}`) needs [privacy] with `delta` (and `epsilon` for a total budget)"))

@@ -161,9 +161,9 @@ const fn tuner(
 }
 
 /// Declares each tuner's module and registers it in [`REGISTRY`] with the kinds of session it
-/// makes: one line per tuner, `module: "name" => [SessionType, …]` (the module has `build`).
+/// makes: one line per tuner, `"name" => module::build, [SessionType, …]`.
 macro_rules! tuners {
-    ($($module:ident: $name:literal => [$($session:ty),* $(,)?]),* $(,)?) => {
+    ($($name:literal => $module:ident::build, [$($session:ty),* $(,)?]),* $(,)?) => {
         $(pub mod $module;)*
         /// The tuners, each with its session kinds: the one list a tuner is added to.
         pub const REGISTRY: &[RegisteredTuner] =
@@ -171,16 +171,17 @@ macro_rules! tuners {
     };
 }
 
+// Each line names its module's path (`naive::build`): the code fingerprints follow it.
 tuners! {
-    naive: "naive" => [BestOf],
-    liu_talwar: "liu-talwar" => [BestOf, Threshold],
-    papernot_steinke: "papernot-steinke" => [BestOf],
-    gp_ucb: "gp-ucb" => [UcbSession],
-    lipschitz_gain: "lipschitz-gain" => [UcbSession],
-    propose_test_doubling: "propose-test" => [crate::propose_test::session::ProposeTestSession],
-    dp_gibo: "dp-gibo" => [GiboSession],
-    dp_gd: "dp-gd" => [GiboSession],
-    one_shot: "one-shot" => [one_shot::OneShotSession],
+    "naive" => naive::build, [BestOf],
+    "liu-talwar" => liu_talwar::build, [BestOf, Threshold],
+    "papernot-steinke" => papernot_steinke::build, [BestOf],
+    "gp-ucb" => gp_ucb::build, [UcbSession],
+    "lipschitz-gain" => lipschitz_gain::build, [UcbSession],
+    "propose-test" => propose_test_doubling::build, [crate::propose_test::session::ProposeTestSession],
+    "dp-gibo" => dp_gibo::build, [GiboSession],
+    "dp-gd" => dp_gd::build, [GiboSession],
+    "one-shot" => one_shot::build, [one_shot::OneShotSession],
 }
 
 /// The tuner named `name`, configured by `params`.
