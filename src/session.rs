@@ -8,7 +8,7 @@
 //! The guarantee is the tuner's, known before the first ask
 //! ([`crate::tuners::Tuner::guarantee`]): a session only decides *which* evaluations happen,
 //! every told result being a released one. The sessions themselves live with their algorithms
-//! (`tuners::session` for best-of and threshold runs, `gibo::session`, `gp_ucb::session`,
+//! (`tuners::runs` for best-of and threshold runs, `gibo::session`, `gp_ucb::session`,
 //! `propose_test::session`); this module sits below all of them.
 //!
 //! [`drive`] runs a session over an [`Evaluator`] with one random stream, drawn from in the
@@ -707,7 +707,7 @@ fn first_difference(path: &str, saved: &serde_json::Value, derived: &serde_json:
 mod history_tests {
     use super::*;
     use crate::rng::stream;
-    use crate::tuners::session::{BestOf, Candidates, State, Threshold};
+    use crate::tuners::runs::{BestOf, Candidates, State, Threshold};
     use crate::workloads::Space;
 
     fn best_of(k: u64) -> State {

@@ -35,7 +35,7 @@ use dptune::session::{Evaluation, History, Next, Session, Told, Trial};
 use dptune::tuners::liu_talwar::LiuTalwar;
 use dptune::tuners::naive::Naive;
 use dptune::tuners::papernot_steinke::PapernotSteinke;
-use dptune::tuners::session::State;
+use dptune::tuners::runs::State;
 use dptune::tuners::{SearchAccountant, Tuner};
 use dptune::workloads::{
     Declarations, GainPrior, PartitionedDeclaration, PerUserDeclaration, Space, TrainingDeclaration,

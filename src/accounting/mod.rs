@@ -54,7 +54,7 @@ accountants! {
     rdp_events::Rdp,
     pld_events::Pld,
     gdp::Gdp,
-    approx_dp::ApproxDp,
+    approximate::ApproxDp,
 }
 
 pub use accountant::{PrivacyAccountant, Tightest};

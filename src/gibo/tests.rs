@@ -519,7 +519,7 @@ fn gradient_check_by_hand() {
 #[test]
 fn a_session_resumed_from_json_after_every_tell_releases_the_same_path() {
     use crate::rng::stream_at;
-    use crate::tuners::session::{Evaluator, Next, Session};
+    use crate::session::{Evaluator, Next, Session};
     let obj = Quadratic::new(40, 2, 7, 0.05);
     let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
     let mut cfg = DpGiboConfig::new(1.0, 6, 2.0, kernel, 0.05);
@@ -568,7 +568,7 @@ fn a_session_resumed_from_json_after_every_tell_releases_the_same_path() {
 /// leave the session as it was.
 #[test]
 fn a_session_refuses_wrong_answers() {
-    use crate::tuners::session::{Next, Session, Told};
+    use crate::session::{Next, Session, Told};
     let obj = Quadratic::new(5, 2, 7, 0.0);
     let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
     let mut cfg = DpGiboConfig::new(1.0, 2, 2.0, kernel, 0.0);
@@ -581,7 +581,7 @@ fn a_session_refuses_wrong_answers() {
     };
     assert_eq!(s.ask(&mut rng).unwrap(), Next::Wait);
     let b = match &t.evaluation {
-        crate::tuners::session::Evaluation::UserLosses { points } => points.len(),
+        crate::session::Evaluation::UserLosses { points } => points.len(),
         other => panic!("{other:?}"),
     };
     for wrong in [
@@ -605,7 +605,7 @@ fn a_session_refuses_wrong_answers() {
 /// every loss first, so a user told 1e308 moves each step as one told the range's end.
 #[test]
 fn a_huge_finite_loss_never_aborts_a_step() {
-    use crate::tuners::session::{Evaluation, Next, Session, Told};
+    use crate::session::{Evaluation, Next, Session, Told};
     let obj = Quadratic::new(5, 2, 7, 0.0);
     let kernel = SurrogateKernel::rbf(vec![1.0, 1.0], 1.0).unwrap();
     // The released path when user 0 reports `huge` at every point, the others 0.5.

@@ -673,7 +673,8 @@ mod tests {
     /// what the uninterrupted tuner releases, and its `Run` is the one `run` reports.
     #[test]
     fn a_session_resumed_from_json_releases_what_tune_does() {
-        use crate::tuners::session::{Evaluator, Next, Session, State, Told, WorkloadRuns};
+        use crate::session::{Evaluator, Next, Session, Told};
+        use crate::tuners::runs::{State, WorkloadRuns};
         let w = workload(4, 0.1, 2.0);
         let t = tuner(Release::Both, 1.0);
         let whole = t.tune(&w, &mut stream(6, &[])).unwrap();

@@ -1,6 +1,6 @@
 //! Propose-test with doubling as an ask/tell session ([`crate::session`]): the shard
 //! utilities of every candidate, the walk on their means, then the final private run. The
-//! tuner adapter (`tuners/propose_test_doubling.rs`) starts it; `tuners::session::State` saves it.
+//! tuner adapter (`tuners/propose_test_doubling.rs`) starts it; `tuners::runs::State` saves it.
 
 use super::{proxy_utilities, Fallback, ProposeTestDoubling};
 use crate::data::uniform_below;

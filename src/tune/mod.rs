@@ -3,7 +3,7 @@
 //!
 //! The search file ([`file`]) declares the space, the tuner, the privacy of one run and of its
 //! score, and the total budget; everything the guarantee rests on is known before the first
-//! run. The tuner runs as an ask/tell session ([`crate::tuners::session`]): each asked run
+//! run. The tuner runs as an ask/tell session ([`crate::session`]): each asked run
 //! executes COMMAND ([`command`]) in a fresh directory, and its score (noised by dptune when it
 //! is a private one) is told back. Runs go side by side (`--jobs`) where the tuner's choices do
 //! not depend on scores; every draw (the tuner's, each run's seed, the score noise) comes from
@@ -30,8 +30,9 @@ pub mod space;
 use crate::error::{fmt_num, Error, Result};
 use crate::numeric::fmt_up_sig;
 use crate::rng::{normal, stream};
+use crate::session::{Evaluation, Next, Session, Told, Trial};
 use crate::session::{History, Step};
-use crate::tuners::session::{BestOf, Candidates, Evaluation, Next, Session, State, Told, Trial};
+use crate::tuners::runs::{BestOf, Candidates, State};
 use crate::tuners::Outcome;
 use crate::workloads::{Declarations, Space};
 use command::Ended;

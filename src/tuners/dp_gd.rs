@@ -4,7 +4,7 @@
 //! Privacy preconditions: see [`crate::gibo`].
 
 use super::dp_gibo::{declared_losses, gdp_guarantee, Common, Mu};
-use super::session::State;
+use super::runs::State;
 use super::Tuner;
 use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;

@@ -4,7 +4,7 @@
 //! so in equal-budget mode it takes the μ that meets the target (ε, δ) itself.
 //! Privacy preconditions: see [`crate::gibo`].
 
-use super::session::State;
+use super::runs::State;
 use super::Tuner;
 use super::{account, guarantee_of, read, BudgetPlan, Count, Guarantee, SearchAccountant};
 use crate::accounting::accountant::Registered;

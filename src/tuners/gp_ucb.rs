@@ -1,7 +1,7 @@
 //! The `gp-ucb` tuner: parameters from an experiment file and the [`Tuner`] adapter of private
 //! GP-UCB, whose algorithm and bounds are in [`crate::gp_ucb`].
 
-use super::session::State;
+use super::runs::State;
 use super::Tuner;
 use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;

@@ -5,7 +5,8 @@
 //! Δ_f = min{g*/m, L/(m λ_min)} + L(λ_max − λ_min)/(λ_max λ_min) (Theorem 7). Pure ε-DP
 //! (Corollary 4) for every pair of neighbouring validation sets. The paper releases no λ.
 
-use super::session::{drive, State};
+use crate::session::drive;
+use super::runs::State;
 use super::Tuner;
 use super::{read, BudgetPlan, Count, Guarantee};
 use crate::accounting::Accountant;

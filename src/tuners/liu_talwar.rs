@@ -3,13 +3,13 @@
 //! independent ⊥, so Q(S) ≥ p), otherwise runs once and stops at the first score ≥ threshold
 //! (2ε for pure runs, Corollary 16(1); Corollary 16(2) for RDP runs).
 
-use super::session::{State, Threshold};
+use super::runs::{State, Threshold};
 use super::{
     account, given, guarantee_of, read, repeat_select_guarantee, repeat_select_session, Guarantee,
     SearchAccountant, Tuner,
 };
 use crate::accounting::accountant::Registered;
-use crate::accounting::approx_dp::{self, ApproxDp};
+use crate::accounting::approximate::{self, ApproxDp};
 use crate::accounting::event::CountLaw;
 use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Range, Result};
@@ -127,7 +127,7 @@ impl Tuner for LiuTalwar {
                     &declared.name,
                 )?;
                 Ok(guarantee_of(won, |key, name| match key {
-                    ApproxDp::KEY => approx_dp::THRESHOLD_PURE.to_string(),
+                    ApproxDp::KEY => approximate::THRESHOLD_PURE.to_string(),
                     _ => format!("Papernot–Steinke Corollary 16(2); {name}"),
                 }))
             }

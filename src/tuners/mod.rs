@@ -2,25 +2,25 @@
 //! and the workload's declared per-run privacy alone (before touching data), then tunes.
 //!
 //! Adding a tuner: one new file implementing [`Tuner`] (its guarantee and its session; `tune`
-//! is provided), its session type ([`session::SessionKind`]) and a `build` function, and one
+//! is provided), its session type ([`crate::session::SessionKind`]) and a `build` function, and one
 //! line in `tuners!` (below), which declares the module and registers the tuner with its
 //! session kinds. The harness, `dptune tune` and Python then drive it (`one_shot.rs` is the
 //! smallest example).
 
-pub mod session;
+pub mod runs;
 
 pub use crate::session::{Observer, Outcome, TraceRow, MU, NOISE_STD, PASSES};
 
 use crate::gibo::GiboSession;
 use crate::gp_ucb::session::UcbSession;
 use crate::session::{restorer, Restorer};
-use session::{BestOf, Threshold};
+use runs::{BestOf, Threshold};
 
 use crate::accounting::accountant::{self, Registered as _, Settings, Won};
 use crate::accounting::event::CountLaw;
 use crate::accounting::selection::bounds::bound_name;
 use crate::accounting::selection::RunCount;
-use crate::accounting::{approx_dp, Accountant, Event, PrivacyAccountant, Tightest};
+use crate::accounting::{approximate, Accountant, Event, PrivacyAccountant, Tightest};
 use crate::error::Error;
 use crate::error::Result;
 use crate::workloads::Declarations;
@@ -71,7 +71,7 @@ pub trait Tuner: Send + Sync {
     /// space; DP-GIBO's users and box), the draws it makes before its first run
     /// (repeat-and-select's count K, DP-GIBO's seed) taken from `rng`. Every way of tuning
     /// (the harness, `dptune tune`, Python) drives this session.
-    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<session::State>;
+    fn session(&self, declared: &Declarations, rng: &mut dyn RngCore) -> Result<runs::State>;
     /// What the session's evaluations need of `workload` beyond its declarations, checked
     /// before any draw (repeat-and-select refuses a workload without private training even
     /// where its K = 0 would never train). The default: nothing.
@@ -94,11 +94,11 @@ pub trait Tuner: Send + Sync {
     ) -> Result<Outcome> {
         self.check_workload(workload)?;
         let mut s = self.session(&Declarations::of(workload), rng)?;
-        let runs = session::WorkloadRuns {
+        let runs = runs::WorkloadRuns {
             tuner: self.name(),
             workload,
         };
-        session::drive_observed(&mut s, &runs, rng, observer)
+        crate::session::drive_observed(&mut s, &runs, rng, observer)
     }
     /// Why its guarantee would not hold over evaluations made outside the library (a user's
     /// command under `dptune tune`, Python's ask/tell), if it would not: the evaluations must
@@ -211,10 +211,10 @@ fn repeat_select_session(
     space: &Space,
     law: &RunCount,
     rng: &mut dyn RngCore,
-) -> Result<session::State> {
+) -> Result<runs::State> {
     let k = law.sample(rng);
-    let s = BestOf::new(k, session::Candidates::Drawn(space.clone()))?;
-    Ok(session::State::new(s))
+    let s = BestOf::new(k, runs::Candidates::Drawn(space.clone()))?;
+    Ok(runs::State::new(s))
 }
 
 /// Which accountants bound a tuner's search (naive's `accountant` parameter), each a
@@ -338,8 +338,8 @@ fn repeat_select_guarantee(
     )?;
     Ok(guarantee_of(won, |key, name| match key {
         // Corollary 3 over a pure-DP run, or an approximate-DP base (TNB or Poisson).
-        approx_dp::ApproxDp::KEY => approx_dp::ApproxDp::rule(&event, Some(delta))
-            .map_or(approx_dp::TNB_PURE, |r| r.theorem)
+        approximate::ApproxDp::KEY => approximate::ApproxDp::rule(&event, Some(delta))
+            .map_or(approximate::TNB_PURE, |r| r.theorem)
             .to_string(),
         _ => format!("{}; {name}", bound_name(law)),
     }))

@@ -5,10 +5,10 @@
 //! of the k runs when that is smaller (`accountant = "rdp" | "pld" | "best"`, default best).
 //! The search's event is the run self-composed k times, accounted by [`super::account`].
 
-use super::session::{BestOf, Candidates, State};
+use super::runs::{BestOf, Candidates, State};
 use super::{account, guarantee_of, read, Count, Guarantee, SearchAccountant, Tuner};
 use crate::accounting::accountant::Registered;
-use crate::accounting::approx_dp::{self, ApproxDp};
+use crate::accounting::approximate::{self, ApproxDp};
 use crate::accounting::pld_events::Pld;
 use crate::accounting::{Accountant, Event};
 use crate::error::{Error, Result};
@@ -103,8 +103,8 @@ impl Tuner for Naive {
         Ok(guarantee_of(won, |key, name| match key {
             // Optimal composition of pure-DP runs, or (ε, δ) runs' basic composition.
             ApproxDp::KEY => match ApproxDp::rule(&event, Some(delta)).map(|r| r.theorem) {
-                Ok(approx_dp::BASIC) => format!("basic composition of {k} runs"),
-                _ => approx_dp::KOV.to_string(),
+                Ok(approximate::BASIC) => format!("basic composition of {k} runs"),
+                _ => approximate::KOV.to_string(),
             },
             Pld::KEY => format!("PLD composition of {k} runs; {name}"),
             _ => format!("RDP composition of {k} runs; {name}"),

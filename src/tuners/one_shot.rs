@@ -7,10 +7,11 @@
 //! [`super::REGISTRY`] make it drivable by the harness, by `dptune tune` over a command and from
 //! Python (docs/extending.md walks through it).
 
-use super::session::{unfinished, Next, Progress, Session, SessionKind, State, Told, Trial};
+use crate::session::{unfinished, Next, Progress, Session, SessionKind, Told, Trial};
+use super::runs::State;
 use super::{account, guarantee_of, read, Guarantee, SearchAccountant, Tuner};
 use crate::accounting::accountant::Registered;
-use crate::accounting::approx_dp::ApproxDp;
+use crate::accounting::approximate::ApproxDp;
 use crate::accounting::Accountant;
 use crate::error::Result;
 use crate::workloads::{require_private_training, Declarations, Hyper, Space, Workload};

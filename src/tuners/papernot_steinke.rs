@@ -1,7 +1,7 @@
 //! Papernot–Steinke repeat-and-select: K ~ a truncated negative binomial (any η > −1), Poisson, or
 //! either truncated; best of K runs at uniform random candidates (Theorems 2 and 6, Lemma 22).
 
-use super::session::State;
+use super::runs::State;
 use super::{read, repeat_select_guarantee, repeat_select_session, Count, Guarantee, Tuner};
 use crate::accounting::event::CountLaw;
 use crate::accounting::Accountant;

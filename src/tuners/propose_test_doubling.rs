@@ -2,10 +2,10 @@
 //! experiment-file parameters, guarantee and the session it starts), whose walk, passes,
 //! certified cost and session are in [`crate::propose_test`].
 
-use super::session::State;
+use super::runs::State;
 use super::{account, guarantee_of, read, BudgetPlan, Guarantee, SearchAccountant, Tuner};
 use crate::accounting::accountant::Registered;
-use crate::accounting::approx_dp::ApproxDp;
+use crate::accounting::approximate::ApproxDp;
 use crate::accounting::Accountant;
 use crate::error::{fmt_num, Error, Range, Result};
 use crate::params::Count;

@@ -6,7 +6,7 @@
 use dptune::accounting::Accountant;
 use dptune::audit::{audit, Audit, AuditSettings};
 use dptune::error::Result;
-use dptune::tuners::session::State;
+use dptune::tuners::runs::State;
 use dptune::tuners::{build, Guarantee, Outcome, Tuner};
 use dptune::workloads::canary::{Canary, Side};
 use dptune::workloads::{Declarations, Workload};

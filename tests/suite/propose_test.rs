@@ -571,7 +571,8 @@ tune_share = 0.5
 /// does; its runs are known in advance.
 #[test]
 fn the_session_resumes_from_json_to_the_release_of_tune() {
-    use dptune::tuners::session::{Evaluator, Next, Session, State, Told, WorkloadRuns};
+    use dptune::session::{Evaluator, Next, Session, Told};
+    use dptune::tuners::runs::{State, WorkloadRuns};
     let w = synthetic(0.5, 0.05);
     let t = build("propose-test", &"shards = 10\neps0 = 0.5".parse().unwrap()).unwrap();
     for seed in 0..5 {

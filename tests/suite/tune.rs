@@ -713,7 +713,7 @@ fn a_search_without_a_seed_draws_a_secret_one_and_keeps_it() {
 /// curve).
 #[test]
 fn runs_declared_approximately_dp_get_the_approximate_dp_theorems() {
-    use dptune::accounting::approx_dp;
+    use dptune::accounting::approximate;
     let dir = temp_dir("tune-approx");
     let text = |tuner: &str, score: &str, extra: &str| {
         format!(
@@ -742,7 +742,7 @@ fn runs_declared_approximately_dp_get_the_approximate_dp_theorems() {
     );
     assert_eq!(lt.code, 0, "{}", lt.stderr);
     assert_eq!(stated(&lt), (1.5, 1e-5), "{}", lt.stdout);
-    assert!(lt.stdout.contains(approx_dp::TNB_APPROX), "{}", lt.stdout);
+    assert!(lt.stdout.contains(approximate::TNB_APPROX), "{}", lt.stdout);
     let (gamma, keep) = (1.0 / 5.0, 1.0 - 1e-7);
     let spent = 1.0 - gamma * keep / (1.0 - (1.0 - gamma) * keep);
     let short = dry(

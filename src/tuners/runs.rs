@@ -1,9 +1,12 @@
 //! The sessions of the tuners that only choose among training runs (best of k runs,
 //! Liu–Talwar's threshold variant), the saved [`State`] of every tuner's session, and a
 //! workload's evaluations ([`WorkloadRuns`]). The protocol and its executor are
-//! [`crate::session`], re-exported here.
+//! [`crate::session`].
 
-pub use crate::session::*;
+use crate::session::{
+    unfinished, Evaluation, Evaluator, Next, Observer, Outcome, Progress, SavedSession, Session,
+    SessionKind, Told, Trial,
+};
 
 use crate::error::{Error, Result};
 use crate::workloads::{Hyper, Space};
@@ -360,6 +363,7 @@ mod tests {
     use super::*;
     use crate::accounting::Event;
     use crate::rng::stream;
+    use crate::session::drive;
     use crate::workloads::PrivateTraining;
 
     /// Scores the first coordinate, with noise from the run's own draws.
