@@ -16,7 +16,7 @@ use super::convert::DpBound;
 use super::event::{Event, Kind};
 use crate::error::{Error, Result, fmt_num};
 use crate::numeric::{add_up, count_up, mul_up};
-use crate::accounting::selection::bounds::{poisson_approx_dp_base, tnb_approx_dp_base};
+use crate::accounting::selection::bounds::{poisson_approximate_dp_base, tnb_approximate_dp_base};
 use crate::accounting::selection::RunCount;
 
 /// (ε, δ)-DP by the pure- and approximate-DP theorems.
@@ -71,11 +71,11 @@ impl ApproxDp {
                     // Not rounded up: the bits every committed result was computed with.
                     (RunCount::Tnb(t), true, _) => rule((2.0 + t.eta()) * base.epsilon, 0.0, TNB_PURE),
                     (RunCount::Tnb(t), false, _) => {
-                        let b = tnb_approx_dp_base(base.epsilon, base.delta, &t)?;
+                        let b = tnb_approximate_dp_base(base.epsilon, base.delta, &t)?;
                         rule(b.epsilon, b.delta, TNB_APPROX)
                     }
                     (RunCount::Poisson(p), false, Some(delta)) => {
-                        let b = poisson_approx_dp_base(base.epsilon, base.delta, p.mu())?
+                        let b = poisson_approximate_dp_base(base.epsilon, base.delta, p.mu())?
                             .to_dp(delta)?;
                         rule(b.epsilon, b.delta, POISSON_APPROX)
                     }
@@ -273,7 +273,7 @@ mod tests {
         let r = ApproxDp::rule(&approx, Some(1e-6)).unwrap();
         let t = crate::accounting::selection::Tnb::geometric(mean).unwrap();
         assert_eq!(r.epsilon, 3.0 * 0.3);
-        assert_eq!(r.delta, tnb_approx_dp_base(0.3, 1e-8, &t).unwrap().delta);
+        assert_eq!(r.delta, tnb_approximate_dp_base(0.3, 1e-8, &t).unwrap().delta);
         let poisson = Event::repeat_and_select(
             CountLaw::Poisson {
                 mean,
@@ -284,7 +284,7 @@ mod tests {
         .unwrap();
         let mut a = ApproxDp::new();
         a.compose(&poisson).unwrap();
-        let b = poisson_approx_dp_base(0.3, 1e-9, mean).unwrap().to_dp(1e-6).unwrap();
+        let b = poisson_approximate_dp_base(0.3, 1e-9, mean).unwrap().to_dp(1e-6).unwrap();
         assert_eq!(a.epsilon(1e-6).unwrap().epsilon, b.epsilon);
         let threshold = Event::run_until_threshold(0.1, laplace(0.4)).unwrap();
         let r = ApproxDp::rule(&threshold, None).unwrap();

@@ -3,7 +3,7 @@
 use dptune::accounting::{Accountant, Conversion, DpSgd, Orders, RdpCurve};
 use dptune::selection::bounds::{
     conditional_sampling, fixed_k_lower_bound, liu_talwar_epsilon, liu_talwar_threshold_epsilon,
-    poisson_approx_dp_base, pure_repeat_epsilon, tnb_approx_dp_base,
+    poisson_approximate_dp_base, pure_repeat_epsilon, tnb_approximate_dp_base,
 };
 use dptune::selection::{repeat_select, Base, FixedK, PoissonK, RunCount, Tnb, TruncatedK};
 
@@ -216,12 +216,12 @@ fn table_f_truncation() {
 
 #[test]
 fn table_f_approximate_dp_bases() {
-    let a = poisson_approx_dp_base(1.0, 1e-8, 10.0).unwrap();
+    let a = poisson_approximate_dp_base(1.0, 1e-8, 10.0).unwrap();
     assert!((a.max_order - 1.581977).abs() < 1e-6);
     assert!((a.epsilon - 4.956490).abs() < 1e-6);
     assert!((a.delta / 9.9999995e-8 - 1.0).abs() < 1e-9);
     for (eta, e, d) in [(0.0, 2.0, 9.999998e-8), (1.0, 3.0, 9.999999e-8)] {
-        let b = tnb_approx_dp_base(1.0, 1e-8, &Tnb::from_mean(eta, 10.0).unwrap()).unwrap();
+        let b = tnb_approximate_dp_base(1.0, 1e-8, &Tnb::from_mean(eta, 10.0).unwrap()).unwrap();
         assert_eq!(b.epsilon, e);
         assert!(
             b.delta >= d * (1.0 - 1e-9) && (b.delta / d - 1.0).abs() < 1e-6,

@@ -499,7 +499,7 @@ fn check_approx_base(eps0: f64, delta0: f64) -> Result<(f64, f64)> {
 
 /// Corollary 21: a (ε₀, δ₀)-DP base with K ~ Poisson(μ) is δ′-approximately
 /// (λ, ε₀ + (e^{ε₀} − 1)·ln μ)-RDP for all λ ≤ 1 + 1/(e^{ε₀} − 1), δ′ = 1 − e^{−μδ₀}.
-pub fn poisson_approx_dp_base(eps0: f64, delta0: f64, mu: f64) -> Result<ApproxRdp> {
+pub fn poisson_approximate_dp_base(eps0: f64, delta0: f64, mu: f64) -> Result<ApproxRdp> {
     let (eps0, delta0) = check_approx_base(eps0, delta0)?;
     let mu = Range::Positive.check("mean", mu)?;
     let em1 = eps0.exp_m1();
@@ -512,7 +512,7 @@ pub fn poisson_approx_dp_base(eps0: f64, delta0: f64, mu: f64) -> Result<ApproxR
 
 /// TNB analogue of Lemma 20 (derived in spec 000 §4, not stated in the paper): thinning K by
 /// (1−δ₀) keeps it TNB with the same η, so a (ε₀, δ₀)-DP base gives ((2+η)ε₀, 1 − f(1−δ₀))-DP.
-pub fn tnb_approx_dp_base(eps0: f64, delta0: f64, tnb: &Tnb) -> Result<DpBound> {
+pub fn tnb_approximate_dp_base(eps0: f64, delta0: f64, tnb: &Tnb) -> Result<DpBound> {
     let (eps0, delta0) = check_approx_base(eps0, delta0)?;
     Ok(DpBound {
         epsilon: (2.0 + tnb.eta()) * eps0,
