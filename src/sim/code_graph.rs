@@ -41,7 +41,11 @@ pub fn fingerprints(root: &Path) -> Vec<(String, String, Vec<(String, String)>)>
         }
         let mut entries: Vec<(String, String)> = Vec::new();
         for f in &graph.closure(file) {
-            entries.push((f.clone(), hex(fnv1a(hashed_source(&sources[f]).as_bytes()))));
+            let source = match f.as_str() {
+                REGISTRY => registry_source(&sources[f]),
+                _ => hashed_source(&sources[f]),
+            };
+            entries.push((f.clone(), hex(fnv1a(source.as_bytes()))));
             for inc in &graph.includes[f] {
                 let bytes = fs::read(root.join(inc)).unwrap_or_default();
                 entries.push((inc.clone(), hex(fnv1a(&bytes))));
@@ -513,6 +517,35 @@ fn hashed_source(text: &str) -> String {
     out
 }
 
+/// The registry as a kind's fingerprint hashes it: without the lines that only list a kind
+/// (`pub mod tuning;`, `tuning::KIND,`). No kind's results depend on which other kinds exist,
+/// so registering a new kind leaves every other kind's results fresh; the rest of the file
+/// (the `StudyKind` type, `find`) is hashed as written.
+fn registry_source(text: &str) -> String {
+    hashed_source(text)
+        .lines()
+        .filter(|line| !lists_a_kind(line.trim()))
+        .map(|line| format!("{line}\n"))
+        .collect()
+}
+
+/// `pub mod NAME;` or `NAME::CONST,` (a registry line naming one kind).
+fn lists_a_kind(line: &str) -> bool {
+    let name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if let Some(module) = line
+        .strip_prefix("pub mod ")
+        .and_then(|r| r.strip_suffix(';'))
+    {
+        return name(module);
+    }
+    match line.strip_suffix(',').and_then(|r| r.split_once("::")) {
+        Some((module, kind)) => {
+            name(module) && kind.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+        }
+        None => false,
+    }
+}
+
 /// The token ranges (first, last, inclusive) of `#[cfg(test)] mod NAME { … }` blocks.
 fn test_blocks(tokens: &[String]) -> Vec<(usize, usize)> {
     let attr = ["#", "[", "cfg", "(", "test", ")", "]"];
@@ -616,6 +649,33 @@ mod tests {
         // Text outside ASCII is kept whole and never split.
         let greek = "fn σ() -> f64 { 1.0 } #[cfg(test)] mod t { const Σ: u8 = 0; }";
         assert_eq!(hashed_source(greek), "fn σ() -> f64 { 1.0 } ");
+    }
+
+    #[test]
+    fn the_registry_is_hashed_without_the_lines_that_list_kinds() {
+        for line in [
+            "pub mod tuning;",
+            "tuning::KIND,",
+            "gp_ucb::BOUNDS,",
+            "pub mod a2;",
+        ] {
+            assert!(lists_a_kind(line), "{line}");
+        }
+        for line in [
+            "pub mod tuning { }",
+            "use super::fields::Fields;",
+            "tuning::kind(),",
+            "pub const STUDIES: &[StudyKind] = &[",
+            "pub fn find(name: &str) -> Option<&'static StudyKind> {",
+            "pub mod ;",
+        ] {
+            assert!(!lists_a_kind(line), "{line}");
+        }
+        let registry = "pub mod a;\npub mod b;\npub struct K;\nconst S: &[K] = &[\n    a::KIND,\n    b::KIND,\n];\n";
+        assert_eq!(
+            registry_source(registry),
+            "pub struct K;\nconst S: &[K] = &[\n];\n"
+        );
     }
 
     #[test]

@@ -48,14 +48,12 @@ fn the_built_in_fingerprints_are_this_trees() {
     }
 }
 
-/// A change to a tuner marks exactly the experiments whose study reaches it stale: every
-/// tuning experiment (they reach all tuners through the registry), no pure-accounting curve.
-#[test]
-fn changing_a_tuner_makes_the_experiments_that_use_it_stale() {
-    let tree = common::temp_dir("provenance-tree");
+/// A copy of what fingerprints read: `src`, `Cargo.lock` and the shipped data sets that
+/// `include_str!` names (not the fetched cache).
+fn source_tree(name: &str) -> PathBuf {
+    let tree = common::temp_dir(name);
     copy_tree(Path::new("src"), &tree.join("src"));
     std::fs::copy("Cargo.lock", tree.join("Cargo.lock")).unwrap();
-    // The shipped data sets that `include_str!` names (not the fetched cache).
     std::fs::create_dir_all(tree.join("data")).unwrap();
     for e in std::fs::read_dir("data").unwrap() {
         let p = e.unwrap().path();
@@ -63,6 +61,62 @@ fn changing_a_tuner_makes_the_experiments_that_use_it_stale() {
             std::fs::copy(&p, tree.join("data").join(p.file_name().unwrap())).unwrap();
         }
     }
+    tree
+}
+
+fn kinds_fingerprints(root: &Path) -> Vec<(String, String)> {
+    fingerprints(root)
+        .into_iter()
+        .map(|(f, fp, _)| (f, fp))
+        .filter(|(f, _)| f.starts_with("src/sim/studies/"))
+        .collect()
+}
+
+/// Registering a new study kind (its file and its two registry lines) leaves every other
+/// kind's results fresh; an edit to the rest of the registry makes them all stale.
+#[test]
+fn registering_a_study_kind_leaves_the_other_kinds_fresh() {
+    let tree = source_tree("provenance-registry");
+    let before = kinds_fingerprints(&tree);
+    let registry = tree.join("src/sim/studies/mod.rs");
+    let source = std::fs::read_to_string(&registry).unwrap();
+    let added = source
+        .replacen("pub mod tuning;", "pub mod tuning;\npub mod added_kind;", 1)
+        .replacen(
+            "    tuning::KIND,",
+            "    tuning::KIND,\n    added_kind::KIND,",
+            1,
+        );
+    assert_ne!(added, source);
+    std::fs::write(&registry, &added).unwrap();
+    std::fs::write(
+        tree.join("src/sim/studies/added_kind.rs"),
+        "use super::StudyKind;\npub const KIND: StudyKind = todo!();\n",
+    )
+    .unwrap();
+    let after: Vec<_> = kinds_fingerprints(&tree)
+        .into_iter()
+        .filter(|(f, _)| !f.ends_with("added_kind.rs"))
+        .collect();
+    assert_eq!(after, before);
+    let edited = added.replacen("pub fn find(", "pub fn /* a change */ find(", 1);
+    assert_ne!(edited, added);
+    std::fs::write(&registry, edited).unwrap();
+    let changed = kinds_fingerprints(&tree);
+    for (file, fp) in &before {
+        let now = changed.iter().find(|(f, _)| f == file).unwrap();
+        assert_ne!(
+            &now.1, fp,
+            "{file}: the registry's code is part of every kind's"
+        );
+    }
+}
+
+/// A change to a tuner marks exactly the experiments whose study reaches it stale: every
+/// tuning experiment (they reach all tuners through the registry), no pure-accounting curve.
+#[test]
+fn changing_a_tuner_makes_the_experiments_that_use_it_stale() {
+    let tree = source_tree("provenance-tree");
     // Editing a test module changes no fingerprint (no result depends on a test).
     let table = tree.join("src/sim/table.rs");
     let source = std::fs::read_to_string(&table).unwrap();
