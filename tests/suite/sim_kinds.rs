@@ -54,6 +54,7 @@ const SMALLEST: &[(&str, &str)] = &[
     ("pareto-front", "dpareto-svt-fronts"),
     ("pareto-maps", "dpareto-fig2-svt-maps"),
     ("privacy-audit", "privacy-audit"),
+    ("dpsgd-table", "dpsgd-table-adult"),
 ];
 
 #[test]
@@ -97,6 +98,7 @@ kind_tests! {
     pareto_front_resumes_and_shards: "pareto-front",
     pareto_maps_resumes_and_shards: "pareto-maps",
     privacy_audit_resumes_and_shards: "privacy-audit",
+    dpsgd_table_resumes_and_shards: "dpsgd-table",
 }
 
 fn resumes_after_a_kill_and_shards_merge_to_one_run(kind: &str) {

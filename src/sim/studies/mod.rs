@@ -3,6 +3,7 @@
 
 pub mod conditional_sampling;
 pub mod curves;
+pub mod dpsgd_table;
 pub mod gibo;
 pub mod gp_ucb;
 pub mod lipschitz;
@@ -45,6 +46,7 @@ pub const STUDIES: &[StudyKind] = &[
     pareto_front::KIND,
     pareto_maps::KIND,
     privacy_audit::KIND,
+    dpsgd_table::KIND,
 ];
 
 /// The kind called `name`.
