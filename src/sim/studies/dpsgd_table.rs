@@ -33,7 +33,7 @@ use crate::accounting::accountant::{build, Settings};
 use crate::accounting::Event;
 use crate::data::TrainTest;
 use crate::error::{Error, Range, Result};
-use crate::learn::Model;
+use crate::learn::mean_loss;
 use crate::params::{Count, OneOrMany};
 use crate::rng::stream;
 use crate::sim::fields::{fnv1a, Fields};
@@ -48,7 +48,8 @@ use std::sync::{Arc, OnceLock};
 pub const KIND: StudyKind = StudyKind {
     source: file!(),
     name: "dpsgd-table",
-    about: "the tabular benchmark: a DP-SGD task's (η, L) grid trained per seed at every σ of a ladder",
+    about:
+        "the tabular benchmark: a DP-SGD task's (η, L) grid trained per seed at every σ of a ladder",
     parse: |f| Ok(Box::new(parse(f)?)),
 };
 
@@ -165,9 +166,16 @@ fn parse(f: &Fields) -> Result<DpsgdTable> {
     let ladder = p
         .ladder
         .ok_or_else(|| f.missing("ladder", "{ lowest = σ, highest = σ, rungs = n }"))?;
-    let grid = f.count("grid", p.grid.ok_or_else(|| f.missing("grid", "points per axis"))?, 2)?;
+    let grid = f.count(
+        "grid",
+        p.grid.ok_or_else(|| f.missing("grid", "points per axis"))?,
+        2,
+    )?;
     if grid > 64 {
-        return Err(f.bad("grid", &format!("{grid} is invalid: at most 64 points per axis")));
+        return Err(f.bad(
+            "grid",
+            &format!("{grid} is invalid: at most 64 points per axis"),
+        ));
     }
     let rungs = f.count("ladder.rungs", ladder.rungs, 2)?;
     if rungs > 1000 {
@@ -181,14 +189,24 @@ fn parse(f: &Fields) -> Result<DpsgdTable> {
     let table = DpsgdTable {
         seed: p.seed.unwrap_or(0),
         tasks,
-        epochs: f.count("epochs", p.epochs.ok_or_else(|| f.missing("epochs", "T"))?, 1)?,
-        lot_size: f.count("lot_size", p.lot_size.ok_or_else(|| f.missing("lot_size", "m"))?, 1)?
-            as usize,
+        epochs: f.count(
+            "epochs",
+            p.epochs.ok_or_else(|| f.missing("epochs", "T"))?,
+            1,
+        )?,
+        lot_size: f.count(
+            "lot_size",
+            p.lot_size.ok_or_else(|| f.missing("lot_size", "m"))?,
+            1,
+        )? as usize,
         learning_rate: p
             .learning_rate_range
             .map(|r| f.interval("learning_rate_range", r))
             .transpose()?,
-        clip: p.clip_range.map(|r| f.interval("clip_range", r)).transpose()?,
+        clip: p
+            .clip_range
+            .map(|r| f.interval("clip_range", r))
+            .transpose()?,
         grid: grid as usize,
         ladder: Ladder::new(lowest, highest, rungs as usize).map_err(|e| f.wrap(e))?,
         seeds: f.seeds(p.seeds.ok_or_else(|| f.missing("seeds", "runs per cell"))?)?,
@@ -219,7 +237,10 @@ impl DpsgdTable {
             let labels = data.train.labels().ok_or_else(|| {
                 Error::invalid("adult", "a training part without labels", "labelled rows")
             })?;
-            (data.train.x.as_standard_layout().into_owned(), labels.to_vec())
+            (
+                data.train.x.as_standard_layout().into_owned(),
+                labels.to_vec(),
+            )
         };
         self.tasks
             .iter()
@@ -243,7 +264,7 @@ impl DpsgdTable {
                 };
                 settings.validate(&task)?;
                 for &s in &self.ladder.sigmas {
-                    d.check("ladder", s)?;
+                    d.check("noise_multiplier", s)?;
                 }
                 Ok(Loaded {
                     task: Arc::new(task),
@@ -297,6 +318,9 @@ pub struct TableRow {
     pub test_accuracy: f64,
     /// How far one test record moves the score: 1/t.
     pub score_sensitivity: f64,
+    /// The test accuracy of the run's initial parameters, never trained (⊥: what a search
+    /// that releases nothing outputs).
+    pub initial_accuracy: f64,
     /// The mean training loss at the final parameters (None where it is not finite).
     pub train_loss: Option<f64>,
     pub diverged: bool,
@@ -310,19 +334,6 @@ fn epsilon_of(event: &Event, key: &str) -> Result<f64> {
     let mut a = build(key, &Settings::default())?;
     a.compose(event)?;
     Ok(a.epsilon(TASK_DELTA)?.epsilon)
-}
-
-/// The mean loss of `model` at `params` over `rows` (None where it is not finite).
-fn mean_loss(model: &dyn Model, params: &[f64], rows: &(ndarray::Array2<f64>, Vec<usize>)) -> Option<f64> {
-    let mut grad = vec![0.0; model.n_params()];
-    let mut scratch = vec![0.0; model.scratch_len()];
-    let mut sum = 0.0;
-    for (x, &y) in rows.0.rows().into_iter().zip(&rows.1) {
-        let x = x.to_vec();
-        sum += model.loss_grad(params, &x, y, &mut grad, &mut scratch);
-    }
-    let mean = sum / rows.1.len() as f64;
-    mean.is_finite().then_some(mean)
 }
 
 /// The rows of unit (task `t`, rung `r`).
@@ -349,7 +360,8 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
     let event = Event::dpsgd(&sgd)?;
     let (epsilon_rdp, epsilon_pld) = (epsilon_of(&event, "rdp")?, epsilon_of(&event, "pld")?);
     let n = task.train_size();
-    let steps = crate::accounting::steps_for_epochs(n as u64, settings.lot_size as u64, settings.epochs)?;
+    let steps =
+        crate::accounting::steps_for_epochs(n as u64, settings.lot_size as u64, settings.epochs)?;
     let task_tag = fnv1a(task.id().name().as_bytes());
     let jobs: Vec<(usize, usize, u64)> = (0..s.grid)
         .flat_map(|i| (0..s.grid).flat_map(move |j| (0..s.seeds).map(move |k| (i, j, k))))
@@ -360,8 +372,18 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
             let h = at(i, j)?;
             let mut rng = stream(
                 s.seed,
-                &[TABLE_STREAM, task_tag, sigma.to_bits(), h.learning_rate.to_bits(), h.clip.to_bits(), k],
+                &[
+                    TABLE_STREAM,
+                    task_tag,
+                    sigma.to_bits(),
+                    h.learning_rate.to_bits(),
+                    h.clip.to_bits(),
+                    k,
+                ],
             );
+            // The run draws its initial parameters first: the same draws give the model a
+            // search that releases nothing outputs (⊥, never trained).
+            let initial_accuracy = task.untrained_accuracy(&mut rng.clone())?;
             let fit = task.fit(&h, &mut rng)?;
             Ok(TableRow {
                 task: task.id().name().to_string(),
@@ -383,7 +405,15 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
                 delta: TASK_DELTA,
                 test_accuracy: fit.test_accuracy,
                 score_sensitivity: 1.0 / task.test_size() as f64,
-                train_loss: mean_loss(task.model(), &fit.params, &loaded.train),
+                initial_accuracy,
+                train_loss: mean_loss(
+                    task.model(),
+                    &fit.params,
+                    loaded.train.0.view(),
+                    &loaded.train.1,
+                )
+                .ok()
+                .filter(|l| l.is_finite()),
                 diverged: fit.diverged,
                 steps_taken: fit.steps,
                 run_wall_s: fit.wall_secs,
@@ -427,13 +457,26 @@ mod tests {
     #[test]
     fn the_ladder_rounds_up_to_its_next_rung() {
         let l = Ladder::new(0.5, 8.0, 5).unwrap();
-        assert_eq!(l.sigmas, vec![0.5, 1.0, 2.0, 4.0, 8.0]);
+        let want = [0.5, 1.0, 2.0, 4.0, 8.0];
+        assert_eq!(l.sigmas.len(), 5);
+        for (s, w) in l.sigmas.iter().zip(want) {
+            assert!((s - w).abs() < 1e-12 * w, "{s} against {w}");
+        }
+        // Both ends exactly as written.
+        assert_eq!((l.sigmas[0], l.sigmas[4]), (0.5, 8.0));
         assert_eq!(l.round_up(0.5), Some((0, 0.5)));
         assert_eq!(l.round_up(0.1), Some((0, 0.5)));
-        assert_eq!(l.round_up(1.0000001), Some((2, 2.0)));
+        assert_eq!(l.round_up(1.0000001).map(|r| r.0), Some(2));
+        assert_eq!(l.round_up(3.9).map(|r| r.0), Some(3));
         assert_eq!(l.round_up(7.9), Some((4, 8.0)));
         assert_eq!(l.round_up(8.0), Some((4, 8.0)));
         assert_eq!(l.round_up(8.1), None);
+        // Never below the σ asked for.
+        for k in 0..200 {
+            let sigma = 0.5 + k as f64 * 0.0375;
+            let (_, up) = l.round_up(sigma).unwrap();
+            assert!(up >= sigma, "{sigma} → {up}");
+        }
         assert!((l.largest_step() - 2.0).abs() < 1e-12);
         assert!(Ladder::new(0.5, 8.0, 1).is_err());
         assert!(Ladder::new(8.0, 0.5, 3).is_err());
