@@ -14,6 +14,7 @@ mod conditional_sampling;
 mod data;
 mod docs;
 mod dpsgd_benchmark;
+mod dpsgd_table;
 mod dpsgd_tasks;
 mod findings;
 mod fuzz_corpus;

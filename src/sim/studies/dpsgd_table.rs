@@ -307,6 +307,9 @@ pub struct TableRow {
     pub seed: u64,
     pub epochs: u64,
     pub lot_size: u64,
+    /// n and t: the training rows (the accountant's size) and the test rows (the score's).
+    pub train_size: u64,
+    pub test_size: u64,
     /// q = m/n and the steps T·round(n/m) of the run's privacy.
     pub sampling_rate: f64,
     pub steps: u64,
@@ -336,6 +339,27 @@ fn epsilon_of(event: &Event, key: &str) -> Result<f64> {
     Ok(a.epsilon(TASK_DELTA)?.epsilon)
 }
 
+/// The stream run `s` of the cell of `h` (its η, L and σ) on `task` trains from, for table
+/// seed `seed`: keyed by what the run trains, not by where it sits in the grid or the ladder.
+pub fn run_stream(
+    seed: u64,
+    task: TaskId,
+    h: &crate::workloads::dpsgd_tasks::Hyperparameters,
+    s: u64,
+) -> rand_chacha::ChaCha20Rng {
+    stream(
+        seed,
+        &[
+            TABLE_STREAM,
+            fnv1a(task.name().as_bytes()),
+            h.noise_multiplier.to_bits(),
+            h.learning_rate.to_bits(),
+            h.clip.to_bits(),
+            s,
+        ],
+    )
+}
+
 /// The rows of unit (task `t`, rung `r`).
 fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Table> {
     let loaded = &s.loaded()?[t];
@@ -362,7 +386,6 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
     let n = task.train_size();
     let steps =
         crate::accounting::steps_for_epochs(n as u64, settings.lot_size as u64, settings.epochs)?;
-    let task_tag = fnv1a(task.id().name().as_bytes());
     let jobs: Vec<(usize, usize, u64)> = (0..s.grid)
         .flat_map(|i| (0..s.grid).flat_map(move |j| (0..s.seeds).map(move |k| (i, j, k))))
         .collect();
@@ -370,17 +393,7 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
         .par_iter()
         .map(|&(i, j, k)| -> Result<TableRow> {
             let h = at(i, j)?;
-            let mut rng = stream(
-                s.seed,
-                &[
-                    TABLE_STREAM,
-                    task_tag,
-                    sigma.to_bits(),
-                    h.learning_rate.to_bits(),
-                    h.clip.to_bits(),
-                    k,
-                ],
-            );
+            let mut rng = run_stream(s.seed, task.id(), &h, k);
             // The run draws its initial parameters first: the same draws give the model a
             // search that releases nothing outputs (⊥, never trained).
             let initial_accuracy = task.untrained_accuracy(&mut rng.clone())?;
@@ -398,6 +411,8 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
                 seed: k,
                 epochs: h.epochs,
                 lot_size: h.lot_size as u64,
+                train_size: n as u64,
+                test_size: task.test_size() as u64,
                 sampling_rate: h.lot_size as f64 / n as f64,
                 steps,
                 epsilon_rdp,
@@ -421,6 +436,167 @@ fn run_cell(s: &DpsgdTable, experiment: &str, t: usize, r: usize) -> Result<Tabl
         })
         .collect::<Result<Vec<_>>>()?;
     Table::from_experiment_rows(experiment, &rows)
+}
+
+/// One task's table indexed for replay: the accuracies of run (rung, i, j, s), the initial
+/// models' mean accuracy (⊥), and the sizes a run's privacy depends on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cells {
+    pub task: String,
+    pub grid: usize,
+    pub ladder: Ladder,
+    pub seeds: usize,
+    accuracy: Vec<f64>,
+    /// The mean test accuracy of the runs' initial models: what ⊥ (a search that releases
+    /// nothing) outputs.
+    pub nothing: f64,
+    pub train_size: u64,
+    pub test_size: u64,
+    pub lot_size: u64,
+    pub epochs: u64,
+}
+
+impl Cells {
+    /// The cells of `task` from a table's rows: every (rung, i, j, s) exactly once, one run
+    /// setting (T, m, n, t) for all of them.
+    pub fn of(rows: &[TableRow], task: &str) -> Result<Cells> {
+        let rows: Vec<&TableRow> = rows.iter().filter(|r| r.task == task).collect();
+        let first = rows
+            .first()
+            .ok_or_else(|| Error::invalid("task", task, "a task of the table"))?;
+        let mut sigmas: Vec<f64> = rows.iter().map(|r| r.sigma).collect();
+        sigmas.sort_by(f64::total_cmp);
+        sigmas.dedup();
+        let grid = rows
+            .iter()
+            .map(|r| r.i_eta.max(r.i_clip))
+            .max()
+            .unwrap_or(0) as usize
+            + 1;
+        let seeds = rows.iter().map(|r| r.seed).max().unwrap_or(0) as usize + 1;
+        let size = sigmas.len() * grid * grid * seeds;
+        let broken = |why: String| Error::Infeasible(format!("the table of {task}: {why}"));
+        if rows.len() != size {
+            return Err(broken(format!(
+                "{} rows where {} σ × {grid}² points × {seeds} seeds make {size}",
+                rows.len(),
+                sigmas.len()
+            )));
+        }
+        let mut accuracy = vec![f64::NAN; size];
+        let mut initial = 0.0;
+        for r in &rows {
+            if (r.epochs, r.lot_size, r.train_size, r.test_size)
+                != (
+                    first.epochs,
+                    first.lot_size,
+                    first.train_size,
+                    first.test_size,
+                )
+            {
+                return Err(broken("runs of different settings (T, m, n, t)".into()));
+            }
+            let rung = sigmas.partition_point(|&s| s < r.sigma);
+            let k = ((rung * grid + r.i_eta as usize) * grid + r.i_clip as usize) * seeds
+                + r.seed as usize;
+            if !accuracy[k].is_nan() || !(0.0..=1.0).contains(&r.test_accuracy) {
+                return Err(broken(format!(
+                    "run (σ = {}, {}, {}, seed {}) twice, or an accuracy outside [0, 1]",
+                    r.sigma, r.i_eta, r.i_clip, r.seed
+                )));
+            }
+            accuracy[k] = r.test_accuracy;
+            initial += r.initial_accuracy;
+        }
+        Ok(Cells {
+            task: task.to_string(),
+            grid,
+            ladder: Ladder { sigmas },
+            seeds,
+            accuracy,
+            nothing: initial / rows.len() as f64,
+            train_size: first.train_size,
+            test_size: first.test_size,
+            lot_size: first.lot_size,
+            epochs: first.epochs,
+        })
+    }
+
+    /// The test accuracy of run `s` of cell (`rung`, `i`, `j`).
+    pub fn accuracy(&self, rung: usize, i: usize, j: usize, s: usize) -> f64 {
+        self.accuracy[((rung * self.grid + i) * self.grid + j) * self.seeds + s]
+    }
+
+    /// The grid index nearest to `u` in [0, 1] (None outside it).
+    pub fn nearest(&self, u: f64) -> Option<usize> {
+        (0.0..=1.0)
+            .contains(&u)
+            .then(|| (u * (self.grid - 1) as f64).round() as usize)
+    }
+
+    /// What one live run at noise multiplier `sigma` releases, as the live `dpsgd-task`
+    /// workload declares it: its DP-SGD steps (lots without replacement), then its test
+    /// accuracy plus N(0, (σ/t)²) (sensitivity 1/t).
+    pub fn run_event(&self, sigma: f64) -> Result<Event> {
+        let sgd = crate::accounting::DpSgd::without_replacement(
+            self.train_size,
+            self.lot_size,
+            sigma,
+            self.epochs,
+        )?;
+        let release = self.release(sigma)?;
+        Event::composed(vec![Event::dpsgd(&sgd)?, Event::of_gaussian(&release)])
+    }
+
+    /// The score's release at noise multiplier `sigma`: sensitivity 1/t, sd σ/t.
+    pub fn release(&self, sigma: f64) -> Result<crate::accounting::Gaussian> {
+        let t = self.test_size as f64;
+        crate::accounting::Gaussian::new(1.0 / t, sigma / t)
+    }
+}
+
+/// A tuner's trials answered from the table: the run at the grid point nearest to the trial's
+/// u, at `rung` (σ rounded up to the ladder: the run is at least as noisy as the one the
+/// guarantee was calibrated for), a seed of the cell drawn uniformly, and its accuracy
+/// released as the live workload releases it, with the noise of `release` drawn now. A point
+/// outside the square releases 0 plus the same noise, as the live workload does.
+pub struct Replay<'a> {
+    pub cells: &'a Cells,
+    pub rung: usize,
+    pub release: crate::accounting::Gaussian,
+}
+
+impl Replay<'_> {
+    /// The grid point nearest to the trial's u (None outside the square).
+    pub fn point(&self, u: &[f64]) -> Option<(usize, usize)> {
+        match u {
+            [a, b] => Some((self.cells.nearest(*a)?, self.cells.nearest(*b)?)),
+            _ => None,
+        }
+    }
+}
+
+impl crate::session::Evaluator for Replay<'_> {
+    fn evaluate(
+        &self,
+        trial: &crate::session::Trial,
+        rng: &mut dyn rand::RngCore,
+    ) -> Result<crate::session::Told> {
+        if trial.evaluation != crate::session::Evaluation::Train {
+            return Err(Error::Infeasible(format!(
+                "the table holds training runs' scores, not {}",
+                trial.evaluation.what()
+            )));
+        }
+        let score = match self.point(&trial.hyper) {
+            Some((i, j)) => {
+                let s = crate::data::uniform_below(rng, self.cells.seeds as u64) as usize;
+                self.cells.accuracy(self.rung, i, j, s)
+            }
+            None => 0.0,
+        };
+        Ok(crate::session::Told::Score(score + self.release.noise(rng)))
+    }
 }
 
 impl Study for DpsgdTable {
