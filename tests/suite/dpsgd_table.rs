@@ -90,7 +90,7 @@ fn a_replayed_run_is_the_live_run_of_its_seed() {
             let replay = Replay {
                 cells: &cells,
                 rung,
-                release: w.release().clone(),
+                release: *w.release(),
             };
             let trial = Trial {
                 index: 0,
