@@ -562,7 +562,10 @@ impl Cells {
 /// outside the square releases 0 plus the same noise, as the live workload does.
 pub struct Replay<'a> {
     pub cells: &'a Cells,
+    /// The rung the calibrated σ was rounded up to ([`Ladder::round_up`]).
     pub rung: usize,
+    /// The score's release the guarantee was calibrated with ([`Cells::release`] at the
+    /// calibrated σ, not the rung's): exactly the live release of that calibration.
     pub release: crate::accounting::Gaussian,
 }
 
