@@ -275,13 +275,9 @@ impl DpsgdTable {
             .collect()
     }
 
-    /// Grid point k of an axis, in the unit interval (both ends exact).
+    /// Grid point k of an axis, in the unit interval (k/(g − 1): both ends exact).
     pub fn grid_u(&self, k: usize) -> f64 {
-        match k {
-            0 => 0.0,
-            _ if k + 1 == self.grid => 1.0,
-            _ => k as f64 / (self.grid - 1) as f64,
-        }
+        k as f64 / (self.grid - 1) as f64
     }
 
     /// Unit `i`: (task index, rung).
