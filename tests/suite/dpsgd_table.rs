@@ -6,7 +6,8 @@
 use crate::common;
 
 use dptune::session::{drive, Evaluation, Evaluator, Told, Trial};
-use dptune::sim::studies::dpsgd_table::{run_stream, Cells, DpsgdTable, Replay, TableRow};
+use dptune::sim::studies::dpsgd_replay::{Cells, Replay};
+use dptune::sim::studies::dpsgd_table::{run_stream, DpsgdTable, TableRow};
 use dptune::sim::{load, Profile};
 use dptune::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId};
 use dptune::workloads::dpsgd_tuning::{DpsgdTuning, TuningSettings, CALIBRATED_SIGMA};

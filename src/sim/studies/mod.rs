@@ -3,6 +3,7 @@
 
 pub mod conditional_sampling;
 pub mod curves;
+pub mod dpsgd_replay;
 pub mod dpsgd_table;
 pub mod gibo;
 pub mod gp_ucb;
