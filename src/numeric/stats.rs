@@ -118,6 +118,73 @@ pub fn welch_t(a: &[f64], b: &[f64]) -> Result<Option<TTest>> {
     t_test(estimate, sa + sb, df).map(Some)
 }
 
+/// The mean of values grouped in blocks that share a random effect, with a 95% interval for
+/// the quantity the blocks estimate, not just for their average: the tabular benchmark's
+/// searches, each replayed on one of B bootstrap tables (`block`), so that the interval holds
+/// the table's own randomness (which no number of searches averages away) as well as the
+/// searches'. With block means m_b (each of about R = N/B values), pooled within-block variance
+/// s²_w and variance of the block means V, the table's variance is σ²_T = max(0, V − s²_w/R)
+/// (V holds σ²_T plus each mean's own s²_w/R) and
+///
+///   SE² = σ²_T · (1 + 1/B) + s²_w / N
+///
+/// (one table's error, the Monte Carlo error of averaging B of them, and the searches' error),
+/// a combination c₁V + c₂s²_w of two variances on B − 1 and N − B degrees of freedom, so its
+/// t has Satterthwaite's df (c₂ < 0 where σ²_T is subtracted out, which the df pays for: the
+/// B − 1 of V alone would cover too little). With one value a block (no within-block spread
+/// to separate) SE² is V · (1 + 1/B) on B − 1, larger still. Values are `(block, value)`; at
+/// least two blocks.
+pub fn blocked_t(values: &[(u64, f64)]) -> Result<TTest> {
+    let mut blocks: std::collections::BTreeMap<u64, Vec<f64>> = Default::default();
+    for &(b, v) in values {
+        blocks.entry(b).or_default().push(v);
+    }
+    let nb = blocks.len();
+    if nb < 2 {
+        return Err(Error::invalid(
+            "blocks",
+            nb,
+            "at least two blocks (bootstrap tables): their spread is the table's randomness",
+        ));
+    }
+    let n = values.len() as f64;
+    let estimate = values.iter().map(|v| v.1).sum::<f64>() / n;
+    let means: Vec<f64> = blocks.values().map(|v| mean(v).unwrap_or(0.0)).collect();
+    let between = variance(&means).unwrap_or(0.0);
+    let within_df = values.len() - nb;
+    let b = nb as f64;
+    if within_df == 0 {
+        return t_test(estimate, between * (1.0 + 1.0 / b), b - 1.0);
+    }
+    let ss: f64 = blocks
+        .values()
+        .map(|v| {
+            let m = mean(v).unwrap_or(0.0);
+            v.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+        })
+        .sum();
+    let within = ss / within_df as f64;
+    let (df_b, df_w) = (b - 1.0, within_df as f64);
+    // SE² = c₁·V + c₂·s²_w; where σ²_T would be negative it is 0 and SE² = s²_w/N.
+    let (c1, c2) = if between > within / (n / b) {
+        (1.0 + 1.0 / b, 1.0 / n - (1.0 + 1.0 / b) * b / n)
+    } else {
+        (0.0, 1.0 / n)
+    };
+    let se2 = c1 * between + c2 * within;
+    let spread = (c1 * between).powi(2) / df_b + (c2 * within).powi(2) / df_w;
+    let df = if spread > 0.0 {
+        (se2 * se2 / spread).max(1.0)
+    } else {
+        df_w
+    };
+    t_test(estimate, se2, df)
+}
+
+/// What [`blocked_t`]'s interval covers, for captions.
+pub const BLOCKED_INTERVAL: &str = "95% interval over the bootstrap tables and the searches \
+    (SE² = σ²_T(1 + 1/B) + s²_w/N on Satterthwaite's df: it holds the table's own randomness)";
+
 /// The Clopper–Pearson upper bound on a rate from `k` events in `n` trials at level 1 − γ
 /// (one-sided): the p with P(Bin(n, p) ≤ k) = γ, the (1 − γ) quantile of Beta(k + 1, n − k);
 /// 1 when k = n. Found by bisection on I_p and returned from above (never below the quantile
@@ -196,6 +263,53 @@ mod tests {
         assert!((p.estimate - 1.0).abs() < 1e-12);
         assert!((p.hi.unwrap() - p.estimate - 4.302653 * 0.1 / 3f64.sqrt()).abs() < 1e-6);
         assert!(paired_t(&[1.0], &[1.0, 2.0]).is_err());
+    }
+
+    /// The blocked interval by hand, and its coverage where blocks share a random effect
+    /// (the table's): about 95% where the plain t interval over every value, which treats the
+    /// searches as independent, covers far less.
+    #[test]
+    fn the_blocked_interval_holds_the_blocks_effect() {
+        // Blocks {1, 3} and {5, 7}: means 2 and 6 (V = 8), s²_w = (2 + 2)/2 = 2, R = 2, so
+        // σ²_T = 8 − 1 = 7 and SE² = 7 · 1.5 + 2/4 = 11 = 1.5 V − 0.5 s²_w, on
+        // 11² / (12²/1 + 1²/2) = 121/144.5 < 1 df, so 1 (t 12.706205).
+        let r = blocked_t(&[(0, 1.0), (0, 3.0), (1, 5.0), (1, 7.0)]).unwrap();
+        assert_eq!((r.estimate, r.df), (4.0, 1.0));
+        assert!((r.hi.unwrap() - (4.0 + 12.706_204_736 * 11f64.sqrt())).abs() < 1e-6);
+        // Blocks {0, 2, 4} and {4, 6, 8}: V = 4.5, s²_w = 4, R = 3: σ²_T = 4.5 − 4/3, SE² =
+        // 1.5 · 4.5 + (1/6 − 1.5 · 2/6) · 4 = 6.75 − 4/3 on 5.4167² / (6.75² + (4/3)²/4).
+        let r = blocked_t(&[(0, 0.0), (0, 2.0), (0, 4.0), (1, 4.0), (1, 6.0), (1, 8.0)]).unwrap();
+        let se2: f64 = 6.75 - 4.0 / 3.0;
+        let df = se2 * se2 / (6.75f64.powi(2) + (4.0f64 / 3.0).powi(2) / 4.0);
+        assert!((r.df - df.max(1.0)).abs() < 1e-12, "{} against {df}", r.df);
+        assert!((r.estimate - 4.0).abs() < 1e-12);
+        // One value a block: V(1 + 1/B) = 8 · 1.5 = 12.
+        let one = blocked_t(&[(0, 2.0), (1, 6.0)]).unwrap();
+        assert!((one.hi.unwrap() - (4.0 + 12.706_204_736 * 12f64.sqrt())).abs() < 1e-6);
+        assert!(blocked_t(&[(3, 1.0), (3, 2.0)]).is_err());
+        // y = τ + δ_b + ε: the real table's effect τ ~ N(0, 1), each bootstrap table's δ_b ~
+        // N(0, 1), each search's ε ~ N(0, 2²); B = 10 tables of R = 5 searches; truth 0.
+        let mut rng = crate::rng::stream(64, &[]);
+        let (mut blocked, mut plain) = (0, 0);
+        let reps = 2000;
+        for _ in 0..reps {
+            let tau = crate::rng::normal(&mut rng);
+            let mut values = Vec::new();
+            for b in 0..10u64 {
+                let delta = crate::rng::normal(&mut rng);
+                for _ in 0..5 {
+                    values.push((b, tau + delta + 2.0 * crate::rng::normal(&mut rng)));
+                }
+            }
+            let r = blocked_t(&values).unwrap();
+            blocked += usize::from(r.lo.unwrap() <= 0.0 && 0.0 <= r.hi.unwrap());
+            let all: Vec<f64> = values.iter().map(|v| v.1).collect();
+            let t = one_sample_t(&all).unwrap();
+            plain += usize::from(t.lo.unwrap() <= 0.0 && 0.0 <= t.hi.unwrap());
+        }
+        let (blocked, plain) = (blocked as f64 / reps as f64, plain as f64 / reps as f64);
+        assert!(blocked >= 0.93, "blocked coverage {blocked}");
+        assert!(plain < 0.7, "plain coverage {plain}");
     }
 
     #[test]

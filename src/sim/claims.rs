@@ -29,6 +29,10 @@
 //! * `sign`: the share of pairs (`pair`, or rows with `versus`) in which a > b, with its
 //!   Clopper–Pearson interval
 //!   (`assert = "a within [LO, HI]"`: "worse in 10 of 10" is within [0.69, 1]);
+//! * `bootstrap-tables`: the mean of a (or of a − b over the pairs `pair` forms, which must
+//!   name `block`), each row a search replayed on the bootstrap table its column `block`
+//!   names: an interval that holds the table's own randomness as well as the searches'
+//!   ([`crate::numeric::stats::blocked_t`]: the tabular benchmark's);
 //! * `bootstrap`: a percentile bootstrap (4000 resamples, a seed fixed by the claim's id) of
 //!   `statistic` = mean, median, quantile:Q, argmax or argmin (the level of column `over`
 //!   whose mean `value` is largest or smallest), of a alone or of θ(a) − θ(b); with `pair` the
@@ -47,10 +51,14 @@ use super::report::{quantile, write_grid};
 use super::study::Profile;
 use super::table::{Grid, Table};
 use crate::error::{Error, Range, Result};
-use crate::numeric::stats::{clopper_pearson, one_sample_t, paired_t, welch_t, TTest};
+use crate::numeric::stats::{blocked_t, clopper_pearson, one_sample_t, paired_t, welch_t, TTest};
 use crate::params::OneOrMany;
 use rand::RngCore;
 use std::path::{Path, PathBuf};
+
+/// The tests, for messages.
+const TESTS: &str =
+    "student-t, paired-t, welch, clopper-pearson, sign, bootstrap or bootstrap-tables";
 
 /// Resamples of a bootstrap claim.
 const RESAMPLES: usize = 4000;
@@ -68,6 +76,8 @@ pub struct Claim {
     test: Test,
     pair: Vec<String>,
     over: Option<String>,
+    /// `block`: the column naming each row's bootstrap table (`bootstrap-tables`).
+    block: Option<String>,
     /// `above` / `below`: the value read as 1 where it is above (below) the number, else 0.
     threshold: Option<(bool, f64)>,
     assert: Assertion,
@@ -93,6 +103,8 @@ enum Test {
     ClopperPearson,
     /// The share of pairs with a > b (Clopper–Pearson), for "worse in 10 of 10".
     Sign,
+    /// The blocked t over bootstrap tables (`block`).
+    BootstrapTables,
     Bootstrap(Statistic),
 }
 
@@ -156,6 +168,7 @@ impl Test {
             Test::Welch => "Welch t".into(),
             Test::ClopperPearson => "Clopper–Pearson".into(),
             Test::Sign => "sign test (Clopper–Pearson)".into(),
+            Test::BootstrapTables => "t over bootstrap tables and searches".into(),
             Test::Bootstrap(s) => format!(
                 "bootstrap of the {}",
                 match s {
@@ -188,6 +201,7 @@ struct ClaimEntry {
     statistic: Option<String>,
     pair: Option<OneOrMany<String>>,
     over: Option<String>,
+    block: Option<String>,
     assert: Option<String>,
     digits: Option<f64>,
 }
@@ -275,19 +289,19 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             Some("clopper-pearson") => Test::ClopperPearson,
             Some("sign") => Test::Sign,
             Some("bootstrap") => Test::Bootstrap(statistic.unwrap_or(Statistic::Mean)),
-            Some(_) => {
-                return Err(c.bad(
-                    "test",
-                    "student-t, paired-t, welch, clopper-pearson, sign or bootstrap",
-                ))
-            }
-            None => {
-                return Err(c.missing(
-                    "test",
-                    "student-t, paired-t, welch, clopper-pearson, sign or bootstrap",
-                ))
-            }
+            Some("bootstrap-tables") => Test::BootstrapTables,
+            Some(_) => return Err(c.bad("test", TESTS)),
+            None => return Err(c.missing("test", TESTS)),
         };
+        match (&e.block, test) {
+            (None, Test::BootstrapTables) => {
+                return Err(c.missing("block", "the column naming each row's bootstrap table"))
+            }
+            (Some(_), t) if t != Test::BootstrapTables => {
+                return Err(c.bad("block", "only with test = \"bootstrap-tables\""))
+            }
+            _ => {}
+        }
         if statistic.is_some() && !matches!(test, Test::Bootstrap(_)) {
             return Err(c.bad(
                 "statistic",
@@ -329,6 +343,11 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             (Test::Sign, _, _) => {
                 return Err(c.bad("assert", "a sign test bounds the share of pairs with a > b: `a within [LO, HI]`, with b rows"))
             }
+            (Test::BootstrapTables, Against::Rows(_), _)
+                if !e.block.as_ref().is_some_and(|k| pair.contains(k)) =>
+            {
+                return Err(c.bad("pair", "the columns that pair a row of a with one of b, `block` among them (a pair is one search on one table)"))
+            }
             (Test::PairedT | Test::Welch, Against::Nothing, _) => {
                 return Err(c.missing("b", "the rows a is compared with: this test compares two samples"))
             }
@@ -356,8 +375,16 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
         {
             return Err(c.missing("pair", "the column(s) that pair a row of a with one of b"));
         }
-        if !pair.is_empty() && !matches!(test, Test::PairedT | Test::Sign | Test::Bootstrap(_)) {
-            return Err(c.bad("pair", "only with paired-t, sign or bootstrap"));
+        if !pair.is_empty()
+            && !matches!(
+                test,
+                Test::PairedT | Test::Sign | Test::Bootstrap(_) | Test::BootstrapTables
+            )
+        {
+            return Err(c.bad(
+                "pair",
+                "only with paired-t, sign, bootstrap or bootstrap-tables",
+            ));
         }
         out.push(Claim {
             id,
@@ -370,6 +397,7 @@ pub(crate) fn parse(f: &Fields) -> Result<Vec<Claim>> {
             test,
             pair,
             over: e.over,
+            block: e.block,
             threshold,
             assert,
             digits: c
@@ -417,11 +445,9 @@ impl Claim {
             .iter()
             .map(|c| cells(t, c, what, file))
             .collect::<Result<Vec<_>>>()?;
-        let over = self
-            .over
-            .as_ref()
-            .map(|c| cells(t, c, what, file))
-            .transpose()?;
+        // The level: `over`'s (an argmax's) or `block`'s (a bootstrap table's).
+        let level_column = self.over.as_ref().or(self.block.as_ref());
+        let over = level_column.map(|c| cells(t, c, what, file)).transpose()?;
         let mut rows = Vec::new();
         for i in kept {
             let v = match &values[i] {
@@ -446,8 +472,8 @@ impl Claim {
             let level = match &over {
                 Some(o) => o[i].num().ok_or_else(|| {
                     Error::Infeasible(format!(
-                        "{what}: `over` column `{}` holds \"{}\", not a number",
-                        self.over.as_deref().unwrap_or(""),
+                        "{what}: column `{}` holds \"{}\", not a number",
+                        level_column.map_or("", |c| c.as_str()),
                         o[i].label()
                     ))
                 })?,
@@ -479,7 +505,12 @@ impl Claim {
             keys.len() as u64
         };
         let count = |r: &Rows| {
-            if self.pair.is_empty() || matches!(self.test, Test::PairedT | Test::Sign) {
+            if self.pair.is_empty()
+                || matches!(
+                    self.test,
+                    Test::PairedT | Test::Sign | Test::BootstrapTables
+                )
+            {
                 r.len() as u64
             } else {
                 units(r)
@@ -513,7 +544,7 @@ impl Claim {
             }
             Test::PairedT => {
                 let b = b.as_ref().expect("checked at parse");
-                let (x, y) = paired(&a, b, &what)?;
+                let (x, y, _) = paired(&a, b, &what)?;
                 if x.len() < 2 {
                     return Err(few(x.len(), "a (pairs)"));
                 }
@@ -549,7 +580,7 @@ impl Claim {
             }
             Test::Sign => {
                 let b = b.as_ref().expect("checked at parse");
-                let (x, y) = paired(&a, b, &what)?;
+                let (x, y, _) = paired(&a, b, &what)?;
                 if x.is_empty() {
                     return Err(few(0, "a (pairs)"));
                 }
@@ -562,6 +593,21 @@ impl Claim {
                     None,
                     format!("a > b in {k} of {} pairs", x.len()),
                 )
+            }
+            Test::BootstrapTables => {
+                // Each row's block is its table's level; a pair's is a's (`pair` names it).
+                let by_block: Vec<(u64, f64)> = match &b {
+                    Some(b) => {
+                        let (x, y, blocks) = paired(&a, b, &what)?;
+                        blocks
+                            .iter()
+                            .zip(x.iter().zip(&y))
+                            .map(|(&k, (p, q))| (k as u64, p - q))
+                            .collect()
+                    }
+                    None => a.iter().map(|r| (r.1 as u64, r.2 - number)).collect(),
+                };
+                from_t(blocked_t(&by_block).map_err(|e| e.context(&what))?)
             }
             Test::Bootstrap(stat) => {
                 let seed = fnv1a(format!("{experiment}/{}", self.id).as_bytes());
@@ -625,8 +671,10 @@ fn judge(assert: Assertion, lo: f64, hi: f64) -> (String, bool) {
     }
 }
 
-/// The pairs (a's value, b's value) in a's order; every key once on each side and on both.
-fn paired(a: &Rows, b: &Rows, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
+/// The pairs (a's value, b's value) in a's order, with a's levels; every key once on each side
+/// and on both.
+#[allow(clippy::type_complexity)]
+fn paired(a: &Rows, b: &Rows, what: &str) -> Result<(Vec<f64>, Vec<f64>, Vec<f64>)> {
     let mut by_key = std::collections::HashMap::new();
     for (side, rows) in [("a", a), ("b", b)] {
         let mut seen = std::collections::HashSet::new();
@@ -642,12 +690,13 @@ fn paired(a: &Rows, b: &Rows, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
     for (k, _, v) in b {
         by_key.insert(k.as_str(), *v);
     }
-    let (mut x, mut y) = (Vec::new(), Vec::new());
-    for (k, _, v) in a {
+    let (mut x, mut y, mut levels) = (Vec::new(), Vec::new(), Vec::new());
+    for (k, level, v) in a {
         match by_key.remove(k.as_str()) {
             Some(w) => {
                 x.push(*v);
                 y.push(w);
+                levels.push(*level);
             }
             None => {
                 return Err(Error::Infeasible(format!(
@@ -661,7 +710,7 @@ fn paired(a: &Rows, b: &Rows, what: &str) -> Result<(Vec<f64>, Vec<f64>)> {
             "{what}: pair key \"{k}\" is on side b only (a paired design has every key on both)"
         )));
     }
-    Ok((x, y))
+    Ok((x, y, levels))
 }
 
 /// A uniform index below `n` (n ≥ 1), unbiased (rejection), from our own stream.
@@ -1140,6 +1189,68 @@ mod tests {
         let want = welch_t(&a, &b_rows).unwrap().unwrap();
         assert_eq!((w.lo, w.hi), (want.lo, want.hi));
         assert!(w.hi.unwrap() - w.lo.unwrap() > v.hi.unwrap() - v.lo.unwrap());
+    }
+
+    /// `bootstrap-tables` reads each row's table from `block` (here the `level` column) and
+    /// is the blocked t of a − b over the pairs, or of a against a number; the pairs must name
+    /// the block, and the block is required with this test and refused with another.
+    #[test]
+    fn bootstrap_tables_block_by_their_column() {
+        // Seeds 0..10 on tables 0..5 (two searches a table).
+        let mut rows: Vec<Row> = Vec::new();
+        for tuner in ["a", "b"] {
+            for s in 0..10u64 {
+                let level = (s % 5) as f64;
+                let shift = if tuner == "b" { 0.1 } else { 0.0 };
+                rows.push(row(
+                    tuner,
+                    s,
+                    level,
+                    0.3 + shift + 0.05 * (s as f64 * 1.7).sin() + 0.02 * level,
+                ));
+            }
+        }
+        let t = Table::from_rows(&rows).unwrap();
+        let text = "[[claims]]\nid = \"x\"\nvalue = \"regret\"\na = { tuner = \"a\" }\n\
+                    b = { tuner = \"b\" }\ntest = \"bootstrap-tables\"\nblock = \"level\"\n\
+                    pair = [\"level\", \"seed\"]\nassert = \"a < b\"";
+        let v = one(text, &t).unwrap();
+        let d: Vec<(u64, f64)> = (0..10)
+            .map(|s| {
+                (
+                    s % 5,
+                    rows[s as usize].regret - rows[10 + s as usize].regret,
+                )
+            })
+            .collect();
+        let want = blocked_t(&d).unwrap();
+        assert_eq!(
+            (v.estimate, v.lo, v.hi),
+            (Some(want.estimate), want.lo, want.hi)
+        );
+        assert_eq!((v.n_a, v.n_b), (10, 10));
+        // Against a number: a's values less it, blocked the same way.
+        let number = text
+            .replace("b = { tuner = \"b\" }", "b = 0.25")
+            .replace("pair = [\"level\", \"seed\"]\n", "");
+        let v = one(&number.replace("a < b", "a > b"), &t).unwrap();
+        let a: Vec<(u64, f64)> = (0..10)
+            .map(|s| (s % 5, rows[s as usize].regret - 0.25))
+            .collect();
+        assert_eq!(v.lo, blocked_t(&a).unwrap().lo);
+        // Pairs that do not name the block, no block, a block with another test.
+        let e = claims_of(&text.replace("[\"level\", \"seed\"]", "\"seed\""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pair") && e.contains("block"), "{e}");
+        let e = claims_of(&text.replace("block = \"level\"\n", ""))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("block"), "{e}");
+        let e = claims_of(&text.replace("bootstrap-tables", "paired-t"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("block"), "{e}");
     }
 
     #[test]

@@ -168,4 +168,3 @@ impl crate::session::Evaluator for Replay<'_> {
         Ok(crate::session::Told::Score(score + self.release.noise(rng)))
     }
 }
-
