@@ -26,6 +26,8 @@
 //!                              # are clipped there and the y label says so
 //! intervals = "bars"           # or "band": one style for every series (default: a band from
 //!                              # 8 points on, bars below)
+//! interval = ["lo", "hi"]      # with aggregate = "none": each row's interval from these
+//!                              # columns (one a study computed, e.g. over bootstrap tables)
 //! series_labels = { "log:1:10:20" = "λ from 1 to 10" }  # optional legend entry per value
 //! reference = { value = 0.9, label = "…" }     # optional horizontal line; or computed: the
 //!                              # largest mean of `column` over the groups of `by` (`table`
@@ -197,6 +199,8 @@ pub struct PlotSpec {
     /// clipped there, and the y label says so.
     y_bounds: Option<(f64, f64)>,
     intervals: Intervals,
+    /// `interval`: each row's own interval, from these two columns (aggregate none).
+    interval: Option<(String, String)>,
     reference: Option<Reference>,
     /// Legend entries for series values (others: `series_label` or the value).
     series_labels: Vec<(String, String)>,
@@ -453,6 +457,7 @@ struct PlotEntry {
     y_bounds: Option<[f64; 2]>,
     #[serde(default)]
     intervals: Intervals,
+    interval: Option<[String; 2]>,
     reference: Option<Reference>,
     series_labels: Option<toml::Table>,
     panels: Option<String>,
@@ -681,6 +686,16 @@ pub(crate) fn parse(f: &Fields) -> Result<Outputs> {
             y_label: e.y_label,
             y_bounds,
             intervals: e.intervals,
+            interval: match (e.interval, aggregate) {
+                (None, _) => None,
+                (Some([lo, hi]), Aggregate::None) => Some((lo, hi)),
+                (Some(_), _) => {
+                    return Err(p.bad(
+                        "interval",
+                        "only with aggregate = \"none\" (each row's own interval)",
+                    ))
+                }
+            },
             reference: e.reference,
             series_labels,
             panels,
@@ -955,6 +970,11 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                 )
             })
             .transpose()?;
+        let interval = (p.interval.as_ref())
+            .map(|(lo, hi)| {
+                Ok::<_, Error>((cells(&t, lo, &what, &file)?, cells(&t, hi, &what, &file)?))
+            })
+            .transpose()?;
         for (fv, here) in facet_groups(&t, p.facet.as_deref(), &p.filter, &rows, &what, &file)? {
             let drawn = match p.heat {
                 None => {
@@ -964,6 +984,7 @@ pub fn render(o: &Outputs, dir: &Path, default_table: &str, title: &str) -> Resu
                         series: &series,
                         along: along.as_deref(),
                         marked: marked.as_deref(),
+                        interval: interval.as_ref().map(|(l, h)| (l.as_slice(), h.as_slice())),
                     };
                     curves(p, &columns, &here, &what, &file)?
                 }
@@ -1212,6 +1233,8 @@ struct Columns<'a> {
     along: Option<&'a [Cell]>,
     /// The column a `mark` is placed by.
     marked: Option<&'a [Option<f64>]>,
+    /// `interval`: each row's (lo, hi).
+    interval: Option<(&'a [Cell], &'a [Cell])>,
 }
 
 /// A plot's curves, with each one's series value (for `series_styles`) and the marks to add
@@ -1239,7 +1262,7 @@ fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> 
             Some(a) => a[i].num(),
             None => x[i].num(),
         };
-        let mut groups: Vec<(f64, Vec<f64>, Vec<f64>)> = Vec::new();
+        let mut groups: Vec<(f64, Vec<f64>, Vec<f64>, usize)> = Vec::new();
         for &i in &mine {
             let (Some(ki), Some(xi), Some(yi)) = (key(i), x[i].num(), y[i].num()) else {
                 continue;
@@ -1252,7 +1275,7 @@ fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> 
                     g.1.push(yi);
                     g.2.push(xi)
                 }
-                None => groups.push((ki, vec![yi], vec![xi])),
+                None => groups.push((ki, vec![yi], vec![xi], i)),
             }
         }
         groups.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -1268,7 +1291,7 @@ fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> 
             }
         }
         let mut agg = Vec::new();
-        for (xi, mut ys, xs) in groups {
+        for (xi, mut ys, xs, row) in groups {
             let xi = x_.x(xi, &xs);
             let Some(point) = p.aggregate.point(&mut ys) else {
                 return Err(Error::Infeasible(format!(
@@ -1277,6 +1300,11 @@ fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> 
                     y_name.unwrap_or(&p.y[0].0),
                     fmt_num(xi)
                 )));
+            };
+            // A row's own interval (aggregate none: one row a group).
+            let point = match c.interval {
+                Some((lo, hi)) => (point.0, lo[row].num().zip(hi[row].num())),
+                None => point,
             };
             if point.0.is_finite() {
                 agg.push((xi, point));
@@ -1303,8 +1331,10 @@ fn curves(p: &PlotSpec, c: &Columns, here: &[usize], what: &str, file: &str) -> 
                 None => value,
             },
             points: agg.iter().map(|(xi, (m, _))| (*xi, *m)).collect(),
-            errors: errors
-                .filter(|_| matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)),
+            errors: errors.filter(|_| {
+                matches!(p.aggregate, Aggregate::MeanCi | Aggregate::GeoMeanCi)
+                    || c.interval.is_some()
+            }),
             scatter: p.scatter,
             style: Style {
                 marker: p.marker,
@@ -1367,6 +1397,7 @@ fn layer_curves(
         series: &series,
         along: None,
         marked: None,
+        interval: None,
     };
     Ok(curves(l, &columns, &here, &what, &file)?.curves)
 }
@@ -2300,6 +2331,7 @@ caption = \"{column:from}\"
             series: &series,
             along: None,
             marked: None,
+            interval: None,
         };
         let c = curves(p, &columns, &[0, 1, 2], "", "").unwrap().curves;
         assert_eq!(

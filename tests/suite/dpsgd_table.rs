@@ -6,14 +6,18 @@
 use crate::common;
 
 use dptune::session::{drive, Evaluation, Evaluator, Told, Trial};
-use dptune::sim::studies::dpsgd_replay::{Cells, Replay};
+use dptune::sim::studies::dpsgd_replay::{Cells, DpsgdReplay, Draw, Replay};
 use dptune::sim::studies::dpsgd_table::{run_stream, DpsgdTable, TableRow};
+use dptune::sim::table::Table;
 use dptune::sim::{load, Profile};
 use dptune::workloads::dpsgd_tasks::{Domain, Task, TaskData, TaskId};
 use dptune::workloads::dpsgd_tuning::{DpsgdTuning, TuningSettings, CALIBRATED_SIGMA};
 use dptune::workloads::{Declarations, PrivateTraining, Space, TrainingDeclaration};
 use std::path::Path;
 use std::sync::Arc;
+
+/// The smoke profile's table, committed for the replay's smoke profile.
+const FIXTURE: &str = "tests/fixtures/dpsgd-table-smoke.parquet";
 
 const SAMPLE: [&str; 2] = [
     "tests/fixtures/real_data/adult-sample.data",
@@ -48,6 +52,13 @@ fn a_replayed_run_is_the_live_run_of_its_seed() {
     let out = common::temp_dir("dpsgd-table-replay");
     let merged = common::run_and_report(file, Profile::Smoke, &out, 2);
     let rows: Vec<TableRow> = merged.rows().unwrap();
+    // The replay's committed smoke table is this table (timings aside).
+    let fixture = Table::read_parquet(Path::new(FIXTURE)).unwrap();
+    assert!(
+        fixture.without_timing().identical(&merged.without_timing()),
+        "{FIXTURE} is not the smoke profile's table: rebuild it with `dptune sim run \
+         sims/dpsgd-table-adult.toml --profile smoke` and copy its table.parquet"
+    );
     let exp = load(file, Profile::Smoke).unwrap();
     let table: &DpsgdTable = exp.study.as_any().downcast_ref().unwrap();
     assert_eq!(
@@ -56,7 +67,7 @@ fn a_replayed_run_is_the_live_run_of_its_seed() {
         "tasks × rungs × grid points × seeds"
     );
     for id in [TaskId::AdultLrSgd, TaskId::AdultSvmSgd] {
-        let cells = Cells::of(&rows, id.name()).unwrap();
+        let cells = Arc::new(Cells::of(&rows, id.name()).unwrap());
         assert_eq!((cells.grid, cells.seeds), (2, 2));
         for (rung, &sigma) in cells.ladder.sigmas.iter().enumerate() {
             let w = live(id, table, sigma);
@@ -88,11 +99,8 @@ fn a_replayed_run_is_the_live_run_of_its_seed() {
             }
             // A trial replayed: the nearest grid point, a seed of its cell drawn from the
             // search's stream, then the live release's noise from the same stream.
-            let replay = Replay {
-                cells: &cells,
-                rung,
-                release: *w.release(),
-            };
+            let replay = Replay::new(Arc::clone(&cells), None, sigma).unwrap();
+            assert_eq!((replay.rung(), replay.release()), (Some(rung), w.release()));
             let trial = Trial {
                 index: 0,
                 hyper: vec![0.2, 0.9],
@@ -132,11 +140,7 @@ fn a_replayed_run_is_the_live_run_of_its_seed() {
             dptune::tuners::build("naive", &toml::from_str("candidates = 3").unwrap()).unwrap();
         let mut rng = dptune::rng::stream(9, &[]);
         let mut session = naive.session(&declared, &mut rng).unwrap();
-        let replay = Replay {
-            cells: &cells,
-            rung: 1,
-            release: cells.release(sigma).unwrap(),
-        };
+        let replay = Replay::new(Arc::clone(&cells), None, sigma).unwrap();
         let outcome = drive(&mut session, &replay, &mut rng).unwrap();
         assert_eq!(outcome.runs, 3);
         assert!(outcome.chosen.is_some() && outcome.released_score.is_some());
@@ -185,4 +189,75 @@ fn an_incomplete_table_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("rows where") || e.contains("twice"), "{e}");
+}
+
+/// The replay study on the smoke table: every tuner's searches at its calibrated σ, each
+/// replayed at the rung above it on bootstrap table `seed mod B`, the oracle and the price per
+/// search, and one summary per (task, tuner, budget) whose interval holds its mean.
+#[test]
+fn the_replay_study_runs_every_tuner_on_its_bootstrap_tables() {
+    let file = Path::new("sims/dpsgd-replay-adult.toml");
+    let out = common::temp_dir("dpsgd-replay-smoke");
+    let runs = common::run_and_report(file, Profile::Smoke, &out, 2);
+    let exp = load(file, Profile::Smoke).unwrap();
+    let replay: &DpsgdReplay = exp.study.as_any().downcast_ref().unwrap();
+    let (tuners, searches) = (replay.tuning.tuners.len(), replay.tuning.seeds as usize);
+    assert_eq!(
+        runs.height(),
+        2 * tuners * searches,
+        "tasks × tuners × searches"
+    );
+    let f = |c: &str| runs.f64(c).unwrap().to_vec();
+    let (noise, rung, eps) = (f("noise"), f("replayed_sigma"), f("epsilon"));
+    let (utility, oracle, price) = (f("utility"), f("oracle"), f("price"));
+    let seeds = runs.u64("seed").unwrap();
+    let draws = runs.u64("table_draw").unwrap();
+    for r in 0..runs.height() {
+        // Noisier than calibrated, never less; within the budget; on table seed mod B.
+        assert!(rung[r].unwrap() >= noise[r].unwrap(), "row {r}");
+        assert!(eps[r].unwrap() <= 8.0, "row {r}");
+        assert_eq!(draws[r], seeds[r] % replay.tables);
+        let u = utility[r].unwrap();
+        assert!((0.0..=1.0).contains(&u));
+        assert_eq!(price[r].unwrap(), oracle[r].unwrap() - u);
+    }
+    let bench = Table::read_parquet(&out.join("dpsgd-replay-adult/bench.parquet")).unwrap();
+    assert_eq!(bench.height(), tasks * tuners);
+    let (m, lo, hi) = (
+        bench.f64("utility").unwrap(),
+        bench.f64("utility_lo").unwrap(),
+        bench.f64("utility_hi").unwrap(),
+    );
+    for r in 0..bench.height() {
+        assert!(lo[r].unwrap() <= m[r].unwrap() && m[r].unwrap() <= hi[r].unwrap());
+    }
+    let oracle = Table::read_parquet(&out.join("dpsgd-replay-adult/oracle.parquet")).unwrap();
+    assert_eq!(oracle.height(), tasks);
+    // A bootstrap table is a function of the file's seed, the task and its index.
+    let cells = &replay.loaded().unwrap().cells[0];
+    assert_eq!(Draw::new(cells, 1, 0), Draw::new(cells, 1, 0));
+    assert_ne!(Draw::new(cells, 1, 0), Draw::new(cells, 1, 1));
+}
+
+/// A budget whose σ lies above the ladder's top rung cannot be replayed: the unit says so
+/// (the table would have to replay a run less noisy than its calibration).
+#[test]
+fn a_budget_above_the_ladder_is_refused() {
+    let text = std::fs::read_to_string("sims/dpsgd-replay-adult.toml")
+        .unwrap()
+        .replace(
+            "budget = { epsilons = [8] }",
+            "budget = { epsilons = [0.05] }",
+        );
+    let dir = common::temp_dir("dpsgd-replay-above");
+    let file = dir.join("replay.toml");
+    std::fs::write(&file, text).unwrap();
+    let exp = load(&file, Profile::Smoke).unwrap();
+    let e = exp.study.check().unwrap_err();
+    assert!(
+        e.1.to_string().contains("above the table's top rung"),
+        "{e:?}"
+    );
+    let e = exp.study.run_unit("x", 1).unwrap_err().to_string();
+    assert!(e.contains("above the table's top rung"), "{e}");
 }

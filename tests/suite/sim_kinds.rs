@@ -55,6 +55,7 @@ const SMALLEST: &[(&str, &str)] = &[
     ("pareto-maps", "dpareto-fig2-svt-maps"),
     ("privacy-audit", "privacy-audit"),
     ("dpsgd-table", "dpsgd-table-adult"),
+    ("dpsgd-replay", "dpsgd-replay-adult"),
 ];
 
 #[test]
@@ -99,6 +100,7 @@ kind_tests! {
     pareto_maps_resumes_and_shards: "pareto-maps",
     privacy_audit_resumes_and_shards: "privacy-audit",
     dpsgd_table_resumes_and_shards: "dpsgd-table",
+    dpsgd_replay_resumes_and_shards: "dpsgd-replay",
 }
 
 fn resumes_after_a_kill_and_shards_merge_to_one_run(kind: &str) {

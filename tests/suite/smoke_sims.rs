@@ -76,6 +76,7 @@ smoke_tests! {
     dpareto_fig6_adult_grids: "sims/dpareto-fig6-adult-grids.toml",
     dpareto_svt_fronts: "sims/dpareto-svt-fronts.toml",
     dpsgd_equal_budget: "sims/dpsgd-equal-budget.toml",
+    dpsgd_replay_adult: "sims/dpsgd-replay-adult.toml",
     dpsgd_table_adult: "sims/dpsgd-table-adult.toml",
     dw_table1_budgets: "sims/dw-table1-budgets.toml",
     dw_walks_low_noise: "sims/dw-walks-low-noise.toml",

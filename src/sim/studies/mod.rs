@@ -48,6 +48,7 @@ pub const STUDIES: &[StudyKind] = &[
     pareto_maps::KIND,
     privacy_audit::KIND,
     dpsgd_table::KIND,
+    dpsgd_replay::KIND,
 ];
 
 /// The kind called `name`.
