@@ -202,9 +202,10 @@ fn the_replay_study_runs_every_tuner_on_its_bootstrap_tables() {
     let exp = load(file, Profile::Smoke).unwrap();
     let replay: &DpsgdReplay = exp.study.as_any().downcast_ref().unwrap();
     let (tuners, searches) = (replay.tuning.tuners.len(), replay.tuning.seeds as usize);
+    let tasks = replay.loaded().unwrap().cells.len();
     assert_eq!(
         runs.height(),
-        2 * tuners * searches,
+        tasks * tuners * searches,
         "tasks × tuners × searches"
     );
     let f = |c: &str| runs.f64(c).unwrap().to_vec();
