@@ -173,14 +173,11 @@ impl Cells {
     /// workload declares it: its DP-SGD steps (lots without replacement), then its test
     /// accuracy plus N(0, (σ/t)²) (sensitivity 1/t).
     pub fn run_event(&self, sigma: f64) -> Result<Event> {
-        let sgd = crate::accounting::DpSgd::without_replacement(
-            self.train_size,
-            self.lot_size,
-            sigma,
-            self.epochs,
-        )?;
         let release = self.release(sigma)?;
-        Event::composed(vec![Event::dpsgd(&sgd)?, Event::of_gaussian(&release)])
+        Event::composed(vec![
+            self.training_event(sigma)?,
+            Event::of_gaussian(&release),
+        ])
     }
 
     /// The score's release at noise multiplier `sigma`: sensitivity 1/t, sd σ/t.
