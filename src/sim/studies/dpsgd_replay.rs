@@ -427,6 +427,9 @@ impl WorkloadSpec for ReplaySpec {
     }
 }
 
+/// An oracle: its σ, the rung it rounds up to, and its guarantee's ε.
+type Oracled = (f64, usize, f64);
+
 /// A `dpsgd-replay` file.
 pub struct DpsgdReplay {
     pub tuning: Tuning,
@@ -438,7 +441,7 @@ pub struct DpsgdReplay {
     pub live: Option<String>,
     loaded: Shared,
     /// The oracle per (task, bits of ε), once computed (its calibration is the costly part).
-    oracles: std::sync::Mutex<BTreeMap<(usize, u64), (f64, usize, f64)>>,
+    oracles: std::sync::Mutex<BTreeMap<(usize, u64), Oracled>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -938,7 +941,9 @@ fn live_check(bench: &Table, live: &Table) -> Result<Table> {
         live.f64("utility")?,
         live.f64("noise")?,
     );
-    let mut groups: BTreeMap<(String, String, u64), (Vec<f64>, Option<f64>)> = BTreeMap::new();
+    // Per (variant, label, bits of ε): the live utilities and the cell's σ.
+    type Live = (Vec<f64>, Option<f64>);
+    let mut groups: BTreeMap<(String, String, u64), Live> = BTreeMap::new();
     for r in 0..live.height() {
         let (Some(e), Some(u)) = (eps[r], utility[r]) else {
             continue;
