@@ -44,7 +44,7 @@ impl PerUserLosses for Synthetic {
                 let l: f64 = points[m]
                     .iter()
                     .zip(self.shifts.row(i))
-                    .map(|(u, c)| (-2.0 + 4.0 * u + c).sin())
+                    .map(|(u, c)| libm::sin(-2.0 + 4.0 * u + c))
                     .sum();
                 l + 0.05 * normal(rng)
             },

@@ -14,7 +14,7 @@ use std::hint::black_box;
 fn data(n: usize, d: usize) -> (Array2<f64>, Array1<f64>) {
     let mut rng = stream(1, &[n as u64, d as u64]);
     let x = Array2::from_shape_fn((n, d), |_| rng.random::<f64>());
-    let y = Array1::from_shape_fn(n, |i| (3.0 * x.row(i).sum()).sin());
+    let y = Array1::from_shape_fn(n, |i| libm::sin(3.0 * x.row(i).sum()));
     (x, y)
 }
 

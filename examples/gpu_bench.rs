@@ -210,7 +210,7 @@ fn candidates(dev: &GpuDevice, quick: bool) -> dptune::Result<()> {
     let configs: Vec<DpSgdConfig> = (0..candidates)
         .map(|k| {
             // Learning rates log-spaced over [0.01, 1], clips cycling over {0.5, 1, 2, 4}.
-            let lr = 0.01 * 100f64.powf(k as f64 / (candidates.max(2) - 1) as f64);
+            let lr = 0.01 * libm::pow(100f64, k as f64 / (candidates.max(2) - 1) as f64);
             let clip = [0.5, 1.0, 2.0, 4.0][k % 4];
             DpSgdConfig::new(
                 lr,

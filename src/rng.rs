@@ -36,7 +36,7 @@ fn stream_key(seed: u64, path: &[u64]) -> u64 {
 pub fn normal<R: RngCore + ?Sized>(rng: &mut R) -> f64 {
     let u1: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
     let u2: f64 = rng.random();
-    (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    (-2.0 * libm::log(u1)).sqrt() * libm::cos(std::f64::consts::TAU * u2)
 }
 
 /// The uniform on [0, 1) that `rng.random::<f64>()` makes of the word `bits`: its 53 high bits
@@ -69,7 +69,7 @@ pub static ZIGGURAT: std::sync::LazyLock<Ziggurat> = std::sync::LazyLock::new(Zi
 
 impl Ziggurat {
     fn new() -> Self {
-        let density = |x: f64| (-0.5 * x * x).exp();
+        let density = |x: f64| libm::exp(-0.5 * x * x);
         let r = ZIGGURAT_R;
         // The common area: the base rectangle plus the tail ∫_r^∞ f = √(π/2)·erfc(r/√2).
         let v = r * density(r)
@@ -79,7 +79,7 @@ impl Ziggurat {
         x[1] = r;
         for i in 1..ZIGGURAT_LAYERS - 1 {
             // Layer i is [0, x[i]] × [f(x[i]), f(x[i+1])], of area v.
-            x[i + 1] = (-2.0 * (density(x[i]) + v / x[i]).ln()).sqrt();
+            x[i + 1] = (-2.0 * libm::log(density(x[i]) + v / x[i])).sqrt();
         }
         x[ZIGGURAT_LAYERS] = 0.0;
         let f = x.map(density);
@@ -104,7 +104,7 @@ impl Ziggurat {
             } else {
                 // The wedge: a uniform height in the layer, kept when under the curve.
                 let y = self.f[i] + rng.random::<f64>() * (self.f[i + 1] - self.f[i]);
-                if y >= (-0.5 * x * x).exp() {
+                if y >= libm::exp(-0.5 * x * x) {
                     continue;
                 }
                 x
@@ -119,8 +119,8 @@ impl Ziggurat {
     fn tail<R: RngCore + ?Sized>(&self, rng: &mut R) -> f64 {
         let r = self.x[1];
         loop {
-            let a = -(1.0 - rng.random::<f64>()).ln() / r;
-            let b = -(1.0 - rng.random::<f64>()).ln();
+            let a = -libm::log(1.0 - rng.random::<f64>()) / r;
+            let b = -libm::log(1.0 - rng.random::<f64>());
             if b + b > a * a {
                 return r + a;
             }
@@ -133,14 +133,14 @@ impl Ziggurat {
 pub fn laplace(rng: &mut dyn RngCore, scale: f64) -> f64 {
     // u ∈ (−½, ½): the one value of [−½, ½) with an infinite inverse is moved inwards.
     let u: f64 = (rng.random::<f64>() - 0.5).max(-0.5 + f64::EPSILON);
-    -scale * u.signum() * (-2.0 * u.abs()).ln_1p()
+    -scale * u.signum() * libm::log1p(-2.0 * u.abs())
 }
 
 /// A Gamma(shape, 1) variate by Marsaglia–Tsang (shape < 1 by the boost U^{1/shape}).
 pub fn gamma<R: RngCore + ?Sized>(rng: &mut R, shape: f64) -> f64 {
     if shape < 1.0 {
         let u: f64 = 1.0 - rng.random::<f64>();
-        return gamma(rng, shape + 1.0) * u.powf(1.0 / shape);
+        return gamma(rng, shape + 1.0) * libm::pow(u, 1.0 / shape);
     }
     let d = shape - 1.0 / 3.0;
     let c = 1.0 / (9.0 * d).sqrt();
@@ -151,7 +151,7 @@ pub fn gamma<R: RngCore + ?Sized>(rng: &mut R, shape: f64) -> f64 {
             continue;
         }
         let u: f64 = 1.0 - rng.random::<f64>();
-        if u.ln() < 0.5 * x * x + d - d * v + d * v.ln() {
+        if libm::log(u) < 0.5 * x * x + d - d * v + d * libm::log(v) {
             return d * v;
         }
     }
@@ -176,7 +176,7 @@ pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
     if mean < PTRS_FROM {
         // K = the smallest k with u ≤ F(k).
         let u: f64 = rng.random();
-        let (mut k, mut p) = (0u64, (-mean).exp());
+        let (mut k, mut p) = (0u64, libm::exp(-mean));
         let mut c = p;
         while u > c && p > 0.0 {
             k += 1;
@@ -189,7 +189,7 @@ pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
         return (mean + mean.sqrt() * normal(rng)).round().max(0.0) as u64;
     }
     let sqrt_mean = mean.sqrt();
-    let ln_mean = mean.ln();
+    let ln_mean = libm::log(mean);
     let b = 0.931 + 2.53 * sqrt_mean;
     let a = -0.059 + 0.02483 * b;
     let inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
@@ -206,7 +206,7 @@ pub fn poisson<R: RngCore + ?Sized>(rng: &mut R, mean: f64) -> u64 {
         if k < 0.0 || (us < 0.013 && v > us) {
             continue;
         }
-        let log_hat = (v * inv_alpha / (a / (us * us) + b)).ln();
+        let log_hat = libm::log(v * inv_alpha / (a / (us * us) + b));
         if log_hat <= -mean + k * ln_mean - libm::lgamma(k + 1.0) {
             return k as u64;
         }
@@ -245,9 +245,14 @@ pub fn philox_normal(key: u64, j: u64) -> f64 {
     let b = (u64::from(c[2]) << 21) ^ u64::from(c[3] >> 11);
     let u = (a as f64 + 0.5) * f64::EPSILON / 2.0;
     let v = b as f64 * f64::EPSILON / 2.0;
-    let radius = (-2.0 * u.ln()).sqrt();
+    let radius = (-2.0 * libm::log(u)).sqrt();
     let angle = 2.0 * std::f64::consts::PI * v;
-    radius * if j & 1 == 1 { angle.sin() } else { angle.cos() }
+    radius
+        * if j & 1 == 1 {
+            libm::sin(angle)
+        } else {
+            libm::cos(angle)
+        }
 }
 
 /// A ChaCha20 stream's position in words (what a saved state keeps to resume it).

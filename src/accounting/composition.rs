@@ -15,7 +15,7 @@ pub fn kov_delta(epsilon: f64, k: u64, epsilon_total: f64) -> Result<f64> {
         return Err(Error::invalid("k", 0, "an integer >= 1"));
     }
     let kf = k as f64;
-    let ln_p = -(-eps).exp().ln_1p();
+    let ln_p = -libm::log1p(libm::exp(-eps));
     let ln_1mp = ln_p - eps;
     let mut delta = 0.0;
     for l in 0..=k {
@@ -27,7 +27,7 @@ pub fn kov_delta(epsilon: f64, k: u64, epsilon_total: f64) -> Result<f64> {
         let ln_binom =
             libm::lgamma(kf + 1.0) - libm::lgamma(lf + 1.0) - libm::lgamma(kf - lf + 1.0);
         let ln_prob = ln_binom + (kf - lf) * ln_p + lf * ln_1mp;
-        delta += ln_prob.exp() * -(total - loss).exp_m1();
+        delta += libm::exp(ln_prob) * -libm::expm1(total - loss);
     }
     Ok((delta * (1.0 + 1e-12)).min(1.0))
 }
@@ -75,8 +75,9 @@ pub fn advanced_epsilon(epsilon: f64, k: u64, delta_prime: f64) -> Result<DpBoun
         });
     }
     let delta_prime = Range::OpenUnit.check("delta_prime", delta_prime)?;
-    let advanced =
-        (eps * (2.0 * kf * (1.0 / delta_prime).ln()).sqrt() + basic * eps.exp_m1()) * (1.0 + 1e-12);
+    let advanced = (eps * (2.0 * kf * libm::log(1.0 / delta_prime)).sqrt()
+        + basic * libm::expm1(eps))
+        * (1.0 + 1e-12);
     Ok(if advanced < basic {
         DpBound {
             epsilon: advanced,
@@ -98,14 +99,14 @@ mod tests {
 
     /// δ(ε_total) by enumerating all 2^k output sequences of k-fold randomized response.
     fn brute_force(eps: f64, k: u32, total: f64) -> f64 {
-        let p = eps.exp() / (1.0 + eps.exp());
+        let p = libm::exp(eps) / (1.0 + libm::exp(eps));
         (0..(1u64 << k))
             .map(|bits| {
                 let ones = bits.count_ones() as i32;
                 let zeros = k as i32 - ones;
                 let pp = p.powi(ones) * (1.0 - p).powi(zeros);
                 let qq = (1.0 - p).powi(ones) * p.powi(zeros);
-                (pp - total.exp() * qq).max(0.0)
+                (pp - libm::exp(total) * qq).max(0.0)
             })
             .sum()
     }

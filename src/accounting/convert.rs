@@ -287,9 +287,9 @@ fn sum_up(terms: &[f64]) -> f64 {
 /// where 1 − 1/λ would lose digits to cancellation), ln(1 − 1/λ) and 0 from 2 on.
 fn ln_one_minus_inv(order: f64) -> [f64; 2] {
     if order < 2.0 {
-        [(order - 1.0).ln(), -order.ln()]
+        [libm::log(order - 1.0), -libm::log(order)]
     } else {
-        [(-1.0 / order).ln_1p(), 0.0]
+        [libm::log1p(-1.0 / order), 0.0]
     }
 }
 
@@ -304,7 +304,7 @@ impl Rule {
             Conversion::Cks => {
                 // KL route: TV ≤ √(1 − e^{−ε(λ)}) ≤ δ gives (0, δ); granted with a margin, so
                 // rounding never grants it where the exact comparison does not.
-                if delta * delta > -(-rdp).exp_m1() * (1.0 + ROUNDING) {
+                if delta * delta > -libm::expm1(-rdp) * (1.0 + ROUNDING) {
                     0.0
                 } else if self.dp_accounting_guards && order <= 1.01 {
                     f64::INFINITY
@@ -352,14 +352,14 @@ impl Rule {
 pub fn cks_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
     let m = order - 1.0;
     let [a, b] = ln_one_minus_inv(order);
-    sum_up(&[rdp, a, b, -delta.ln() / m, -order.ln() / m])
+    sum_up(&[rdp, a, b, -libm::log(delta) / m, -libm::log(order) / m])
 }
 
 /// CKS: ln δ = (λ−1)(ε(λ) − ε_DP + ln(1 − 1/λ)) − ln λ (not clamped), rounded up (with room
 /// for the exp that makes it δ).
 pub fn cks_log_delta(rdp: f64, order: f64, epsilon: f64) -> f64 {
     let [a, b] = ln_one_minus_inv(order);
-    log_delta_up(order - 1.0, &[rdp, -epsilon, a, b], -order.ln())
+    log_delta_up(order - 1.0, &[rdp, -epsilon, a, b], -libm::log(order))
 }
 
 /// m·(Σ `inner`) + `tail` rounded up, with ROUNDING more for the exp that turns it into δ.
@@ -381,7 +381,7 @@ fn log_delta_up(m: f64, inner: &[f64], tail: f64) -> f64 {
 
 /// Mironov: ε_DP = ε(λ) + ln(1/δ)/(λ−1) (not clamped), rounded up.
 pub fn mironov_epsilon(rdp: f64, order: f64, delta: f64) -> f64 {
-    sum_up(&[rdp, -delta.ln() / (order - 1.0)])
+    sum_up(&[rdp, -libm::log(delta) / (order - 1.0)])
 }
 
 /// The largest order of spec 001 §6.1's conversion.
@@ -491,10 +491,10 @@ fn minimise_over_orders(
         // steps of 0.5 out to where λ−1 is the smallest double step above 1 (t = −36) and to
         // λ ≈ 1e304 (t = 700): the optimal order of a tiny ρ is beyond e^16 (about 1/√(2ρ)
         // for the CKS δ), of a huge one just above 1.
-        candidates.extend((0..=560).map(|i| 1.0 + (-12.0 + 0.05 * f64::from(i)).exp()));
+        candidates.extend((0..=560).map(|i| 1.0 + libm::exp(-12.0 + 0.05 * f64::from(i))));
         if wide && form.holds_at_every_order() {
-            candidates.extend((0..48).map(|i| 1.0 + (-36.0 + 0.5 * f64::from(i)).exp()));
-            candidates.extend((1..=1368).map(|i| 1.0 + (16.0 + 0.5 * f64::from(i)).exp()));
+            candidates.extend((0..48).map(|i| 1.0 + libm::exp(-36.0 + 0.5 * f64::from(i))));
+            candidates.extend((1..=1368).map(|i| 1.0 + libm::exp(16.0 + 0.5 * f64::from(i))));
         }
         candidates.sort_by(f64::total_cmp);
         candidates.dedup();
@@ -515,13 +515,13 @@ fn minimise_over_orders(
     if !values[best].is_finite() {
         return result;
     }
-    let t_of = |l: f64| (l - 1.0).ln();
+    let t_of = |l: f64| libm::log(l - 1.0);
     let lo = t_of(candidates[best.saturating_sub(1)]);
     let hi = t_of(candidates[(best + 1).min(candidates.len() - 1)]);
     let tol = if cheap { 1e-12 } else { 1e-6 };
-    let (t, v) = golden_min(|t| f(1.0 + t.exp()), lo, hi, tol);
+    let (t, v) = golden_min(|t| f(1.0 + libm::exp(t)), lo, hi, tol);
     if v < result.0 {
-        result = (v, 1.0 + t.exp());
+        result = (v, 1.0 + libm::exp(t));
     }
     result
 }
@@ -580,9 +580,9 @@ fn gdp_log_delta(mu: f64, epsilon: f64) -> f64 {
     // x = ln(e^ε Φ(b) / Φ(a)) ≤ 0, and δ = Φ(a) (1 − e^x).
     let x = epsilon + log_b - log_a;
     let err_x = err_a + err_b + ROUNDING * (epsilon + log_a.abs() + log_b.abs());
-    let (upper, lower) = (-(x - err_x).exp_m1(), -(x + err_x).exp_m1());
+    let (upper, lower) = (-libm::expm1(x - err_x), -libm::expm1(x + err_x));
     let log_delta = if lower > 0.0 && upper <= lower * (1.0 + 1e-10) {
-        log_a + err_a + upper.ln() + ROUNDING
+        log_a + err_a + libm::log(upper) + ROUNDING
     } else {
         // Φ(a) itself bounds δ where the integral is out of reach.
         gdp_delta_integral(mu, epsilon).map_or(log_a + err_a, |l| l + 1e-12)
@@ -605,7 +605,7 @@ fn gdp_delta_integral(mu: f64, epsilon: f64) -> Option<f64> {
     // For z₀ > 0, φ(z₀ + t) = φ(z₀) e^{−z₀t − t²/2}, which falls below e^{−200} of φ(z₀) at
     // t = 400/(z₀ + √(z₀² + 400)); for z₀ ≤ 0 the peak is at t = −z₀, of width 1.
     let end = if z0 > 0.0 {
-        400.0 / (z0 + z0.hypot(20.0))
+        400.0 / (z0 + libm::hypot(z0, 20.0))
     } else {
         -z0 + 21.0
     };
@@ -620,7 +620,7 @@ fn gdp_delta_integral(mu: f64, epsilon: f64) -> Option<f64> {
         } else {
             -0.5 * (z0 + t) * (z0 + t)
         };
-        -(-mu * t).exp_m1() * log_phi.exp()
+        -libm::expm1(-mu * t) * libm::exp(log_phi)
     };
     let mut sum = 0.0;
     for k in 0..panels as usize {
@@ -630,7 +630,7 @@ fn gdp_delta_integral(mu: f64, epsilon: f64) -> Option<f64> {
         }
     }
     let log_scale = if z0 > 0.0 { -0.5 * z0 * z0 } else { 0.0 };
-    Some(log_scale - 0.5 * (2.0 * std::f64::consts::PI).ln() + sum.ln())
+    Some(log_scale - 0.5 * libm::log(2.0 * std::f64::consts::PI) + libm::log(sum))
 }
 
 /// The exact smallest ε with δ(ε) ≤ δ for μ-GDP, by bisection on the decreasing δ(ε); the
@@ -640,7 +640,7 @@ pub fn gdp_epsilon(mu: f64, delta: f64) -> Result<DpBound> {
     let delta = Range::OpenUnit.check("delta", delta)?;
     // Compared in log space (a subnormal δ has no relative precision left), against a lower
     // bound of ln δ.
-    let ln_delta = delta.ln() - ROUNDING * (1.0 + delta.ln().abs());
+    let ln_delta = libm::log(delta) - ROUNDING * (1.0 + libm::log(delta).abs());
     let meets = |e: f64| gdp_log_delta(mu, e) <= ln_delta;
     let epsilon = if meets(0.0) {
         0.0
@@ -700,7 +700,7 @@ pub fn gdp_report(mu: f64, delta: f64) -> Result<GdpReport> {
         epsilon: bound.epsilon,
         delta: bound.delta,
         rho,
-        zcdp_epsilon: rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt(),
+        zcdp_epsilon: rho + 2.0 * (rho * libm::log(1.0 / delta)).sqrt(),
     })
 }
 
@@ -925,7 +925,7 @@ mod tests {
         let acc = Accountant::new(Orders::Continuous, Conversion::Mironov);
         for &(rho, delta) in &[(0.1, 1e-6), (2.0, 1e-5), (0.001, 1e-9)] {
             let got = zcdp_epsilon(rho, delta, &acc).unwrap().epsilon;
-            let exact = rho + 2.0 * (rho * (1.0f64 / delta).ln()).sqrt();
+            let exact = rho + 2.0 * (rho * libm::log(1.0f64 / delta)).sqrt();
             assert!(
                 got >= exact - 1e-12 && got - exact < 1e-9,
                 "{got} vs {exact}"

@@ -42,7 +42,7 @@ pub fn exp_mech_log_weights(scores: &[f64], epsilon: f64, sensitivity: f64) -> R
         })
         .collect();
     // The largest exponent is exactly 0, so the sum lies in [1, N] and its log is finite.
-    let log_sum = exponents.iter().map(|z| z.exp()).sum::<f64>().ln();
+    let log_sum = libm::log(exponents.iter().map(|z| libm::exp(*z)).sum::<f64>());
     Ok(exponents.into_iter().map(|z| z - log_sum).collect())
 }
 
@@ -53,7 +53,7 @@ pub fn sample_log_weights(log_w: &[f64], rng: &mut dyn RngCore) -> usize {
     let mut cum = 0.0;
     let mut last_positive = 0;
     for (i, lw) in log_w.iter().enumerate() {
-        let w = lw.exp();
+        let w = libm::exp(*lw);
         if w > 0.0 {
             last_positive = i;
         }

@@ -157,7 +157,7 @@ mod tests {
     /// `convert`'s log-space evaluation).
     fn gdp_delta_naive(mu: f64, epsilon: f64) -> f64 {
         let phi = |x: f64| 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2);
-        phi(-epsilon / mu + mu / 2.0) - epsilon.exp() * phi(-epsilon / mu - mu / 2.0)
+        phi(-epsilon / mu + mu / 2.0) - libm::exp(epsilon) * phi(-epsilon / mu - mu / 2.0)
     }
 
     /// A composition's parts: (Δ, σ, count).

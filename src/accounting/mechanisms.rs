@@ -135,7 +135,7 @@ impl RandomizedResponse {
     }
     /// Probability of reporting the true bit.
     pub fn truth_probability(&self) -> f64 {
-        1.0 / (1.0 + (-self.epsilon).exp())
+        1.0 / (1.0 + libm::exp(-self.epsilon))
     }
     pub fn rdp(&self) -> RdpCurve {
         RdpCurve::closed(ClosedForm::RandomizedResponse {

@@ -16,11 +16,10 @@
 
 use super::{DpBound, DpSgd, LotSampling};
 use crate::error::{Error, Range, Result};
+use crate::numeric::fft::RealFft;
 use crate::numeric::{log_ndtr, ndtr};
+use num_complex::Complex;
 use rayon::prelude::*;
-use realfft::num_complex::Complex;
-use realfft::{ComplexToReal, RealFftPlanner, RealToComplex};
-use std::sync::Arc;
 
 /// The mass a composition may move into the infinite loss (its upper tail) or onto its
 /// smallest kept loss (its lower tail), each side.
@@ -30,11 +29,6 @@ const TAIL: f64 = 1e-15;
 pub const MAX_POINTS: usize = 1 << 23;
 /// Below this many multiply-adds a convolution is done directly.
 const DIRECT_MAX: usize = 1 << 16;
-
-thread_local! {
-    static PLANNER: std::cell::RefCell<RealFftPlanner<f64>> =
-        std::cell::RefCell::new(RealFftPlanner::new());
-}
 
 /// A mechanism's dominating pair (P, Q), through what the discretisation needs of it.
 pub trait DominatingPair: Send + Sync {
@@ -55,7 +49,7 @@ fn coarsest(width: f64) -> String {
 
 /// The z with Φ(−z) ≤ `tail` (to within a part in 10⁶ above the smallest).
 fn tail_z(tail: f64) -> f64 {
-    let target = tail.ln();
+    let target = libm::log(tail);
     let (mut lo, mut hi) = (0.0, 40.0);
     for _ in 0..100 {
         let mid = 0.5 * (lo + hi);
@@ -90,7 +84,7 @@ impl DominatingPair for GaussianPair {
     fn delta(&self, epsilon: f64) -> f64 {
         let mu = self.mu;
         let a = ndtr(mu / 2.0 - epsilon / mu);
-        let b = (epsilon + log_ndtr(-mu / 2.0 - epsilon / mu)).exp();
+        let b = libm::exp(epsilon + log_ndtr(-mu / 2.0 - epsilon / mu));
         (a - b).max(0.0)
     }
 
@@ -138,9 +132,9 @@ impl PoissonGaussianPair {
         let t = (2.0 * x - 1.0) / (2.0 * s2);
         // ln(1 − q + q e^t), stable for large t.
         if t > 0.0 {
-            t + (self.q + (1.0 - self.q) * (-t).exp()).ln()
+            t + libm::log(self.q + (1.0 - self.q) * libm::exp(-t))
         } else {
-            (1.0 - self.q + self.q * t.exp()).ln()
+            libm::log(1.0 - self.q + self.q * libm::exp(t))
         }
     }
 }
@@ -157,22 +151,23 @@ impl DominatingPair for PoissonGaussianPair {
         let v = match self.direction {
             Direction::Remove => {
                 // L(x) ≥ ln(1 − q) everywhere: below it every x has L > ε.
-                let r = epsilon.exp() - 1.0 + q;
+                let r = libm::exp(epsilon) - 1.0 + q;
                 if r <= 0.0 {
-                    return (-epsilon.exp_m1()).max(0.0);
+                    return (-libm::expm1(epsilon)).max(0.0);
                 }
-                let x = s2 * (r / q).ln() + 0.5;
+                let x = s2 * libm::log(r / q) + 0.5;
                 let above = upper(x / s);
-                (1.0 - q) * above + q * upper((x - 1.0) / s) - epsilon.exp() * above
+                (1.0 - q) * above + q * upper((x - 1.0) / s) - libm::exp(epsilon) * above
             }
             Direction::Add => {
                 // L(x) = −mixture loss ≤ −ln(1 − q): no x has a larger loss.
-                let r = (-epsilon).exp() - 1.0 + q;
+                let r = libm::exp(-epsilon) - 1.0 + q;
                 if r <= 0.0 {
                     return 0.0;
                 }
-                let x = s2 * (r / q).ln() + 0.5;
-                ndtr(x / s) - epsilon.exp() * ((1.0 - q) * ndtr(x / s) + q * ndtr((x - 1.0) / s))
+                let x = s2 * libm::log(r / q) + 0.5;
+                ndtr(x / s)
+                    - libm::exp(epsilon) * ((1.0 - q) * ndtr(x / s) + q * ndtr((x - 1.0) / s))
             }
         };
         v.max(0.0)
@@ -270,9 +265,9 @@ impl DominatingPair for LaplacePair {
         if epsilon >= theta {
             0.0
         } else if epsilon >= -theta {
-            -((epsilon - theta) / 2.0).exp_m1()
+            -libm::expm1((epsilon - theta) / 2.0)
         } else {
-            -epsilon.exp_m1()
+            -libm::expm1(epsilon)
         }
     }
 
@@ -317,8 +312,8 @@ impl DiscretePair {
             return Err(Error::invalid("delta", delta, "a number in [0, 1)"));
         }
         let (big, small) = (
-            (1.0 - delta) / (1.0 + (-epsilon).exp()),
-            (1.0 - delta) / (1.0 + epsilon.exp()),
+            (1.0 - delta) / (1.0 + libm::exp(-epsilon)),
+            (1.0 - delta) / (1.0 + libm::exp(epsilon)),
         );
         Ok(DiscretePair {
             outcomes: vec![(delta, 0.0), (big, small), (small, big), (0.0, delta)],
@@ -328,7 +323,7 @@ impl DiscretePair {
 
 impl DominatingPair for DiscretePair {
     fn delta(&self, epsilon: f64) -> f64 {
-        let e = epsilon.exp();
+        let e = libm::exp(epsilon);
         let d: f64 = self
             .outcomes
             .iter()
@@ -343,7 +338,7 @@ impl DominatingPair for DiscretePair {
             .outcomes
             .iter()
             .filter(|&&(p, q)| p > 0.0 && q > 0.0)
-            .map(|&(p, q)| (p / q).ln());
+            .map(|&(p, q)| libm::log(p / q));
         let (lo, hi) = losses.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), l| {
             (lo.min(l), hi.max(l))
         });
@@ -423,7 +418,7 @@ impl Pld {
         // (δ_{i+1} − δ_i)/(e^h − 1) − (δ_i − δ_{i−1})/(1 − e^{−h}): no e^{ε_i}, which
         // overflows (to ∞·0 = NaN, a lost mass) where a loss passes 709. The masses overwrite
         // the deltas in place (m_i once δ_i is no longer needed).
-        let (up, down) = (h.exp_m1(), -(-h).exp_m1());
+        let (up, down) = (libm::expm1(h), -libm::expm1(-h));
         let mut before = masses[0];
         for i in 0..n {
             let here = masses[i];
@@ -531,7 +526,15 @@ impl Pld {
             .par_iter()
             .map(|s| s.window(count))
             .collect::<Result<Vec<_>>>()?;
-        let size = smooth_size(windows.iter().flatten().map(|w| w.width).max().unwrap_or(1));
+        // Transforms of a power of two ≥ the widest window (numeric::fft's sizes).
+        let size = windows
+            .iter()
+            .flatten()
+            .map(|w| w.width)
+            .max()
+            .unwrap_or(1)
+            .max(2)
+            .next_power_of_two();
         Ok(steps
             .par_iter()
             .zip(windows)
@@ -563,7 +566,7 @@ impl Pld {
         let edge = |sign: f64| {
             let bound = |lambda: f64| {
                 let slack = 4.0 * k * u * (n as f64 + 2.0 + lambda * largest_loss);
-                (k * self.log_mgf(sign * lambda) + slack - TAIL.ln()) / lambda
+                (k * self.log_mgf(sign * lambda) + slack - libm::log(TAIL)) / lambda
             };
             // λ·h·n ≤ 700: no power of e^{−λh} in Horner's rule underflows.
             let hi = 700.0 / (h * n as f64);
@@ -613,12 +616,12 @@ impl Pld {
         // (a telescoping sum).
         let input_error = self.rounding + folding;
         let carried = if input_error > 0.0 {
-            k * input_error * ((k - 1.0) * (total.max(1.0) + input_error).ln()).exp()
+            k * input_error * libm::exp((k - 1.0) * libm::log(total.max(1.0) + input_error))
         } else {
             0.0
         };
         // 1 − (1 − m_∞)^k, rounded up.
-        let power = |m: f64| (-(k * (-m).ln_1p()).exp_m1()) * (1.0 + 4.0 * u);
+        let power = |m: f64| (-libm::expm1(k * libm::log1p(-m))) * (1.0 + 4.0 * u);
         let (infinity, atoms) = (power(self.infinity), power(self.atoms).min(1.0));
         let Some(Window {
             first,
@@ -636,29 +639,27 @@ impl Pld {
                 rounding: carried,
             };
         };
-        let (forward, inverse) = plans(size);
+        let fft = RealFft::cached(size);
         let mut folded = vec![0.0; size];
         for (i, &m) in self.masses.iter().enumerate() {
             folded[i % size] += m;
         }
-        let mut spectrum = forward.make_output_vec();
+        let mut spectrum = vec![Complex::new(0.0, 0.0); size / 2 + 1];
         // One scratch for both transforms.
-        let mut scratch =
-            vec![Complex::new(0.0, 0.0); forward.get_scratch_len().max(inverse.get_scratch_len())];
-        forward
-            .process_with_scratch(&mut folded, &mut spectrum, &mut scratch)
-            .expect("buffers of the planned size");
-        // Each bin of a transform errs by at most τ·‖x‖₁ (the bound below, componentwise);
+        let mut scratch = Vec::with_capacity(size / 2);
+        fft.forward(&folded, &mut spectrum, &mut scratch);
+        // Each bin of a transform errs by at most τ·‖x‖₁ (RealFft::error, componentwise);
         // the k-th power of a bin z known to within e errs by at most
         // k·(|z| + e)^{k−1}·e, and binary powering itself by (1 + √5·u)^{2k} − 1 relative
         // (complex products err by √5·u each; a squaring doubles the relative error).
-        let tau = (size as f64).log2() * 8.0 * u * 1.01;
+        let tau = fft.error();
         let bin_error = tau * total;
-        let powering = (2.0 * k * 5f64.sqrt() * u * 1.01).exp_m1();
-        let bin_bound = |reach: f64| k * reach.powf(k - 1.0) * bin_error + powering * reach.powf(k);
+        let powering = libm::expm1(2.0 * k * 5f64.sqrt() * u * 1.01);
+        let bin_bound =
+            |reach: f64| k * libm::pow(reach, k - 1.0) * bin_error + powering * libm::pow(reach, k);
         // Bins whose k-th power is below 10⁻⁴⁰ for sure (all but those near 0 when k is
         // large) are set to 0, that error counted too: powers cost more than transforms.
-        let negligible = 1e-40f64.powf(1.0 / k);
+        let negligible = libm::pow(1e-40f64, 1.0 / k);
         // (negligible^k is 10⁻⁴⁰ up to rounding: 2·10⁻⁴⁰ bounds it.)
         let negligible_error = bin_bound(negligible) + 2e-40;
         let mut error_sq = 0.0;
@@ -680,11 +681,9 @@ impl Pld {
             };
         }
         let spectrum_error = error_sq.sqrt();
-        // The forward transform's input is scratch now: it takes the inverse's output.
+        // The forward transform's input takes the inverse's output.
         let mut masses = folded;
-        inverse
-            .process_with_scratch(&mut spectrum, &mut masses, &mut scratch)
-            .expect("buffers of the planned size");
+        fft.inverse(&spectrum, &mut masses, &mut scratch);
         drop((spectrum, scratch));
         // Bin j holds the losses k·offset + j (mod size): rotated so that bin 0 holds the
         // window's first loss, then cut to the window.
@@ -749,7 +748,7 @@ impl Pld {
     /// in e^{−|λ|·h} < 1 (no overflow, one multiply-add a loss; positive terms, so it errs by
     /// at most 4(n + 2)·u relative, and never below for terms lost to underflow).
     fn log_mgf(&self, lambda: f64) -> f64 {
-        let rho = (-lambda.abs() * self.interval).exp();
+        let rho = libm::exp(-lambda.abs() * self.interval);
         let n = self.masses.len();
         // λ ≥ 0: Σ m_i ρ^{n−1−i} times e^{λ·l_{n−1}}; λ < 0: Σ m_i ρ^i times e^{λ·l_0}.
         let (sum, top) = if lambda >= 0.0 {
@@ -758,7 +757,7 @@ impl Pld {
             (horner(&self.masses, rho, true), self.loss(0))
         };
         // Terms below 10⁻³⁰⁰ may round to 0: counted back in, generously.
-        (sum + n as f64 * 1e-300).ln() + lambda * top
+        libm::log(sum + n as f64 * 1e-300) + lambda * top
     }
 
     /// δ(ε) = m_∞ + Σ_{ε_j > ε} m_j·(1 − e^{ε − ε_j}), plus the rounding allowance.
@@ -769,7 +768,7 @@ impl Pld {
             if l <= epsilon {
                 break;
             }
-            d += m * -(epsilon - l).exp_m1();
+            d += m * -libm::expm1(epsilon - l);
         }
         d.min(1.0)
     }
@@ -800,7 +799,7 @@ impl Pld {
         // overflows or underflows where losses pass ±709). From the top down, the first i whose
         // left end has δ > the target holds the answer, at most ε_i (where the step before
         // found δ ≤ the target).
-        let rho = (-self.interval).exp();
+        let rho = libm::exp(-self.interval);
         let u = f64::EPSILON / 2.0;
         let (mut a, mut b) = (self.infinity, 0.0);
         for i in (0..self.masses.len()).rev() {
@@ -812,7 +811,7 @@ impl Pld {
                 // rounded up and B down, so that ε is never below the grid's.
                 let terms = (self.masses.len() - i + 1) as f64;
                 let (a, b) = (a * (1.0 + 2.0 * terms * u), b * (1.0 - 2.0 * terms * u));
-                let eps = self.loss(i) + ((a - delta) / b).ln().min(0.0);
+                let eps = self.loss(i) + libm::log((a - delta) / b).min(0.0);
                 return Ok(eps.max(0.0));
             }
         }
@@ -1124,41 +1123,29 @@ pub fn calibrate_dpsgd_noise_pld(
     super::calibrate::smallest_noise_multiplier(epsilon_of, target_epsilon)
 }
 
-/// The forward and inverse real transforms of `size` points. Plans are kept per thread:
-/// making one computes its twiddle factors, which cost more than a transform.
-fn plans(size: usize) -> (Arc<dyn RealToComplex<f64>>, Arc<dyn ComplexToReal<f64>>) {
-    PLANNER.with(|p| {
-        let mut planner = p.borrow_mut();
-        (
-            planner.plan_fft_forward(size),
-            planner.plan_fft_inverse(size),
-        )
-    })
-}
-
 /// The minimiser of a unimodal `f` on [lo, hi] > 0, by golden-section search in ln λ, to
 /// `tolerance` relative (any λ gives a valid bound; the search only makes it tight).
 fn golden_section_min(f: impl Fn(f64) -> f64, lo: f64, hi: f64, tolerance: f64) -> f64 {
     let ratio = (5f64.sqrt() - 1.0) / 2.0;
-    let (mut a, mut b) = (lo.ln(), hi.ln());
+    let (mut a, mut b) = (libm::log(lo), libm::log(hi));
     let mut c = b - ratio * (b - a);
     let mut d = a + ratio * (b - a);
-    let (mut fc, mut fd) = (f(c.exp()), f(d.exp()));
+    let (mut fc, mut fd) = (f(libm::exp(c)), f(libm::exp(d)));
     while b - a > tolerance {
         // NaN (an empty tail) compares false: the bracket moves towards larger λ.
         if fc < fd {
             b = d;
             (d, fd) = (c, fc);
             c = b - ratio * (b - a);
-            fc = f(c.exp());
+            fc = f(libm::exp(c));
         } else {
             a = c;
             (c, fc) = (d, fd);
             d = a + ratio * (b - a);
-            fd = f(d.exp());
+            fd = f(libm::exp(d));
         }
     }
-    (0.5 * (a + b)).exp()
+    libm::exp(0.5 * (a + b))
 }
 
 /// Σ_i c_i·ρ^{n−1−i} over the n coefficients `c` (with `reversed`: Σ_i c_i·ρ^i), by Horner's
@@ -1187,27 +1174,6 @@ fn horner(c: &[f64], rho: f64, reversed: bool) -> f64 {
     }
 }
 
-/// The smallest even 2^a·3^b·5^c ≥ `n` (transforms of such sizes are fast; a power of
-/// two could be twice as long).
-fn smooth_size(n: usize) -> usize {
-    let mut best = n.max(2).next_power_of_two();
-    let mut p3 = 1;
-    while p3 < best {
-        let mut p35 = p3;
-        while p35 < best {
-            // The smallest 2^a·p35 ≥ n, a ≥ 1.
-            let mut size = 2 * p35;
-            while size < n {
-                size *= 2;
-            }
-            best = best.min(size);
-            p35 *= 5;
-        }
-        p3 *= 3;
-    }
-    best
-}
-
 /// z^k by binary powering.
 fn complex_power(z: Complex<f64>, mut k: u64) -> Complex<f64> {
     let (mut result, mut base) = (Complex::new(1.0, 0.0), z);
@@ -1227,8 +1193,8 @@ fn complex_power(z: Complex<f64>, mut k: u64) -> Complex<f64> {
 /// to 0, and a bound on its l1 error from rounding.
 ///
 /// Direct sums of non-negative terms err by at most (len + 1)·u relative each, u = 2⁻⁵³. For
-/// the FFT, Higham (Accuracy and Stability of Numerical Algorithms, Thm 24.2) bounds a
-/// transform's error in the 2-norm by τ·‖X‖₂ with τ = log₂N·η, η = u + γ₄(√2 + u) < 8u. The
+/// the FFT, [`RealFft::error`] bounds a transform's error in the 2-norm (of the
+/// Hermitian-extended spectrum, and of the inverse's output) by τ·‖X‖₂. The
 /// transforms A, B of masses a, b have ‖A‖₂ = √N‖a‖₂ and |B_k| ≤ ‖b‖₁ ≤ 1, so the computed
 /// product differs from A⊙B by at most τ√N(2‖a‖₂ + ‖b‖₂) + 2u√N‖a‖₂ in the 2-norm, and the
 /// scaled inverse transform turns that into at most 3τ(‖a‖₂ + ‖b‖₂) (plus higher orders,
@@ -1248,34 +1214,31 @@ fn convolve(a: &[f64], b: &[f64]) -> (Vec<f64>, f64) {
         return (out, (terms + 1.0) * u * total);
     }
     let size = n.next_power_of_two();
-    let (forward, inverse) = plans(size);
-    let spectrum = |v: &[f64]| {
+    let fft = RealFft::cached(size);
+    let mut scratch = Vec::with_capacity(size / 2);
+    let mut spectrum = |v: &[f64]| {
         let mut input = vec![0.0; size];
         input[..v.len()].copy_from_slice(v);
-        let mut out = forward.make_output_vec();
-        forward
-            .process(&mut input, &mut out)
-            .expect("buffers of the planned size");
+        let mut out = vec![Complex::new(0.0, 0.0); size / 2 + 1];
+        fft.forward(&input, &mut out, &mut scratch);
         out
     };
     let fa = spectrum(a);
     // A squaring transforms its operand once.
-    let mut product: Vec<_> = if std::ptr::eq(a, b) {
+    let product: Vec<_> = if std::ptr::eq(a, b) {
         fa.iter().map(|x| x * x).collect()
     } else {
         fa.iter().zip(&spectrum(b)).map(|(x, y)| x * y).collect()
     };
-    let mut out = inverse.make_output_vec();
-    inverse
-        .process(&mut product, &mut out)
-        .expect("buffers of the planned size");
+    let mut out = vec![0.0; size];
+    fft.inverse(&product, &mut out, &mut scratch);
     let scale = 1.0 / size as f64;
     out.truncate(n);
     for v in &mut out {
         *v = (*v * scale).max(0.0);
     }
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
-    let tau = (size as f64).log2() * 8.0 * u * 1.01;
+    let tau = fft.error();
     let bound = 3.0 * tau * (norm(a) + norm(b)) * (n as f64).sqrt();
     (out, bound)
 }

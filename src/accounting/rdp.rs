@@ -124,8 +124,8 @@ impl RdpFunction for Envelope {
     fn eval(&self, order: f64) -> f64 {
         // Coarse log grid of orders ≥ λ, then golden-section refinement around the best; every
         // value considered is the curve at some order ≥ λ, so the result is a valid bound.
-        let t0 = (order - 1.0).ln();
-        let f = |t: f64| self.0.eval(1.0 + t.exp());
+        let t0 = libm::log(order - 1.0);
+        let f = |t: f64| self.0.eval(1.0 + libm::exp(t));
         let (mut best_i, mut best) = (0, f64::INFINITY);
         for i in 0..=400 {
             let v = f(t0 + f64::from(i) * 0.05);

@@ -148,23 +148,23 @@ impl RdpFunction for KaryRr {
         if p == 1.0 {
             return 0.0;
         }
-        let l = (k / p - k + 1.0).ln(); // ln((1 − p + p/k)/(p/k))
+        let l = libm::log(k / p - k + 1.0); // ln((1 − p + p/k)/(p/k))
         if order.is_infinite() {
             return l;
         }
         // ln(p/k·e^{αl} + (1 − p + p/k)·e^{−αl} + (1 − 2/k)·p), stably.
         let terms = [
-            ((p / k).ln() + order * l),
-            ((1.0 - p + p / k).ln() - order * l),
+            (libm::log(p / k) + order * l),
+            (libm::log(1.0 - p + p / k) - order * l),
             if self.k > 2 {
-                ((1.0 - 2.0 / k) * p).ln()
+                libm::log((1.0 - 2.0 / k) * p)
             } else {
                 f64::NEG_INFINITY
             },
         ];
         let m = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-        let s: f64 = terms.iter().map(|t| (t - m).exp()).sum();
-        ((m + s.ln()) / (order - 1.0)).max(0.0)
+        let s: f64 = terms.iter().map(|t| libm::exp(t - m)).sum();
+        ((m + libm::log(s)) / (order - 1.0)).max(0.0)
     }
     fn is_cheap(&self) -> bool {
         true
@@ -502,7 +502,7 @@ mod tests {
             let event = Event::randomized_response(p, 2).unwrap();
             let got = curve(&event, &Accountant::default()).unwrap();
             let binary = RdpCurve::closed(ClosedForm::RandomizedResponse {
-                epsilon: (2.0 / p - 1.0).ln(),
+                epsilon: libm::log(2.0 / p - 1.0),
             });
             for order in [1.5, 2.0, 8.0, 64.0] {
                 let (a, b) = (got.eval(order).unwrap(), binary.eval(order).unwrap());

@@ -120,18 +120,18 @@ fn theorem9(q: f64, sigma: f64, alpha: u64) -> f64 {
     let inv_two_var = 0.5 / (sigma * sigma);
     let a = alpha as f64;
     let gaussian = gaussian_rdp(sigma, a);
-    let ln_q = q.ln();
+    let ln_q = libm::log(q);
     // j = 2: q²·C(α,2)·min(4(e^{ε(2)} − 1), 2e^{ε(2)}), ε(2) = 1/σ².
     let eps2 = 2.0 * inv_two_var;
     let ln_min = (2.0 * LN_2 + ln_expm1(eps2)).min(LN_2 + eps2);
     let mut sum = LogSumExp::default();
     sum.add(0.0);
-    let mut ln_binom = (a * (a - 1.0) / 2.0).ln(); // ln C(α, 2)
+    let mut ln_binom = libm::log(a * (a - 1.0) / 2.0); // ln C(α, 2)
     sum.add(2.0 * ln_q + ln_binom + ln_min);
     // j ≥ 3: 2·q^j·C(α,j)·e^{(j−1)·j/(2σ²)}.
     for j in 3..=alpha {
         let fj = j as f64;
-        ln_binom += (a - fj + 1.0).ln() - fj.ln();
+        ln_binom += libm::log(a - fj + 1.0) - libm::log(fj);
         sum.add(LN_2 + fj * ln_q + ln_binom + (fj - 1.0) * fj * inv_two_var);
     }
     // S ≥ 1, so ln S ≥ 0; a finite sum for every α ≤ MAX_SERIES_ORDER and σ > 0 (each term's
@@ -144,9 +144,9 @@ fn theorem9(q: f64, sigma: f64, alpha: u64) -> f64 {
 /// ln(e^x − 1) for x > 0, without overflow for large x.
 fn ln_expm1(x: f64) -> f64 {
     if x > 1.0 {
-        x + (-(-x).exp()).ln_1p()
+        x + libm::log1p(-libm::exp(-x))
     } else {
-        x.exp_m1().ln()
+        libm::log(libm::expm1(x))
     }
 }
 
@@ -196,13 +196,13 @@ mod tests {
     fn direct(q: f64, sigma: f64, alpha: u64) -> f64 {
         let eps = |j: f64| j / (2.0 * sigma * sigma);
         let binom = |n: u64, k: u64| (0..k).fold(1.0, |c, i| c * (n - i) as f64 / (i + 1) as f64);
-        let e2 = eps(2.0).exp();
+        let e2 = libm::exp(eps(2.0));
         let mut s = 1.0 + q * q * binom(alpha, 2) * (4.0 * (e2 - 1.0)).min(2.0 * e2);
         for j in 3..=alpha {
             let fj = j as f64;
-            s += 2.0 * q.powi(j as i32) * binom(alpha, j) * ((fj - 1.0) * eps(fj)).exp();
+            s += 2.0 * q.powi(j as i32) * binom(alpha, j) * libm::exp((fj - 1.0) * eps(fj));
         }
-        eps(alpha as f64).min(s.ln() / (alpha as f64 - 1.0))
+        eps(alpha as f64).min(libm::log(s) / (alpha as f64 - 1.0))
     }
 
     #[test]

@@ -148,7 +148,7 @@ pub fn synthetic_ct_slices(seed: u64, rows: usize) -> Dataset {
             *v = factor + s * normal(&mut rng);
         }
         let signal =
-            (1.5 * z[0]).sin() + 0.5 * z[1] * z[2] + 0.3 * z[3] * z[3] - (2.0 * z[4]).tanh();
+            libm::sin(1.5 * z[0]) + 0.5 * z[1] * z[2] + 0.3 * z[3] * z[3] - libm::tanh(2.0 * z[4]);
         y.push(50.0 + 15.0 * signal + 2.0 * normal(&mut rng));
     }
     Dataset {

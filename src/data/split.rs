@@ -121,11 +121,11 @@ pub fn poisson_subsample(n: usize, rate: f64, rng: &mut dyn RngCore, out: &mut V
     if rate.is_nan() || rate <= 0.0 {
         return;
     }
-    let log_keep = (-rate).ln_1p(); // ln(1 − rate) < 0, accurate for small rates
+    let log_keep = libm::log1p(-rate); // ln(1 − rate) < 0, accurate for small rates
     let mut next = 0usize;
     while next < n {
         let u = 1.0 - rng.random::<f64>(); // (0, 1]
-        let gap = (u.ln() / log_keep).floor(); // ≥ 0; +∞ when the rate underflows
+        let gap = (libm::log(u) / log_keep).floor(); // ≥ 0; +∞ when the rate underflows
         if gap >= (n - next) as f64 {
             return;
         }

@@ -56,7 +56,7 @@ pub use crate::accounting::convert::{check_mu, gdp_report, mu_for_budget, GdpRep
 /// Lemma A.5: for w_1..w_T iid N(0, I_d), max_t ‖w_t‖ ≤ q = 4√d + 2√(2 ln(T/δ)) with
 /// probability at least 1 − δ.
 pub fn noise_norm_bound(dim: usize, steps: usize, delta: f64) -> f64 {
-    4.0 * (dim as f64).sqrt() + 2.0 * (2.0 * (steps as f64 / delta).ln()).sqrt()
+    4.0 * (dim as f64).sqrt() + 2.0 * (2.0 * libm::log(steps as f64 / delta)).sqrt()
 }
 
 // ---------------------------------------------------------------------------------------------

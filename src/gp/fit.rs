@@ -88,7 +88,7 @@ impl HyperparameterBounds {
 
     /// The bounds on θ = (ln ℓ_1, …, ln ℓ_d, ln s², ln σ²).
     pub fn log_bounds(&self, dim: usize) -> Vec<(f64, f64)> {
-        let ln = |(lo, hi): (f64, f64)| (lo.ln(), hi.ln());
+        let ln = |(lo, hi): (f64, f64)| (libm::log(lo), libm::log(hi));
         std::iter::repeat_n(ln(self.lengthscale), dim)
             .chain([ln(self.signal_variance), ln(self.noise_variance)])
             .collect()
@@ -109,7 +109,7 @@ impl Hyperparameters {
         self.lengthscales
             .iter()
             .chain([&self.signal_variance, &self.noise_variance])
-            .map(|v| v.ln())
+            .map(|v| libm::log(*v))
             .collect()
     }
 
@@ -117,9 +117,9 @@ impl Hyperparameters {
     pub fn from_log_params(theta: &[f64]) -> Self {
         let d = theta.len() - 2;
         Hyperparameters {
-            lengthscales: theta[..d].iter().map(|t| t.exp()).collect(),
-            signal_variance: theta[d].exp(),
-            noise_variance: theta[d + 1].exp(),
+            lengthscales: theta[..d].iter().map(|t| libm::exp(*t)).collect(),
+            signal_variance: libm::exp(theta[d]),
+            noise_variance: libm::exp(theta[d + 1]),
         }
     }
 }
@@ -413,7 +413,7 @@ mod tests {
     fn convex_quadratic_in_few_iterations() {
         let p = 5;
         let lambda: Vec<f64> = (0..p)
-            .map(|i| 10f64.powf(2.0 * i as f64 / (p - 1) as f64))
+            .map(|i| libm::pow(10f64, 2.0 * i as f64 / (p - 1) as f64))
             .collect();
         let b: Vec<f64> = (0..p).map(|i| 1.0 + i as f64).collect();
         let f = |x: &[f64]| {
@@ -473,7 +473,7 @@ mod tests {
         );
         assert!(r.x[0] > 2.4, "{r:?}");
         // −ln x + x has its minimum at 1; ln of a negative is NaN, at 0 it is +∞.
-        let log_barrier = |x: &[f64]| (-x[0].ln() + x[0], vec![-1.0 / x[0] + 1.0]);
+        let log_barrier = |x: &[f64]| (-libm::log(x[0]) + x[0], vec![-1.0 / x[0] + 1.0]);
         let r = minimize(log_barrier, &[20.0], &LbfgsOptions::default()).unwrap();
         assert!((r.x[0] - 1.0).abs() < 1e-4, "{r:?}");
         // +∞ gradient but finite value counts as +∞ too.

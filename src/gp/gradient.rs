@@ -160,7 +160,7 @@ mod tests {
         let d = 3;
         let kernel = SurrogateKernel::rbf(vec![0.8, 1.2, 1.0], 1.3).unwrap();
         let x = points(12, d, 1.0, 1);
-        let y = Array1::from_shape_fn(12, |i| (x[[i, 0]] + x[[i, 1]] * x[[i, 2]]).sin());
+        let y = Array1::from_shape_fn(12, |i| libm::sin(x[[i, 0]] + x[[i, 1]] * x[[i, 2]]));
         let theta = ndarray::array![0.1, -0.2, 0.3];
         let nu = 1e-4;
         let mean = |t: ArrayView1<f64>| {

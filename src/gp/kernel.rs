@@ -61,18 +61,18 @@ impl KernelFamily {
     fn phi_derivatives(self, u: f64) -> (f64, f64, f64) {
         match self {
             KernelFamily::Rbf => {
-                let p = (-0.5 * u).exp();
+                let p = libm::exp(-0.5 * u);
                 (p, -0.5 * p, 0.25 * p)
             }
             KernelFamily::Matern32 => {
                 let a = (3.0 * u).sqrt();
-                let e = (-a).exp();
+                let e = libm::exp(-a);
                 let second = if a > 0.0 { 2.25 * e / a } else { 0.0 };
                 ((1.0 + a) * e, -1.5 * e, second)
             }
             KernelFamily::Matern52 => {
                 let a = (5.0 * u).sqrt();
-                let e = (-a).exp();
+                let e = libm::exp(-a);
                 (
                     (1.0 + a + a * a / 3.0) * e,
                     -5.0 / 6.0 * (1.0 + a) * e,
@@ -304,15 +304,15 @@ impl Kernel {
         let s2 = self.signal_variance;
         match self.family {
             KernelFamily::Rbf => {
-                fill_kernel_row(x, b, stride, first, row, |u| s2 * (-0.5 * u).exp())
+                fill_kernel_row(x, b, stride, first, row, |u| s2 * libm::exp(-0.5 * u))
             }
             KernelFamily::Matern32 => fill_kernel_row(x, b, stride, first, row, |u| {
                 let a = (3.0 * u).sqrt();
-                s2 * ((1.0 + a) * (-a).exp())
+                s2 * ((1.0 + a) * libm::exp(-a))
             }),
             KernelFamily::Matern52 => fill_kernel_row(x, b, stride, first, row, |u| {
                 let a = (5.0 * u).sqrt();
-                s2 * ((1.0 + a + a * a / 3.0) * (-a).exp())
+                s2 * ((1.0 + a + a * a / 3.0) * libm::exp(-a))
             }),
         }
     }
@@ -371,8 +371,8 @@ impl Kernel {
     pub fn log_params(&self) -> Vec<f64> {
         self.lengthscales
             .iter()
-            .map(|l| l.ln())
-            .chain([self.signal_variance.ln()])
+            .map(|l| libm::log(*l))
+            .chain([libm::log(self.signal_variance)])
             .collect()
     }
 
@@ -387,8 +387,8 @@ impl Kernel {
         }
         Kernel::new(
             self.family,
-            theta[..self.dim()].iter().map(|t| t.exp()).collect(),
-            theta[self.dim()].exp(),
+            theta[..self.dim()].iter().map(|t| libm::exp(*t)).collect(),
+            libm::exp(theta[self.dim()]),
         )
     }
 }

@@ -157,7 +157,7 @@ impl SurrogateKernel {
                     let t = a - b;
                     s += t * t * w;
                 }
-                kernel.signal_variance() * (-0.5 * s).exp()
+                kernel.signal_variance() * libm::exp(-0.5 * s)
             }
             Form::Polynomial { .. } => {
                 let c = 1.0 + u.iter().zip(v).map(|(a, b)| a * b).sum::<f64>();
@@ -271,7 +271,7 @@ impl SurrogateKernel {
                     u += r * r * inv_sq[p];
                     rw += r * inv_sq[p] * w[p];
                 }
-                let k = scale * kernel.signal_variance() * (-0.5 * u).exp();
+                let k = scale * kernel.signal_variance() * libm::exp(-0.5 * u);
                 for p in 0..d {
                     out[p] += k * inv_sq[p] * (w[p] - (theta[p] - x[p]) * rw);
                 }

@@ -144,7 +144,7 @@ impl GpUcbConfig {
 
     /// ln N.
     fn ln_n(&self) -> f64 {
-        (self.n as f64).ln()
+        libm::log(self.n as f64)
     }
 
     /// β at a real-valued step (t ≥ 1 assumed), in log space:
@@ -152,9 +152,11 @@ impl GpUcbConfig {
     fn beta_at(&self, t: f64) -> f64 {
         let ln_k = match self.profile {
             Profile::Paper => 0.0,
-            Profile::Strict => 2f64.ln(),
+            Profile::Strict => libm::log(2f64),
         };
-        2.0 * (ln_k + self.ln_n() + 2.0 * t.ln() + 2.0 * PI.ln() - 3f64.ln() - self.delta.ln())
+        2.0 * (ln_k + self.ln_n() + 2.0 * libm::log(t) + 2.0 * libm::log(PI)
+            - libm::log(3f64)
+            - libm::log(self.delta))
     }
 
     /// β_t = 2 ln(N t² π² / (3δ)), the GP-UCB width at step t ≥ 1 (spec 002 §1.4; Srinivas et
@@ -185,15 +187,15 @@ impl GpUcbConfig {
             Profile::Paper => 3.0,
             Profile::Strict => 4.0,
         };
-        2.0 * ((1.0 - self.rho) * (k.ln() + self.ln_n() - self.delta.ln())).sqrt()
+        2.0 * ((1.0 - self.rho) * (libm::log(k) + self.ln_n() - libm::log(self.delta))).sqrt()
     }
 
     /// q = σ sqrt(8 ln(3/δ)), the bound on 2·|noise at the argmax| (proof of Theorem 3; spec
     /// 002 §2). Strict (P3), a union bound over all 2T noise draws: q = σ sqrt(8 ln(8T/δ)).
     pub fn q(&self) -> f64 {
         let ln_arg = match self.profile {
-            Profile::Paper => 3f64.ln() - self.delta.ln(),
-            Profile::Strict => (8.0 * self.t as f64).ln() - self.delta.ln(),
+            Profile::Paper => libm::log(3f64) - libm::log(self.delta),
+            Profile::Strict => libm::log(8.0 * self.t as f64) - libm::log(self.delta),
         };
         self.sigma * (8.0 * ln_arg).sqrt()
     }
@@ -208,7 +210,7 @@ impl GpUcbConfig {
                 "a finite number > 0 for C1, Ω_T and Δ_v (noise-free runs use Algorithm 2)",
             ));
         }
-        Ok(8.0 / (self.sigma.powi(-2)).ln_1p())
+        Ok(8.0 / libm::log1p(self.sigma.powi(-2)))
     }
 
     /// Ω_T / T = sqrt(C1 β_T γ_T / T), the average-regret bound (Srinivas Thm 1; spec 002 §1.4,
@@ -252,14 +254,14 @@ impl GpUcbConfig {
     pub fn thm4_bound(&self, gamma_t: f64, a: f64) -> Result<f64> {
         Range::Positive.check("a", a)?;
         let omega = self.omega_over_t(gamma_t)?;
-        let noise = self.sigma * (-8.0 * self.delta.ln()).sqrt();
+        let noise = self.sigma * (-8.0 * libm::log(self.delta)).sqrt();
         Ok(noise + omega + a * self.laplace_scale_v(gamma_t)?)
     }
 
     /// c2 = 2 sqrt((1 − ρ) ln(2N/δ)), Algorithm 2's bound on |f − f′| (Theorem 5; note 2N, not
     /// 3N; P11). The same in both profiles.
     pub fn c2(&self) -> f64 {
-        2.0 * ((1.0 - self.rho) * (2f64.ln() + self.ln_n() - self.delta.ln())).sqrt()
+        2.0 * ((1.0 - self.rho) * (libm::log(2f64) + self.ln_n() - libm::log(self.delta))).sqrt()
     }
 
     /// Ω2 = A · exp(−τ T / (ln T)^{d/4}), de Freitas, Smola & Zoghi (2012)'s simple-regret bound
@@ -283,8 +285,8 @@ impl GpUcbConfig {
             ));
         }
         let t = self.t as f64;
-        let exponent = -tau * t / t.ln().powf(d as f64 / 4.0);
-        Ok(a_const * exponent.exp())
+        let exponent = -tau * t / libm::pow(libm::log(t), d as f64 / 4.0);
+        Ok(a_const * libm::exp(exponent))
     }
 
     /// The Laplace scale of f̃ in Algorithm 2: (Ω2 + c2)/ε (Theorem 5, Corollary 3).
@@ -458,7 +460,7 @@ fn greedy_selection(
             }
         }
         let v_best = var[best];
-        gain += 0.5 * (v_best / noise_var).ln_1p();
+        gain += 0.5 * libm::log1p(v_best / noise_var);
         gains.push(gain);
         chosen.push(best);
         // u(x) = (k(x, b) − Σ_j u_j(x) u_j(b)) / sqrt(σ²_{t−1}(b) + σ²).
@@ -505,7 +507,7 @@ mod tests {
     }
 
     fn a20() -> f64 {
-        20f64.ln()
+        libm::log(20f64)
     }
 
     /// The parameter name of an InvalidParameter error.
@@ -664,10 +666,10 @@ mod tests {
         let c = config_a(Profile::Paper);
         let dl = c.delta_lambda();
         let lw = exp_mech_log_weights(&[0.0, 1.0], c.epsilon(), dl).unwrap();
-        let p: Vec<f64> = lw.iter().map(|l| l.exp()).collect();
+        let p: Vec<f64> = lw.iter().map(|l| libm::exp(*l)).collect();
         close("p0", p[0], 0.489699, 1e-6);
         close("p1", p[1], 0.510301, 1e-6);
-        close("ratio", (lw[1] - lw[0]).exp(), 1.042070834, 1e-9);
+        close("ratio", libm::exp(lw[1] - lw[0]), 1.042070834, 1e-9);
         close("sum", p.iter().sum::<f64>(), 1.0, 1e-15);
         // Shift invariance and huge scores.
         let big = exp_mech_log_weights(&[1e300, 1e300 + 1e285], 1.0, dl).unwrap();
@@ -678,10 +680,10 @@ mod tests {
         let sharp = exp_mech_log_weights(&[0.3, 0.9, 0.1, 0.9], 1e300, 1e-10).unwrap();
         assert_eq!(sharp[0], f64::NEG_INFINITY);
         assert_eq!(sharp[2], f64::NEG_INFINITY);
-        close("argmax tie", sharp[1].exp(), 0.5, 1e-15);
+        close("argmax tie", libm::exp(sharp[1]), 0.5, 1e-15);
         let flat = exp_mech_log_weights(&[0.3, 0.9, 0.1, 0.9], 1e-300, 1.0).unwrap();
         for l in flat {
-            close("uniform", l.exp(), 0.25, 1e-12);
+            close("uniform", libm::exp(l), 0.25, 1e-12);
         }
         // Scores spanning more than f64's range: no NaN.
         let wide = exp_mech_log_weights(&[-1.5e308, 1.5e308], 1.0, 1.0).unwrap();
@@ -718,12 +720,12 @@ mod tests {
 
     fn se(r: f64) -> f64 {
         let l = 0.1;
-        (-r * r / (2.0 * l * l)).exp()
+        libm::exp(-r * r / (2.0 * l * l))
     }
 
     fn matern52(r: f64) -> f64 {
         let s = 5f64.sqrt() * r / 0.1;
-        (1.0 + s + s * s / 3.0) * (-s).exp()
+        (1.0 + s + s * s / 3.0) * libm::exp(-s)
     }
 
     #[test]
@@ -736,7 +738,7 @@ mod tests {
         // Independent reference (python3, math only, same rank-one downdates in pure Python).
         close("I_g SE (reference)", ig, 32.55706844573633, 1e-9);
         close("bound SE (reference)", bound, 51.50452392510522, 1e-9);
-        close("ratio", bound * (1.0 - (-1f64).exp()), ig, 1e-14);
+        close("ratio", bound * (1.0 - libm::exp(-1f64)), ig, 1e-14);
 
         let k_m = matrix(&xs, matern52);
         let (ig, bound) = greedy_gamma_bound_matrix(&k_m, 0.01, 50).unwrap();
@@ -789,7 +791,7 @@ mod tests {
     #[test]
     fn greedy_picks_the_max_variance_point_with_ties_to_the_lowest_index() {
         let xs: Vec<f64> = (0..12).map(|i| i as f64 / 11.0).collect();
-        let k = matrix(&xs, |r| (-r * r / (2.0 * 0.15 * 0.15)).exp());
+        let k = matrix(&xs, |r| libm::exp(-r * r / (2.0 * 0.15 * 0.15)));
         let s2 = 0.05;
         let (gains, picked) = greedy_selection(12, |i, j| k[i][j], s2, 8).unwrap();
         let gain = gains[7];
@@ -800,24 +802,24 @@ mod tests {
             let var = direct_variances(&k, &picked[..t], s2);
             let max = var.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             close("picked variance", var[picked[t]], max, 1e-9);
-            want_gain += 0.5 * (var[picked[t]] / s2).ln_1p();
+            want_gain += 0.5 * libm::log1p(var[picked[t]] / s2);
             // The bound for every budget is the prefix up to it.
             let bounds = greedy_gamma_bounds(12, |i, j| k[i][j], s2, 8).unwrap();
             close(
                 "prefix bound",
                 bounds[t],
-                want_gain / (1.0 - (-1f64).exp()),
+                want_gain / (1.0 - libm::exp(-1f64)),
                 1e-10,
             );
         }
         close("gain", gain, want_gain, 1e-10);
         // T = 1: one point with prior variance 1.
         let (g1, b1) = greedy_gamma_bound(5, |_, _| 1.0, 0.01, 1).unwrap();
-        close("T = 1", g1, 0.5 * 101f64.ln(), 1e-14);
+        close("T = 1", g1, 0.5 * libm::log(101f64), 1e-14);
         close(
             "T = 1 bound",
             b1,
-            0.5 * 101f64.ln() / (1.0 - (-1f64).exp()),
+            0.5 * libm::log(101f64) / (1.0 - libm::exp(-1f64)),
             1e-14,
         );
         // T > N repeats points and stays finite (σ² > 0).
@@ -888,7 +890,7 @@ mod tests {
     #[test]
     fn omega_over_t_peaks_at_7_then_decreases_strictly() {
         let at = |t: u64| {
-            let gamma = ((t as f64) + 1.0).ln().powi(2);
+            let gamma = libm::log((t as f64) + 1.0).powi(2);
             GpUcbConfig::new(100, t, 1.0, 0.05, 0.99, 0.1, Profile::Paper)
                 .unwrap()
                 .omega_over_t(gamma)

@@ -263,7 +263,7 @@ impl UcbSession {
 
 /// Algorithm 3's public inputs: the position of ln λ in [0, 1].
 pub(crate) fn log_positions(grid: &[Hyper]) -> Vec<Hyper> {
-    let logs: Vec<f64> = grid.iter().map(|h| h[0].ln()).collect();
+    let logs: Vec<f64> = grid.iter().map(|h| libm::log(h[0])).collect();
     let (lo, hi) = logs
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {

@@ -133,7 +133,7 @@ impl Network {
             if l + 1 < depth {
                 match self.activation {
                     Activation::Relu => out.iter_mut().for_each(|z| *z = z.max(0.0)),
-                    Activation::Tanh => out.iter_mut().for_each(|z| *z = z.tanh()),
+                    Activation::Tanh => out.iter_mut().for_each(|z| *z = libm::tanh(*z)),
                 }
             }
         }

@@ -126,10 +126,10 @@ pub(crate) fn softmax_cross_entropy(logits: &mut [f64], label: usize) -> f64 {
     let label_shifted = logits[label] - max;
     let mut total = 0.0;
     for z in logits.iter_mut() {
-        *z = (*z - max).exp();
+        *z = libm::exp(*z - max);
         total += *z;
     }
-    let loss = total.ln() - label_shifted;
+    let loss = libm::log(total) - label_shifted;
     let inv = 1.0 / total;
     for p in logits.iter_mut() {
         *p *= inv;
@@ -145,7 +145,7 @@ pub(crate) fn softmax_cross_entropy(logits: &mut [f64], label: usize) -> f64 {
 pub(crate) fn sigmoid_cross_entropy(out: &mut [f64], label: usize) -> f64 {
     let z = out[0];
     let y = if label == 1 { 1.0 } else { 0.0 };
-    let e = (-z.abs()).exp();
+    let e = libm::exp(-z.abs());
     // σ(z) from e^{−|z|} ≤ 1, so nothing overflows.
     let sigma = if z >= 0.0 {
         1.0 / (1.0 + e)
@@ -153,7 +153,7 @@ pub(crate) fn sigmoid_cross_entropy(out: &mut [f64], label: usize) -> f64 {
         e / (1.0 + e)
     };
     out[0] = sigma - y;
-    z.max(0.0) - y * z + e.ln_1p()
+    z.max(0.0) - y * z + libm::log1p(e)
 }
 
 /// Gradients are clipped to C/(1 + CLIP_MARGIN) so that rounding in a computed norm can never

@@ -58,7 +58,7 @@ impl SvmKernel {
         match *self {
             SvmKernel::Rbf { gamma } => {
                 let sq: f64 = a.iter().zip(b).map(|(u, v)| (u - v) * (u - v)).sum();
-                (-gamma * sq).exp()
+                libm::exp(-gamma * sq)
             }
             SvmKernel::Linear => a.iter().zip(b).map(|(u, v)| u * v).sum(),
         }

@@ -69,7 +69,7 @@ impl Reference {
     /// The paper's reference, (ε, error) = (10, 0.999) in model space: (ln 10, logit 0.999).
     /// The error is capped at 0.999 because logit(1) is infinite (spec §2).
     pub fn paper() -> Reference {
-        Reference::Fixed([10f64.ln(), 999f64.ln()])
+        Reference::Fixed([libm::log(10f64), libm::log(999f64)])
     }
 
     /// A fixed reference given in (ε, error) units, transformed to model space.
@@ -253,7 +253,7 @@ fn shortfall(c: f64, mean: f64, s: f64) -> f64 {
         return 0.0;
     }
     let z = (c - mean) / s;
-    let pdf = (-0.5 * z * z).exp() / (2.0 * PI).sqrt();
+    let pdf = libm::exp(-0.5 * z * z) / (2.0 * PI).sqrt();
     (s * (z * ndtr(z) + pdf)).max(0.0)
 }
 

@@ -179,7 +179,7 @@ impl Design {
                         Law::Uniform(a, b) => a + (b - a) * rng.random::<f64>(),
                         Law::Normal { mean, sd } => mean + sd * crate::rng::normal(rng),
                         Law::ShiftedExp { shift, rate } => {
-                            shift - (1.0 - rng.random::<f64>()).ln() / rate
+                            shift - libm::log(1.0 - rng.random::<f64>()) / rate
                         }
                     };
                     if (lo..=hi).contains(&v) {
@@ -239,8 +239,9 @@ mod tests {
         }
         let mean = |j: usize| sums[j] / n as f64;
         // Exp(rate) truncated to [0, a]: 1/rate − a e^{−rate a} / (1 − e^{−rate a}).
-        let texp =
-            |rate: f64, a: f64| 1.0 / rate - a * (-rate * a).exp() / (1.0 - (-rate * a).exp());
+        let texp = |rate: f64, a: f64| {
+            1.0 / rate - a * libm::exp(-rate * a) / (1.0 - libm::exp(-rate * a))
+        };
         // Rounded U(1, 64) has mean 32.5; N(128, 64) barely truncated at 8 (z = −1.875) and
         // 512 (z = 6): mean 128 + 64 φ(1.875)/Φ(1.875) = 132.4.
         assert!((mean(0) - 32.5).abs() < 0.4, "{}", mean(0));

@@ -169,9 +169,9 @@ pub fn hv_log(points: &[Objectives], reference: Objectives) -> Result<f64> {
     }
     let mapped: Vec<Objectives> = points
         .iter()
-        .map(|p| [p[0].max(HV_LOG_EPSILON_FLOOR).log10(), p[1]])
+        .map(|p| [libm::log10(p[0].max(HV_LOG_EPSILON_FLOOR)), p[1]])
         .collect();
-    hypervolume(&mapped, [reference[0].log10(), reference[1]])
+    hypervolume(&mapped, [libm::log10(reference[0]), reference[1]])
 }
 
 /// `best_err_at_eps` of spec §5: the lowest error among the (ε, error) points with ε ≤

@@ -353,7 +353,7 @@ mod tests {
         assert_eq!(one, two);
         for p in &one.sampled {
             assert!(
-                (p.gp_epsilon / p.epsilon).ln().abs() < 0.05,
+                libm::log(p.gp_epsilon / p.epsilon).abs() < 0.05,
                 "{} vs {}",
                 p.gp_epsilon,
                 p.epsilon

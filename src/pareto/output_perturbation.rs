@@ -282,7 +282,7 @@ pub fn bolt_on_sgd(
             let row = x.row(i);
             let margin = y[i] * w.dot(&row);
             // ∇ℓ = −y·x·s(−y w·x), s the logistic function.
-            let slope = -y[i] / (1.0 + margin.exp());
+            let slope = -y[i] / (1.0 + libm::exp(margin));
             let decay = 1.0 - eta * gamma;
             w.zip_mut_with(&row, |wk, &xk| *wk = decay * *wk - eta * slope * xk);
             let norm = w.dot(&w).sqrt();

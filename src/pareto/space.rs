@@ -51,7 +51,7 @@ impl Dimension {
     /// The coordinate random points, grids and the GPs work in: ln v on a log scale.
     pub(crate) fn internal(&self, v: f64) -> f64 {
         if self.log {
-            v.ln()
+            libm::log(v)
         } else {
             v
         }
@@ -59,7 +59,7 @@ impl Dimension {
 
     /// The value at internal coordinate `z`, inside the box and rounded.
     pub(crate) fn value_at(&self, z: f64) -> f64 {
-        self.round(if self.log { z.exp() } else { z })
+        self.round(if self.log { libm::exp(z) } else { z })
     }
 
     /// `points` values evenly spaced in the internal coordinate from low to high (one value:

@@ -1134,14 +1134,14 @@ mod tests {
     /// Two tuners over seeds 0..10 (b's rows in reverse order), b worse by 0.1 + a little.
     fn two_tuners() -> Table {
         let mut rows: Vec<Row> = (0..10)
-            .map(|s| row("a", s, 0.0, 0.3 + 0.05 * (s as f64).sin()))
+            .map(|s| row("a", s, 0.0, 0.3 + 0.05 * libm::sin(s as f64)))
             .collect();
         rows.extend((0..10).rev().map(|s| {
             row(
                 "b",
                 s,
                 0.0,
-                0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64,
+                0.4 + 0.05 * libm::sin(s as f64) + 0.01 * (s % 3) as f64,
             )
         }));
         Table::from_rows(&rows).unwrap()
@@ -1163,9 +1163,9 @@ mod tests {
     fn paired_t_pairs_rows_by_key_not_by_order() {
         let t = two_tuners();
         let v = one(&format!("{PAIRED}assert = \"a < b\""), &t).unwrap();
-        let a: Vec<f64> = (0..10).map(|s| 0.3 + 0.05 * (s as f64).sin()).collect();
+        let a: Vec<f64> = (0..10).map(|s| 0.3 + 0.05 * libm::sin(s as f64)).collect();
         let b: Vec<f64> = (0..10)
-            .map(|s| 0.4 + 0.05 * (s as f64).sin() + 0.01 * (s % 3) as f64)
+            .map(|s| 0.4 + 0.05 * libm::sin(s as f64) + 0.01 * (s % 3) as f64)
             .collect();
         let want = paired_t(&a, &b).unwrap();
         assert_eq!(
@@ -1206,7 +1206,7 @@ mod tests {
                     tuner,
                     s,
                     level,
-                    0.3 + shift + 0.05 * (s as f64 * 1.7).sin() + 0.02 * level,
+                    0.3 + shift + 0.05 * libm::sin(s as f64 * 1.7) + 0.02 * level,
                 ));
             }
         }
@@ -1316,7 +1316,7 @@ mod tests {
                     "a",
                     s,
                     level,
-                    m + 0.05 * ((s * 7 + level as u64) as f64).sin(),
+                    m + 0.05 * libm::sin((s * 7 + level as u64) as f64),
                 ));
             }
         }

@@ -148,9 +148,12 @@ impl Aggregate {
                 if ys.iter().any(|&y| y <= 0.0) {
                     return None;
                 }
-                let logs: Vec<f64> = ys.iter().map(|y| y.ln()).collect();
+                let logs: Vec<f64> = ys.iter().map(|y| libm::log(*y)).collect();
                 let (m, h) = mean_interval(&logs);
-                (m.exp(), h.map(|h| ((m - h).exp(), (m + h).exp())))
+                (
+                    libm::exp(m),
+                    h.map(|h| (libm::exp(m - h), libm::exp(m + h))),
+                )
             }
             a => {
                 let (m, h) = a.apply(ys);
@@ -1439,7 +1442,7 @@ fn heat_map(
         };
         let v = z[i].num().filter(|v| v.is_finite());
         values[b * xs.len() + a] = match h.log {
-            true => v.filter(|v| *v > 0.0).map(f64::log10),
+            true => v.filter(|v| *v > 0.0).map(libm::log10),
             false => v,
         };
     }
@@ -1474,7 +1477,7 @@ fn significant(x: f64, n: usize) -> String {
     if x == 0.0 || !x.is_finite() {
         return format!("{x}");
     }
-    let decimals = n as i32 - 1 - x.abs().log10().floor() as i32;
+    let decimals = n as i32 - 1 - libm::log10(x.abs()).floor() as i32;
     if (0..=6).contains(&decimals) {
         format!("{x:.*}", decimals as usize)
     } else if decimals < 0 && x.abs() < 1e6 {

@@ -101,7 +101,7 @@ impl Axis {
         }
         let c: Vec<f64> = values
             .iter()
-            .map(|&v| if log { v.ln() } else { v })
+            .map(|&v| if log { libm::log(v) } else { v })
             .collect();
         let half = if c.len() > 1 {
             (c[1] - c[0]) / 2.0
@@ -117,7 +117,7 @@ impl Axis {
         edges.extend(c.windows(2).map(|w| (w[0] + w[1]) / 2.0));
         edges.push(c[c.len() - 1] + last_half);
         if log {
-            edges.iter_mut().for_each(|e| *e = e.exp());
+            edges.iter_mut().for_each(|e| *e = libm::exp(*e));
         }
         let (lo, hi) = (edges[0], edges[edges.len() - 1]);
         let (ticks, digits) = if log {
@@ -333,7 +333,10 @@ where
             .map(|k| {
                 let r = if k % 2 == 0 { 14.0 } else { 6.0 };
                 let a = std::f64::consts::PI * (k as f64 / 5.0 - 0.5);
-                ((r * a.cos()).round() as i32, (r * a.sin()).round() as i32)
+                (
+                    (r * libm::cos(a)).round() as i32,
+                    (r * libm::sin(a)).round() as i32,
+                )
             })
             .collect();
         let mut outline = star.clone();
@@ -401,7 +404,9 @@ mod tests {
     use super::*;
 
     fn map() -> Heatmap {
-        let xs: Vec<f64> = (0..6).map(|i| 10f64.powf(-2.0 + 0.8 * i as f64)).collect();
+        let xs: Vec<f64> = (0..6)
+            .map(|i| libm::pow(10f64, -2.0 + 0.8 * i as f64))
+            .collect();
         let ys: Vec<f64> = (1..=5).map(|j| j as f64 * 6.0).collect();
         let values = (0..30)
             .map(|k| (k != 7).then_some((k % 6) as f64 - (k / 6) as f64 * 0.3))

@@ -262,7 +262,9 @@ impl Figure {
 fn mark_coinciding(fig: &Figure, plan: &Plan) -> Figure {
     let at = |y: f64| match fig.y_scale {
         Scale::Linear => (y - plan.y.0) / (plan.y.1 - plan.y.0),
-        Scale::Log => (y.ln() - plan.y.0.ln()) / (plan.y.1.ln() - plan.y.0.ln()),
+        Scale::Log => {
+            (libm::log(y) - libm::log(plan.y.0)) / (libm::log(plan.y.1) - libm::log(plan.y.0))
+        }
     };
     let close = |a: &Series, b: &Series| {
         a.errors.is_none()
@@ -630,13 +632,13 @@ fn limits(
             (lo - pad, hi + pad)
         }
         Scale::Log => {
-            let (l, h) = (lo.ln(), hi.ln());
+            let (l, h) = (libm::log(lo), libm::log(hi));
             let pad = if h > l {
                 0.05 * (h - l)
             } else {
                 std::f64::consts::LN_2
             };
-            ((l - pad).exp(), (h + pad).exp())
+            (libm::exp(l - pad), libm::exp(h + pad))
         }
     };
     match [padded, (lo, hi)]
@@ -975,7 +977,7 @@ pub(crate) fn sig_label(v: f64, digits: usize) -> String {
     }
     let digits = digits.max(1);
     if (1e-3..1e5).contains(&a) {
-        let decimals = (digits as i32 - 1 - a.log10().floor() as i32).max(0) as usize;
+        let decimals = (digits as i32 - 1 - libm::log10(a).floor() as i32).max(0) as usize;
         trim(format!("{v:.decimals$}"))
     } else {
         let s = format!("{v:.prec$e}", prec = digits - 1);
@@ -1011,7 +1013,10 @@ pub(crate) fn tick_digits(ticks: &[f64]) -> usize {
 /// else their 1-2-5 multiples, else their 1..9 multiples, whichever first gives 3 ticks or more;
 /// on an axis too short for those (hi/lo below about 1.3), evenly spaced round values.
 pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let (e0, e1) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let (e0, e1) = (
+        libm::log10(lo).floor() as i32,
+        libm::log10(hi).ceil() as i32,
+    );
     let step = ((e1 - e0) as u32).div_ceil(8).max(1) as i32;
     let in_range = |v: &f64| *v >= lo * (1.0 - 1e-12) && *v <= hi * (1.0 + 1e-12);
     let sets: [(&[u32], i32); 3] = [
@@ -1036,7 +1041,7 @@ pub(crate) fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// At least 3 evenly spaced round values (multiples of 1, 2 or 5 times a power of ten) in
 /// [lo, hi], lo < hi: the widest such spacing.
 pub(crate) fn linear_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    let k = (hi - lo).log10().floor() as i32;
+    let k = libm::log10(hi - lo).floor() as i32;
     for e in [k, k - 1, k - 2] {
         for m in [5.0, 2.0, 1.0] {
             let step = m * 10f64.powi(e);

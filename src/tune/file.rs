@@ -1298,16 +1298,16 @@ fn calibrate(
             if meets(cap) {
                 return Ok(cap);
             }
-            let (mut a, mut b) = (lo.ln(), cap.ln());
+            let (mut a, mut b) = (libm::log(lo), libm::log(cap));
             while b - a > 1e-9 {
                 let mid = 0.5 * (a + b);
-                if meets(mid.exp()) {
+                if meets(libm::exp(mid)) {
                     a = mid;
                 } else {
                     b = mid;
                 }
             }
-            Ok(a.exp())
+            Ok(libm::exp(a))
         }
     }
 }

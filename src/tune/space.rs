@@ -178,9 +178,10 @@ impl SearchSpace {
                 let bin = |n: usize| ((x * n as f64) as usize).min(n - 1);
                 let v = match range {
                     Range::Uniform(lo, hi) => Value::Number(lo + x * (hi - lo)),
-                    Range::LogUniform(lo, hi) => {
-                        Value::Number((lo.ln() + x * (hi.ln() - lo.ln())).exp().clamp(*lo, *hi))
-                    }
+                    Range::LogUniform(lo, hi) => Value::Number(
+                        libm::exp(libm::log(*lo) + x * (libm::log(*hi) - libm::log(*lo)))
+                            .clamp(*lo, *hi),
+                    ),
                     Range::Integer(lo, hi) => {
                         Value::Integer(lo + bin((hi - lo + 1) as usize) as i64)
                     }

@@ -221,7 +221,7 @@ mod tests {
     impl Toy {
         fn new(lambda_min: f64) -> Self {
             let grid = (0..20)
-                .map(|i| vec![0.1 * 10f64.powf(i as f64 / 19.0)])
+                .map(|i| vec![0.1 * libm::pow(10f64, i as f64 / 19.0)])
                 .collect();
             Toy {
                 space: Space::Finite(grid),
@@ -242,7 +242,7 @@ mod tests {
             &self.assumption
         }
         fn gain(&self, h: &Hyper) -> f64 {
-            -(h[0].ln() - 0.3f64.ln()).powi(2)
+            -(libm::log(h[0]) - libm::log(0.3f64)).powi(2)
         }
     }
 

@@ -168,7 +168,7 @@ fn log_scale((lo, hi): Interval, u: f64) -> f64 {
     } else if u == 1.0 {
         hi
     } else {
-        (lo.ln() + u * (hi.ln() - lo.ln())).exp().clamp(lo, hi)
+        libm::exp(libm::log(lo) + u * (libm::log(hi) - libm::log(lo))).clamp(lo, hi)
     }
 }
 
@@ -212,8 +212,11 @@ impl DpsgdTuning {
         let training = Event::dpsgd(&sgd)?;
         let run = Event::composed(vec![training.clone(), Event::of_gaussian(&release)])?;
         let log_domain = vec![
-            (settings.learning_rate.0.ln(), settings.learning_rate.1.ln()),
-            (settings.clip.0.ln(), settings.clip.1.ln()),
+            (
+                libm::log(settings.learning_rate.0),
+                libm::log(settings.learning_rate.1),
+            ),
+            (libm::log(settings.clip.0), libm::log(settings.clip.1)),
         ];
         Ok(DpsgdTuning {
             name: format!("dpsgd-task({})", task.id().name()),

@@ -75,7 +75,7 @@ impl Score {
         match self {
             Score::NegSquaredError => -r * r,
             Score::LogLikelihood => {
-                -0.5 * (std::f64::consts::TAU * variance).ln() - r * r / (2.0 * variance)
+                -0.5 * libm::log(std::f64::consts::TAU * variance) - r * r / (2.0 * variance)
             }
         }
     }
@@ -219,11 +219,11 @@ impl Model {
         }
         let (logs, noise) = h.split_at(h.len() - 1);
         let lengthscales = if self.per_dimension {
-            logs.iter().map(|l| l.exp()).collect()
+            logs.iter().map(|l| libm::exp(*l)).collect()
         } else {
-            vec![logs[0].exp(); d]
+            vec![libm::exp(logs[0]); d]
         };
-        let noise_variance = noise[0].exp();
+        let noise_variance = libm::exp(noise[0]);
         let kernel = Kernel::new(self.family, lengthscales, self.signal_variance)?;
         let gp = Posterior::fit(
             kernel,
@@ -563,7 +563,7 @@ impl GpRegressionSpec {
                 .flat_map(|p| {
                     self.lengthscale_grid.iter().map(move |l| {
                         let mut q = p.clone();
-                        q.push(l.ln());
+                        q.push(libm::log(*l));
                         q
                     })
                 })
@@ -574,7 +574,7 @@ impl GpRegressionSpec {
             .flat_map(|p| {
                 self.noise_variance_grid.iter().map(move |v| {
                     let mut q = p.clone();
-                    q.push(v.ln());
+                    q.push(libm::log(*v));
                     q
                 })
             })

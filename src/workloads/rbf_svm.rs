@@ -109,7 +109,10 @@ impl SvmGrid {
         let clip = ScoreClip::new("score range", ACCURACY.0, ACCURACY.1)?;
         let (correct, test): (Vec<Vec<f64>>, Vec<f64>) = fits.into_iter().unzip();
         let validation = correct.iter().map(|c| clip.mean(c)).collect();
-        let hypers: Vec<Hyper> = points.iter().map(|&(c, g)| vec![c.ln(), g.ln()]).collect();
+        let hypers: Vec<Hyper> = points
+            .iter()
+            .map(|&(c, g)| vec![libm::log(c), libm::log(g)])
+            .collect();
         Ok(SvmGrid {
             index: hypers
                 .iter()

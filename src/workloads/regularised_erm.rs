@@ -52,9 +52,9 @@ impl ErmLoss {
         match self {
             ErmLoss::Logistic => {
                 // Stable in both tails: ln(1 + e^{−z}) = max(−z, 0) + ln(1 + e^{−|z|}).
-                let p = 1.0 / (1.0 + (-z).exp()); // σ(z)
+                let p = 1.0 / (1.0 + libm::exp(-z)); // σ(z)
                 (
-                    (-z).max(0.0) + (-z.abs()).exp().ln_1p(),
+                    (-z).max(0.0) + libm::log1p(libm::exp(-z.abs())),
                     p - 1.0,
                     p * (1.0 - p),
                 )

@@ -112,9 +112,9 @@ impl Profile {
         let b = self.log_lengthscale_bound();
         let mut domain = vec![(-b, b); features];
         domain.extend([
-            (0.01f64.ln(), 1.0f64.ln()),
-            (0.1f64.ln(), 3.0f64.ln()),
-            (0.01f64.ln(), 5.0f64.ln()),
+            (libm::log(0.01f64), libm::log(1.0f64)),
+            (libm::log(0.1f64), libm::log(3.0f64)),
+            (libm::log(0.01f64), libm::log(5.0f64)),
         ]);
         domain
     }
@@ -320,10 +320,13 @@ impl SvrProblem {
         let theta = self.theta(u)?;
         let p = self.dim() - 3;
         let kernel = ArdRbf::new(
-            theta[p + 2].exp(),
-            theta[..p].iter().map(|l| l.exp()).collect(),
+            libm::exp(theta[p + 2]),
+            theta[..p].iter().map(|l| libm::exp(*l)).collect(),
         )?;
-        Ok((kernel, SvrParams::new(theta[p + 1].exp(), theta[p].exp())?))
+        Ok((
+            kernel,
+            SvrParams::new(libm::exp(theta[p + 1]), libm::exp(theta[p]))?,
+        ))
     }
 
     /// The SVR fitted on the training rows at `u`.

@@ -71,7 +71,7 @@ impl GpObjective {
         for (m, (&b, &w)) in self.phase.iter().zip(&self.weight).enumerate() {
             let row = &self.omega[m * self.dim..(m + 1) * self.dim];
             let dot: f64 = row.iter().zip(theta).map(|(o, t)| o * t).sum();
-            s += w * (dot + b).cos();
+            s += w * libm::cos(dot + b);
         }
         self.amplitude * s
     }

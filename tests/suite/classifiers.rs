@@ -314,7 +314,7 @@ fn four_points_hard_margin_exact() {
 fn two_points_rbf_closed_form() {
     let x = array![[0.5, 1.0], [0.5, -1.0]];
     let gamma = 0.3;
-    let kappa = (-gamma * 4.0f64).exp();
+    let kappa = libm::exp(-gamma * 4.0f64);
     let params = SvmParams {
         tol: 1e-12,
         ..SvmParams::new(10.0, SvmKernel::Rbf { gamma }).unwrap()

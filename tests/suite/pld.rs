@@ -9,7 +9,7 @@ use dptune::accounting::pld::{
 
 /// dp-accounting's default: P's mass beyond the discretised losses is below e^{−50} each side.
 fn tail() -> f64 {
-    (-50f64).exp()
+    libm::exp(-50f64)
 }
 
 fn fixture() -> Vec<serde_json::Value> {
@@ -96,14 +96,14 @@ use dptune::accounting::{Accountant, DpSgd, LotSampling};
 
 fn phi(x: f64, mean: f64, sd: f64) -> f64 {
     let z = (x - mean) / sd;
-    (-0.5 * z * z).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
+    libm::exp(-0.5 * z * z) / (sd * (2.0 * std::f64::consts::PI).sqrt())
 }
 
 /// ∫ (p(x) − e^ε q(x))₊ dx by Simpson's rule on [lo, hi] with `n` (even) intervals.
 fn hockey_stick(p: &dyn Fn(f64) -> f64, q: &dyn Fn(f64) -> f64, eps: f64, lo: f64, hi: f64) -> f64 {
     let n = 400_000;
     let h = (hi - lo) / n as f64;
-    let f = |x: f64| (p(x) - eps.exp() * q(x)).max(0.0);
+    let f = |x: f64| (p(x) - libm::exp(eps) * q(x)).max(0.0);
     let mut sum = f(lo) + f(hi);
     for i in 1..n {
         sum += f(lo + i as f64 * h) * if i % 2 == 1 { 4.0 } else { 2.0 };
@@ -130,8 +130,9 @@ fn one_step_of_each_mechanism_matches_its_hockey_stick_divergence_by_quadrature(
         Box::new(move |x| (1.0 - q) * phi(x, 0.0, s) + q * phi(x, 1.0, s))
     };
     let normal = |m: f64, s: f64| -> Density { Box::new(move |x| phi(x, m, s)) };
-    let laplace =
-        |m: f64, b: f64| -> Density { Box::new(move |x| (-(x - m).abs() / b).exp() / (2.0 * b)) };
+    let laplace = |m: f64, b: f64| -> Density {
+        Box::new(move |x| libm::exp(-(x - m).abs() / b) / (2.0 * b))
+    };
     for eps in [0.0, 0.0123, 0.31415, 1.05, 2.5] {
         let mut cases: Vec<Case> = vec![];
         for (sens, sigma) in [(1.0, 0.7), (2.0, 3.0)] {
@@ -218,7 +219,8 @@ fn discrete_mechanisms_match_their_outcome_sums() {
         let (own, other) = (1.0 - noise + noise / kf, noise / kf);
         for eps in [0.0f64, 0.2, 1.3] {
             // Outcome a: (own, other); b: (other, own); the k − 2 others: equal.
-            let exact = (own - eps.exp() * other).max(0.0) + (other - eps.exp() * own).max(0.0);
+            let exact =
+                (own - libm::exp(eps) * other).max(0.0) + (other - libm::exp(eps) * own).max(0.0);
             let ours = pld_delta(PldMechanism::RandomizedResponse { noise, buckets: k }, eps);
             assert!(
                 ours >= exact - 1e-12 && ours <= exact + 1e-4,
@@ -245,9 +247,9 @@ fn discrete_mechanisms_match_their_outcome_sums() {
         let dprime: f64 = (0..i)
             .map(|l| {
                 binom(k, l)
-                    * (((k - l) as f64 * e0).exp()
-                        - ((k as f64 - 2.0 * i as f64 + l as f64) * e0).exp())
-                    / (1.0 + e0.exp()).powi(k as i32)
+                    * (libm::exp((k - l) as f64 * e0)
+                        - libm::exp((k as f64 - 2.0 * i as f64 + l as f64) * e0))
+                    / (1.0 + libm::exp(e0)).powi(k as i32)
             })
             .sum();
         let exact = 1.0 - (1.0 - d0).powi(k as i32) * (1.0 - dprime);
@@ -341,7 +343,7 @@ fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
         )
         .unwrap();
         let mix_loss =
-            |x: f64| ((1.0 - q) + q * ((2.0 * x - 1.0) / (2.0 * sigma * sigma)).exp()).ln();
+            |x: f64| libm::log((1.0 - q) + q * libm::exp((2.0 * x - 1.0) / (2.0 * sigma * sigma)));
         let n = 100_000;
         for remove in [true, false] {
             let losses: Vec<f64> = (0..n)
@@ -364,11 +366,11 @@ fn without_replacement_delta_is_above_a_monte_carlo_lower_confidence_bound() {
             for eps in [0.25, 0.5, 1.0] {
                 let v: Vec<f64> = losses
                     .iter()
-                    .map(|&l| (-(eps - l).exp_m1()).max(0.0))
+                    .map(|&l| (-libm::expm1(eps - l)).max(0.0))
                     .collect();
                 let mean = v.iter().sum::<f64>() / n as f64;
                 let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-                let ln = (2.0 / 1e-6f64).ln();
+                let ln = libm::log(2.0 / 1e-6f64);
                 let lcb =
                     mean - (2.0 * var * ln / n as f64).sqrt() - 7.0 * ln / (3.0 * (n - 1) as f64);
                 let ours = a.delta(eps).unwrap().delta;

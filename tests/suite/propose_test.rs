@@ -67,7 +67,7 @@ fn scripted_walks_attain_the_pass_cap() {
         assert_eq!(w.passes.len() as u64, 2 * m - 1);
         assert_eq!(w.stop, Stop::Cap);
         let all = walk(m, |_| Some(0));
-        let log = ((m + 1) as f64).log2().ceil() as usize;
+        let log = libm::log2((m + 1) as f64).ceil() as usize;
         assert_eq!(all.passes.len(), log, "all successes, M = {m}");
     }
     let mut d = Doubling::new(10);
@@ -121,7 +121,7 @@ fn random_walks_respect_the_pass_cap() {
         let n = 1 + rng.random_range(0..40);
         let u: Vec<f64> = (0..n).map(|_| rng.random::<f64>()).collect();
         let k = 1 + rng.random_range(0..200);
-        let eps0 = 10f64.powf(rng.random_range(-2.0..1.0));
+        let eps0 = libm::pow(10f64, rng.random_range(-2.0..1.0));
         let g = [0.5, 0.1, 0.03, 0.01, 0.004][case % 5];
         let u0 = rng.random_range(0.0..0.9);
         let tk = Ticks::new(u0, g, 1.0).unwrap();
@@ -233,16 +233,16 @@ fn figure_settings_reproduce_spec_003_statistics() {
             .collect();
         passes.sort_unstable();
         assert_eq!(passes[150], median, "g = {g}");
-        assert_eq!(median as f64, ((tk.cap() + 1) as f64).log2().ceil());
+        assert_eq!(median as f64, libm::log2((tk.cap() + 1) as f64).ceil());
     }
 }
 
 /// The Laplace CDF with scale b.
 fn laplace_cdf(x: f64, b: f64) -> f64 {
     if x < 0.0 {
-        0.5 * (x / b).exp()
+        0.5 * libm::exp(x / b)
     } else {
-        1.0 - 0.5 * (-x / b).exp()
+        1.0 - 0.5 * libm::exp(-x / b)
     }
 }
 
@@ -251,7 +251,7 @@ fn laplace_cdf(x: f64, b: f64) -> f64 {
 /// each side of the density's kink).
 fn pass_probabilities(u: &[f64], level: f64, noise: PassNoise) -> Vec<f64> {
     let (bt, bq) = (noise.threshold, noise.query);
-    let density = |t: f64| (-(t - level).abs() / bt).exp() / (2.0 * bt);
+    let density = |t: f64| libm::exp(-(t - level).abs() / bt) / (2.0 * bt);
     let outcome = |t: f64, o: usize| -> f64 {
         // Below τ: F(τ − u_i); at or above: 1 − F(τ − u_j).
         let below: f64 = u[..o.min(u.len())]
@@ -293,7 +293,7 @@ fn audit(noise: PassNoise) -> (f64, f64) {
         let v: Vec<f64> = u.iter().zip(shift).map(|(a, s)| a + s).collect();
         let p = pass_probabilities(&v, 0.5, noise);
         for (o, (a, b)) in base.iter().zip(&p).enumerate() {
-            let r = (a.ln() - b.ln()).abs();
+            let r = (libm::log(*a) - libm::log(*b)).abs();
             worst = worst.max(r);
             if o == u.len() {
                 none = none.max(r);

@@ -125,7 +125,9 @@ fn breast_cancer(
 /// validation record moves every gain by at most min(g*, L/λ_min)/m.
 #[test]
 fn theorem_7_ingredients_hold_on_breast_cancer() {
-    let lambdas: Vec<f64> = (0..10).map(|i| 0.1 * 100f64.powf(i as f64 / 9.0)).collect();
+    let lambdas: Vec<f64> = (0..10)
+        .map(|i| 0.1 * libm::pow(100f64, i as f64 / 9.0))
+        .collect();
     for loss in [ErmLoss::Logistic, ErmLoss::SmoothHinge] {
         let (w, pool_x, pool_y) = breast_cancer(loss, &lambdas, (0.1, 10.0));
         let g = w.gains();

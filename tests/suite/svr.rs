@@ -260,7 +260,7 @@ fn two_points_closed_form() {
     let x = array![[0.5, 1.0], [0.5, -1.0]];
     let z = array![1.0, -1.0];
     let (gamma, eps) = (0.3, 0.2);
-    let kappa = (-gamma * 4.0f64).exp();
+    let kappa = libm::exp(-gamma * 4.0f64);
     let kernel = ArdRbf::isotropic(gamma, 2).unwrap();
     let params = SvrParams {
         tol: 1e-12,

@@ -92,7 +92,7 @@ pub fn repeat_select(base: &Base, law: &RunCount, orders: &Orders) -> Result<Rdp
             .closed_form()
             .expect("continuous bounds are closed forms")
             .clone(),
-        ln_p0: p0.ln(),
+        ln_p0: libm::log(p0),
     }))))
 }
 
@@ -114,7 +114,7 @@ fn grid_curve(
         .zip(raw)
         .map(|(&l, e)| {
             if p0 > 0.0 {
-                with_zero_mass(p0.ln(), e, l)
+                with_zero_mass(libm::log(p0), e, l)
             } else {
                 e
             }
@@ -235,12 +235,12 @@ fn on_grid(
                 .iter()
                 .zip(&eps)
                 .map(|(&l, &e)| {
-                    let eps_hat = (1.0 / (l - 1.0)).ln_1p();
+                    let eps_hat = libm::log1p(1.0 / (l - 1.0));
                     let d = acc
                         .delta(&fwd_grid, eps_hat)?
                         .delta
                         .max(acc.delta(&rev_grid, eps_hat)?.delta);
-                    Ok(e + mu * d.min(1.0) + mu.ln() / (l - 1.0))
+                    Ok(e + mu * d.min(1.0) + libm::log(mu) / (l - 1.0))
                 })
                 .collect::<Result<_>>()?
         }
@@ -261,7 +261,7 @@ fn on_grid(
 /// Lemma 22's extra terms as (constant, coefficient of 1/(λ−1)).
 fn lemma_22_terms(untruncated: &RunCount, p_tail: f64, t_tail: f64) -> (f64, f64) {
     let mean = untruncated.mean();
-    ((t_tail / (mean - t_tail)).ln_1p(), -(-p_tail).ln_1p())
+    (libm::log1p(t_tail / (mean - t_tail)), -libm::log1p(-p_tail))
 }
 
 fn continuous(fwd: &ClosedForm, rev: &ClosedForm, base: &Base, law: &RunCount) -> Result<RdpCurve> {
@@ -347,7 +347,7 @@ struct PoissonRepeated {
 
 impl RdpFunction for PoissonRepeated {
     fn eval(&self, order: f64) -> f64 {
-        let eps_hat = (1.0 / (order - 1.0)).ln_1p();
+        let eps_hat = libm::log1p(1.0 / (order - 1.0));
         let acc = Accountant::default();
         let delta_of = |c: &ClosedForm| {
             acc.delta(&RdpCurve::closed(c.clone()), eps_hat)
@@ -357,7 +357,7 @@ impl RdpFunction for PoissonRepeated {
         let d = delta_of(&self.forward)
             .max(delta_of(&self.reverse))
             .min(1.0);
-        self.forward.eval(order) + self.mu * d + self.mu.ln() / (order - 1.0)
+        self.forward.eval(order) + self.mu * d + libm::log(self.mu) / (order - 1.0)
     }
     fn is_cheap(&self) -> bool {
         false
@@ -394,7 +394,7 @@ pub fn fixed_k_lower_bound(epsilon: f64, k: u64, order: f64) -> f64 {
     if order.is_infinite() {
         return k * epsilon;
     }
-    k * epsilon - k * (-epsilon).exp().ln_1p() / (order - 1.0)
+    k * epsilon - k * libm::log1p(libm::exp(-epsilon)) / (order - 1.0)
 }
 
 /// Appendix C, Corollary 16(2): run Q until its output lands in a fixed set S with Q(S) ≥ p on
@@ -404,7 +404,7 @@ pub fn fixed_k_lower_bound(epsilon: f64, k: u64, order: f64) -> f64 {
 /// On a grid, ε_rev(λ−1) is read at the smallest grid order ≥ λ − 1 (valid by monotonicity).
 pub fn conditional_sampling(base: &Base, p: f64, orders: &Orders) -> Result<RdpCurve> {
     let p = Range::UnitExcludingZero.check("p", p)?;
-    let ln_inv_p = -p.ln();
+    let ln_inv_p = -libm::log(p);
     if let (Orders::Continuous, Some((fwd, rev))) = (orders, base.closed_forms()) {
         return Ok(RdpCurve::closed(ClosedForm::Custom(Arc::new(Threshold {
             forward: fwd.clone(),
@@ -502,11 +502,11 @@ fn check_approx_base(eps0: f64, delta0: f64) -> Result<(f64, f64)> {
 pub fn poisson_approximate_dp_base(eps0: f64, delta0: f64, mu: f64) -> Result<ApproxRdp> {
     let (eps0, delta0) = check_approx_base(eps0, delta0)?;
     let mu = Range::Positive.check("mean", mu)?;
-    let em1 = eps0.exp_m1();
+    let em1 = libm::expm1(eps0);
     Ok(ApproxRdp {
         max_order: 1.0 + 1.0 / em1,
-        epsilon: eps0 + em1 * mu.ln().max(0.0),
-        delta: -(-mu * delta0).exp_m1(),
+        epsilon: eps0 + em1 * libm::log(mu).max(0.0),
+        delta: -libm::expm1(-mu * delta0),
     })
 }
 
@@ -579,7 +579,7 @@ impl Lemma7 {
             })
         };
         let mut q_prime: Vec<f64> = (0..=48)
-            .map(|i| 10f64.powf(-12.0 + 0.25 * f64::from(i)))
+            .map(|i| libm::pow(10f64, -12.0 + 0.25 * f64::from(i)))
             .collect();
         q_prime.extend((1..400).map(|i| f64::from(i) / 400.0));
         q_prime.push(0.0);
@@ -613,7 +613,7 @@ impl Lemma7 {
 
     /// For each interval [a, b] of q′: (ln f′(q_max(b)), ln f′(a)), independent of λ.
     fn interval_logs(&self, law: &RunCount) -> Vec<(f64, f64)> {
-        let ln_fd = |x: f64| law.pgf_deriv(x).ln();
+        let ln_fd = |x: f64| libm::log(law.pgf_deriv(x));
         self.q_prime
             .windows(2)
             .zip(self.q_max.windows(2))
@@ -648,7 +648,7 @@ impl Lemma7 {
             .map(|&l| {
                 let b = self.forward.eval(l)? + sup_term(l) / (l - 1.0);
                 Ok(if p0 > 0.0 {
-                    with_zero_mass(p0.ln(), b, l)
+                    with_zero_mass(libm::log(p0), b, l)
                 } else {
                     b
                 }
@@ -667,7 +667,7 @@ fn bernoulli_renyi(a: f64, b: f64, alpha: f64) -> f64 {
         } else if y == 0.0 {
             f64::INFINITY
         } else {
-            alpha * x.ln() + (1.0 - alpha) * y.ln()
+            alpha * libm::log(x) + (1.0 - alpha) * libm::log(y)
         }
     };
     let s = crate::numeric::log_add(term(a, b), term(1.0 - a, 1.0 - b));

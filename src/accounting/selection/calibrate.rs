@@ -75,16 +75,16 @@ pub fn largest_mean(
         lo as f64
     } else {
         // Invariant: exp(lo) meets the target, exp(hi) does not; return the side that meets.
-        let (mut lo, mut hi) = (smallest.ln(), MAX_MEAN.ln());
+        let (mut lo, mut hi) = (libm::log(smallest), libm::log(MAX_MEAN));
         while hi - lo > 1e-10 {
             let mid = 0.5 * (lo + hi);
-            if meets(mid.exp()) {
+            if meets(libm::exp(mid)) {
                 lo = mid;
             } else {
                 hi = mid;
             }
         }
-        lo.exp()
+        libm::exp(lo)
     };
     let bound = eps_at(value)?;
     if bound.epsilon > target_epsilon {

@@ -67,15 +67,15 @@ fn ln_phi(a: f64) -> f64 {
     if a.abs() < 1e-10 {
         -a / 2.0
     } else if a > 0.0 {
-        a.ln() - a - (-(-a).exp()).ln_1p()
+        libm::log(a) - a - libm::log1p(-libm::exp(-a))
     } else {
-        (-a).ln() - (-a.exp_m1()).ln()
+        libm::log(-a) - libm::log(-libm::expm1(a))
     }
 }
 
 /// ln E[K] of the TNB with parameters (η, u = ln 1/γ) (spec 000 §3.1).
 fn tnb_ln_mean(eta: f64, u: f64) -> f64 {
-    (-(-u).exp_m1()).ln() + u + ln_phi(-eta * u) - u.ln()
+    libm::log(-libm::expm1(-u)) + u + ln_phi(-eta * u) - libm::log(u)
 }
 
 /// Truncated negative binomial D_{η,γ} on {1, 2, …}: P[K = k] ∝ C(k+η−1, k)(1−γ)^k.
@@ -99,7 +99,7 @@ impl Tnb {
     /// D_{η,γ} with η ∈ (−1, ∞) and γ ∈ (0, 1).
     pub fn new(eta: f64, gamma: f64) -> Result<Self> {
         let gamma = Range::OpenUnit.check("gamma", gamma)?;
-        Self::from_u(eta, -gamma.ln())
+        Self::from_u(eta, -libm::log(gamma))
     }
 
     fn from_u(eta: f64, u: f64) -> Result<Self> {
@@ -111,7 +111,7 @@ impl Tnb {
             ));
         }
         if !(u > 0.0 && u.is_finite()) {
-            return Err(Error::invalid("gamma", (-u).exp(), "a number in (0, 1)"));
+            return Err(Error::invalid("gamma", libm::exp(-u), "a number in (0, 1)"));
         }
         Ok(Tnb {
             eta,
@@ -132,9 +132,9 @@ impl Tnb {
             ));
         }
         Self::from_u(eta, 1.0)?; // validates η
-        let target = mean.ln();
-        let (mut lo, mut hi) = (1e-15_f64.ln(), 1e5_f64.ln()); // bisect in ln u
-        if tnb_ln_mean(eta, lo.exp()) >= target || tnb_ln_mean(eta, hi.exp()) < target {
+        let target = libm::log(mean);
+        let (mut lo, mut hi) = (libm::log(1e-15_f64), libm::log(1e5_f64)); // bisect in ln u
+        if tnb_ln_mean(eta, libm::exp(lo)) >= target || tnb_ln_mean(eta, libm::exp(hi)) < target {
             return Err(Error::invalid(
                 "mean",
                 crate::error::fmt_num(mean),
@@ -146,13 +146,13 @@ impl Tnb {
             if mid <= lo || mid >= hi {
                 break;
             }
-            if tnb_ln_mean(eta, mid.exp()) < target {
+            if tnb_ln_mean(eta, libm::exp(mid)) < target {
                 lo = mid;
             } else {
                 hi = mid;
             }
         }
-        Self::from_u(eta, (0.5 * (lo + hi)).exp())
+        Self::from_u(eta, libm::exp(0.5 * (lo + hi)))
     }
 
     /// The logarithmic distribution (η = 0) with the given mean.
@@ -170,7 +170,7 @@ impl Tnb {
     }
     /// γ (may underflow to 0 for extreme parameters; `ln_inv_gamma` stays exact).
     pub fn gamma(&self) -> f64 {
-        (-self.u).exp()
+        libm::exp(-self.u)
     }
     /// u = ln(1/γ).
     pub fn ln_inv_gamma(&self) -> f64 {
@@ -183,12 +183,12 @@ impl Tnb {
 
     /// ln(1 − γ).
     fn ln_1m_gamma(&self) -> f64 {
-        (-(-self.u).exp_m1()).ln()
+        libm::log(-libm::expm1(-self.u))
     }
 
     /// ln |γ^{−η} − 1| (η ≠ 0), the normaliser.
     fn ln_norm(&self) -> f64 {
-        (self.eta * self.u).exp_m1().abs().ln()
+        libm::log(libm::expm1(self.eta * self.u).abs())
     }
 
     fn ln_pmf(&self, k: u64) -> f64 {
@@ -197,7 +197,7 @@ impl Tnb {
         }
         let kf = k as f64;
         if self.eta == 0.0 {
-            return kf * self.ln_1m_gamma() - kf.ln() - self.u.ln();
+            return kf * self.ln_1m_gamma() - libm::log(kf) - libm::log(self.u);
         }
         // ln |C(k+η−1, k)| = ln|Γ(k+η)| − ln|Γ(η)| − ln Γ(k+1); for η ∈ (−1, 0) Γ(η) < 0 and
         // γ^{−η} − 1 < 0, so the ratio is positive.
@@ -212,7 +212,7 @@ impl Tnb {
             let mut cdf = Vec::new();
             let mut c = 0.0;
             let mut p = self.pmf(1);
-            let ratio_base = self.ln_1m_gamma().exp();
+            let ratio_base = libm::exp(self.ln_1m_gamma());
             let mut k = 1u64;
             while c < 1.0 - 1e-13 && cdf.len() < 1 << 22 {
                 c += p;
@@ -238,7 +238,7 @@ impl Tnb {
             let mut k = table.len() as u64;
             let mut c = *table.last().expect("table has one entry at least");
             let mut p = self.pmf(k);
-            let ratio_base = self.ln_1m_gamma().exp();
+            let ratio_base = libm::exp(self.ln_1m_gamma());
             while c < v {
                 p *= ratio_base * (k as f64 + self.eta) / (k as f64 + 1.0);
                 k += 1;
@@ -256,37 +256,38 @@ impl Tnb {
 
 impl CountLaw for Tnb {
     fn pmf(&self, k: u64) -> f64 {
-        self.ln_pmf(k).exp()
+        libm::exp(self.ln_pmf(k))
     }
 
     fn pgf(&self, x: f64) -> f64 {
-        let l = (-(-self.u).exp_m1() * x).ln_1p_neg();
+        let l = (-libm::expm1(-self.u) * x).ln_1p_neg();
         if self.eta == 0.0 {
             l / (-self.u)
         } else {
-            (-self.eta * l).exp_m1() / (self.eta * self.u).exp_m1()
+            libm::expm1(-self.eta * l) / libm::expm1(self.eta * self.u)
         }
     }
 
     /// f′(x) = (1 − (1−γ)x)^{−η−1} γ^{η+1} E[K].
     fn pgf_deriv(&self, x: f64) -> f64 {
-        let l = (-(-self.u).exp_m1() * x).ln_1p_neg();
-        (-(self.eta + 1.0) * l - (self.eta + 1.0) * self.u + self.ln_mean).exp()
+        let l = (-libm::expm1(-self.u) * x).ln_1p_neg();
+        libm::exp(-(self.eta + 1.0) * l - (self.eta + 1.0) * self.u + self.ln_mean)
     }
 
     fn mean(&self) -> f64 {
-        self.ln_mean.exp()
+        libm::exp(self.ln_mean)
     }
 
     /// With L = ln(1 + (1−γ)(1−x)/γ) = ln((1 − (1−γ)x)/γ): 1 − f = L/u for η = 0, else
     /// −e^{ηu}·expm1(−ηL)/expm1(ηu).
     fn one_minus_pgf(&self, x: f64) -> f64 {
-        let one_m_gamma = -(-self.u).exp_m1();
-        let l = (one_m_gamma * (1.0 - x) * self.u.exp()).ln_1p();
+        let one_m_gamma = -libm::expm1(-self.u);
+        let l = libm::log1p(one_m_gamma * (1.0 - x) * libm::exp(self.u));
         let v = if self.eta == 0.0 {
             l / self.u
         } else {
-            -(self.eta * self.u).exp() * (-self.eta * l).exp_m1() / (self.eta * self.u).exp_m1()
+            -libm::exp(self.eta * self.u) * libm::expm1(-self.eta * l)
+                / libm::expm1(self.eta * self.u)
         };
         v.clamp(0.0, 1.0)
     }
@@ -298,7 +299,7 @@ trait Ln1pNeg {
 }
 impl Ln1pNeg for f64 {
     fn ln_1p_neg(self) -> f64 {
-        (-self).ln_1p()
+        libm::log1p(-self)
     }
 }
 
@@ -314,20 +315,20 @@ impl Distribution<u64> for Tnb {
         if self.eta == 0.0 {
             // Kemp's mixture: q = 1 − γ^U, then K | q is geometric with P[K > k] = q^k.
             let uu: f64 = rng.random();
-            let q = -(-uu * self.u).exp_m1();
+            let q = -libm::expm1(-uu * self.u);
             if q == 0.0 {
                 return 1;
             }
             let v: f64 = 1.0 - rng.random::<f64>(); // (0, 1]
-            return ((v.ln() / q.ln()).floor() as u64).saturating_add(1);
+            return ((libm::log(v) / libm::log(q)).floor() as u64).saturating_add(1);
         }
         if self.eta == 1.0 && gamma > 0.0 {
             let v: f64 = 1.0 - rng.random::<f64>();
-            return ((v.ln() / (-gamma).ln_1p()).floor() as u64).saturating_add(1);
+            return ((libm::log(v) / libm::log1p(-gamma)).floor() as u64).saturating_add(1);
         }
         // η > 0: Gamma–Poisson mixture, rejecting K = 0 (acceptance 1 − γ^η).
-        let acceptance = -(-self.eta * self.u).exp_m1();
-        let scale = self.u.exp_m1(); // (1−γ)/γ
+        let acceptance = -libm::expm1(-self.eta * self.u);
+        let scale = libm::expm1(self.u); // (1−γ)/γ
         if self.eta > 0.0 && acceptance > 0.2 && scale.is_finite() && scale > 0.0 {
             loop {
                 let lambda = scale * gamma_variate(rng, self.eta);
@@ -367,19 +368,19 @@ impl PoissonK {
 impl CountLaw for PoissonK {
     fn pmf(&self, k: u64) -> f64 {
         let kf = k as f64;
-        (-self.mu + kf * self.mu.ln() - libm::lgamma(kf + 1.0)).exp()
+        libm::exp(-self.mu + kf * libm::log(self.mu) - libm::lgamma(kf + 1.0))
     }
     fn pgf(&self, x: f64) -> f64 {
-        (self.mu * (x - 1.0)).exp()
+        libm::exp(self.mu * (x - 1.0))
     }
     fn pgf_deriv(&self, x: f64) -> f64 {
-        self.mu * (self.mu * (x - 1.0)).exp()
+        self.mu * libm::exp(self.mu * (x - 1.0))
     }
     fn mean(&self) -> f64 {
         self.mu
     }
     fn one_minus_pgf(&self, x: f64) -> f64 {
-        -(self.mu * (x - 1.0)).exp_m1()
+        -libm::expm1(self.mu * (x - 1.0))
     }
 }
 
@@ -416,16 +417,16 @@ impl CountLaw for FixedK {
         }
     }
     fn pgf(&self, x: f64) -> f64 {
-        x.powf(self.k as f64)
+        libm::pow(x, self.k as f64)
     }
     fn pgf_deriv(&self, x: f64) -> f64 {
-        self.k as f64 * x.powf(self.k as f64 - 1.0)
+        self.k as f64 * libm::pow(x, self.k as f64 - 1.0)
     }
     fn mean(&self) -> f64 {
         self.k as f64
     }
     fn one_minus_pgf(&self, x: f64) -> f64 {
-        -(self.k as f64 * x.ln()).exp_m1()
+        -libm::expm1(self.k as f64 * libm::log(x))
     }
     fn tail(&self, m: u64) -> (f64, f64) {
         if self.k > m {
@@ -517,14 +518,14 @@ impl CountLaw for TruncatedK {
         }
     }
     fn pgf(&self, x: f64) -> f64 {
-        self.head_sum(|k, p| p * x.powf(k as f64))
+        self.head_sum(|k, p| p * libm::pow(x, k as f64))
     }
     fn pgf_deriv(&self, x: f64) -> f64 {
         self.head_sum(|k, p| {
             if k == 0 {
                 0.0
             } else {
-                p * k as f64 * x.powf(k as f64 - 1.0)
+                p * k as f64 * libm::pow(x, k as f64 - 1.0)
             }
         })
     }
@@ -536,7 +537,7 @@ impl CountLaw for TruncatedK {
             if k == 0 {
                 0.0
             } else {
-                -p * (k as f64 * x.ln()).exp_m1()
+                -p * libm::expm1(k as f64 * libm::log(x))
             }
         })
     }
@@ -594,7 +595,7 @@ impl RunCount {
         if tnb.u <= MAX_DRAWN_U {
             return Ok(self);
         }
-        let largest = tnb_ln_mean(tnb.eta, MAX_DRAWN_U).exp();
+        let largest = libm::exp(tnb_ln_mean(tnb.eta, MAX_DRAWN_U));
         // Rounded down, so the mean named is accepted.
         let largest = crate::numeric::fmt_up_sig(-largest, 4);
         Err(Error::invalid(

@@ -30,30 +30,30 @@ pub fn discrete_renyi(order: f64, p: &[f64], q: &[f64]) -> f64 {
             .iter()
             .zip(q)
             .filter(|(pi, _)| **pi > 0.0)
-            .map(|(pi, qi)| pi * (pi / qi).ln())
+            .map(|(pi, qi)| pi * libm::log(pi / qi))
             .sum();
     }
     let sum: f64 = p
         .iter()
         .zip(q)
         .filter(|(pi, _)| **pi > 0.0)
-        .map(|(pi, qi)| pi.powf(order) * qi.powf(1.0 - order))
+        .map(|(pi, qi)| libm::pow(*pi, order) * libm::pow(*qi, 1.0 - order))
         .sum();
-    sum.ln() / (order - 1.0)
+    libm::log(sum) / (order - 1.0)
 }
 
 impl ThreePoint {
     pub fn q(&self) -> [f64; 3] {
-        let m = self.a * (-self.s).exp();
+        let m = self.a * libm::exp(-self.s);
         [m, m, 1.0 - 2.0 * m]
     }
     pub fn q_prime(&self) -> [f64; 3] {
-        let m = self.a * (-self.s - self.t).exp();
+        let m = self.a * libm::exp(-self.s - self.t);
         [m, self.a, 1.0 - self.a - m]
     }
     /// Q(S), S = {1, 2}.
     pub fn q_of_s(&self) -> f64 {
-        2.0 * self.a * (-self.s).exp()
+        2.0 * self.a * libm::exp(-self.s)
     }
     /// D_λ(Q_S‖Q′_S) by the closed form of Appendix D.2 (λ > 1), in logs so that large s + t
     /// does not overflow.
@@ -61,8 +61,8 @@ impl ThreePoint {
         let u = self.s + self.t;
         let l = order - 1.0;
         // ln(e^{l·u} + 1) = l·u + ln(1 + e^{−l·u}).
-        let last = l * u + (-l * u).exp().ln_1p();
-        (-order * std::f64::consts::LN_2 + l * (-u).exp().ln_1p() + last) / l
+        let last = l * u + libm::log1p(libm::exp(-l * u));
+        (-order * std::f64::consts::LN_2 + l * libm::log1p(libm::exp(-u)) + last) / l
     }
 
     /// The instance for `a` whose D_λ(Q‖Q′) = ρλ and D_{λ−1}(Q′‖Q) = ρ(λ−1) (module docs), or
@@ -90,7 +90,7 @@ impl ThreePoint {
             Some(discrete_renyi(order - 1.0, &x.q_prime(), &x.q()) - rho * (order - 1.0))
         };
         let grid: Vec<f64> = (0..=SCAN)
-            .map(|i| S_MIN * (T_MAX / S_MIN).powf(i as f64 / SCAN as f64))
+            .map(|i| S_MIN * libm::pow(T_MAX / S_MIN, i as f64 / SCAN as f64))
             .collect();
         for w in grid.windows(2) {
             let (Some(g0), Some(g1)) = (reverse(w[0]), reverse(w[1])) else {
@@ -178,7 +178,7 @@ mod tests {
             } else {
                 0.0
             };
-            let upper = 0.1 * order + middle - 2.0 * x.q_of_s().ln() / (order - 1.0);
+            let upper = 0.1 * order + middle - 2.0 * libm::log(x.q_of_s()) / (order - 1.0);
             assert!(x.conditional_divergence(order) <= upper, "{order}");
         }
         assert!(ThreePoint::solve(1.0, 0.1, 0.25).is_err());

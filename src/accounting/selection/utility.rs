@@ -24,18 +24,18 @@ fn expected_inverse_k_plus_1(law: &RunCount) -> f64 {
         RunCount::Tnb(t) => {
             let (eta, u) = (t.eta(), t.ln_inv_gamma());
             let gamma = t.gamma();
-            let one_m_gamma = -(-u).exp_m1();
+            let one_m_gamma = -libm::expm1(-u);
             if eta == 0.0 {
                 1.0 / u - gamma / one_m_gamma
             } else if eta == 1.0 {
                 gamma * (u - 1.0 + gamma) / (one_m_gamma * one_m_gamma)
             } else {
                 // [(1 − γ^{1−η})/((1−γ)(1−η)) − 1]/(γ^{−η} − 1), with γ^a = e^{−au}.
-                let a = -(-(1.0 - eta) * u).exp_m1() / (one_m_gamma * (1.0 - eta));
-                (a - 1.0) / (eta * u).exp_m1()
+                let a = -libm::expm1(-(1.0 - eta) * u) / (one_m_gamma * (1.0 - eta));
+                (a - 1.0) / libm::expm1(eta * u)
             }
         }
-        RunCount::Poisson(p) => -(-p.mu()).exp_m1() / p.mu(),
+        RunCount::Poisson(p) => -libm::expm1(-p.mu()) / p.mu(),
         RunCount::Fixed(k) => 1.0 / (k.k() as f64 + 1.0),
         RunCount::Truncated(t) => (0..=t.m()).map(|k| law.pmf(k) / (k as f64 + 1.0)).sum(),
     }
@@ -74,12 +74,12 @@ pub fn tail_bound(law: &RunCount, k: u64) -> Result<f64> {
         return Err(Error::invalid("k", 0, "an integer >= 1"));
     }
     let t_max = match law {
-        RunCount::Tnb(t) => -(-(-t.ln_inv_gamma()).exp_m1()).ln() * (1.0 - 1e-9),
+        RunCount::Tnb(t) => -libm::log(-libm::expm1(-t.ln_inv_gamma())) * (1.0 - 1e-9),
         RunCount::Truncated(t) if matches!(t.inner(), RunCount::Tnb(_)) => 50.0,
         _ => 50.0,
     };
     let kf = k as f64;
-    let objective = |t: f64| law.pgf(t.exp()).ln() - t * kf;
+    let objective = |t: f64| libm::log(law.pgf(libm::exp(t))) - t * kf;
     let (_, log_bound) = golden_min(objective, 0.0, t_max, 1e-12);
-    Ok(log_bound.exp().min(1.0))
+    Ok(libm::exp(log_bound).min(1.0))
 }

@@ -236,7 +236,7 @@ pub fn sweep_values(c: &Curves) -> Vec<f64> {
         .map(|i| {
             let t = i as f64 / (n - 1) as f64;
             if s.log {
-                (s.from.ln() + t * (s.to.ln() - s.from.ln())).exp()
+                libm::exp(libm::log(s.from) + t * (libm::log(s.to) - libm::log(s.from)))
             } else {
                 s.from + t * (s.to - s.from)
             }

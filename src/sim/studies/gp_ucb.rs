@@ -638,7 +638,7 @@ fn suite_rows(
             delta_lambda: c_eps.delta_lambda(),
             sens_gain: (gain - gain_n).abs(),
             delta_gain: sensitivity,
-            p_argmax: log_w[run.argmax_mean].exp(),
+            p_argmax: libm::exp(log_w[run.argmax_mean]),
             chose_argmax: chosen == run.argmax_mean,
             mu_gap: max_mu - run.final_mean[chosen],
             thm2_bound: c_eps.thm2_bound(s.tail)?,

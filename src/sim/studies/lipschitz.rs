@@ -71,7 +71,7 @@ impl LambdaGrid {
             .map(|i| match i {
                 0 => self.min,
                 i if i == n => self.max,
-                i => self.min * (self.max / self.min).powf(i as f64 / n as f64),
+                i => self.min * libm::pow(self.max / self.min, i as f64 / n as f64),
             })
             .collect()
     }
@@ -398,7 +398,7 @@ fn release_errors(s: &LipschitzSuite, t: &Table) -> Result<Vec<ReleaseErrorRow>>
                 median_error: quantile(&mut e, 0.5),
                 q95_error: quantile(&mut e, 0.95),
                 bound_ln2: std::f64::consts::LN_2 * b,
-                bound_ln20: 20f64.ln() * b,
+                bound_ln20: libm::log(20f64) * b,
             });
         }
     }

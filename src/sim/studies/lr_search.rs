@@ -74,7 +74,7 @@ impl LrSearch {
             return vec![lo];
         }
         (0..n)
-            .map(|i| lo * (hi / lo).powf(i as f64 / (n - 1) as f64))
+            .map(|i| lo * libm::pow(hi / lo, i as f64 / (n - 1) as f64))
             .collect()
     }
 
@@ -330,7 +330,7 @@ fn searches(experiment: &str, s: &LrSearch, task: &DpSgdTask, runs: &[PoolRun]) 
 fn best_rank(n: usize, k: u64, u: f64) -> usize {
     let k = k as f64;
     (0..n)
-        .find(|&j| 1.0 - (1.0 - (j + 1) as f64 / n as f64).powf(k) > u)
+        .find(|&j| 1.0 - libm::pow(1.0 - (j + 1) as f64 / n as f64, k) > u)
         .unwrap_or(n - 1)
 }
 

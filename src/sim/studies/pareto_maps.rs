@@ -433,7 +433,7 @@ fn summaries(experiment: &str, merged: &Table) -> Result<Vec<(&'static str, Tabl
             abs_dlog10_epsilon: mean(&|r| {
                 let e = r.gp[0]?;
                 (e > 0.0 && r.objectives[0] > 0.0)
-                    .then(|| (e.log10() - r.objectives[0].log10()).abs())
+                    .then(|| (libm::log10(e) - libm::log10(r.objectives[0])).abs())
             }),
             abs_derror: mean(&|r| Some((r.gp[1]? - r.objectives[1]).abs())),
         });

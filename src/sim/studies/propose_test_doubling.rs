@@ -294,7 +294,7 @@ fn pass_stats(w: &Walks, t: &Table) -> Result<Vec<PassStats>> {
                 median_passes: quantile(&mut ts, 0.5),
                 q99_passes: quantile(&mut ts, 0.99),
                 max_passes_seen: quantile(&mut ts, 1.0),
-                log2_bound: ((cap[firsts[0]] + 1) as f64).log2().ceil(),
+                log2_bound: libm::log2((cap[firsts[0]] + 1) as f64).ceil(),
                 share_at_cap: share(&|i| stop[i] == Stop::Cap.name()),
                 mean_selected_utility: chosen.iter().sum::<f64>() / chosen.len().max(1) as f64,
                 share_fallback: share(&|i| selected[i].is_none()),

@@ -193,7 +193,7 @@ impl GpLengthscales {
         }
         let kernel = Kernel::new(
             KernelFamily::Rbf,
-            theta.iter().map(|t| t.exp()).collect(),
+            theta.iter().map(|t| libm::exp(*t)).collect(),
             1.0,
         )?;
         Posterior::fit(

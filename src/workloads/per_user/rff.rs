@@ -213,7 +213,7 @@ impl PerUserRff {
 
     /// ∇f_x(θ) = −s·√(2/M)·Σ_m w̄_m sin(ω_m·θ + b_m)·ω_m.
     pub fn mean_gradient(&self, theta: &[f64]) -> Result<Array1<f64>> {
-        let s = self.arguments(theta)?.mapv(f64::sin) * &self.mean_weights;
+        let s = self.arguments(theta)?.mapv(libm::sin) * &self.mean_weights;
         Ok(self.omega.t().dot(&s) * -self.amplitude)
     }
 }
@@ -230,16 +230,16 @@ impl UserObjective for PerUserRff {
         self.weights.nrows()
     }
     fn losses(&self, theta: &[f64]) -> Result<Array1<f64>> {
-        let c = self.arguments(theta)?.mapv(f64::cos);
+        let c = self.arguments(theta)?.mapv(libm::cos);
         Ok(self.weights.dot(&c) * self.amplitude)
     }
     /// s·√(2/M)·Σ_m w̄_m cos(ω_m·θ + b_m) (O(M·d), not O(n·M)).
     fn mean_loss(&self, theta: &[f64]) -> Result<f64> {
-        let c = self.arguments(theta)?.mapv(f64::cos);
+        let c = self.arguments(theta)?.mapv(libm::cos);
         Ok(self.amplitude * self.mean_weights.dot(&c))
     }
     fn gradients(&self, theta: &[f64]) -> Option<Array2<f64>> {
-        let s = self.arguments(theta).ok()?.mapv(f64::sin);
+        let s = self.arguments(theta).ok()?.mapv(libm::sin);
         // Row m of ω scaled by sin(·)_m, then (W·that)ᵀ: column i is Σ_m w_im s_m ω_m.
         let scaled = &self.omega * &s.insert_axis(Axis(1));
         Some(self.weights.dot(&scaled).reversed_axes() * -self.amplitude)
@@ -500,7 +500,7 @@ mod tests {
         // The RFF covariance is unbiased for any M; few features make many draws cheap.
         let cfg = RffConfig::new(2, 16, n, rho, s, Some(l)).unwrap();
         let (x, y) = ([0.2, 0.7], [0.5, 0.4]);
-        let k = (-0.5 * (0.09 + 0.09) / (l * l)).exp();
+        let k = libm::exp(-0.5 * (0.09 + 0.09) / (l * l));
         let reps = 40_000;
         let mut prods = [vec![], vec![], vec![]];
         for i in 0..reps {
