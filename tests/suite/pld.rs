@@ -838,3 +838,28 @@ fn a_tiny_delta_is_the_smallest_positive_double_never_zero() {
     .unwrap();
     assert_eq!(a.delta(2.0).unwrap().delta, 0.0);
 }
+
+/// The same bits on any machine (docs/architecture.md): ε of two DP-SGD compositions pinned to
+/// the bit as this code computes them. dptune's transcendentals are `libm`'s and its FFTs its
+/// own, so neither the CPU (glibc's FMA/AVX2 variants, an FFT library's run-time kernels) nor
+/// the thread count may move them; a change of the arithmetic itself must re-pin them and
+/// regenerate what the PLD accountant made (docs/reproducibility-notes.md).
+#[test]
+fn dpsgd_pld_epsilons_are_the_same_bits_on_any_machine() {
+    use dptune::accounting::pld::{PldAccountant, PldMechanism};
+    use dptune::accounting::DpSgd;
+    for (q, steps, pinned) in [
+        (0.01, 1000, 1.5153709223125675),
+        (256.0 / 60000.0, 14063, 2.381792492617091),
+    ] {
+        let (step, count) = PldMechanism::dpsgd(&DpSgd::new(q, 1.1, steps).unwrap());
+        let mut pld = PldAccountant::new(1e-4).unwrap();
+        pld.compose(step, count).unwrap();
+        let epsilon = pld.epsilon(1e-5).unwrap().epsilon;
+        assert_eq!(
+            epsilon.to_bits(),
+            f64::to_bits(pinned),
+            "q = {q}, {steps} steps: ε = {epsilon:?}, pinned {pinned:?}"
+        );
+    }
+}
