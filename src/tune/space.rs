@@ -178,6 +178,8 @@ impl SearchSpace {
                 let bin = |n: usize| ((x * n as f64) as usize).min(n - 1);
                 let v = match range {
                     Range::Uniform(lo, hi) => Value::Number(lo + x * (hi - lo)),
+                    // The top end exactly (exp(ln hi) may round below it).
+                    Range::LogUniform(_, hi) if x == 1.0 => Value::Number(*hi),
                     Range::LogUniform(lo, hi) => Value::Number(
                         libm::exp(libm::log(*lo) + x * (libm::log(*hi) - libm::log(*lo)))
                             .clamp(*lo, *hi),
